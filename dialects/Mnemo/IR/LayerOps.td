@@ -1,0 +1,112 @@
+//===- LayerOps.td - mnemo dense layer ops -----------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_DIALECT_LAYEROPS
+#define MNEMO_DIALECT_LAYEROPS
+
+include "dialects/Mnemo/IR/MnemoBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def MNEMO_RmsNormOp : MNEMO_Op<"rms_norm", [Pure]> {
+  let summary = "Root-mean-square normalization over the last dimension";
+  let description = [{
+    `y = x * rsqrt(mean(x^2, last dim) + eps) * w`, or `* (1 + w)` with
+    `unit_offset` (Gemma, Qwen3-Next). `weight` is `[N]` where `N` is the last
+    dimension of `input`. Computation is in f32 whatever the element type.
+
+    ```mlir
+    %y = mnemo.rms_norm %x, %w eps(1.0e-05)
+        : tensor<2x40x128xf32>, tensor<128xf32> -> tensor<2x40x128xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$input,
+    RankedTensorOf<[AnyFloat]>:$weight,
+    F64Attr:$eps,
+    UnitAttr:$unit_offset
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `eps` `(` $eps `)` (`unit_offset` $unit_offset^)?
+    attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MNEMO_SwiGluOp : MNEMO_Op<"swiglu", [Pure, SameOperandsAndResultType]> {
+  let summary = "SwiGLU gating: silu(gate) * up";
+  let description = [{
+    Elementwise `gate * sigmoid(gate) * up`, the gated activation of the
+    Llama-family MLP between the gate/up projections and the down projection.
+
+    ```mlir
+    %h = mnemo.swiglu %gate, %up : tensor<2x40x344xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[AnyFloat]>:$gate,
+                       RankedTensorOf<[AnyFloat]>:$up);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def MNEMO_LinearOp : MNEMO_Op<"linear", [Pure]> {
+  let summary = "Fully connected layer with an explicit weight layout";
+  let description = [{
+    `y[..., n] = sum_k x[..., k] * W(n, k) + bias[n]`, where `W(n, k)` reads
+    `weight[n, k]` for `layout(out_in)` (PyTorch's `[N, K]`) and
+    `weight[k, n]` for `layout(in_out)` (`[K, N]`, an ONNX MatMul's operand).
+    `input` is `[..., K]` with any number of leading dimensions; `bias`
+    (optional) is `[N]`. Accumulation is in f32.
+
+    ```mlir
+    %y = mnemo.linear %x, %w layout(out_in) bias(%b : tensor<344xf32>)
+        : tensor<2x40x128xf32>, tensor<344x128xf32> -> tensor<2x40x344xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$input,
+    RankedTensorOf<[AnyFloat]>:$weight,
+    Optional<RankedTensorOf<[AnyFloat]>>:$bias,
+    MNEMO_WeightLayoutAttr:$layout
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `layout` `(` custom<WeightLayout>($layout) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Input features K and output features N of the weight.
+    int64_t getInFeatures();
+    int64_t getOutFeatures();
+  }];
+}
+
+def MNEMO_EmbeddingOp : MNEMO_Op<"embedding", [Pure]> {
+  let summary = "Table lookup: one row of the table per token id";
+  let description = [{
+    `y[i..., :] = table[ids[i...], :]` for a table `[V, H]` and integer ids of
+    any shape; the result has shape `ids.shape + [H]`. Ids outside `[0, V)`
+    select a row of zeros (the lookup never reads out of bounds).
+
+    ```mlir
+    %h = mnemo.embedding %table[%ids]
+        : tensor<256x128xf32>, tensor<2x40xi64> -> tensor<2x40x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[AnyFloat]>:$table,
+                       RankedTensorOf<[AnySignlessInteger]>:$ids);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MNEMO_DIALECT_LAYEROPS

@@ -1,0 +1,344 @@
+//===- MnemoOps.cpp - mnemo dialect operations ------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+//===----------------------------------------------------------------------===//
+// Custom assembly directives
+//===----------------------------------------------------------------------===//
+
+/// `out_in` / `in_out` as a bare keyword.
+static ParseResult parseWeightLayout(OpAsmParser &parser,
+                                     WeightLayoutAttr &layout) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<WeightLayout> value = symbolizeWeightLayout(keyword);
+  if (!value)
+    return parser.emitError(loc, "expected weight layout out_in or in_out, "
+                                 "got '")
+           << keyword << "'";
+  layout = WeightLayoutAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printWeightLayout(OpAsmPrinter &printer, Operation *,
+                              WeightLayoutAttr layout) {
+  printer << stringifyWeightLayout(layout.getValue());
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Mnemo/IR/MnemoOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Two extents are compatible when either is dynamic or they are equal.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Prints a dimension, `?` when dynamic.
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+/// Checks that `dim` of `type` equals `expected`, naming both in the error.
+LogicalResult checkDim(Operation *op, RankedTensorType type, unsigned dim,
+                       int64_t expected, StringRef what, StringRef against) {
+  int64_t actual = type.getDimSize(dim);
+  if (compatible(actual, expected))
+    return success();
+  return op->emitOpError() << what << " (" << dimStr(actual)
+                           << ") must match " << against << " ("
+                           << dimStr(expected) << ")";
+}
+
+LogicalResult checkRank(Operation *op, RankedTensorType type, int64_t rank,
+                        StringRef name, StringRef layout) {
+  if (type.getRank() == rank)
+    return success();
+  return op->emitOpError() << "expects " << name << " of rank " << rank << " "
+                           << layout << ", got rank " << type.getRank();
+}
+
+LogicalResult checkStatic(Operation *op, RankedTensorType type, unsigned dim,
+                          StringRef what) {
+  if (!type.isDynamicDim(dim))
+    return success();
+  return op->emitOpError() << what << " must be static";
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+double AttentionOp::getEffectiveScale() {
+  if (FloatAttr s = getScaleAttr())
+    return s.getValueAsDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+}
+
+int64_t AttentionOp::getGroupSize() {
+  return getQuery().getType().getDimSize(1) / getKey().getType().getDimSize(1);
+}
+
+std::optional<double> AttentionOp::getSoftcapValue() {
+  if (FloatAttr c = getSoftcapAttr())
+    return c.getValueAsDouble();
+  return std::nullopt;
+}
+
+std::optional<int64_t> AttentionOp::getWindowSize() {
+  if (IntegerAttr w = getWindowAttr())
+    return w.getInt();
+  return std::nullopt;
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), r = getResult().getType();
+  if (failed(checkRank(op, q, 4, "query", "[B, Hq, Sq, D]")) ||
+      failed(checkRank(op, k, 4, "key", "[B, Hkv, Skv, D]")) ||
+      failed(checkRank(op, v, 4, "value", "[B, Hkv, Skv, Dv]")) ||
+      failed(checkRank(op, r, 4, "result", "[B, Hq, Sq, Dv]")))
+    return failure();
+  if (failed(checkStatic(op, q, 1, "query head count")) ||
+      failed(checkStatic(op, k, 1, "key/value head count")) ||
+      failed(checkStatic(op, q, 3, "query head dim")) ||
+      failed(checkStatic(op, v, 3, "value head dim")))
+    return failure();
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (hkv == 0 || hq % hkv != 0)
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  if (failed(checkDim(op, k, 0, q.getDimSize(0), "key batch", "query batch")) ||
+      failed(checkDim(op, v, 0, q.getDimSize(0), "value batch",
+                      "query batch")) ||
+      failed(checkDim(op, v, 1, hkv, "value heads", "key heads")) ||
+      failed(checkDim(op, k, 3, q.getDimSize(3), "key head dim",
+                      "query head dim")) ||
+      failed(checkDim(op, v, 2, k.getDimSize(2), "value length",
+                      "key length")))
+    return failure();
+  if (r.getElementType() != q.getElementType())
+    return emitOpError() << "result element type " << r.getElementType()
+                         << " must match the query's " << q.getElementType();
+  if (failed(checkDim(op, r, 0, q.getDimSize(0), "result batch",
+                      "query batch")) ||
+      failed(checkDim(op, r, 1, hq, "result heads", "query heads")) ||
+      failed(checkDim(op, r, 2, q.getDimSize(2), "result length",
+                      "query length")) ||
+      failed(checkDim(op, r, 3, v.getDimSize(3), "result head dim",
+                      "value head dim")))
+    return failure();
+
+  if (FloatAttr s = getScaleAttr();
+      s && (!std::isfinite(s.getValueAsDouble()) || s.getValueAsDouble() == 0))
+    return emitOpError() << "scale must be finite and non-zero, got "
+                         << s.getValueAsDouble();
+  if (FloatAttr c = getSoftcapAttr(); c && !(c.getValueAsDouble() > 0.0))
+    return emitOpError() << "softcap must be positive, got "
+                         << c.getValueAsDouble();
+  if (IntegerAttr w = getWindowAttr(); w && w.getInt() <= 0)
+    return emitOpError() << "window must be positive, got " << w.getInt();
+
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (m.getRank() < 2 || m.getRank() > 4)
+      return emitOpError() << "expects a mask of rank 2 to 4 broadcastable to "
+                              "[B, Hq, Sq, Skv], got rank "
+                           << m.getRank();
+    int64_t full[4] = {q.getDimSize(0), hq, q.getDimSize(2), k.getDimSize(2)};
+    int64_t lead = 4 - m.getRank();
+    for (int64_t i = 0; i < m.getRank(); ++i) {
+      int64_t d = m.getDimSize(i);
+      if (d != 1 && !compatible(d, full[lead + i]))
+        return emitOpError() << "mask dimension " << i << " (" << dimStr(d)
+                             << ") must be 1 or match " << dimStr(full[lead + i])
+                             << " of [B, Hq, Sq, Skv]";
+    }
+  }
+  if (Value sink = getSink()) {
+    auto s = cast<RankedTensorType>(sink.getType());
+    if (s.getRank() != 1 || !compatible(s.getDimSize(0), hq))
+      return emitOpError() << "expects sink logits of shape [" << hq
+                           << "] (one per query head), got " << s;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp
+//===----------------------------------------------------------------------===//
+
+int64_t RopeOp::getRotaryDimOrDefault() {
+  if (IntegerAttr r = getRotaryDimAttr())
+    return r.getInt();
+  return getInput().getType().getDimSize(3);
+}
+
+RopeScalingAttr RopeOp::getScalingOrDefault() {
+  if (std::optional<RopeScalingAttr> s = getScaling())
+    return *s;
+  return RopeScalingAttr::get(getContext(), RopeScalingKind::None, 1.0, 0);
+}
+
+LogicalResult RopeOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType x = getInput().getType(), p = getPositions().getType();
+  if (failed(checkRank(op, x, 4, "input", "[B, H, S, D]")) ||
+      failed(checkStatic(op, x, 3, "head dim")))
+    return failure();
+  if (getResult().getType() != x)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must match the input type " << x;
+  if (p.getRank() < 1 || p.getRank() > 2)
+    return emitOpError() << "expects positions of shape [B, S], [1, S] or [S], "
+                            "got rank "
+                         << p.getRank();
+  if (failed(checkDim(op, p, p.getRank() - 1, x.getDimSize(2),
+                      "positions length", "input length")))
+    return failure();
+  if (p.getRank() == 2 && p.getDimSize(0) != 1 &&
+      failed(checkDim(op, p, 0, x.getDimSize(0), "positions batch",
+                      "input batch")))
+    return failure();
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError() << "theta must be positive, got "
+                         << getTheta().convertToDouble();
+  int64_t d = x.getDimSize(3);
+  int64_t r = getRotaryDimOrDefault();
+  if (r <= 0 || r > d)
+    return emitOpError() << "rotary dim (" << r << ") must be in [2, " << d
+                         << "]";
+  if (r % 2 != 0)
+    return emitOpError() << "rotary dim must be even, got " << r;
+  if (getScalingOrDefault().getKind() == RopeScalingKind::Dynamic && r <= 2)
+    return emitOpError() << "dynamic rope scaling needs a rotary dim above 2, "
+                            "got "
+                         << r;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RmsNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RmsNormOp::verify() {
+  RankedTensorType x = getInput().getType(), w = getWeight().getType();
+  if (x.getRank() < 1)
+    return emitOpError() << "expects an input of rank >= 1";
+  if (getResult().getType() != x)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must match the input type " << x;
+  if (w.getRank() != 1)
+    return emitOpError() << "expects a weight of rank 1, got rank "
+                         << w.getRank();
+  if (failed(checkDim(getOperation(), w, 0, x.getDimSize(x.getRank() - 1),
+                      "weight size", "the normalized (last) dimension")))
+    return failure();
+  double eps = getEps().convertToDouble();
+  if (!(eps >= 0.0) || !std::isfinite(eps))
+    return emitOpError() << "eps must be finite and non-negative, got " << eps;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+int64_t LinearOp::getInFeatures() {
+  return getWeight().getType().getDimSize(
+      getLayout() == WeightLayout::OutIn ? 1 : 0);
+}
+
+int64_t LinearOp::getOutFeatures() {
+  return getWeight().getType().getDimSize(
+      getLayout() == WeightLayout::OutIn ? 0 : 1);
+}
+
+LogicalResult LinearOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType x = getInput().getType(), w = getWeight().getType(),
+                   r = getResult().getType();
+  if (x.getRank() < 1)
+    return emitOpError() << "expects an input of rank >= 1";
+  if (w.getRank() != 2)
+    return emitOpError() << "expects a weight of rank 2, got rank "
+                         << w.getRank();
+  if (failed(checkStatic(op, w, 0, "weight shape")) ||
+      failed(checkStatic(op, w, 1, "weight shape")))
+    return failure();
+  int64_t k = getInFeatures(), n = getOutFeatures();
+  StringRef layout = stringifyWeightLayout(getLayout());
+  if (!compatible(x.getDimSize(x.getRank() - 1), k))
+    return emitOpError() << "input features ("
+                         << dimStr(x.getDimSize(x.getRank() - 1))
+                         << ") must match the weight's in_features (" << k
+                         << ") for layout " << layout;
+  if (r.getRank() != x.getRank())
+    return emitOpError() << "result rank (" << r.getRank()
+                         << ") must match the input rank (" << x.getRank()
+                         << ")";
+  for (int64_t i = 0; i + 1 < x.getRank(); ++i)
+    if (failed(checkDim(op, r, i, x.getDimSize(i),
+                        "result dimension " + std::to_string(i),
+                        "the input's")))
+      return failure();
+  if (failed(checkDim(op, r, r.getRank() - 1, n, "result features",
+                      "the weight's out_features")))
+    return failure();
+  if (r.getElementType() != x.getElementType())
+    return emitOpError() << "result element type " << r.getElementType()
+                         << " must match the input's " << x.getElementType();
+  if (Value bias = getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || !compatible(b.getDimSize(0), n))
+      return emitOpError() << "expects a bias of shape [" << n << "], got "
+                           << b;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType t = getTable().getType(), ids = getIds().getType(),
+                   r = getResult().getType();
+  if (t.getRank() != 2)
+    return emitOpError() << "expects a table of rank 2 [V, H], got rank "
+                         << t.getRank();
+  if (r.getElementType() != t.getElementType())
+    return emitOpError() << "result element type " << r.getElementType()
+                         << " must match the table's " << t.getElementType();
+  if (r.getRank() != ids.getRank() + 1)
+    return emitOpError() << "result rank (" << r.getRank()
+                         << ") must be the ids rank plus one ("
+                         << ids.getRank() + 1 << ")";
+  for (int64_t i = 0; i < ids.getRank(); ++i)
+    if (failed(checkDim(getOperation(), r, i, ids.getDimSize(i),
+                        "result dimension " + std::to_string(i),
+                        "the ids'")))
+      return failure();
+  return checkDim(getOperation(), r, r.getRank() - 1, t.getDimSize(1),
+                  "result hidden size", "the table's");
+}

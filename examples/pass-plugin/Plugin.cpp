@@ -1,0 +1,23 @@
+//===- Plugin.cpp - entry point of the example pass plug-in -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Compiler.h"
+
+namespace mnemo_example {
+#define GEN_PASS_REGISTRATION
+#include "ExamplePasses.h.inc"
+} // namespace mnemo_example
+
+/// Called by `mnemo-opt --load-pass-plugin=...` to register the passes.
+extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo
+mlirGetPassPluginInfo() {
+  return {MLIR_PLUGIN_API_VERSION, "MnemoExamplePasses", LLVM_VERSION_STRING,
+          [] { mnemo_example::registerExamplePasses(); }};
+}

@@ -1,0 +1,26 @@
+//===- MnemoToLinalg.h - mnemo to linalg reference lowering -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_CONVERSION_MNEMOTOLINALG_H
+#define MNEMO_CONVERSION_MNEMOTOLINALG_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mnemo {
+
+/// mnemo.attention → linalg.generic: scores, mask, softmax, weighted sum.
+void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.rope → one linalg.generic over the output with cos/sin inline.
+void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.rms_norm, swiglu, linear and embedding → linalg.generic.
+void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
+
+/// All of the above: the reference decomposition of the mnemo dialect.
+void populateMnemoToLinalgPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_CONVERSION_MNEMOTOLINALG_H

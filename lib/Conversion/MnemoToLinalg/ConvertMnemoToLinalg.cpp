@@ -1,0 +1,44 @@
+//===- ConvertMnemoToLinalg.cpp - the reference decomposition ---*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoDialect.h"
+#include "mnemo/Conversion/MnemoToLinalg.h"
+#include "mnemo/Conversion/Passes.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_CONVERTMNEMOTOLINALGPASS
+#include "mnemo/Conversion/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
+  populateAttentionToLinalgPatterns(patterns);
+  populateRopeToLinalgPatterns(patterns);
+  populateLayerToLinalgPatterns(patterns);
+}
+
+namespace {
+struct ConvertMnemoToLinalgPass final
+    : mnemo::impl::ConvertMnemoToLinalgPassBase<ConvertMnemoToLinalgPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<MnemoDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    populateMnemoToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,256 @@
+//===- LayerToLinalg.cpp - dense layer ops reference lowering ---*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reference lowerings of mnemo.rms_norm, mnemo.swiglu, mnemo.linear and
+// mnemo.embedding to linalg.generic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinalgBuilders.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "mnemo/Conversion/MnemoToLinalg.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::reference;
+
+namespace {
+
+/// Loops 0..n-1 of an n-D op, dropping `skip`.
+AffineMap allBut(MLIRContext *ctx, unsigned n, unsigned skip) {
+  SmallVector<unsigned> dims;
+  for (unsigned i = 0; i < n; ++i)
+    if (i != skip)
+      dims.push_back(i);
+  return projection(ctx, n, dims);
+}
+
+/// y = x * rsqrt(mean(x^2) + eps) * w   (or * (1 + w))
+struct RmsNormLowering final : OpRewritePattern<RmsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmsNormOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value x = op.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    unsigned rank = type.getRank();
+    FloatType ct = computeType(type.getElementType());
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, x);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap rows = allBut(ctx, rank, rank - 1);
+
+    SmallVector<OpFoldResult> rowSizes(sizes.begin(), sizes.end() - 1);
+    Value sumSq = filledTensor(b, loc, rowSizes, ct, 0.0);
+    sumSq = linalg::GenericOp::create(
+                b, loc, sumSq.getType(), x, sumSq,
+                ArrayRef<AffineMap>{id, rows}, iterators(rank, {rank - 1}),
+                [&](OpBuilder &nb, Location nl, ValueRange args) {
+                  Value v = castFloat(nb, nl, args[0], ct);
+                  Value sq = arith::MulFOp::create(nb, nl, v, v);
+                  linalg::YieldOp::create(
+                      nb, nl,
+                      arith::AddFOp::create(nb, nl, args[1], sq).getResult());
+                })
+                .getResult(0);
+
+    Value n = arith::SIToFPOp::create(
+        b, loc, ct,
+        arith::IndexCastOp::create(
+            b, loc, b.getI64Type(),
+            getValueOrCreateConstantIndexOp(b, loc, sizes.back())));
+    double eps = op.getEps().convertToDouble();
+    bool unitOffset = op.getUnitOffset();
+    Value init = emptyTensor(b, loc, sizes, type.getElementType());
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, type, ValueRange{x, sumSq, op.getWeight()}, init,
+            ArrayRef<AffineMap>{id, rows, projection(ctx, rank, {rank - 1}),
+                                id},
+            iterators(rank),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value mean = arith::DivFOp::create(nb, nl, args[1], n);
+              Value denom = arith::AddFOp::create(nb, nl, mean,
+                                                  floatConst(nb, nl, ct, eps));
+              Value inv = math::RsqrtOp::create(nb, nl, denom);
+              Value w = castFloat(nb, nl, args[2], ct);
+              if (unitOffset)
+                w = arith::AddFOp::create(nb, nl, w,
+                                          floatConst(nb, nl, ct, 1.0));
+              Value y = arith::MulFOp::create(
+                  nb, nl,
+                  arith::MulFOp::create(nb, nl, castFloat(nb, nl, args[0], ct),
+                                        inv),
+                  w);
+              linalg::YieldOp::create(
+                  nb, nl, castFloat(nb, nl, y, type.getElementType()));
+            })
+            .getResult(0);
+    b.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// y = gate * sigmoid(gate) * up
+struct SwiGluLowering final : OpRewritePattern<SwiGluOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SwiGluOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    FloatType ct = computeType(type.getElementType());
+    AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
+                                                     op.getContext());
+    Value init = emptyTensor(b, loc, tensorSizes(b, loc, op.getGate()),
+                             type.getElementType());
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, type, ValueRange{op.getGate(), op.getUp()}, init,
+            ArrayRef<AffineMap>{id, id, id}, iterators(type.getRank()),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value g = castFloat(nb, nl, args[0], ct);
+              Value u = castFloat(nb, nl, args[1], ct);
+              Value one = floatConst(nb, nl, ct, 1.0);
+              Value e = math::ExpOp::create(
+                  nb, nl, arith::NegFOp::create(nb, nl, g));
+              Value sig = arith::DivFOp::create(
+                  nb, nl, one, arith::AddFOp::create(nb, nl, one, e));
+              Value y = arith::MulFOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, g, sig), u);
+              linalg::YieldOp::create(
+                  nb, nl, castFloat(nb, nl, y, type.getElementType()));
+            })
+            .getResult(0);
+    b.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// y[..., n] = sum_k x[..., k] W(n, k) + bias[n]   (loops ..., n, k)
+struct LinearLowering final : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto type = cast<RankedTensorType>(op.getType());
+    unsigned rank = type.getRank();
+    unsigned nLoop = rank - 1, kLoop = rank, numLoops = rank + 1;
+    FloatType ct = computeType(type.getElementType());
+
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, op.getInput());
+    sizes.back() = b.getIndexAttr(op.getOutFeatures());
+    SmallVector<unsigned> xDims;
+    for (unsigned i = 0; i < nLoop; ++i)
+      xDims.push_back(i);
+    xDims.push_back(kLoop);
+    AffineMap xMap = projection(ctx, numLoops, xDims);
+    AffineMap wMap = op.getLayout() == WeightLayout::OutIn
+                         ? projection(ctx, numLoops, {nLoop, kLoop})
+                         : projection(ctx, numLoops, {kLoop, nLoop});
+    AffineMap outMap = allBut(ctx, numLoops, kLoop);
+
+    Value acc = filledTensor(b, loc, sizes, ct, 0.0);
+    acc = linalg::GenericOp::create(
+              b, loc, acc.getType(), ValueRange{op.getInput(), op.getWeight()},
+              acc, ArrayRef<AffineMap>{xMap, wMap, outMap},
+              iterators(numLoops, {kLoop}),
+              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value prod = arith::MulFOp::create(
+                    nb, nl, castFloat(nb, nl, args[0], ct),
+                    castFloat(nb, nl, args[1], ct));
+                linalg::YieldOp::create(
+                    nb, nl,
+                    arith::AddFOp::create(nb, nl, args[2], prod).getResult());
+              })
+              .getResult(0);
+
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    SmallVector<Value> inputs = {acc};
+    SmallVector<AffineMap> maps = {id};
+    Value bias = op.getBias();
+    if (bias) {
+      inputs.push_back(bias);
+      maps.push_back(projection(ctx, rank, {rank - 1}));
+    }
+    maps.push_back(id);
+    Value init = emptyTensor(b, loc, sizes, type.getElementType());
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, type, inputs, init, maps, iterators(rank),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value y = args[0];
+              if (bias)
+                y = arith::AddFOp::create(nb, nl, y,
+                                          castFloat(nb, nl, args[1], ct));
+              linalg::YieldOp::create(
+                  nb, nl, castFloat(nb, nl, y, type.getElementType()));
+            })
+            .getResult(0);
+    b.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// y[i..., h] = table[ids[i...], h], zero for ids outside [0, V).
+struct EmbeddingLowering final : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto type = cast<RankedTensorType>(op.getType());
+    unsigned rank = type.getRank();
+    Value table = op.getTable(), ids = op.getIds();
+    Type elem = type.getElementType();
+
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, ids);
+    sizes.push_back(tensor::getMixedSize(b, loc, table, 1));
+    Value vocab = tensor::DimOp::create(b, loc, table, 0);
+    Value init = emptyTensor(b, loc, sizes, elem);
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, type, ids, init,
+            ArrayRef<AffineMap>{allBut(ctx, rank, rank - 1),
+                                AffineMap::getMultiDimIdentityMap(rank, ctx)},
+            iterators(rank),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value id = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                    args[0]);
+              Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+              Value inRange = arith::AndIOp::create(
+                  nb, nl,
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, id,
+                                        zero),
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, id,
+                                        vocab));
+              Value row = arith::SelectOp::create(nb, nl, inRange, id, zero);
+              Value col = linalg::IndexOp::create(nb, nl, rank - 1);
+              Value v = tensor::ExtractOp::create(nb, nl, table,
+                                                  ValueRange{row, col});
+              Value y = arith::SelectOp::create(
+                  nb, nl, inRange, v, floatConst(nb, nl, elem, 0.0));
+              linalg::YieldOp::create(nb, nl, y);
+            })
+            .getResult(0);
+    b.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::mnemo::populateLayerToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<RmsNormLowering, SwiGluLowering, LinearLowering,
+               EmbeddingLowering>(patterns.getContext());
+}

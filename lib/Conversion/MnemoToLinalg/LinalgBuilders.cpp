@@ -1,0 +1,77 @@
+//===- LinalgBuilders.cpp - helpers for the reference lowering --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinalgBuilders.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::reference;
+
+FloatType reference::computeType(Type elementType) {
+  if (elementType.isF64())
+    return cast<FloatType>(elementType);
+  return Float32Type::get(elementType.getContext());
+}
+
+Value reference::castFloat(OpBuilder &b, Location loc, Value v, Type type) {
+  unsigned from = v.getType().getIntOrFloatBitWidth();
+  unsigned to = type.getIntOrFloatBitWidth();
+  if (v.getType() == type)
+    return v;
+  if (from < to)
+    return arith::ExtFOp::create(b, loc, type, v);
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+Value reference::floatConst(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+Value reference::emptyTensor(OpBuilder &b, Location loc,
+                          ArrayRef<OpFoldResult> sizes, Type elementType) {
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+Value reference::filledTensor(OpBuilder &b, Location loc,
+                           ArrayRef<OpFoldResult> sizes, Type elementType,
+                           double value) {
+  Value empty = emptyTensor(b, loc, sizes, elementType);
+  Value scalar = floatConst(b, loc, elementType, value);
+  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+}
+
+SmallVector<OpFoldResult> reference::tensorSizes(OpBuilder &b, Location loc,
+                                              Value t) {
+  return tensor::getMixedSizes(b, loc, t);
+}
+
+AffineMap reference::projection(MLIRContext *ctx, unsigned numDims,
+                             ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+AffineMap reference::broadcastMap(MLIRContext *ctx, unsigned numDims,
+                               RankedTensorType operand) {
+  SmallVector<AffineExpr> exprs;
+  unsigned lead = numDims - operand.getRank();
+  for (int64_t i = 0; i < operand.getRank(); ++i)
+    exprs.push_back(operand.getDimSize(i) == 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(lead + i, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+SmallVector<utils::IteratorType>
+reference::iterators(unsigned numDims, ArrayRef<unsigned> reductions) {
+  SmallVector<utils::IteratorType> types(numDims,
+                                         utils::IteratorType::parallel);
+  for (unsigned r : reductions)
+    types[r] = utils::IteratorType::reduction;
+  return types;
+}

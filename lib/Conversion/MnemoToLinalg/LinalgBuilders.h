@@ -1,0 +1,59 @@
+//===- LinalgBuilders.h - helpers for the reference lowering ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Small builders shared by the mnemo → linalg patterns: empty and filled
+// tensors with dynamic sizes, elementwise casts to the compute type, and
+// identity/projection indexing maps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_LIB_CONVERSION_MNEMOTOLINALG_LINALGBUILDERS_H
+#define MNEMO_LIB_CONVERSION_MNEMOTOLINALG_LINALGBUILDERS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::mnemo::reference {
+
+/// The type the reference computes in: f32, or f64 for f64 tensors.
+FloatType computeType(Type elementType);
+
+/// Converts a float scalar to `type` (extf/truncf, or nothing).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
+
+/// A float constant of `type`.
+Value floatConst(OpBuilder &b, Location loc, Type type, double value);
+
+/// `tensor.empty` of the given sizes.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType);
+
+/// A tensor of the given sizes filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type elementType, double value);
+
+/// Sizes of a ranked tensor value, static where known.
+SmallVector<OpFoldResult> tensorSizes(OpBuilder &b, Location loc, Value t);
+
+/// Map (d0..dn-1) → (d[dims[0]], d[dims[1]], ...).
+AffineMap projection(MLIRContext *ctx, unsigned numDims,
+                     ArrayRef<unsigned> dims);
+
+/// Map from the `numDims` loops of an op whose trailing loops are `target`'s
+/// dimensions to an operand broadcast to them with numpy rules (aligned on the
+/// right; extents of 1 read element 0).
+AffineMap broadcastMap(MLIRContext *ctx, unsigned numDims,
+                       RankedTensorType operand);
+
+/// Iterator types: all parallel, except the listed reduction loops.
+SmallVector<utils::IteratorType>
+iterators(unsigned numDims, ArrayRef<unsigned> reductions = {});
+
+} // namespace mlir::mnemo::reference
+
+#endif // MNEMO_LIB_CONVERSION_MNEMOTOLINALG_LINALGBUILDERS_H

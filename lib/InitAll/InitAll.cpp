@@ -1,0 +1,28 @@
+//===- InitAll.cpp - register everything mnemo tools need -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/InitAll.h"
+
+#include "dialects/Mnemo/IR/MnemoDialect.h"
+#include "mnemo/Conversion/Passes.h"
+#include "mnemo/Pipelines/Pipelines.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void mlir::mnemo::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<MnemoDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}
+
+void mlir::mnemo::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerConversionPasses();
+  registerPipelines();
+}

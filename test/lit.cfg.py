@@ -1,0 +1,41 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "MNEMO"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mnemo_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     os.path.join(config.mlir_lib_dir, "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")))
+config.substitutions.append(
+    ("%example_plugin",
+     os.path.join(config.mnemo_lib_dir, "MnemoExamplePlugin.so")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# The numeric harness imports its helpers from test/Numerics.
+llvm_config.with_environment(
+    "PYTHONPATH", os.path.join(config.mnemo_src_root, "test", "Numerics"),
+    append_path=True)
+llvm_config.with_environment("MNEMO_TOOLS_DIR", config.mnemo_tools_dir)
+llvm_config.with_environment("MLIR_RUNNER",
+                             os.path.join(config.llvm_tools_dir, "mlir-runner"))
+llvm_config.with_environment("MLIR_LIB_DIR", config.mlir_lib_dir)
+
+tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
+tools = ["mnemo-opt", "mlir-runner"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
