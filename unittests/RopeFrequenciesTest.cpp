@@ -23,8 +23,7 @@ protected:
   RopeScalingAttr scaling(RopeScalingKind kind, double factor,
                           int64_t originalMax = 0, double low = 1.0,
                           double high = 4.0) {
-    return RopeScalingAttr::get(&ctx, kind, factor, originalMax, low, high,
-                                32.0, 1.0, std::nullopt, true);
+    return RopeScalingAttr::get(&ctx, kind, factor, originalMax, low, high);
   }
 
   MLIRContext ctx;
@@ -75,9 +74,8 @@ TEST_F(RopeFrequenciesTest, Llama3KeepsHighAndScalesLowFrequencies) {
 }
 
 TEST_F(RopeFrequenciesTest, YarnBlendsExtrapolationAndInterpolation) {
-  RopeScalingAttr s = RopeScalingAttr::get(&ctx, RopeScalingKind::Yarn, 4.0,
-                                           4096, 1.0, 4.0, 32.0, 1.0,
-                                           std::nullopt, true);
+  RopeScalingAttr s =
+      RopeScalingAttr::get(&ctx, RopeScalingKind::Yarn, 4.0, 4096);
   SmallVector<double> base = computeRopeInverseFrequencies(10000.0, 64, {});
   SmallVector<double> f = computeRopeInverseFrequencies(10000.0, 64, s);
   // The fastest dimensions extrapolate (unchanged), the slowest interpolate.

@@ -49,10 +49,10 @@ TEST_F(RopeScalingAttrTest, ParsesDefaultsAndRoundTrips) {
       "#mnemo.rope_scaling<yarn, factor = 4.0, original_max_position = 4096>");
   ASSERT_TRUE(a);
   EXPECT_EQ(a.getKind(), RopeScalingKind::Yarn);
-  EXPECT_DOUBLE_EQ(a.getFactor(), 4.0);
+  EXPECT_DOUBLE_EQ(a.factor(), 4.0);
   EXPECT_EQ(a.getOriginalMaxPosition(), 4096);
-  EXPECT_DOUBLE_EQ(a.getBetaFast(), 32.0);
-  EXPECT_DOUBLE_EQ(a.getBetaSlow(), 1.0);
+  EXPECT_DOUBLE_EQ(a.betaFast(), 32.0);
+  EXPECT_DOUBLE_EQ(a.betaSlow(), 1.0);
   EXPECT_TRUE(a.getTruncate());
   EXPECT_FALSE(a.getAttentionFactor().has_value());
   EXPECT_EQ(parse(print(a)), a);

@@ -11,10 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Pass/Pass.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
 
 namespace mnemo_example {
 #define GEN_PASS_DEF_ANNOTATEATTENTIONCOSTPASS

@@ -4,16 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Pass/Pass.h"
+#include "Passes.h"
+
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Compiler.h"
-
-namespace mnemo_example {
-#define GEN_PASS_REGISTRATION
-#include "ExamplePasses.h.inc"
-} // namespace mnemo_example
 
 /// Called by `mnemo-opt --load-pass-plugin=...` to register the passes.
 extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo

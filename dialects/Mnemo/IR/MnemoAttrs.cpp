@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 #include <cmath>
 
 using namespace mlir;
@@ -34,6 +35,13 @@ void MnemoDialect::registerAttributes() {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Shortest readable form of a parameter value for diagnostics.
+std::string fmt(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", v);
+  return s;
+}
+
 /// Which keyword parameters each scaling kind accepts.
 bool acceptsParameter(RopeScalingKind kind, StringRef key) {
   switch (kind) {
@@ -170,7 +178,7 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return success();
   if (!(factor > 0.0) || !std::isfinite(factor))
     return emitError() << "rope scaling factor must be positive, got "
-                       << factor;
+                       << fmt(factor);
   if (kind != RopeScalingKind::Linear && originalMaxPosition <= 0)
     return emitError() << "'" << stringifyRopeScalingKind(kind)
                        << "' rope scaling needs a positive "
@@ -179,14 +187,14 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       !(lowFreqFactor > 0.0 && highFreqFactor > lowFreqFactor))
     return emitError() << "llama3 rope scaling needs 0 < low_freq_factor < "
                           "high_freq_factor, got "
-                       << lowFreqFactor << " and " << highFreqFactor;
+                       << fmt(lowFreqFactor) << " and " << fmt(highFreqFactor);
   if (kind == RopeScalingKind::Yarn && !(betaSlow > 0.0 && betaFast > betaSlow))
     return emitError() << "yarn rope scaling needs 0 < beta_slow < beta_fast, "
                           "got "
-                       << betaSlow << " and " << betaFast;
+                       << fmt(betaSlow) << " and " << fmt(betaFast);
   if (attentionFactorAP && !(attentionFactorAP->convertToDouble() > 0.0))
     return emitError() << "yarn attention_factor must be positive, got "
-                       << attentionFactorAP->convertToDouble();
+                       << fmt(attentionFactorAP->convertToDouble());
   return success();
 }
 

@@ -156,9 +156,10 @@ struct AttentionLowering final : OpRewritePattern<AttentionOp> {
 
     // O = acc / l, 0 where l = 0 (fully masked row without a sink).
     Type elemType = resultType.getElementType();
+    Value outInit = emptyTensor(b, loc, outSizes, elemType);
     Value out = linalg::GenericOp::create(
-                    b, loc, resultType, ValueRange{acc, rowSum},
-                    emptyTensor(b, loc, outSizes, elemType),
+                    b, loc, outInit.getType(), ValueRange{acc, rowSum},
+                    outInit,
                     ArrayRef<AffineMap>{scoreMap4, rowMap4, scoreMap4},
                     iterators(4),
                     [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -171,7 +172,7 @@ struct AttentionLowering final : OpRewritePattern<AttentionOp> {
                                               castFloat(nb, nl, r, elemType));
                     })
                     .getResult(0);
-    b.replaceOp(op, out);
+    b.replaceOp(op, castToType(b, loc, out, resultType));
     return success();
   }
 
@@ -216,8 +217,7 @@ private:
                    if (offset)
                      qPos = arith::AddIOp::create(nb, nl, qPos, offset);
                    Value kPos = linalg::IndexOp::create(nb, nl, 3);
-                   Value hidden = arith::ConstantOp::create(
-                       nb, nl, nb.getBoolAttr(false));
+                   Value hidden;
                    if (causal)
                      hidden = arith::CmpIOp::create(
                          nb, nl, arith::CmpIPredicate::sgt, kPos, qPos);
@@ -226,7 +226,9 @@ private:
                      Value w = arith::ConstantIndexOp::create(nb, nl, *window);
                      Value outside = arith::CmpIOp::create(
                          nb, nl, arith::CmpIPredicate::sge, dist, w);
-                     hidden = arith::OrIOp::create(nb, nl, hidden, outside);
+                     hidden = hidden ? arith::OrIOp::create(nb, nl, hidden,
+                                                            outside)
+                                     : outside;
                    }
                    s = arith::SelectOp::create(
                        nb, nl, hidden, floatConst(nb, nl, ct, kNegInf), s);

@@ -71,7 +71,7 @@ struct RmsNormLowering final : OpRewritePattern<RmsNormOp> {
     Value init = emptyTensor(b, loc, sizes, type.getElementType());
     Value result =
         linalg::GenericOp::create(
-            b, loc, type, ValueRange{x, sumSq, op.getWeight()}, init,
+            b, loc, init.getType(), ValueRange{x, sumSq, op.getWeight()}, init,
             ArrayRef<AffineMap>{id, rows, projection(ctx, rank, {rank - 1}),
                                 id},
             iterators(rank),
@@ -79,7 +79,9 @@ struct RmsNormLowering final : OpRewritePattern<RmsNormOp> {
               Value mean = arith::DivFOp::create(nb, nl, args[1], n);
               Value denom = arith::AddFOp::create(nb, nl, mean,
                                                   floatConst(nb, nl, ct, eps));
-              Value inv = math::RsqrtOp::create(nb, nl, denom);
+              Value inv = arith::DivFOp::create(
+                  nb, nl, floatConst(nb, nl, ct, 1.0),
+                  math::SqrtOp::create(nb, nl, denom));
               Value w = castFloat(nb, nl, args[2], ct);
               if (unitOffset)
                 w = arith::AddFOp::create(nb, nl, w,
@@ -93,7 +95,7 @@ struct RmsNormLowering final : OpRewritePattern<RmsNormOp> {
                   nb, nl, castFloat(nb, nl, y, type.getElementType()));
             })
             .getResult(0);
-    b.replaceOp(op, result);
+    b.replaceOp(op, castToType(b, loc, result, type));
     return success();
   }
 };
@@ -113,7 +115,7 @@ struct SwiGluLowering final : OpRewritePattern<SwiGluOp> {
                              type.getElementType());
     Value result =
         linalg::GenericOp::create(
-            b, loc, type, ValueRange{op.getGate(), op.getUp()}, init,
+            b, loc, init.getType(), ValueRange{op.getGate(), op.getUp()}, init,
             ArrayRef<AffineMap>{id, id, id}, iterators(type.getRank()),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               Value g = castFloat(nb, nl, args[0], ct);
@@ -129,7 +131,7 @@ struct SwiGluLowering final : OpRewritePattern<SwiGluOp> {
                   nb, nl, castFloat(nb, nl, y, type.getElementType()));
             })
             .getResult(0);
-    b.replaceOp(op, result);
+    b.replaceOp(op, castToType(b, loc, result, type));
     return success();
   }
 };
@@ -174,10 +176,14 @@ struct LinearLowering final : OpRewritePattern<LinearOp> {
               })
               .getResult(0);
 
+    Value bias = op.getBias();
+    if (!bias && ct == type.getElementType()) {
+      b.replaceOp(op, castToType(b, loc, acc, type));
+      return success();
+    }
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
     SmallVector<Value> inputs = {acc};
     SmallVector<AffineMap> maps = {id};
-    Value bias = op.getBias();
     if (bias) {
       inputs.push_back(bias);
       maps.push_back(projection(ctx, rank, {rank - 1}));
@@ -186,7 +192,7 @@ struct LinearLowering final : OpRewritePattern<LinearOp> {
     Value init = emptyTensor(b, loc, sizes, type.getElementType());
     Value result =
         linalg::GenericOp::create(
-            b, loc, type, inputs, init, maps, iterators(rank),
+            b, loc, init.getType(), inputs, init, maps, iterators(rank),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               Value y = args[0];
               if (bias)
@@ -196,7 +202,7 @@ struct LinearLowering final : OpRewritePattern<LinearOp> {
                   nb, nl, castFloat(nb, nl, y, type.getElementType()));
             })
             .getResult(0);
-    b.replaceOp(op, result);
+    b.replaceOp(op, castToType(b, loc, result, type));
     return success();
   }
 };
@@ -220,7 +226,7 @@ struct EmbeddingLowering final : OpRewritePattern<EmbeddingOp> {
     Value init = emptyTensor(b, loc, sizes, elem);
     Value result =
         linalg::GenericOp::create(
-            b, loc, type, ids, init,
+            b, loc, init.getType(), ids, init,
             ArrayRef<AffineMap>{allBut(ctx, rank, rank - 1),
                                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
             iterators(rank),
@@ -243,7 +249,7 @@ struct EmbeddingLowering final : OpRewritePattern<EmbeddingOp> {
               linalg::YieldOp::create(nb, nl, y);
             })
             .getResult(0);
-    b.replaceOp(op, result);
+    b.replaceOp(op, castToType(b, loc, result, type));
     return success();
   }
 };

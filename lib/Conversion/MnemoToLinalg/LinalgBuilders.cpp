@@ -43,6 +43,13 @@ Value reference::filledTensor(OpBuilder &b, Location loc,
   return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
 }
 
+Value reference::castToType(OpBuilder &b, Location loc, Value value,
+                            Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(b, loc, type, value);
+}
+
 SmallVector<OpFoldResult> reference::tensorSizes(OpBuilder &b, Location loc,
                                               Value t) {
   return tensor::getMixedSizes(b, loc, t);

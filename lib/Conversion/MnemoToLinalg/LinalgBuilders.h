@@ -37,6 +37,10 @@ Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Type elementType, double value);
 
+/// `value` as `type`, through a tensor.cast when the static information
+/// differs (the op's result may know more, or less, than its operands).
+Value castToType(OpBuilder &b, Location loc, Value value, Type type);
+
 /// Sizes of a ranked tensor value, static where known.
 SmallVector<OpFoldResult> tensorSizes(OpBuilder &b, Location loc, Value t);
 

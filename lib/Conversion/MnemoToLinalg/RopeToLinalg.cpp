@@ -138,7 +138,7 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
 
     Value result =
         linalg::GenericOp::create(
-            b, loc, xType, ValueRange{x, op.getPositions()}, init,
+            b, loc, init.getType(), ValueRange{x, op.getPositions()}, init,
             ArrayRef<AffineMap>{id4, posMap, id4}, iterators(4),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               auto cIdx = [&](int64_t v) {
@@ -200,7 +200,7 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, y, elem));
             })
             .getResult(0);
-    b.replaceOp(op, result);
+    b.replaceOp(op, castToType(b, loc, result, xType));
     return success();
   }
 };

@@ -1,0 +1,58 @@
+// RUN: mnemo-opt %s --split-input-file --convert-mnemo-to-linalg | FileCheck %s
+
+// Checks rotate-half with partial rotary dim and YaRN: the inverse
+// frequencies become a constant (10000^-0.5 / 4 for the interpolated pair),
+// cos/sin are scaled by mscale = 0.1 ln 4 + 1, features past rotary_dim pass
+// through, and [1, S] positions broadcast over the batch.
+
+// CHECK-DAG: #[[POS:.+]] = affine_map<(d0, d1, d2, d3) -> (0, d2)>
+// CHECK-LABEL: func.func @rotate_half_partial_yarn
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<1x2x3x8xf32>, %[[P:[a-z0-9]+]]: tensor<1x3xi64>
+//       CHECK:   %[[FREQ:.+]] = arith.constant dense<[1.000000e+00, 2.500000e-03]> : tensor<2xf32>
+//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[POS]], #{{.+}}]{{.*}} ins(%[[X]], %[[P]] :
+//       CHECK:     %[[D:.+]] = linalg.index 3
+//       CHECK:     %[[ROT:.+]] = arith.cmpi slt, %[[D]], %c4
+//       CHECK:     %[[FIRST:.+]] = arith.cmpi slt, %[[D]], %c2
+//       CHECK:     tensor.extract %[[FREQ]]
+//       CHECK:     math.cos
+//       CHECK:     math.sin
+//       CHECK:     arith.constant 1.13862944 : f32
+//       CHECK:     %[[PARTNER:.+]] = tensor.extract %[[X]]
+//       CHECK:     %[[NEG:.+]] = arith.negf %[[PARTNER]]
+//       CHECK:     arith.select %[[FIRST]], %[[NEG]], %[[PARTNER]]
+//       CHECK:     arith.select %[[ROT]]
+//   CHECK-NOT:   mnemo.rope
+func.func @rotate_half_partial_yarn(%x: tensor<1x2x3x8xf32>, %p: tensor<1x3xi64>)
+    -> tensor<1x2x3x8xf32> {
+  %y = mnemo.rope %x, %p theta(10000.0) rotary_dim(4)
+      scaling(<yarn, factor = 4.0, original_max_position = 64>)
+      : tensor<1x2x3x8xf32>, tensor<1x3xi64> -> tensor<1x2x3x8xf32>
+  return %y : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+// Checks interleaved pairing (2k, 2k+1) and dynamic NTK: the base is derived
+// in the IR from max(positions) + 1, clamped below by the original context.
+
+// CHECK-LABEL: func.func @interleaved_dynamic
+//       CHECK:   %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]
+//       CHECK:     arith.extsi %{{.+}} : i32 to i64
+//       CHECK:     arith.maxsi
+//       CHECK:   %[[M:.+]] = tensor.extract %[[MAX]][]
+//       CHECK:   %[[SEQ:.+]] = arith.addi %[[M]], %c1_i64
+//       CHECK:   arith.maxsi %[[SEQ]], %c64_i64
+//       CHECK:   %[[RATIO:.+]] = math.powf %{{.+}}, %{{.+}} : f64
+//       CHECK:   %[[FREQ:.+]] = linalg.generic
+//       CHECK:     math.powf
+//       CHECK:   linalg.generic
+//       CHECK:     arith.divui %{{.+}}, %c2
+//       CHECK:     arith.remui %{{.+}}, %c2
+//       CHECK:     tensor.extract %[[FREQ]]
+func.func @interleaved_dynamic(%x: tensor<1x2x3x8xf32>, %p: tensor<3xi32>)
+    -> tensor<1x2x3x8xf32> {
+  %y = mnemo.rope %x, %p theta(10000.0) interleaved
+      scaling(<dynamic, factor = 2.0, original_max_position = 64>)
+      : tensor<1x2x3x8xf32>, tensor<3xi32> -> tensor<1x2x3x8xf32>
+  return %y : tensor<1x2x3x8xf32>
+}

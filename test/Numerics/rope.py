@@ -1,0 +1,164 @@
+# RUN: %python %s | FileCheck %s
+# CHECK-NOT: FAIL
+# CHECK: rope: [[N:[0-9]+]] of [[N]] cases passed
+"""mnemo.rope's reference decomposition against a numpy model.
+
+The inverse frequencies follow Hugging Face transformers'
+modeling_rope_utils, re-derived here in float64. As in transformers, the
+angle `position * inv_freq` is formed in float32.
+"""
+
+import math
+
+import numpy as np
+
+from mnemo_numerics import Case, rng, run_cases
+
+
+def inv_freq(theta, r, scaling=None, max_pos=None):
+    base = theta
+    kind = (scaling or {}).get("kind", "none")
+    if kind == "dynamic":
+        f, orig = scaling["factor"], scaling["original_max_position"]
+        seq = max(max_pos + 1, orig)
+        base = theta * (f * seq / orig - (f - 1)) ** (r / (r - 2))
+    freq = 1.0 / base ** (np.arange(0, r, 2, dtype=np.float64) / r)
+    if kind == "linear":
+        freq = freq / scaling["factor"]
+    elif kind == "yarn":
+        f, orig = scaling["factor"], scaling["original_max_position"]
+        fast, slow = scaling.get("beta_fast", 32.0), scaling.get("beta_slow", 1.0)
+
+        def corr(rot):
+            return r * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
+
+        lo, hi = corr(fast), corr(slow)
+        if scaling.get("truncate", True):
+            lo, hi = math.floor(lo), math.ceil(hi)
+        lo, hi = max(lo, 0), min(hi, r - 1)
+        if lo == hi:
+            hi += 0.001
+        ramp = np.clip((np.arange(r // 2) - lo) / (hi - lo), 0, 1)
+        extrapolation = 1 - ramp
+        freq = freq / f * (1 - extrapolation) + freq * extrapolation
+    elif kind == "llama3":
+        f, orig = scaling["factor"], scaling["original_max_position"]
+        lo_f, hi_f = scaling["low_freq_factor"], scaling["high_freq_factor"]
+        wavelen = 2 * math.pi / freq
+        scaled = np.where(wavelen > orig / lo_f, freq / f, freq)
+        smooth = (orig / wavelen - lo_f) / (hi_f - lo_f)
+        smoothed = (1 - smooth) * scaled / f + smooth * scaled
+        medium = (wavelen >= orig / hi_f) & (wavelen <= orig / lo_f)
+        freq = np.where(medium, smoothed, scaled)
+    return freq
+
+
+def attention_factor(scaling):
+    if not scaling or scaling["kind"] != "yarn":
+        return 1.0
+    if "attention_factor" in scaling:
+        return scaling["attention_factor"]
+    f = scaling["factor"]
+    return 1.0 if f <= 1 else 0.1 * math.log(f) + 1.0
+
+
+def reference(x, pos, theta, r, interleaved, scaling):
+    b, h, s, d = x.shape
+    pos_bs = np.broadcast_to(pos.reshape((-1, s)) if pos.ndim == 2 else pos[None, :],
+                             (b, s))
+    freq = inv_freq(theta, r, scaling, int(pos.max())).astype(np.float32)
+    angle = (pos_bs.astype(np.float32)[:, :, None] * freq[None, None, :])
+    angle = angle.astype(np.float64)
+    af = attention_factor(scaling)
+    cos = (np.cos(angle) * af)[:, None, :, :]
+    sin = (np.sin(angle) * af)[:, None, :, :]
+    x64 = x.astype(np.float64)
+    rot, rest = x64[..., :r], x64[..., r:]
+    if interleaved:
+        x1, x2 = rot[..., 0::2], rot[..., 1::2]
+        y = np.empty_like(rot)
+        y[..., 0::2] = x1 * cos - x2 * sin
+        y[..., 1::2] = x2 * cos + x1 * sin
+    else:
+        x1, x2 = rot[..., : r // 2], rot[..., r // 2:]
+        y = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+    return np.concatenate([y, rest], axis=-1)
+
+
+def scaling_text(scaling):
+    if not scaling:
+        return ""
+    params = [scaling["kind"]]
+    for key, value in scaling.items():
+        if key == "kind":
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, float):
+            value = repr(value)
+        params.append(f"{key} = {value}")
+    return " scaling(<" + ", ".join(params) + ">)"
+
+
+def rope_case(name, shape, seed, theta=10000.0, r=None, interleaved=False,
+              scaling=None, pos_shape="bs", max_pos=64, pos_dtype=np.int64,
+              dtype=np.float32, atol=1e-5, dynamic=None):
+    gen = rng(seed)
+    b, h, s, d = shape
+    x = gen.standard_normal(shape).astype(dtype)
+    full = {"bs": (b, s), "1s": (1, s), "s": (s,)}[pos_shape]
+    pos = gen.integers(0, max_pos, size=full).astype(pos_dtype)
+    attrs = f"theta({theta!r})"
+    if interleaved:
+        attrs += " interleaved"
+    if r is not None:
+        attrs += f" rotary_dim({r})"
+    attrs += scaling_text(scaling)
+    body = f"%result = mnemo.rope %x, %pos {attrs} : {{T:x}}, {{T:pos}} -> {{R}}"
+    expected = reference(x, pos, theta, r or d, interleaved, scaling)
+    return Case(name, body, {"x": x, "pos": pos}, expected, dtype=dtype,
+                atol=atol, dynamic=dynamic,
+                result_dynamic=(dynamic or {}).get("x", ()))
+
+
+cases = [
+    rope_case("rotate_half_d64", (2, 4, 9, 64), 1),
+    rope_case("interleaved_d32", (1, 3, 7, 32), 2, interleaved=True),
+    rope_case("partial_rotate_half_48_of_16", (2, 2, 5, 48), 3, r=16),
+    rope_case("partial_interleaved_40_of_24", (1, 2, 6, 40), 4, r=24,
+              interleaved=True),
+    rope_case("theta_1e6_d128", (1, 2, 4, 128), 5, theta=1e6, max_pos=512),
+    rope_case("positions_1s_i32", (3, 2, 5, 16), 6, pos_shape="1s",
+              pos_dtype=np.int32),
+    rope_case("positions_s", (2, 2, 5, 16), 7, pos_shape="s"),
+    rope_case("linear", (1, 2, 8, 32), 8,
+              scaling={"kind": "linear", "factor": 4.0}),
+    rope_case("dynamic_below_original", (1, 2, 6, 32), 9, max_pos=30,
+              scaling={"kind": "dynamic", "factor": 2.0,
+                       "original_max_position": 64}),
+    rope_case("dynamic_beyond_original", (2, 2, 6, 32), 10, max_pos=200,
+              scaling={"kind": "dynamic", "factor": 2.0,
+                       "original_max_position": 64}),
+    rope_case("yarn_default_mscale", (1, 2, 7, 64), 11, max_pos=300,
+              scaling={"kind": "yarn", "factor": 4.0,
+                       "original_max_position": 64}),
+    rope_case("yarn_explicit", (1, 2, 7, 32), 12, max_pos=300, interleaved=True,
+              scaling={"kind": "yarn", "factor": 8.0,
+                       "original_max_position": 128, "beta_fast": 16.0,
+                       "beta_slow": 2.0, "attention_factor": 1.25,
+                       "truncate": False}),
+    rope_case("llama3", (1, 2, 7, 64), 13, theta=500000.0, max_pos=300,
+              scaling={"kind": "llama3", "factor": 8.0,
+                       "original_max_position": 64, "low_freq_factor": 1.0,
+                       "high_freq_factor": 4.0}),
+    rope_case("llama3_partial", (1, 2, 5, 48), 14, r=32, theta=500000.0,
+              max_pos=300,
+              scaling={"kind": "llama3", "factor": 4.0,
+                       "original_max_position": 32, "low_freq_factor": 1.0,
+                       "high_freq_factor": 2.0}),
+    rope_case("dynamic_shapes", (2, 2, 7, 32), 15,
+              dynamic={"x": [0, 2], "pos": [0, 1]}),
+    rope_case("f16", (1, 2, 5, 64), 16, dtype=np.float16, atol=4e-3),
+]
+
+run_cases("rope", cases)
