@@ -29,9 +29,12 @@ llvm_config.use_default_substitutions()
 
 # The numeric harness imports its helpers from test/Numerics.
 llvm_config.with_environment(
-    "PYTHONPATH", os.path.join(config.mnemo_src_root, "test", "Numerics"),
+    "PYTHONPATH", os.pathsep.join([os.path.join(config.mnemo_src_root, "test", "Numerics"),
+                 os.path.join(config.mnemo_src_root, "scripts", "lib")]),
     append_path=True)
 llvm_config.with_environment("MNEMO_TOOLS_DIR", config.mnemo_tools_dir)
+llvm_config.with_environment("MNEMO_SRC", config.mnemo_src_root)
+config.substitutions.append(("%mnemo_src", config.mnemo_src_root))
 llvm_config.with_environment("MLIR_RUNNER",
                              os.path.join(config.llvm_tools_dir, "mlir-runner"))
 llvm_config.with_environment("MLIR_LIB_DIR", config.mlir_lib_dir)

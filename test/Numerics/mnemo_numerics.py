@@ -9,32 +9,11 @@ lost to decimal printing); the module is lowered with
 """
 
 import os
-import re
-import subprocess
-import sys
-import tempfile
 
 import numpy as np
 
-_MLIR_TYPES = {
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float16): "f16",
-    np.dtype(np.float64): "f64",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.int32): "i32",
-}
-_BITS = {"f32": "i32", "f16": "i16", "f64": "i64"}
-
-
-def tensor_type(shape, elem):
-    dims = "x".join(str(d) for d in shape)
-    return f"tensor<{dims}x{elem}>" if dims else f"tensor<{elem}>"
-
-
-def dense(array):
-    """An exact `dense<"0x...">` literal (little-endian raw bytes)."""
-    data = np.ascontiguousarray(array)
-    return f'dense<"0x{data.tobytes().hex().upper()}">'
+from mnemo_reference import (MLIR_TYPES as _MLIR_TYPES, ReferenceError, decode,
+                             dense, execute, print_bits, tensor_type)
 
 
 class Case:
@@ -89,100 +68,20 @@ class Case:
         lines += ["  " + l for l in body.strip().splitlines()]
         lines.append(f"  %result_static = tensor.cast %result : "
                      f"{self.result_type(dynamic=True)} to {self.result_type()}")
-        elem = _MLIR_TYPES[self.dtype]
-        bits = _BITS[elem]
-        rtype = self.result_type()
-        btype = tensor_type(self.expected.shape, bits)
-        rank = self.expected.ndim
-        ident = ", ".join(f"d{i}" for i in range(rank))
-        iters = ", ".join(['"parallel"'] * rank)
-        lines += [
-            f"  %bits_init = tensor.empty() : {btype}",
-            f"  %bits = linalg.generic {{indexing_maps = "
-            f"[affine_map<({ident}) -> ({ident})>, affine_map<({ident}) -> ({ident})>], "
-            f"iterator_types = [{iters}]}} "
-            f"ins(%result_static : {rtype}) outs(%bits_init : {btype}) {{",
-            f"  ^bb0(%bits_in: {elem}, %bits_out: {bits}):",
-            f"    %bitcast = arith.bitcast %bits_in : {elem} to {bits}",
-            f"    linalg.yield %bitcast : {bits}",
-            f"  }} -> {btype}",
-        ]
-        wide = "i64" if bits == "i64" else "i32"
-        if bits == "i16":
-            lines += [
-                f"  %wide_init = tensor.empty() : {tensor_type(self.expected.shape, 'i32')}",
-                f"  %wide = linalg.generic {{indexing_maps = "
-                f"[affine_map<({ident}) -> ({ident})>, affine_map<({ident}) -> ({ident})>], "
-                f"iterator_types = [{iters}]}} "
-                f"ins(%bits : {btype}) outs(%wide_init : {tensor_type(self.expected.shape, 'i32')}) {{",
-                f"  ^bb0(%wide_in: i16, %wide_out: i32):",
-                f"    %widened = arith.extui %wide_in : i16 to i32",
-                f"    linalg.yield %widened : i32",
-                f"  }} -> {tensor_type(self.expected.shape, 'i32')}",
-            ]
-            out, otype = "%wide", tensor_type(self.expected.shape, "i32")
-        else:
-            out, otype = "%bits", btype
-        mtype = otype.replace("tensor<", "memref<")
-        fn = "printMemrefI64" if wide == "i64" else "printMemrefI32"
-        lines += [
-            f"  %buf = bufferization.to_buffer {out} : {otype} to {mtype}",
-            f"  %unranked = memref.cast %buf : {mtype} to memref<*x{wide}>",
-            f"  call @{fn}(%unranked) : (memref<*x{wide}>) -> ()",
-            "  return",
-            "}",
-        ]
+        lines += print_bits("%result_static", self.expected.shape, self.dtype,
+                            "out")
+        lines += ["  return", "}"]
         return "\n".join(lines)
 
     def decode(self, ints):
-        ints = np.array(ints, dtype=np.int64)
-        if self.dtype == np.float32:
-            raw = ints.astype(np.uint32).view(np.float32)
-        elif self.dtype == np.float16:
-            raw = ints.astype(np.uint16).view(np.float16)
-        else:
-            raw = ints.astype(np.uint64).view(np.float64)
-        return raw.reshape(self.expected.shape).astype(np.float64)
+        return decode(ints, self.dtype, self.expected.shape).astype(np.float64)
 
 
 def build_module(cases):
     parts = [c.function(i) for i, c in enumerate(cases)]
     calls = "\n".join(f"  call @case{i}() : () -> ()" for i in range(len(cases)))
     parts.append("func.func @main() {\n" + calls + "\n  return\n}")
-    parts.append("func.func private @printMemrefI32(memref<*xi32>) "
-                 "attributes { llvm.emit_c_interface }")
-    parts.append("func.func private @printMemrefI64(memref<*xi64>) "
-                 "attributes { llvm.emit_c_interface }")
     return "\n\n".join(parts) + "\n"
-
-
-def _run(cmd, stdin=None):
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
-    return proc.stdout
-
-
-def execute(module_text):
-    tools = os.environ["MNEMO_TOOLS_DIR"]
-    libdir = os.environ["MLIR_LIB_DIR"]
-    llvm_ir = _run([os.path.join(tools, "mnemo-opt"), "-",
-                    "--mnemo-reference-pipeline"], stdin=module_text)
-    libs = ",".join(os.path.join(libdir, l) for l in
-                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
-    return _run([os.environ["MLIR_RUNNER"], "-", "-e", "main",
-                 "-entry-point-result=void", f"-shared-libs={libs}"],
-                stdin=llvm_ir)
-
-
-def parse_outputs(text):
-    blocks = text.split("Unranked Memref")[1:]
-    results = []
-    for block in blocks:
-        data = block.split("data =", 1)[1]
-        results.append([int(x) for x in re.findall(r"-?\d+", data)])
-    return results
 
 
 def run_cases(suite, cases):
@@ -191,11 +90,14 @@ def run_cases(suite, cases):
     if os.environ.get("MNEMO_NUMERICS_KEEP"):
         with open(os.environ["MNEMO_NUMERICS_KEEP"], "w") as f:
             f.write(module)
-    outputs = parse_outputs(execute(module))
+    try:
+        outputs = execute(module)
+    except ReferenceError as e:
+        raise SystemExit(str(e))
     if len(outputs) != len(cases):
         raise SystemExit(f"expected {len(cases)} results, got {len(outputs)}")
     failures = 0
-    for case, ints in zip(cases, outputs):
+    for case, (_, ints) in zip(cases, outputs):
         got = case.decode(ints)
         bad = ~np.isfinite(got)
         err = np.abs(got - case.expected)
