@@ -26,8 +26,9 @@ def fail(msg):
 
 
 def signature(text, function, path):
-    m = re.search(r"func\.func @" + re.escape(function) + r"\(([^)]*)\)\s*->\s*"
-                  r"\(?([^{]*?)\)?\s*(?:attributes[^{]*)?\{", text)
+    m = re.search(r"func\.func @" + re.escape(function) +
+                  r"\(((?:[^()]|\([^()]*\))*)\)\s*->\s*(.*?)\s*(?:attributes[^{]*)?\{\s*$",
+                  text, re.M | re.S)
     if not m:
         fail(f"{path}: no function @{function}")
     args = [a.strip() for a in re.findall(r"%[\w.$-]+\s*:\s*(tensor<[^>]*>)", m.group(1))]

@@ -7,7 +7,9 @@
 #include "mnemo/InitAll.h"
 
 #include "dialects/Mnemo/IR/MnemoDialect.h"
+#include "dialects/Mnemo/Transforms/Passes.h"
 #include "mnemo/Conversion/Passes.h"
+#include "mnemo/Target/CPU/Passes.h"
 #include "mnemo/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -23,6 +25,8 @@ void mlir::mnemo::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::mnemo::registerAllPasses() {
   mlir::registerAllPasses();
+  registerMnemoPasses();
   registerConversionPasses();
+  registerCPUPasses();
   registerPipelines();
 }

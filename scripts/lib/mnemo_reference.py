@@ -105,14 +105,18 @@ def _run(cmd, stdin):
     return proc.stdout
 
 
-def execute(module_text):
+def execute(module_text, passes=""):
     """Lowers and runs a module whose @main prints with print_bits; returns
-    (sizes, integers) of each printed tensor, in order."""
+    (sizes, integers) of each printed tensor, in order. `passes` (a textual
+    pipeline nested in builtin.module) runs before the reference pipeline,
+    e.g. "func.func(mnemo-tile-attention)" to execute the tiled form."""
     tools = _tool("MNEMO_TOOLS_DIR", os.path.join(ROOT, "build", "bin"))
     libdir = _tool("MLIR_LIB_DIR", "/usr/lib/llvm-22/lib")
     runner = _tool("MLIR_RUNNER", "/usr/lib/llvm-22/bin/mlir-runner")
+    pipeline = ",".join(p for p in (passes, "mnemo-reference-pipeline") if p)
     llvm_ir = _run([os.path.join(tools, "mnemo-opt"), "-",
-                    "--mnemo-reference-pipeline"], module_text + _DECL)
+                    f"--pass-pipeline=builtin.module({pipeline})"],
+                   module_text + _DECL)
     libs = ",".join(os.path.join(libdir, l) for l in
                     ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
     out = _run([runner, "-", "-e", "main", "-entry-point-result=void",

@@ -84,14 +84,15 @@ def build_module(cases):
     return "\n\n".join(parts) + "\n"
 
 
-def run_cases(suite, cases):
-    """Runs the cases, prints one line each, exits non-zero on any failure."""
+def run_cases(suite, cases, passes=""):
+    """Runs the cases (after the optional `passes`, see execute), prints one
+    line each, exits non-zero on any failure."""
     module = build_module(cases)
     if os.environ.get("MNEMO_NUMERICS_KEEP"):
         with open(os.environ["MNEMO_NUMERICS_KEEP"], "w") as f:
             f.write(module)
     try:
-        outputs = execute(module)
+        outputs = execute(module, passes)
     except ReferenceError as e:
         raise SystemExit(str(e))
     if len(outputs) != len(cases):

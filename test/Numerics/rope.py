@@ -1,88 +1,12 @@
 # RUN: %python %s | FileCheck %s
 # CHECK-NOT: FAIL
 # CHECK: rope: [[N:[0-9]+]] of [[N]] cases passed
-"""mnemo.rope's reference decomposition against a numpy model.
-
-The inverse frequencies follow Hugging Face transformers'
-modeling_rope_utils, re-derived here in float64. As in transformers, the
-angle `position * inv_freq` is formed in float32.
-"""
-
-import math
+"""mnemo.rope's reference decomposition against the numpy model."""
 
 import numpy as np
 
 from mnemo_numerics import Case, rng, run_cases
-
-
-def inv_freq(theta, r, scaling=None, max_pos=None):
-    base = theta
-    kind = (scaling or {}).get("kind", "none")
-    if kind == "dynamic":
-        f, orig = scaling["factor"], scaling["original_max_position"]
-        seq = max(max_pos + 1, orig)
-        base = theta * (f * seq / orig - (f - 1)) ** (r / (r - 2))
-    freq = 1.0 / base ** (np.arange(0, r, 2, dtype=np.float64) / r)
-    if kind == "linear":
-        freq = freq / scaling["factor"]
-    elif kind == "yarn":
-        f, orig = scaling["factor"], scaling["original_max_position"]
-        fast, slow = scaling.get("beta_fast", 32.0), scaling.get("beta_slow", 1.0)
-
-        def corr(rot):
-            return r * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
-
-        lo, hi = corr(fast), corr(slow)
-        if scaling.get("truncate", True):
-            lo, hi = math.floor(lo), math.ceil(hi)
-        lo, hi = max(lo, 0), min(hi, r - 1)
-        if lo == hi:
-            hi += 0.001
-        ramp = np.clip((np.arange(r // 2) - lo) / (hi - lo), 0, 1)
-        extrapolation = 1 - ramp
-        freq = freq / f * (1 - extrapolation) + freq * extrapolation
-    elif kind == "llama3":
-        f, orig = scaling["factor"], scaling["original_max_position"]
-        lo_f, hi_f = scaling["low_freq_factor"], scaling["high_freq_factor"]
-        wavelen = 2 * math.pi / freq
-        scaled = np.where(wavelen > orig / lo_f, freq / f, freq)
-        smooth = (orig / wavelen - lo_f) / (hi_f - lo_f)
-        smoothed = (1 - smooth) * scaled / f + smooth * scaled
-        medium = (wavelen >= orig / hi_f) & (wavelen <= orig / lo_f)
-        freq = np.where(medium, smoothed, scaled)
-    return freq
-
-
-def attention_factor(scaling):
-    if not scaling or scaling["kind"] != "yarn":
-        return 1.0
-    if "attention_factor" in scaling:
-        return scaling["attention_factor"]
-    f = scaling["factor"]
-    return 1.0 if f <= 1 else 0.1 * math.log(f) + 1.0
-
-
-def reference(x, pos, theta, r, interleaved, scaling):
-    b, h, s, d = x.shape
-    pos_bs = np.broadcast_to(pos.reshape((-1, s)) if pos.ndim == 2 else pos[None, :],
-                             (b, s))
-    freq = inv_freq(theta, r, scaling, int(pos.max())).astype(np.float32)
-    angle = (pos_bs.astype(np.float32)[:, :, None] * freq[None, None, :])
-    angle = angle.astype(np.float64)
-    af = attention_factor(scaling)
-    cos = (np.cos(angle) * af)[:, None, :, :]
-    sin = (np.sin(angle) * af)[:, None, :, :]
-    x64 = x.astype(np.float64)
-    rot, rest = x64[..., :r], x64[..., r:]
-    if interleaved:
-        x1, x2 = rot[..., 0::2], rot[..., 1::2]
-        y = np.empty_like(rot)
-        y[..., 0::2] = x1 * cos - x2 * sin
-        y[..., 1::2] = x2 * cos + x1 * sin
-    else:
-        x1, x2 = rot[..., : r // 2], rot[..., r // 2:]
-        y = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
-    return np.concatenate([y, rest], axis=-1)
+from numpy_refs import rope as reference
 
 
 def scaling_text(scaling):

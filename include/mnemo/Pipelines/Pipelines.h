@@ -11,6 +11,20 @@
 
 namespace mlir::mnemo {
 
+/// Options of the target-independent tiling stage.
+struct TilingOptions {
+  bool tileAttention = true;
+  int64_t blockQ = 32;
+  int64_t blockKV = 64;
+};
+
+/// Graph-level rewrites on mnemo ops (the `fused` stage).
+void buildFusionPipeline(OpPassManager &pm);
+
+/// FlashAttention tiling of mnemo.attention, then the reference
+/// decomposition of the remaining mnemo ops (the `tiled` stage).
+void buildTilingPipeline(OpPassManager &pm, const TilingOptions &options);
+
 /// The host reference path: the reference decomposition of every mnemo op,
 /// bufferized, lowered to loops and then to the LLVM dialect, ready for the
 /// JIT (`mlir-runner`). Scalar math calls libm, so results are exact to f32

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
 
@@ -25,7 +25,7 @@
 
 using namespace mlir;
 using namespace mlir::mnemo;
-using namespace mlir::mnemo::reference;
+using namespace mlir::mnemo::builders;
 
 namespace {
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
 
@@ -18,7 +18,7 @@
 
 using namespace mlir;
 using namespace mlir::mnemo;
-using namespace mlir::mnemo::reference;
+using namespace mlir::mnemo::builders;
 
 namespace {
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/IR/RopeFrequencies.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
@@ -21,7 +21,7 @@
 
 using namespace mlir;
 using namespace mlir::mnemo;
-using namespace mlir::mnemo::reference;
+using namespace mlir::mnemo::builders;
 
 namespace {
 

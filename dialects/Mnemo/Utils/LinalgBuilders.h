@@ -1,24 +1,24 @@
-//===- LinalgBuilders.h - helpers for the reference lowering ----*- C++ -*-===//
+//===- LinalgBuilders.h - helpers for mnemo lowerings -----------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// Small builders shared by the mnemo → linalg patterns: empty and filled
-// tensors with dynamic sizes, elementwise casts to the compute type, and
-// identity/projection indexing maps.
+// Small builders shared by the mnemo lowerings (the reference decomposition
+// and the tiling passes): empty and filled tensors with dynamic sizes,
+// elementwise casts to the compute type, and projection indexing maps.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MNEMO_LIB_CONVERSION_MNEMOTOLINALG_LINALGBUILDERS_H
-#define MNEMO_LIB_CONVERSION_MNEMOTOLINALG_LINALGBUILDERS_H
+#ifndef MNEMO_DIALECT_UTILS_LINALGBUILDERS_H
+#define MNEMO_DIALECT_UTILS_LINALGBUILDERS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
-namespace mlir::mnemo::reference {
+namespace mlir::mnemo::builders {
 
 /// The type the reference computes in: f32, or f64 for f64 tensors.
 FloatType computeType(Type elementType);
@@ -58,6 +58,6 @@ AffineMap broadcastMap(MLIRContext *ctx, unsigned numDims,
 SmallVector<utils::IteratorType>
 iterators(unsigned numDims, ArrayRef<unsigned> reductions = {});
 
-} // namespace mlir::mnemo::reference
+} // namespace mlir::mnemo::builders
 
-#endif // MNEMO_LIB_CONVERSION_MNEMOTOLINALG_LINALGBUILDERS_H
+#endif // MNEMO_DIALECT_UTILS_LINALGBUILDERS_H

@@ -1,22 +1,22 @@
-//===- LinalgBuilders.cpp - helpers for the reference lowering --*- C++ -*-===//
+//===- LinalgBuilders.cpp - helpers for mnemo lowerings ---------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
-using namespace mlir::mnemo::reference;
+using namespace mlir::mnemo::builders;
 
-FloatType reference::computeType(Type elementType) {
+FloatType builders::computeType(Type elementType) {
   if (elementType.isF64())
     return cast<FloatType>(elementType);
   return Float32Type::get(elementType.getContext());
 }
 
-Value reference::castFloat(OpBuilder &b, Location loc, Value v, Type type) {
+Value builders::castFloat(OpBuilder &b, Location loc, Value v, Type type) {
   unsigned from = v.getType().getIntOrFloatBitWidth();
   unsigned to = type.getIntOrFloatBitWidth();
   if (v.getType() == type)
@@ -26,16 +26,16 @@ Value reference::castFloat(OpBuilder &b, Location loc, Value v, Type type) {
   return arith::TruncFOp::create(b, loc, type, v);
 }
 
-Value reference::floatConst(OpBuilder &b, Location loc, Type type, double value) {
+Value builders::floatConst(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }
 
-Value reference::emptyTensor(OpBuilder &b, Location loc,
+Value builders::emptyTensor(OpBuilder &b, Location loc,
                           ArrayRef<OpFoldResult> sizes, Type elementType) {
   return tensor::EmptyOp::create(b, loc, sizes, elementType);
 }
 
-Value reference::filledTensor(OpBuilder &b, Location loc,
+Value builders::filledTensor(OpBuilder &b, Location loc,
                            ArrayRef<OpFoldResult> sizes, Type elementType,
                            double value) {
   Value empty = emptyTensor(b, loc, sizes, elementType);
@@ -43,19 +43,19 @@ Value reference::filledTensor(OpBuilder &b, Location loc,
   return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
 }
 
-Value reference::castToType(OpBuilder &b, Location loc, Value value,
+Value builders::castToType(OpBuilder &b, Location loc, Value value,
                             Type type) {
   if (value.getType() == type)
     return value;
   return tensor::CastOp::create(b, loc, type, value);
 }
 
-SmallVector<OpFoldResult> reference::tensorSizes(OpBuilder &b, Location loc,
+SmallVector<OpFoldResult> builders::tensorSizes(OpBuilder &b, Location loc,
                                               Value t) {
   return tensor::getMixedSizes(b, loc, t);
 }
 
-AffineMap reference::projection(MLIRContext *ctx, unsigned numDims,
+AffineMap builders::projection(MLIRContext *ctx, unsigned numDims,
                              ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned d : dims)
@@ -63,7 +63,7 @@ AffineMap reference::projection(MLIRContext *ctx, unsigned numDims,
   return AffineMap::get(numDims, 0, exprs, ctx);
 }
 
-AffineMap reference::broadcastMap(MLIRContext *ctx, unsigned numDims,
+AffineMap builders::broadcastMap(MLIRContext *ctx, unsigned numDims,
                                RankedTensorType operand) {
   SmallVector<AffineExpr> exprs;
   unsigned lead = numDims - operand.getRank();
@@ -75,7 +75,7 @@ AffineMap reference::broadcastMap(MLIRContext *ctx, unsigned numDims,
 }
 
 SmallVector<utils::IteratorType>
-reference::iterators(unsigned numDims, ArrayRef<unsigned> reductions) {
+builders::iterators(unsigned numDims, ArrayRef<unsigned> reductions) {
   SmallVector<utils::IteratorType> types(numDims,
                                          utils::IteratorType::parallel);
   for (unsigned r : reductions)

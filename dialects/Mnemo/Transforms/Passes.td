@@ -1,0 +1,49 @@
+//===- Passes.td - mnemo dialect passes --------------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_DIALECT_TRANSFORMS_PASSES
+#define MNEMO_DIALECT_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TileAttentionPass
+    : InterfacePass<"mnemo-tile-attention", "::mlir::FunctionOpInterface"> {
+  let summary = "FlashAttention tiling of mnemo.attention";
+  let description = [{
+    Rewrites each `mnemo.attention` into the online-softmax form:
+    `scf.forall` over (batch, key/value head, query tile) and, inside, a
+    sequential `scf.for` over key/value tiles that carries the running row
+    max, row sum and accumulator. The `Sq x Skv` score matrix is never
+    materialized; each step works on static `[G, block-q, block-kv]` tiles,
+    where the `G` query heads of a GQA group share every K/V tile.
+
+    Key/value tiles that the causal or sliding-window mask hides from every
+    row of a query tile are not visited: the loop bounds are computed from
+    the query tile's position. Sequences are padded to tile multiples once;
+    padded keys are masked, padded query rows dropped.
+
+    With `fuse-rope`, a `mnemo.rope` whose only user is the query or key
+    operand is applied to each Q/K tile as it is loaded instead of to the
+    whole tensor.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"32",
+           "Query rows per tile (per query head)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
+           "Key/value rows per tile">,
+    Option<"fuseRope", "fuse-rope", "bool", /*default=*/"true",
+           "Apply a feeding mnemo.rope on the Q/K tile loads">,
+  ];
+}
+
+#endif // MNEMO_DIALECT_TRANSFORMS_PASSES

@@ -1,0 +1,540 @@
+//===- TileAttention.cpp - FlashAttention tiling ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Tiles mnemo.attention into parallel (batch, KV head, query tile) blocks and
+// a sequential loop over key/value tiles carrying the running (max, sum,
+// acc) state of the online softmax:
+//
+//   m' = max(m, rowmax(S))          alpha = exp(m - m')
+//   P  = exp(S - m')                l' = alpha l + rowsum(P)
+//   acc' = alpha acc + P V          O = acc / l
+//
+// with S the scaled, capped and masked scores of one [G, Tq] x [Tk] tile. A
+// sink starts the state at (m, l) = (sink, 1). Rows whose keys are all masked
+// keep m = -inf; every exponent subtracts 0 instead, so they end with l = 0
+// and produce zeros, as the reference decomposition does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Transforms/Passes.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+#include <limits>
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_TILEATTENTIONPASS
+#include "dialects/Mnemo/Transforms/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::builders;
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Builds the tiled form of one attention op.
+class AttentionTiler {
+public:
+  AttentionTiler(RewriterBase &b, AttentionOp op, int64_t blockQ,
+                 int64_t blockKV, bool fuseRope)
+      : b(b), op(op), loc(op.getLoc()), ctx(op.getContext()), tq(blockQ),
+        tk(blockKV),
+        ct(computeType(op.getResult().getType().getElementType())) {
+    q = op.getQuery();
+    k = op.getKey();
+    if (fuseRope) {
+      qRope = fusibleRope(q);
+      kRope = fusibleRope(k);
+    }
+    group = op.getGroupSize();
+    d = cast<RankedTensorType>(q.getType()).getDimSize(3);
+    dv = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
+  }
+
+  Value build();
+
+private:
+  /// A rope producing `v` that may be applied per tile instead.
+  static RopeOp fusibleRope(Value v) {
+    auto rope = v.getDefiningOp<RopeOp>();
+    return rope && rope->hasOneUse() ? rope : RopeOp();
+  }
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, int64_t y) {
+    return arith::CeilDivSIOp::create(b, loc, x, idx(y));
+  }
+
+  /// Pads `dim` of `v` with `pad` up to `length` elements.
+  Value padDim(Value v, unsigned dim, Value length, Attribute pad);
+  /// The tile of `v` at `offsets` with static `sizes` (unit strides).
+  Value slice(Value v, ArrayRef<OpFoldResult> offsets,
+              ArrayRef<int64_t> sizes);
+  /// Applies `rope` (same attributes) to `tile` at positions `posTile`.
+  Value ropeTile(RopeOp rope, Value tile, Value posTile);
+  /// The positions tile of `rope` for sequence offset `start`, length `n`.
+  Value positionsTile(Value positions, Value batch, Value start, int64_t n);
+
+  /// Generic over `shape` with the given inputs/maps and output init.
+  Value generic(ArrayRef<Value> inputs, ArrayRef<AffineMap> maps, Value init,
+                ArrayRef<unsigned> reductions,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+  Value scores(Value qTile, Value kTile);
+  Value maskScores(Value s, Value maskTile, Value q0, Value k0);
+
+  RewriterBase &b;
+  AttentionOp op;
+  Location loc;
+  MLIRContext *ctx;
+  int64_t tq, tk;
+  FloatType ct;
+  Value q, k;
+  RopeOp qRope, kRope;
+  int64_t group, d, dv;
+  // Padded operands and run-time sizes, set by build().
+  Value qPadded, kPadded, vPadded, maskPadded, qPos, kPos, sq, skv, offset;
+};
+
+Value AttentionTiler::padDim(Value v, unsigned dim, Value length,
+                             Attribute pad) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high(type.getRank(), b.getIndexAttr(0));
+  high[dim] = sub(length, tensor::DimOp::create(b, loc, v, dim));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = ShapedType::kDynamic;
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Value padValue = arith::ConstantOp::create(b, loc, cast<TypedAttr>(pad));
+  return tensor::PadOp::create(b, loc, resultType, v, low, high, padValue);
+}
+
+Value AttentionTiler::slice(Value v, ArrayRef<OpFoldResult> offsets,
+                            ArrayRef<int64_t> sizes) {
+  SmallVector<OpFoldResult> sizeAttrs, strides;
+  for (int64_t s : sizes) {
+    sizeAttrs.push_back(b.getIndexAttr(s));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  auto type = RankedTensorType::get(
+      sizes, cast<RankedTensorType>(v.getType()).getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, type, v, offsets, sizeAttrs,
+                                        strides);
+}
+
+Value AttentionTiler::positionsTile(Value positions, Value batch, Value start,
+                                    int64_t n) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  if (type.getRank() == 1)
+    return slice(positions, {start}, {n});
+  Value row = type.getDimSize(0) == 1 ? idx(0) : batch;
+  return slice(positions, {row, start}, {1, n});
+}
+
+Value AttentionTiler::ropeTile(RopeOp rope, Value tile, Value posTile) {
+  return RopeOp::create(b, loc, tile.getType(), tile, posTile,
+                        rope.getThetaAttr(), rope.getInterleavedAttr(),
+                        rope.getRotaryDimAttr(), rope.getScalingAttr());
+}
+
+Value AttentionTiler::generic(
+    ArrayRef<Value> inputs, ArrayRef<AffineMap> maps, Value init,
+    ArrayRef<unsigned> reductions,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned loops = maps.front().getNumDims();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, init, maps,
+             iterators(loops, reductions),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+             })
+      .getResult(0);
+}
+
+/// S[0,g,i,j] = sum_d Q[0,g,i,d] K[0,0,j,d]   (loops z, g, i, j, d)
+Value AttentionTiler::scores(Value qTile, Value kTile) {
+  AffineExpr z, g, i, j, e;
+  bindDims(ctx, z, g, i, j, e);
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  Value init = filledTensor(
+      b, loc, {b.getIndexAttr(1), b.getIndexAttr(group), b.getIndexAttr(tq),
+               b.getIndexAttr(tk)},
+      ct, 0.0);
+  return generic({qTile, kTile},
+                 {AffineMap::get(5, 0, {z, g, i, e}, ctx),
+                  AffineMap::get(5, 0, {z, zero, j, e}, ctx),
+                  AffineMap::get(5, 0, {z, g, i, j}, ctx)},
+                 init, {4}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value p = arith::MulFOp::create(nb, nl,
+                                                   castFloat(nb, nl, a[0], ct),
+                                                   castFloat(nb, nl, a[1], ct));
+                   return arith::AddFOp::create(nb, nl, a[2], p).getResult();
+                 });
+}
+
+/// Scale, softcap, additive mask, and -inf for padded keys and for keys the
+/// causal or window mask hides from row i at absolute position q0 + i + off.
+Value AttentionTiler::maskScores(Value s, Value maskTile, Value q0, Value k0) {
+  AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  if (maskTile) {
+    auto maskType = cast<RankedTensorType>(maskTile.getType());
+    SmallVector<AffineExpr> exprs;
+    unsigned lead = 4 - maskType.getRank();
+    for (int64_t m = 0; m < maskType.getRank(); ++m)
+      exprs.push_back(maskType.getDimSize(m) == 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(lead + m, ctx));
+    inputs.push_back(maskTile);
+    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+  }
+  maps.push_back(id);
+  double scale = op.getEffectiveScale();
+  std::optional<double> softcap = op.getSoftcapValue();
+  std::optional<int64_t> window = op.getWindowSize();
+  bool causal = op.getCausal();
+  Value qBase = add(q0, offset);
+  Value keys = skv;
+  return generic(
+      inputs, maps, s, {}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value v = arith::MulFOp::create(nb, nl, a.back(),
+                                        floatConst(nb, nl, ct, scale));
+        if (softcap) {
+          Value cap = floatConst(nb, nl, ct, *softcap);
+          v = arith::MulFOp::create(
+              nb, nl,
+              math::TanhOp::create(nb, nl,
+                                   arith::DivFOp::create(nb, nl, v, cap)),
+              cap);
+        }
+        if (maskTile)
+          v = arith::AddFOp::create(nb, nl, v, castFloat(nb, nl, a[0], ct));
+        Value kPos = arith::AddIOp::create(
+            nb, nl, k0, linalg::IndexOp::create(nb, nl, 3));
+        Value hidden = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::sge, kPos, keys);
+        if (causal || window) {
+          Value qPos = arith::AddIOp::create(
+              nb, nl, qBase, linalg::IndexOp::create(nb, nl, 2));
+          if (causal)
+            hidden = arith::OrIOp::create(
+                nb, nl, hidden,
+                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sgt, kPos,
+                                      qPos));
+          if (window)
+            hidden = arith::OrIOp::create(
+                nb, nl, hidden,
+                arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::sge,
+                    arith::SubIOp::create(nb, nl, qPos, kPos),
+                    arith::ConstantIndexOp::create(nb, nl, *window)));
+        }
+        return arith::SelectOp::create(nb, nl, hidden,
+                                       floatConst(nb, nl, ct, kNegInf), v)
+            .getResult();
+      });
+}
+
+Value AttentionTiler::build() {
+  Value v = op.getValue();
+  Type elem = op.getResult().getType().getElementType();
+  Value qSrc = qRope ? qRope.getInput() : q;
+  Value kSrc = kRope ? kRope.getInput() : k;
+  // Sizes come from the rope inputs when ropes are fused, so that the
+  // whole-tensor ropes die.
+  Value batch = tensor::DimOp::create(b, loc, qSrc, 0);
+  sq = tensor::DimOp::create(b, loc, qSrc, 2);
+  skv = tensor::DimOp::create(b, loc, kSrc, 2);
+  offset = op.getQOffset() ? op.getQOffset() : idx(0);
+  int64_t hkv = cast<RankedTensorType>(k.getType()).getDimSize(1);
+
+  // Pad the sequences to tile multiples once; every tile is then static.
+  Value numQTiles = ceilDiv(sq, tq);
+  Value sqPadded = mul(numQTiles, idx(tq));
+  Value skvPadded = mul(ceilDiv(skv, tk), idx(tk));
+  auto zeroOf = [&](Value t) -> Attribute {
+    Type e = cast<RankedTensorType>(t.getType()).getElementType();
+    return isa<FloatType>(e) ? Attribute(b.getFloatAttr(e, 0.0))
+                             : Attribute(b.getIntegerAttr(e, 0));
+  };
+  qPadded = padDim(qSrc, 2, sqPadded, zeroOf(qSrc));
+  kPadded = padDim(kSrc, 2, skvPadded, zeroOf(kSrc));
+  vPadded = padDim(v, 2, skvPadded, zeroOf(v));
+  auto padPositions = [&](RopeOp rope, Value length) -> Value {
+    if (!rope)
+      return Value();
+    Value p = rope.getPositions();
+    unsigned last = cast<RankedTensorType>(p.getType()).getRank() - 1;
+    return padDim(p, last, length, zeroOf(p));
+  };
+  qPos = padPositions(qRope, sqPadded);
+  kPos = padPositions(kRope, skvPadded);
+  if (Value mask = op.getMask()) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    unsigned r = type.getRank();
+    maskPadded = mask;
+    if (type.getDimSize(r - 2) != 1)
+      maskPadded = padDim(maskPadded, r - 2, sqPadded, zeroOf(mask));
+    if (type.getDimSize(r - 1) != 1)
+      maskPadded = padDim(maskPadded, r - 1, skvPadded, zeroOf(mask));
+  }
+
+  SmallVector<OpFoldResult> outSizes = {
+      OpFoldResult(batch), b.getIndexAttr(group * hkv), OpFoldResult(sqPadded),
+      b.getIndexAttr(dv)};
+  Value outInit = emptyTensor(b, loc, outSizes, elem);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), numQTiles},
+      ValueRange{outInit}, std::nullopt);
+  Block *body = forall.getBody();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(body->getTerminator());
+  Value bi = body->getArgument(0), hi = body->getArgument(1),
+        qt = body->getArgument(2);
+  Value q0 = mul(qt, idx(tq));
+  Value head0 = mul(hi, idx(group));
+
+  Value qTile = slice(qPadded, {bi, head0, q0, b.getIndexAttr(0)},
+                      {1, group, tq, d});
+  if (qRope)
+    qTile = ropeTile(qRope, qTile, positionsTile(qPos, bi, q0, tq));
+
+  // Key tiles that some row of this query tile can see: rows sit at
+  // q0 + off .. min(q0 + tq, sq) - 1 + off.
+  Value kvLo = idx(0), kvHi = skv;
+  Value firstRow = add(q0, offset);
+  if (op.getCausal()) {
+    Value lastRow = add(
+        sub(arith::MinSIOp::create(b, loc, add(q0, idx(tq)), sq), idx(1)),
+        offset);
+    kvHi = arith::MaxSIOp::create(
+        b, loc, idx(0),
+        arith::MinSIOp::create(b, loc, skv, add(lastRow, idx(1))));
+  }
+  if (std::optional<int64_t> w = op.getWindowSize())
+    kvLo = arith::MaxSIOp::create(b, loc, idx(0),
+                                  add(sub(firstRow, idx(*w)), idx(1)));
+  Value tileLo = arith::DivSIOp::create(b, loc, kvLo, idx(tk));
+  Value tileHi = ceilDiv(kvHi, tk);
+
+  // Initial state; a sink enters as (m, l) = (sink, 1).
+  SmallVector<OpFoldResult> rowSizes = {b.getIndexAttr(1),
+                                        b.getIndexAttr(group),
+                                        b.getIndexAttr(tq)};
+  AffineMap rowId = AffineMap::getMultiDimIdentityMap(3, ctx);
+  Value m0, l0;
+  if (Value sink = op.getSink()) {
+    Value sinkTile = slice(sink, {head0}, {group});
+    m0 = generic({sinkTile}, {AffineMap::get(3, 0, getAffineDimExpr(1, ctx)),
+                             rowId},
+                 emptyTensor(b, loc, rowSizes, ct), {},
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   return castFloat(nb, nl, a[0], ct);
+                 });
+    l0 = filledTensor(b, loc, rowSizes, ct, 1.0);
+  } else {
+    m0 = filledTensor(b, loc, rowSizes, ct, kNegInf);
+    l0 = filledTensor(b, loc, rowSizes, ct, 0.0);
+  }
+  SmallVector<OpFoldResult> accSizes = {b.getIndexAttr(1),
+                                        b.getIndexAttr(group),
+                                        b.getIndexAttr(tq), b.getIndexAttr(dv)};
+  Value acc0 = filledTensor(b, loc, accSizes, ct, 0.0);
+
+  auto loop = scf::ForOp::create(b, loc, tileLo, tileHi, idx(1),
+                                 ValueRange{m0, l0, acc0});
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
+          acc = loop.getRegionIterArg(2);
+    Value k0 = mul(kt, idx(tk));
+    Value kTile =
+        slice(kPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
+    if (kRope)
+      kTile = ropeTile(kRope, kTile, positionsTile(kPos, bi, k0, tk));
+    Value vTile =
+        slice(vPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, dv});
+    Value maskTile;
+    if (maskPadded) {
+      auto type = cast<RankedTensorType>(op.getMask().getType());
+      unsigned lead = 4 - type.getRank();
+      SmallVector<OpFoldResult> offsets;
+      SmallVector<int64_t> sizes;
+      Value full[4] = {bi, head0, q0, k0};
+      int64_t tileSize[4] = {1, group, tq, tk};
+      for (int64_t r = 0; r < type.getRank(); ++r) {
+        bool bcast = type.getDimSize(r) == 1;
+        offsets.push_back(bcast ? OpFoldResult(b.getIndexAttr(0))
+                                : OpFoldResult(full[lead + r]));
+        sizes.push_back(bcast ? 1 : tileSize[lead + r]);
+      }
+      maskTile = slice(maskPadded, offsets, sizes);
+    }
+
+    Value s = maskScores(scores(qTile, kTile), maskTile, q0, k0);
+    AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+    AffineMap rows4 = AffineMap::get(
+        4, 0,
+        {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+         getAffineDimExpr(2, ctx)},
+        ctx);
+    auto safe = [&](OpBuilder &nb, Location nl, Value x) -> Value {
+      Value isNegInf = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                             x, floatConst(nb, nl, ct, kNegInf));
+      return arith::SelectOp::create(nb, nl, isNegInf,
+                                     floatConst(nb, nl, ct, 0.0), x);
+    };
+    // The state is updated in place (each new value is written over the
+    // old one's tensor) so that bufferization keeps one buffer per carried
+    // value: every read of the old m happens before m is overwritten.
+    // r = rowmax(S)
+    Value rowMax = generic({s}, {id4, rows4},
+                           filledTensor(b, loc, rowSizes, ct, kNegInf), {3},
+                           [&](OpBuilder &nb, Location nl, ValueRange a) {
+                             return arith::MaximumFOp::create(nb, nl, a[0], a[1])
+                                 .getResult();
+                           });
+    // alpha = exp(m - safe(max(m, r)))
+    Value alpha = generic(
+        {m, rowMax}, {rowId, rowId, rowId}, emptyTensor(b, loc, rowSizes, ct),
+        {}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value mNew = arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+          return math::ExpOp::create(
+                     nb, nl,
+                     arith::SubFOp::create(nb, nl, a[0], safe(nb, nl, mNew)))
+              .getResult();
+        });
+    // m' = max(m, r), over m
+    Value mNew = generic({rowMax}, {rowId, rowId}, m, {},
+                         [&](OpBuilder &nb, Location nl, ValueRange a) {
+                           return arith::MaximumFOp::create(nb, nl, a[1], a[0])
+                               .getResult();
+                         });
+    // P = exp(S - safe(m')), over S
+    Value p = generic({mNew}, {rows4, id4}, s, {},
+                      [&](OpBuilder &nb, Location nl, ValueRange a) {
+                        return math::ExpOp::create(
+                                   nb, nl,
+                                   arith::SubFOp::create(nb, nl, a[1],
+                                                         safe(nb, nl, a[0])))
+                            .getResult();
+                      });
+    // l' = alpha l + rowsum(P), over l
+    Value lScaled = generic({alpha}, {rowId, rowId}, l, {},
+                            [&](OpBuilder &nb, Location nl, ValueRange a) {
+                              return arith::MulFOp::create(nb, nl, a[1], a[0])
+                                  .getResult();
+                            });
+    Value lNew = generic({p}, {id4, rows4}, lScaled, {3},
+                         [&](OpBuilder &nb, Location nl, ValueRange a) {
+                           return arith::AddFOp::create(nb, nl, a[1], a[0])
+                               .getResult();
+                         });
+    // acc' = alpha acc + P V, over acc   (loops z, g, i, e, j)
+    Value accScaled = generic({alpha}, {rows4, id4}, acc, {},
+                              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                return arith::MulFOp::create(nb, nl, a[1], a[0])
+                                    .getResult();
+                              });
+    AffineExpr z, g, i, e, j;
+    bindDims(ctx, z, g, i, e, j);
+    AffineExpr zero = getAffineConstantExpr(0, ctx);
+    Value accNew = generic(
+        {p, vTile},
+        {AffineMap::get(5, 0, {z, g, i, j}, ctx),
+         AffineMap::get(5, 0, {z, zero, j, e}, ctx),
+         AffineMap::get(5, 0, {z, g, i, e}, ctx)},
+        accScaled, {4}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value prod = arith::MulFOp::create(nb, nl, a[0],
+                                             castFloat(nb, nl, a[1], ct));
+          return arith::AddFOp::create(nb, nl, a[2], prod).getResult();
+        });
+    scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
+  }
+
+  // O = acc / l, zero for rows with nothing visible.
+  AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  AffineMap rows4 = AffineMap::get(
+      4, 0,
+      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+       getAffineDimExpr(2, ctx)},
+      ctx);
+  Value outTile = generic(
+      {loop.getResult(2), loop.getResult(1)}, {id4, rows4, id4},
+      emptyTensor(b, loc, accSizes, elem), {},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value zero = floatConst(nb, nl, ct, 0.0);
+        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                            a[1], zero);
+        Value r = arith::SelectOp::create(
+            nb, nl, empty, zero, arith::DivFOp::create(nb, nl, a[0], a[1]));
+        return castFloat(nb, nl, r, elem);
+      });
+
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, outTile, body->getArgument(3),
+      ArrayRef<OpFoldResult>{bi, head0, q0, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(group),
+                             b.getIndexAttr(tq), b.getIndexAttr(dv)},
+      ones);
+
+  b.setInsertionPointAfter(forall);
+  SmallVector<OpFoldResult> resultSizes = {
+      OpFoldResult(batch), b.getIndexAttr(group * hkv), OpFoldResult(sq),
+      b.getIndexAttr(dv)};
+  SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
+  Value result = tensor::ExtractSliceOp::create(
+      b, loc, forall.getResult(0), zeros, resultSizes, ones);
+  return castToType(b, loc, result, op.getResult().getType());
+}
+
+struct TileAttentionPass final
+    : mnemo::impl::TileAttentionPassBase<TileAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockQ <= 0 || blockKV <= 0) {
+      getOperation()->emitError("mnemo-tile-attention needs positive tile "
+                                "sizes, got block-q=")
+          << static_cast<int64_t>(blockQ)
+          << " block-kv=" << static_cast<int64_t>(blockKV);
+      return signalPassFailure();
+    }
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope);
+      Value result = tiler.build();
+      llvm::SetVector<Operation *> ropes;
+      for (Value operand : {op.getQuery(), op.getKey()})
+        if (auto rope = operand.getDefiningOp<RopeOp>())
+          ropes.insert(rope);
+      rewriter.replaceOp(op, result);
+      // Ropes applied per tile are dead now.
+      for (Operation *rope : ropes)
+        if (rope->use_empty())
+          rewriter.eraseOp(rope);
+    }
+  }
+};
+
+} // namespace

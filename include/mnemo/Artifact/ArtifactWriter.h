@@ -1,0 +1,60 @@
+//===- ArtifactWriter.h - writes .mnemo artifacts ---------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The compiler's side of runtime/schema/artifact.fbs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_ARTIFACT_ARTIFACTWRITER_H
+#define MNEMO_ARTIFACT_ARTIFACTWRITER_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/raw_ostream.h"
+#include <string>
+
+namespace mlir::mnemo {
+
+/// A tensor of a function signature; -1 marks a dynamic dim.
+struct ArtifactTensor {
+  std::string name;
+  Type elementType;
+  SmallVector<int64_t> shape;
+  SmallVector<int64_t> maxShape;
+};
+
+/// A constant operand, stored in the weights segment.
+struct ArtifactWeight {
+  std::string name;
+  DenseElementsAttr value;
+};
+
+/// One exported function: a single kernel call over its inputs and weights.
+struct ArtifactFunction {
+  std::string name;
+  std::string kernelSymbol;
+  SmallVector<ArtifactTensor> inputs;
+  SmallVector<ArtifactTensor> outputs;
+  SmallVector<unsigned> weights; // indices into ArtifactContents::weights
+};
+
+struct ArtifactContents {
+  std::string triple, cpu, features;
+  std::string code; // ELF shared object
+  std::vector<ArtifactFunction> functions;
+  std::vector<ArtifactWeight> weights;
+  std::string compiler, source, sourceHash;
+};
+
+/// Serializes `contents`: the size-prefixed FlatBuffer, then the 64-byte
+/// aligned weights segment. Fails (with a diagnostic at `loc`) on element
+/// types the format cannot describe.
+LogicalResult writeArtifact(Location loc, const ArtifactContents &contents,
+                            llvm::raw_ostream &os);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_ARTIFACT_ARTIFACTWRITER_H

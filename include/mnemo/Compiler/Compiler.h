@@ -1,0 +1,51 @@
+//===- Compiler.h - the mnemoc driver library -------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_COMPILER_COMPILER_H
+#define MNEMO_COMPILER_COMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include <functional>
+#include <string>
+
+namespace mlir::mnemo {
+
+/// The stages `--emit=` can stop after, in pipeline order.
+enum class EmitStage { Mnemo, Fused, Tiled, LLVM, Asm, Obj, Artifact };
+
+struct CompileOptions {
+  std::string target = "host";
+  EmitStage emit = EmitStage::Artifact;
+  /// Largest batch and sequence length a dynamic dim may take at run time:
+  /// dim 0 of a rank >= 2 tensor is a batch dim, any other a sequence dim.
+  int64_t maxBatch = 16;
+  int64_t maxSeqLen = 4096;
+  /// FlashAttention tiling; 0 picks the target's default.
+  bool tileAttention = true;
+  int64_t blockQ = 0;
+  int64_t blockKV = 0;
+  /// Constants of at least this many bytes go to the weights segment.
+  int64_t minWeightBytes = 1024;
+  /// Provenance recorded in the artifact.
+  std::string sourceName;
+  std::string sourceHash;
+};
+
+/// Reports a stage starting (for progress display).
+using ProgressFn = std::function<void(llvm::StringRef stage)>;
+
+/// Compiles `module` in place up to `options.emit` and writes that stage to
+/// `os` (IR text, LLVM IR, assembly, an object, or the artifact). Errors are
+/// reported as diagnostics on the module.
+LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
+                            llvm::raw_ostream &os,
+                            const ProgressFn &progress = {});
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_COMPILER_COMPILER_H

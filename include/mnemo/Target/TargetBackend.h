@@ -1,0 +1,67 @@
+//===- TargetBackend.h - code generation targets ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A target lowers tiled tensor IR to its native form and serializes it. The
+// driver picks one from --target= and never branches on the target itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_TARGET_TARGETBACKEND_H
+#define MNEMO_TARGET_TARGETBACKEND_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringRef.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::mnemo {
+
+/// Facts about a target that shared lowering code may ask for.
+struct TargetInfo {
+  /// Preferred SIMD width in bits for f32 vectors (128 for NEON).
+  unsigned vectorBits = 128;
+  /// Default FlashAttention tile sizes (query rows, key/value rows).
+  int64_t attentionBlockQ = 32;
+  int64_t attentionBlockKV = 64;
+};
+
+/// What the serializer produces.
+enum class OutputKind { LLVMIR, Assembly, Object, SharedObject };
+
+/// A code generation target (one per ISA family).
+class TargetBackend {
+public:
+  virtual ~TargetBackend() = default;
+
+  /// Name used on the command line ("host", "aarch64").
+  virtual llvm::StringRef getName() const = 0;
+  /// Target triple, CPU and features the code is generated for.
+  virtual std::string getTriple() const = 0;
+  virtual std::string getCPU() const = 0;
+  virtual std::string getFeatures() const = 0;
+  virtual const TargetInfo &getInfo() const = 0;
+
+  /// Appends the passes lowering tiled, tensor-level IR to the LLVM dialect,
+  /// with one `void mnemo_entry_<func>(void **)` entry point per public
+  /// function (the artifact's kernel ABI).
+  virtual void buildCodegenPipeline(OpPassManager &pm) const = 0;
+
+  /// Translates an LLVM-dialect module to the requested form.
+  virtual FailureOr<std::string> serialize(ModuleOp module,
+                                           OutputKind kind) const = 0;
+};
+
+/// The backend for `name` ("host", "aarch64", "x86_64"), or null.
+std::unique_ptr<TargetBackend> createTargetBackend(llvm::StringRef name);
+
+/// Names accepted by createTargetBackend, for help and diagnostics.
+std::vector<std::string> getTargetBackendNames();
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_TARGET_TARGETBACKEND_H

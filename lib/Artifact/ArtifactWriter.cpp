@@ -1,0 +1,198 @@
+//===- ArtifactWriter.cpp - writes .mnemo artifacts -------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Artifact/ArtifactWriter.h"
+
+#include "artifact_generated.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+namespace fb = ::mnemo::artifact;
+
+namespace {
+
+/// Bumped on any change a runtime built earlier cannot read.
+constexpr uint32_t kAbiVersion = 1;
+constexpr uint64_t kAlignment = 64;
+
+std::optional<fb::DType> dtypeOf(Type t) {
+  if (t.isF32())
+    return fb::DType::F32;
+  if (t.isF16())
+    return fb::DType::F16;
+  if (t.isBF16())
+    return fb::DType::BF16;
+  if (t.isF64())
+    return fb::DType::F64;
+  if (t.isInteger(64))
+    return fb::DType::I64;
+  if (t.isInteger(32))
+    return fb::DType::I32;
+  if (t.isInteger(8))
+    return fb::DType::I8;
+  if (t.isInteger(1))
+    return fb::DType::BOOL;
+  return std::nullopt;
+}
+
+/// The raw little-endian bytes of a dense constant, splats expanded.
+std::string rawBytes(DenseElementsAttr value) {
+  ArrayRef<char> raw = value.getRawData();
+  auto type = cast<ShapedType>(value.getType());
+  if (!value.isSplat())
+    return std::string(raw.begin(), raw.end());
+  std::string bytes;
+  bytes.reserve(raw.size() * type.getNumElements());
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    bytes.append(raw.begin(), raw.end());
+  return bytes;
+}
+
+} // namespace
+
+namespace {
+
+/// Lays out the weights segment: each weight 64-byte aligned.
+struct Segment {
+  std::string bytes;
+  SmallVector<uint64_t> offsets;
+};
+
+Segment layoutWeights(ArrayRef<ArtifactWeight> weights) {
+  Segment segment;
+  for (const ArtifactWeight &w : weights) {
+    segment.bytes.resize(llvm::alignTo(segment.bytes.size(), kAlignment), '\0');
+    segment.offsets.push_back(segment.bytes.size());
+    segment.bytes += rawBytes(w.value);
+  }
+  return segment;
+}
+
+/// Builds the FlatBuffer for a weights segment at file offset
+/// `segmentOffset`. The encoding's size does not depend on that value.
+FailureOr<flatbuffers::DetachedBuffer>
+buildFlatBuffer(Location loc, const ArtifactContents &contents,
+                const Segment &segment, uint64_t segmentOffset) {
+  flatbuffers::FlatBufferBuilder b(1 << 16);
+  auto tensorSig = [&](const ArtifactTensor &t)
+      -> FailureOr<flatbuffers::Offset<fb::TensorSig>> {
+    std::optional<fb::DType> dtype = dtypeOf(t.elementType);
+    if (!dtype)
+      return emitError(loc) << "tensor '" << t.name << "' has element type "
+                            << t.elementType
+                            << ", which artifacts cannot carry";
+    auto name = b.CreateString(t.name);
+    auto shape = b.CreateVector(t.shape.data(), t.shape.size());
+    auto maxShape = b.CreateVector(t.maxShape.data(), t.maxShape.size());
+    return fb::CreateTensorSig(b, name, *dtype, shape, maxShape);
+  };
+
+  std::vector<flatbuffers::Offset<fb::Weight>> weights;
+  for (auto [w, offset] : llvm::zip(contents.weights, segment.offsets)) {
+    auto type = cast<ShapedType>(w.value.getType());
+    std::optional<fb::DType> dtype = dtypeOf(type.getElementType());
+    if (!dtype)
+      return emitError(loc) << "weight '" << w.name << "' has element type "
+                            << type.getElementType()
+                            << ", which artifacts cannot carry";
+    auto name = b.CreateString(w.name);
+    auto shape = b.CreateVector(type.getShape().data(), type.getShape().size());
+    uint64_t size = type.getNumElements() *
+                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    weights.push_back(fb::CreateWeight(b, name, *dtype, shape, offset, size));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  std::vector<flatbuffers::Offset<fb::Function>> functions;
+  for (const ArtifactFunction &f : contents.functions) {
+    std::vector<flatbuffers::Offset<fb::TensorSig>> inputs, outputs;
+    for (const ArtifactTensor &t : f.inputs) {
+      FailureOr<flatbuffers::Offset<fb::TensorSig>> sig = tensorSig(t);
+      if (failed(sig))
+        return failure();
+      inputs.push_back(*sig);
+    }
+    for (const ArtifactTensor &t : f.outputs) {
+      FailureOr<flatbuffers::Offset<fb::TensorSig>> sig = tensorSig(t);
+      if (failed(sig))
+        return failure();
+      outputs.push_back(*sig);
+    }
+    uint32_t numArgs = f.inputs.size() + f.weights.size();
+    uint32_t numResults = f.outputs.size();
+    auto symbol = b.CreateString(f.kernelSymbol);
+    uint32_t kernelIndex = kernels.size();
+    kernels.push_back(fb::CreateKernel(b, symbol, numArgs, numResults));
+    // The plan: one call over every input and weight slot, defining the
+    // output slots that follow them.
+    std::vector<uint32_t> args, results;
+    for (uint32_t i = 0; i < numArgs; ++i)
+      args.push_back(i);
+    for (uint32_t i = 0; i < numResults; ++i)
+      results.push_back(numArgs + i);
+    auto argsVec = b.CreateVector(args);
+    auto resultsVec = b.CreateVector(results);
+    auto call = fb::CreateCall(b, kernelIndex, argsVec, resultsVec);
+    auto calls = b.CreateVector(std::vector{call});
+    auto name = b.CreateString(f.name);
+    auto inputsVec = b.CreateVector(inputs);
+    auto outputsVec = b.CreateVector(outputs);
+    auto weightsVec = b.CreateVector(f.weights.data(), f.weights.size());
+    auto outputSlots = b.CreateVector(results);
+    functions.push_back(fb::CreateFunction(b, name, inputsVec, outputsVec,
+                                           weightsVec, calls, outputSlots));
+  }
+
+  auto triple = b.CreateString(contents.triple);
+  auto cpu = b.CreateString(contents.cpu);
+  auto features = b.CreateString(contents.features);
+  auto target = fb::CreateTarget(b, triple, cpu, features);
+  auto code = b.CreateVector(
+      reinterpret_cast<const uint8_t *>(contents.code.data()),
+      contents.code.size());
+  auto kernelsVec = b.CreateVector(kernels);
+  auto functionsVec = b.CreateVector(functions);
+  auto weightsVec = b.CreateVector(weights);
+  auto weightsFile = b.CreateString("");
+  auto compiler = b.CreateString(contents.compiler);
+  auto source = b.CreateString(contents.source);
+  auto hash = b.CreateString(contents.sourceHash);
+  auto provenance = fb::CreateProvenance(b, compiler, source, hash);
+  auto root = fb::CreateArtifact(b, kAbiVersion, target,
+                                 fb::CodeFormat::ELF_SHARED_OBJECT, code,
+                                 kernelsVec, functionsVec, weightsVec,
+                                 weightsFile, segmentOffset,
+                                 segment.bytes.size(), provenance);
+  b.FinishSizePrefixed(root, fb::ArtifactIdentifier());
+  return b.Release();
+}
+
+} // namespace
+
+LogicalResult mlir::mnemo::writeArtifact(Location loc,
+                                   const ArtifactContents &contents,
+                                   llvm::raw_ostream &os) {
+  Segment segment = layoutWeights(contents.weights);
+  // Measure with a placeholder offset, then build with the real one; the
+  // offset is a fixed-width field present in both, so the sizes agree.
+  FailureOr<flatbuffers::DetachedBuffer> probe =
+      buildFlatBuffer(loc, contents, segment, ~uint64_t(0));
+  if (failed(probe))
+    return failure();
+  uint64_t segmentOffset = llvm::alignTo(probe->size(), kAlignment);
+  FailureOr<flatbuffers::DetachedBuffer> buffer =
+      buildFlatBuffer(loc, contents, segment, segmentOffset);
+  if (failed(buffer) || buffer->size() != probe->size())
+    return emitError(loc) << "internal error: artifact layout changed size";
+  os.write(reinterpret_cast<const char *>(buffer->data()), buffer->size());
+  os.write_zeros(segmentOffset - buffer->size());
+  os << segment.bytes;
+  return success();
+}

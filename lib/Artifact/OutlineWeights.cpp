@@ -1,0 +1,43 @@
+//===- OutlineWeights.cpp - constants to weight operands --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Artifact/OutlineWeights.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+void mnemo::outlineWeights(func::FuncOp func, int64_t minBytes,
+                           std::vector<ArtifactWeight> &weights,
+                           SmallVectorImpl<unsigned> &indices) {
+  SmallVector<arith::ConstantOp> constants;
+  func.walk([&](arith::ConstantOp op) {
+    auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!value || !type || !type.getElementType().isIntOrFloat())
+      return;
+    int64_t bytes = type.getNumElements() *
+                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    if (bytes >= minBytes)
+      constants.push_back(op);
+  });
+  Block &entry = func.getBody().front();
+  for (arith::ConstantOp op : constants) {
+    std::string name;
+    if (auto nameLoc = dyn_cast<NameLoc>(op.getLoc()))
+      name = nameLoc.getName().str();
+    else
+      name = "weight" + std::to_string(weights.size());
+    unsigned argIndex = func.getNumArguments();
+    if (failed(func.insertArgument(argIndex, op.getType(), {}, op.getLoc())))
+      continue;
+    op.getResult().replaceAllUsesWith(entry.getArgument(argIndex));
+    indices.push_back(weights.size());
+    weights.push_back({name, cast<DenseElementsAttr>(op.getValue())});
+    op.erase();
+  }
+}

@@ -1,0 +1,165 @@
+//===- Compiler.cpp - the mnemoc driver library -----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Compiler/Compiler.h"
+
+#include "mnemo/Artifact/ArtifactWriter.h"
+#include "mnemo/Artifact/OutlineWeights.h"
+#include "mnemo/Pipelines/Pipelines.h"
+#include "mnemo/Target/CPU/Passes.h"
+#include "mnemo/Target/TargetBackend.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+
+constexpr llvm::StringLiteral kNameAttr = "mnemo.name";
+
+/// The signature entry of a function argument or result.
+ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
+                               std::string fallback,
+                               const CompileOptions &options) {
+  ArtifactTensor t;
+  auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
+  t.name = name ? name.str() : std::move(fallback);
+  auto tensor = cast<RankedTensorType>(type);
+  t.elementType = tensor.getElementType();
+  for (auto [i, d] : llvm::enumerate(tensor.getShape())) {
+    bool dynamic = ShapedType::isDynamic(d);
+    t.shape.push_back(dynamic ? -1 : d);
+    int64_t max = i == 0 && tensor.getRank() >= 2 ? options.maxBatch
+                                                   : options.maxSeqLen;
+    t.maxShape.push_back(dynamic ? max : d);
+  }
+  return t;
+}
+
+/// Records the signatures of the public functions and moves their large
+/// constants to weight operands.
+LogicalResult prepareArtifact(ModuleOp module, const CompileOptions &options,
+                              ArtifactContents &contents) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    ArtifactFunction f;
+    f.name = func.getName().str();
+    f.kernelSymbol = (kEntryPrefix + func.getName()).str();
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      if (!isa<RankedTensorType>(type))
+        return func.emitError("argument ")
+               << i << " is " << type << "; entry points take ranked tensors";
+      f.inputs.push_back(signatureTensor(type, func.getArgAttrDict(i),
+                                         "input" + std::to_string(i),
+                                         options));
+    }
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+      if (!isa<RankedTensorType>(type))
+        return func.emitError("result ")
+               << i << " is " << type << "; entry points return ranked tensors";
+      f.outputs.push_back(signatureTensor(type, func.getResultAttrDict(i),
+                                          "output" + std::to_string(i),
+                                          options));
+    }
+    outlineWeights(func, options.minWeightBytes, contents.weights, f.weights);
+    contents.functions.push_back(std::move(f));
+  }
+  if (contents.functions.empty())
+    return module.emitError("no public function to compile");
+  return success();
+}
+
+LogicalResult runPasses(ModuleOp module,
+                        llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module.getContext());
+  build(pm);
+  return pm.run(module);
+}
+
+} // namespace
+
+LogicalResult mnemo::compileModule(ModuleOp module,
+                                   const CompileOptions &options,
+                                   llvm::raw_ostream &os,
+                                   const ProgressFn &progress) {
+  auto report = [&](llvm::StringRef stage) {
+    if (progress)
+      progress(stage);
+  };
+  std::unique_ptr<TargetBackend> target = createTargetBackend(options.target);
+  if (!target)
+    return module.emitError("unknown target '") << options.target << "'";
+
+  if (options.emit == EmitStage::Mnemo) {
+    module.print(os);
+    return success();
+  }
+  report("fusing graph-level ops");
+  if (failed(runPasses(module, buildFusionPipeline)))
+    return failure();
+  if (options.emit == EmitStage::Fused) {
+    module.print(os);
+    return success();
+  }
+
+  report("tiling attention and decomposing");
+  TilingOptions tiling;
+  tiling.tileAttention = options.tileAttention;
+  tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
+  tiling.blockKV =
+      options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;
+  if (failed(runPasses(module, [&](OpPassManager &pm) {
+        buildTilingPipeline(pm, tiling);
+      })))
+    return failure();
+  if (options.emit == EmitStage::Tiled) {
+    module.print(os);
+    return success();
+  }
+
+  ArtifactContents contents;
+  if (options.emit == EmitStage::Artifact) {
+    report("outlining weights");
+    if (failed(prepareArtifact(module, options, contents)))
+      return failure();
+  }
+  report("lowering to LLVM");
+  if (failed(runPasses(module, [&](OpPassManager &pm) {
+        target->buildCodegenPipeline(pm);
+      })))
+    return failure();
+
+  static const std::pair<EmitStage, OutputKind> kinds[] = {
+      {EmitStage::LLVM, OutputKind::LLVMIR},
+      {EmitStage::Asm, OutputKind::Assembly},
+      {EmitStage::Obj, OutputKind::Object},
+      {EmitStage::Artifact, OutputKind::SharedObject}};
+  OutputKind kind = OutputKind::SharedObject;
+  for (auto [stage, k] : kinds)
+    if (stage == options.emit)
+      kind = k;
+  report("generating native code");
+  FailureOr<std::string> code = target->serialize(module, kind);
+  if (failed(code))
+    return failure();
+  if (options.emit != EmitStage::Artifact) {
+    os << *code;
+    return success();
+  }
+
+  report("writing the artifact");
+  contents.triple = target->getTriple();
+  contents.cpu = target->getCPU();
+  contents.features = target->getFeatures();
+  contents.code = std::move(*code);
+  contents.compiler = "mnemoc " MNEMO_VERSION;
+  contents.source = options.sourceName;
+  contents.sourceHash = options.sourceHash;
+  return writeArtifact(module.getLoc(), contents, os);
+}

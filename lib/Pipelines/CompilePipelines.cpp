@@ -1,0 +1,34 @@
+//===- CompilePipelines.cpp - mnemoc's target-independent stages -*- C++ -*-=//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/Transforms/Passes.h"
+#include "mnemo/Conversion/Passes.h"
+#include "mnemo/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mnemo::buildFusionPipeline(OpPassManager &pm) {
+  // Graph-level fusion happens where it pays: rope into the attention tile
+  // loads (mnemo-tile-attention). Here the graph is only simplified.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mnemo::buildTilingPipeline(OpPassManager &pm,
+                                const TilingOptions &options) {
+  if (options.tileAttention) {
+    mnemo::TileAttentionPassOptions tile;
+    tile.blockQ = options.blockQ;
+    tile.blockKV = options.blockKV;
+    pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
+  }
+  pm.addPass(mnemo::createConvertMnemoToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}

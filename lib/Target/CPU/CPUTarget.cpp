@@ -1,0 +1,97 @@
+//===- CPUTarget.cpp - x86-64 and AArch64 code generation -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One backend class for the CPU ISAs: the host (x86-64 with the host's
+// features) and AArch64 (NEON). Tiled tensor IR is bufferized, lowered to
+// loops and the LLVM dialect, wrapped into the artifact's entry points, then
+// compiled in-process by LLVM's TargetMachine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUTarget.h"
+
+#include "mnemo/Target/CPU/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+CPUTargetBackend::CPUTargetBackend(std::string name, std::string triple,
+                                   std::string cpu, std::string features,
+                                   TargetInfo info)
+    : name(std::move(name)), triple(std::move(triple)), cpu(std::move(cpu)),
+      features(std::move(features)), info(info) {}
+
+void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  // Copies become loops; the code object must not call MLIR's runtime.
+  pm.addPass(createLowerCopiesPass());
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createApproximateMathPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createMarkEntryPointsPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAddEntryPointsPass());
+}
+
+std::unique_ptr<TargetBackend>
+mnemo::createTargetBackend(llvm::StringRef name) {
+  TargetInfo info;
+  if (name == "host" || name == "x86_64") {
+    if (name == "x86_64" || llvm::sys::getProcessTriple().find("x86_64") == 0) {
+      std::string features;
+      if (name == "host") {
+        for (const auto &[feature, on] : llvm::sys::getHostCPUFeatures())
+          features += (on ? "+" : "-") + feature.str() + ",";
+        if (!features.empty())
+          features.pop_back();
+      }
+      info.vectorBits = 256;
+      return std::make_unique<CPUTargetBackend>(
+          name.str(), "x86_64-unknown-linux-gnu",
+          name == "host" ? llvm::sys::getHostCPUName().str() : "x86-64-v2",
+          features, info);
+    }
+    // A non-x86 host: compile for it as it is.
+    return std::make_unique<CPUTargetBackend>(
+        name.str(), llvm::sys::getProcessTriple(),
+        llvm::sys::getHostCPUName().str(), "", info);
+  }
+  if (name == "aarch64")
+    return std::make_unique<CPUTargetBackend>(
+        "aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon", info);
+  return nullptr;
+}
+
+std::vector<std::string> mnemo::getTargetBackendNames() {
+  return {"host", "x86_64", "aarch64"};
+}

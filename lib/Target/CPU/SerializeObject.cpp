@@ -1,0 +1,170 @@
+//===- SerializeObject.cpp - LLVM dialect to native code --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Translates the LLVM-dialect module to LLVM IR, optimizes it at O3 for the
+// target machine, and emits assembly, a relocatable object, or a shared
+// object (the object linked by ld.lld, the one external tool used).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUTarget.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
+  static const bool initialized = [] {
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple(target.getTriple());
+  std::string error;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t) {
+    module.emitError("no LLVM target for '")
+        << target.getTriple() << "': " << error;
+    return nullptr;
+  }
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(
+      triple, target.getCPU(), target.getFeatures(), options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(module, mam);
+}
+
+/// Finds ld.lld: the one next to the LLVM this was built with, then PATH.
+std::string findLinker() {
+  for (const char *candidate : {MNEMO_LLVM_TOOLS_DIR "/ld.lld"})
+    if (llvm::sys::fs::can_execute(candidate))
+      return candidate;
+  for (const char *name : {"ld.lld-22", "ld.lld"})
+    if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName(name))
+      return *p;
+  return "";
+}
+
+FailureOr<std::string> linkSharedObject(ModuleOp module,
+                                        llvm::StringRef object) {
+  std::string linker = findLinker();
+  if (linker.empty()) {
+    module.emitError("cannot find ld.lld to link the code object (install "
+                     "lld-22)");
+    return failure();
+  }
+  llvm::SmallString<128> objPath, soPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("mnemo-kernels", "o", fd, objPath) ||
+      llvm::sys::fs::createTemporaryFile("mnemo-kernels", "so", soPath)) {
+    module.emitError("cannot create temporary files for linking");
+    return failure();
+  }
+  llvm::FileRemover removeObj(objPath), removeSo(soPath);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+  }
+  llvm::SmallString<128> errPath;
+  llvm::sys::fs::createTemporaryFile("mnemo-ld", "txt", errPath);
+  llvm::FileRemover removeErr(errPath);
+  llvm::StringRef args[] = {linker,   "-shared", "--build-id=none",
+                            "-o",     soPath,    objPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, errPath.str(),
+                                                errPath.str()};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, redirects, 0,
+                                     0, &message);
+  if (rc != 0) {
+    auto log = llvm::MemoryBuffer::getFile(errPath);
+    module.emitError("linking the code object failed: ")
+        << (log ? (*log)->getBuffer().trim() : llvm::StringRef(message));
+    return failure();
+  }
+  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
+  if (!so) {
+    module.emitError("cannot read the linked code object");
+    return failure();
+  }
+  return (*so)->getBuffer().str();
+}
+
+} // namespace
+
+FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
+                                                   OutputKind kind) const {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(module, *this);
+  if (!tm)
+    return failure();
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "mnemo");
+  if (!llvmModule) {
+    module.emitError("translation to LLVM IR failed");
+    return failure();
+  }
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  llvmModule->setDataLayout(tm->createDataLayout());
+  optimize(*llvmModule, *tm);
+
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (kind == OutputKind::LLVMIR) {
+    llvmModule->print(os, nullptr);
+    return out;
+  }
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream bos(buffer);
+  llvm::legacy::PassManager pm;
+  auto fileType = kind == OutputKind::Assembly
+                      ? llvm::CodeGenFileType::AssemblyFile
+                      : llvm::CodeGenFileType::ObjectFile;
+  if (tm->addPassesToEmitFile(pm, bos, nullptr, fileType)) {
+    module.emitError("the target machine cannot emit this file type");
+    return failure();
+  }
+  pm.run(*llvmModule);
+  if (kind != OutputKind::SharedObject)
+    return std::string(buffer.str());
+  return linkSharedObject(module, buffer.str());
+}

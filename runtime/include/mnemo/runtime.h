@@ -1,0 +1,261 @@
+/*===- mnemo/runtime.h - the Mnemo runtime C API ------------------*- C -*-===*\
+|*                                                                            *|
+|* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception                    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * Loads compiled models (.mnemo artifacts written by mnemoc) and runs their
+ * functions on the CPU.
+ *
+ * Objects:
+ *   mnemo_model_t    a loaded artifact: its metadata, weights and code.
+ *                    Immutable once loaded; any number of threads may use
+ *                    one model at the same time (introspection, creating
+ *                    sessions).
+ *   mnemo_session_t  the state of one function's execution: bound inputs,
+ *                    intermediate and output buffers. A session is used by
+ *                    one thread at a time; run many sessions (one per
+ *                    thread) at once over one shared model.
+ *   mnemo_status_t   the result of a fallible call: NULL means success;
+ *                    anything else is an error object the caller owns and
+ *                    releases with mnemo_status_free.
+ *
+ * Ownership: every object returned through an `out` parameter belongs to the
+ * caller and is released with its _free function. Strings and arrays
+ * returned by accessors are owned by the object they came from and stay
+ * valid as long as it does (outputs: until the next run, see below).
+ *
+ * Loading verifies the whole artifact (its layout, the metadata, the weights
+ * table, the execution plan, the target) before using any of it; a
+ * truncated, corrupted or foreign file gives an error status, never a crash.
+ */
+
+#ifndef MNEMO_RUNTIME_H
+#define MNEMO_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The artifact ABI version this runtime reads (Artifact.abi_version). */
+#define MNEMO_ARTIFACT_ABI_VERSION 1
+
+/*===------------------------------------------------------------------===*
+ * Status
+ *===------------------------------------------------------------------===*/
+
+typedef enum mnemo_status_code_e {
+  MNEMO_STATUS_OK = 0,
+  /* The caller passed something wrong: a NULL pointer, an unknown name, a
+   * tensor of the wrong dtype or shape, a call out of order. */
+  MNEMO_STATUS_INVALID_ARGUMENT = 1,
+  /* A file, function, input or output does not exist. */
+  MNEMO_STATUS_NOT_FOUND = 2,
+  /* A valid artifact this runtime cannot run: another ABI version, another
+   * target architecture, a code object the system cannot load. */
+  MNEMO_STATUS_INCOMPATIBLE = 3,
+  /* Out of memory or out of file descriptors. */
+  MNEMO_STATUS_RESOURCE_EXHAUSTED = 4,
+  /* The operating system refused a request (read, map, memfd). */
+  MNEMO_STATUS_UNAVAILABLE = 5,
+  /* A bug: in the runtime, or a kernel that broke its contract. */
+  MNEMO_STATUS_INTERNAL = 6,
+  /* The artifact is truncated, corrupt or not an artifact at all. */
+  MNEMO_STATUS_DATA_LOSS = 7,
+} mnemo_status_code_t;
+
+/* NULL is success. A non-NULL status is owned by the caller. */
+typedef struct mnemo_status_s *mnemo_status_t;
+
+/* The code of `status`; MNEMO_STATUS_OK for NULL. */
+mnemo_status_code_t mnemo_status_code(mnemo_status_t status);
+
+/* A one-line message naming the file, function, tensor or field concerned
+ * and the reason, e.g. "model.mnemo: truncated: ...". "" for NULL. Owned by
+ * the status. */
+const char *mnemo_status_message(mnemo_status_t status);
+
+/* Releases `status`; NULL is allowed. */
+void mnemo_status_free(mnemo_status_t status);
+
+/* "OK", "INVALID_ARGUMENT", ..., "DATA_LOSS"; "UNKNOWN" otherwise. */
+const char *mnemo_status_code_name(mnemo_status_code_t code);
+
+/*===------------------------------------------------------------------===*
+ * Element types
+ *===------------------------------------------------------------------===*/
+
+/* Mirrors the artifact schema's DType (same values). Every type is stored in
+ * its natural little-endian layout; BOOL is one byte, 0 or 1. */
+typedef enum mnemo_dtype_e {
+  MNEMO_DTYPE_F32 = 0,
+  MNEMO_DTYPE_F16 = 1,
+  MNEMO_DTYPE_BF16 = 2,
+  MNEMO_DTYPE_F64 = 3,
+  MNEMO_DTYPE_I64 = 4,
+  MNEMO_DTYPE_I32 = 5,
+  MNEMO_DTYPE_I8 = 6,
+  MNEMO_DTYPE_U8 = 7,
+  MNEMO_DTYPE_BOOL = 8,
+} mnemo_dtype_t;
+
+/* Bytes per element; 0 for a value outside the enum. */
+size_t mnemo_dtype_size(mnemo_dtype_t dtype);
+
+/* "f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8", "bool";
+ * "unknown" otherwise. */
+const char *mnemo_dtype_name(mnemo_dtype_t dtype);
+
+/*===------------------------------------------------------------------===*
+ * Models
+ *===------------------------------------------------------------------===*/
+
+typedef struct mnemo_model_s mnemo_model_t;
+
+/* Loads the artifact at `path`. The file is mapped read-only and the
+ * weights are used in place, never copied; the file must not be modified or
+ * truncated while the model lives. A side weights file named by the
+ * artifact is resolved relative to the artifact's directory and mapped the
+ * same way. On success stores a new model in `*out_model`. */
+mnemo_status_t mnemo_model_load_file(const char *path,
+                                     mnemo_model_t **out_model);
+
+/* Loads an artifact from memory. The caller keeps `data` alive and
+ * unchanged until the model is destroyed (that is, until mnemo_model_free
+ * has been called and every session of the model has been freed); the
+ * weights are used in place when `data` is 64-byte aligned, otherwise the
+ * model keeps an aligned copy. An artifact with a side weights file cannot
+ * be loaded from memory (INVALID_ARGUMENT). */
+mnemo_status_t mnemo_model_load_memory(const void *data, size_t size,
+                                       mnemo_model_t **out_model);
+
+/* Releases the caller's reference; NULL is allowed. Sessions hold their own
+ * reference, so the model is destroyed when the last of them is freed. */
+void mnemo_model_free(mnemo_model_t *model);
+
+/* The compile target: e.g. "x86_64-unknown-linux-gnu", the CPU name and the
+ * feature string mnemoc used. Never NULL (may be ""). */
+const char *mnemo_model_target_triple(const mnemo_model_t *model);
+const char *mnemo_model_target_cpu(const mnemo_model_t *model);
+const char *mnemo_model_target_features(const mnemo_model_t *model);
+
+typedef enum mnemo_provenance_e {
+  MNEMO_PROVENANCE_COMPILER = 0,    /* "mnemoc <version>" */
+  MNEMO_PROVENANCE_SOURCE = 1,      /* the input file name */
+  MNEMO_PROVENANCE_SOURCE_HASH = 2, /* hex SHA-256 of the input */
+} mnemo_provenance_t;
+
+/* A provenance string; never NULL (may be ""). */
+const char *mnemo_model_provenance(const mnemo_model_t *model,
+                                   mnemo_provenance_t field);
+
+/* Bytes of weights the model maps. */
+uint64_t mnemo_model_weights_size(const mnemo_model_t *model);
+
+/* Functions are numbered 0 .. count-1 in artifact order. */
+size_t mnemo_model_function_count(const mnemo_model_t *model);
+
+/* The name of function `function`; NULL when out of range. */
+const char *mnemo_model_function_name(const mnemo_model_t *model,
+                                      size_t function);
+
+/* Finds a function by name (NOT_FOUND if absent). */
+mnemo_status_t mnemo_model_find_function(const mnemo_model_t *model,
+                                         const char *name,
+                                         size_t *out_function);
+
+/* Number of inputs / outputs of `function`; 0 when out of range. */
+size_t mnemo_model_input_count(const mnemo_model_t *model, size_t function);
+size_t mnemo_model_output_count(const mnemo_model_t *model, size_t function);
+
+/* A tensor of a function's signature. `shape` has -1 for a dynamic dim;
+ * `max_shape` has the largest value each dim may take (equal to `shape` for
+ * a static dim). The arrays have `rank` entries and belong to the model. */
+typedef struct mnemo_tensor_info_t {
+  const char *name;
+  mnemo_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+  const int64_t *max_shape;
+} mnemo_tensor_info_t;
+
+/* Describes input / output `index` of `function` (NOT_FOUND when either is
+ * out of range). */
+mnemo_status_t mnemo_model_input_info(const mnemo_model_t *model,
+                                      size_t function, size_t index,
+                                      mnemo_tensor_info_t *out_info);
+mnemo_status_t mnemo_model_output_info(const mnemo_model_t *model,
+                                       size_t function, size_t index,
+                                       mnemo_tensor_info_t *out_info);
+
+/*===------------------------------------------------------------------===*
+ * Sessions
+ *===------------------------------------------------------------------===*/
+
+typedef struct mnemo_session_s mnemo_session_t;
+
+/* Creates a session that runs `function` (NULL: the model's first
+ * function) of `model`. The session keeps the model alive. */
+mnemo_status_t mnemo_session_create(mnemo_model_t *model,
+                                    const char *function,
+                                    mnemo_session_t **out_session);
+
+/* Frees the session and the buffers it owns; NULL is allowed. */
+void mnemo_session_free(mnemo_session_t *session);
+
+/* The index of the function the session runs. */
+size_t mnemo_session_function(const mnemo_session_t *session);
+
+/* Binds input `name` to `rank` dims `shape` of dtype `dtype` at `data`,
+ * dense row-major (C order) and aligned to the element size. The dtype and
+ * rank must match the signature, static dims exactly, and each dynamic dim
+ * d must satisfy 0 < d <= its max. `data` may be NULL only for a tensor
+ * with no elements.
+ *
+ * The session borrows `data` (no copy): it must stay valid and unchanged
+ * until the next mnemo_session_run returns. That run consumes the bindings:
+ * every input must be set again before the following run. */
+mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
+                                       const char *name, mnemo_dtype_t dtype,
+                                       const int64_t *shape, size_t rank,
+                                       const void *data);
+
+/* Runs the function on the bound inputs. Frees the previous run's outputs
+ * first. On success the outputs are available until the next run or
+ * mnemo_session_free. */
+mnemo_status_t mnemo_session_run(mnemo_session_t *session);
+
+/* An output of the last successful run: dense row-major data of `rank` dims
+ * `shape`, `size_bytes` bytes. Everything it points to is owned by the
+ * session and valid until the next run or mnemo_session_free. `data` may be
+ * NULL for a tensor with no elements. */
+typedef struct mnemo_tensor_t {
+  mnemo_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+  const void *data;
+  size_t size_bytes;
+} mnemo_tensor_t;
+
+/* Number of outputs of the session's function. */
+size_t mnemo_session_output_count(const mnemo_session_t *session);
+
+/* Output `index` (NOT_FOUND when out of range; INVALID_ARGUMENT before a
+ * successful run). */
+mnemo_status_t mnemo_session_get_output(mnemo_session_t *session,
+                                        size_t index,
+                                        mnemo_tensor_t *out_tensor);
+
+/* Output `name` (NOT_FOUND when there is no such output). */
+mnemo_status_t mnemo_session_get_output_by_name(mnemo_session_t *session,
+                                                const char *name,
+                                                mnemo_tensor_t *out_tensor);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MNEMO_RUNTIME_H */

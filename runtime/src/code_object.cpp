@@ -1,0 +1,218 @@
+//===- code_object.cpp - loading the kernels' shared object -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The code object travels inside the artifact. It is checked structurally
+// (the dynamic loader is not hardened against malformed ELF), copied into an
+// anonymous memfd and opened through /proc/self/fd/N. The memfd stays open
+// as long as the code is loaded, so its path names one object only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "code_object.h"
+
+#include "status.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace mnemo::rt;
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+constexpr const char *kHostArch = "x86_64";
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+constexpr const char *kHostArch = "aarch64";
+#else
+#error "the Mnemo runtime supports x86_64 and aarch64 hosts"
+#endif
+
+const char *machineName(uint16_t machine) {
+  switch (machine) {
+  case EM_X86_64:
+    return "x86_64";
+  case EM_AARCH64:
+    return "aarch64";
+  case EM_386:
+    return "i386";
+  case EM_ARM:
+    return "arm";
+  case EM_RISCV:
+    return "riscv";
+  default:
+    return "another machine";
+  }
+}
+
+const char *lastDlError() {
+  const char *e = dlerror();
+  return e ? e : "unknown error";
+}
+
+/// Makes libm's symbols visible to objects loaded later with RTLD_LOCAL.
+void loadMathLibrary() {
+  static void *const handle = [] {
+    void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+      (void)dlerror(); // the kernel load will report what is missing
+    return h;
+  }();
+  (void)handle;
+}
+
+} // namespace
+
+const char *mnemo::rt::hostArchitecture() { return kHostArch; }
+
+mnemo_status_t mnemo::rt::checkCodeObject(const char *what,
+                                          const uint8_t *data, size_t size,
+                                          uint64_t *imageSize) {
+  Elf64_Ehdr header;
+  if (size < sizeof(header) || std::memcmp(data, ELFMAG, SELFMAG) != 0)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: code: not an ELF object (%zu bytes)", what, size);
+  std::memcpy(&header, data, sizeof(header));
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB ||
+      header.e_ident[EI_VERSION] != EV_CURRENT)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: code: not a 64-bit little-endian ELF object", what);
+  if (header.e_machine != kHostMachine)
+    return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                      "%s: code: compiled for %s (ELF machine %u), this "
+                      "machine is %s",
+                      what, machineName(header.e_machine), header.e_machine,
+                      kHostArch);
+  if (header.e_type != ET_DYN)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: code: not an ELF shared object (type %u)", what,
+                      header.e_type);
+  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 ||
+      header.e_phoff > size ||
+      (size - header.e_phoff) / sizeof(Elf64_Phdr) < header.e_phnum)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: code: program headers lie outside the object",
+                      what);
+  uint64_t extent = 0;
+  unsigned loads = 0;
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, data + header.e_phoff + i * sizeof(Elf64_Phdr),
+                sizeof(ph));
+    if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC)
+      continue;
+    if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: code: segment %u lies outside the object", what,
+                        i);
+    if (ph.p_type != PT_LOAD)
+      continue;
+    ++loads;
+    if (ph.p_filesz > ph.p_memsz || ph.p_vaddr > UINT64_MAX - ph.p_memsz)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: code: segment %u has an invalid size", what, i);
+    if (ph.p_vaddr + ph.p_memsz > extent)
+      extent = ph.p_vaddr + ph.p_memsz;
+  }
+  if (loads == 0)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: code: the object has no loadable segment", what);
+  *imageSize = extent;
+  return nullptr;
+}
+
+mnemo_status_t mnemo::rt::loadCodeObject(const char *what,
+                                         const uint8_t *data, size_t size,
+                                         CodeObject &out) {
+  uint64_t imageSize = 0;
+  MNEMO_RETURN_IF_ERROR(checkCodeObject(what, data, size, &imageSize));
+  loadMathLibrary();
+
+  int fd = memfd_create("mnemo-code", MFD_CLOEXEC);
+  if (fd < 0) {
+    int error = errno;
+    return makeStatus(error == EMFILE || error == ENFILE || error == ENOMEM
+                          ? MNEMO_STATUS_RESOURCE_EXHAUSTED
+                          : MNEMO_STATUS_UNAVAILABLE,
+                      "%s: code: memfd_create failed: %s", what,
+                      std::strerror(error));
+  }
+  for (size_t done = 0; done < size;) {
+    ssize_t n = write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int error = n < 0 ? errno : EIO;
+      close(fd);
+      return makeStatus(error == ENOSPC || error == ENOMEM
+                            ? MNEMO_STATUS_RESOURCE_EXHAUSTED
+                            : MNEMO_STATUS_UNAVAILABLE,
+                        "%s: code: writing the memfd failed: %s", what,
+                        std::strerror(error));
+    }
+    done += static_cast<size_t>(n);
+  }
+
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    mnemo_status_t status =
+        makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                   "%s: code: cannot load the code object: %s", what,
+                   lastDlError());
+    close(fd);
+    return status;
+  }
+  struct link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) {
+    mnemo_status_t status = makeStatus(
+        MNEMO_STATUS_INTERNAL, "%s: code: dlinfo failed: %s", what,
+        lastDlError());
+    dlclose(handle);
+    close(fd);
+    return status;
+  }
+  out.fd = fd;
+  out.handle = handle;
+  out.begin = static_cast<uintptr_t>(map->l_addr);
+  out.end = out.begin + static_cast<uintptr_t>(imageSize);
+  return nullptr;
+}
+
+mnemo_status_t mnemo::rt::findKernel(const char *what, const CodeObject &code,
+                                     const char *symbol, KernelFn *out) {
+  (void)dlerror();
+  void *p = dlsym(code.handle, symbol);
+  if (!p)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: kernel '%s' is not in the code object: %s", what,
+                      symbol, lastDlError());
+  if (!code.contains(p))
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: kernel '%s' is not defined by the code object",
+                      what, symbol);
+  *out = reinterpret_cast<KernelFn>(p);
+  return nullptr;
+}
+
+void mnemo::rt::unloadCodeObject(CodeObject &code) {
+  // Close the memfd only after dlclose, so that no other object is opened
+  // under the same /proc/self/fd path while this one is still known.
+  if (code.handle)
+    dlclose(code.handle);
+  if (code.fd >= 0)
+    close(code.fd);
+  code = CodeObject();
+}

@@ -1,0 +1,273 @@
+//===- model.cpp - loading and describing models ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "model.h"
+
+#include "status.h"
+#include "verify.h"
+
+#include <cstring>
+#include <new>
+
+using namespace mnemo::rt;
+namespace fb = ::mnemo::artifact;
+
+namespace {
+
+const char *str(const flatbuffers::String *s) { return s ? s->c_str() : ""; }
+
+/// The directory part of `path`, with its trailing slash ("" for none).
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+/// Locates and checks the weights segment, mapping the side file when the
+/// weights live there.
+mnemo_status_t resolveWeights(mnemo_model_t &model, const fb::Artifact &a,
+                              uint64_t metadataEnd) {
+  const char *what = model.name.c_str();
+  const flatbuffers::String *sideFile = a.weights_file();
+  if (!sideFile || sideFile->size() == 0) {
+    MNEMO_RETURN_IF_ERROR(verifyWeightsSegment(what, a.weights_offset(),
+                                               a.weights_size(),
+                                               model.file.size, metadataEnd));
+    model.weightsBase = model.file.data + a.weights_offset();
+    model.weightsSize = a.weights_size();
+    return nullptr;
+  }
+  const char *name = sideFile->c_str();
+  if (std::strlen(name) != sideFile->size() || name[0] == '/')
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: weights_file '%s' is not a relative path", what,
+                      name);
+  if (model.file.kind != Region::Kind::Mapped)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "%s: the weights are in a side file ('%s'); load the "
+                      "artifact with mnemo_model_load_file",
+                      what, name);
+  std::string path = directoryOf(model.name) + name;
+  MNEMO_RETURN_IF_ERROR(mapFile(path.c_str(), "weights file",
+                                model.sideWeights));
+  MNEMO_RETURN_IF_ERROR(verifyWeightsSegment(path.c_str(), a.weights_offset(),
+                                             a.weights_size(),
+                                             model.sideWeights.size, 0));
+  model.weightsBase = model.sideWeights.data + a.weights_offset();
+  model.weightsSize = a.weights_size();
+  return nullptr;
+}
+
+/// Verifies everything, then loads the code and finds the kernels.
+mnemo_status_t load(mnemo_model_t &model) {
+  const char *what = model.name.c_str();
+  const fb::Artifact *a = nullptr;
+  uint64_t metadataEnd = 0;
+  MNEMO_RETURN_IF_ERROR(
+      verifyHeader(what, model.file.data, model.file.size, &a, &metadataEnd));
+  model.triple = str(a->target()->triple());
+  model.cpu = str(a->target()->cpu());
+  model.features = str(a->target()->features());
+  if (const fb::Provenance *p = a->provenance()) {
+    model.compiler = str(p->compiler());
+    model.source = str(p->source());
+    model.sourceHash = str(p->source_hash());
+  }
+  MNEMO_RETURN_IF_ERROR(resolveWeights(model, *a, metadataEnd));
+  MNEMO_RETURN_IF_ERROR(verifyContents(model, *a));
+
+  MNEMO_RETURN_IF_ERROR(loadCodeObject(what, a->code()->data(),
+                                       a->code()->size(), model.code));
+  for (KernelInfo &kernel : model.kernels)
+    MNEMO_RETURN_IF_ERROR(findKernel(what, model.code, kernel.symbol,
+                                     &kernel.fn));
+  return nullptr;
+}
+
+void destroy(mnemo_model_t *model) {
+  unloadCodeObject(model->code);
+  releaseRegion(model->sideWeights);
+  releaseRegion(model->file);
+  delete model;
+}
+
+/// Finishes a load: hands the model out or destroys it.
+mnemo_status_t finish(mnemo_model_t *model, mnemo_status_t status,
+                      mnemo_model_t **out) {
+  if (status) {
+    destroy(model);
+    return status;
+  }
+  *out = model;
+  return nullptr;
+}
+
+const FunctionPlan *functionAt(const mnemo_model_t *model, size_t function) {
+  if (!model || function >= model->functions.size())
+    return nullptr;
+  return &model->functions[function];
+}
+
+void describe(const TensorSig &sig, mnemo_tensor_info_t *out) {
+  out->name = sig.name;
+  out->dtype = sig.dtype;
+  out->rank = sig.shape.size();
+  out->shape = sig.shape.data();
+  out->max_shape = sig.maxShape.data();
+}
+
+} // namespace
+
+void mnemo::rt::retainModel(mnemo_model_t *model) {
+  model->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void mnemo::rt::releaseModel(mnemo_model_t *model) {
+  if (model->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    destroy(model);
+}
+
+extern "C" {
+
+mnemo_status_t mnemo_model_load_file(const char *path,
+                                     mnemo_model_t **out_model) {
+  if (!path || !out_model)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_model_load_file: NULL %s",
+                      path ? "out_model" : "path");
+  *out_model = nullptr;
+  auto *model = new (std::nothrow) mnemo_model_t();
+  if (!model)
+    return outOfMemory();
+  model->name = path;
+  mnemo_status_t status = mapFile(path, "artifact", model->file);
+  if (!status)
+    status = load(*model);
+  return finish(model, status, out_model);
+}
+
+mnemo_status_t mnemo_model_load_memory(const void *data, size_t size,
+                                       mnemo_model_t **out_model) {
+  if (!out_model || (!data && size > 0))
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_model_load_memory: NULL %s",
+                      out_model ? "data" : "out_model");
+  *out_model = nullptr;
+  auto *model = new (std::nothrow) mnemo_model_t();
+  if (!model)
+    return outOfMemory();
+  model->name = "<memory>";
+  mnemo_status_t status = nullptr;
+  if (size == 0)
+    status = makeStatus(MNEMO_STATUS_DATA_LOSS, "<memory>: the artifact is "
+                                                "empty");
+  if (!status)
+    status = wrapMemory(data, size, model->file);
+  if (!status)
+    status = load(*model);
+  return finish(model, status, out_model);
+}
+
+void mnemo_model_free(mnemo_model_t *model) {
+  if (model)
+    releaseModel(model);
+}
+
+const char *mnemo_model_target_triple(const mnemo_model_t *model) {
+  return model ? model->triple : "";
+}
+
+const char *mnemo_model_target_cpu(const mnemo_model_t *model) {
+  return model ? model->cpu : "";
+}
+
+const char *mnemo_model_target_features(const mnemo_model_t *model) {
+  return model ? model->features : "";
+}
+
+const char *mnemo_model_provenance(const mnemo_model_t *model,
+                                   mnemo_provenance_t field) {
+  if (!model)
+    return "";
+  switch (field) {
+  case MNEMO_PROVENANCE_COMPILER:
+    return model->compiler;
+  case MNEMO_PROVENANCE_SOURCE:
+    return model->source;
+  case MNEMO_PROVENANCE_SOURCE_HASH:
+    return model->sourceHash;
+  }
+  return "";
+}
+
+uint64_t mnemo_model_weights_size(const mnemo_model_t *model) {
+  return model ? model->weightsSize : 0;
+}
+
+size_t mnemo_model_function_count(const mnemo_model_t *model) {
+  return model ? model->functions.size() : 0;
+}
+
+const char *mnemo_model_function_name(const mnemo_model_t *model,
+                                      size_t function) {
+  const FunctionPlan *plan = functionAt(model, function);
+  return plan ? plan->name : nullptr;
+}
+
+mnemo_status_t mnemo_model_find_function(const mnemo_model_t *model,
+                                         const char *name,
+                                         size_t *out_function) {
+  if (!model || !name || !out_function)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_model_find_function: NULL argument");
+  for (size_t i = 0; i < model->functions.size(); ++i) {
+    if (std::strcmp(model->functions[i].name, name) == 0) {
+      *out_function = i;
+      return nullptr;
+    }
+  }
+  return makeStatus(MNEMO_STATUS_NOT_FOUND, "%s: no function '%s'",
+                    model->name.c_str(), name);
+}
+
+size_t mnemo_model_input_count(const mnemo_model_t *model, size_t function) {
+  const FunctionPlan *plan = functionAt(model, function);
+  return plan ? plan->inputs.size() : 0;
+}
+
+size_t mnemo_model_output_count(const mnemo_model_t *model, size_t function) {
+  const FunctionPlan *plan = functionAt(model, function);
+  return plan ? plan->outputs.size() : 0;
+}
+
+mnemo_status_t mnemo_model_input_info(const mnemo_model_t *model,
+                                      size_t function, size_t index,
+                                      mnemo_tensor_info_t *out_info) {
+  const FunctionPlan *plan = functionAt(model, function);
+  if (!out_info)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_model_input_info: NULL out_info");
+  if (!plan || index >= plan->inputs.size())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "no input %zu of function %zu", index, function);
+  describe(plan->inputs[index], out_info);
+  return nullptr;
+}
+
+mnemo_status_t mnemo_model_output_info(const mnemo_model_t *model,
+                                       size_t function, size_t index,
+                                       mnemo_tensor_info_t *out_info) {
+  const FunctionPlan *plan = functionAt(model, function);
+  if (!out_info)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_model_output_info: NULL out_info");
+  if (!plan || index >= plan->outputs.size())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "no output %zu of function %zu", index, function);
+  describe(plan->outputs[index], out_info);
+  return nullptr;
+}
+
+} // extern "C"

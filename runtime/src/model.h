@@ -1,0 +1,126 @@
+//===- model.h - the loaded model -------------------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What loading an artifact produces: the mapped bytes, the loaded code, and
+// the verified metadata copied into plain structures that sessions use
+// without touching the FlatBuffer again.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_RUNTIME_MODEL_H
+#define MNEMO_RUNTIME_MODEL_H
+
+#include "code_object.h"
+#include "region.h"
+
+#include "mnemo/runtime.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mnemo::rt {
+
+/// Largest tensor rank an artifact may use.
+constexpr uint32_t kMaxRank = 32;
+
+/// A tensor of a function's signature.
+struct TensorSig {
+  const char *name = "";
+  mnemo_dtype_t dtype = MNEMO_DTYPE_F32;
+  std::vector<int64_t> shape;    // -1 = dynamic
+  std::vector<int64_t> maxShape; // equal to `shape` on static dims
+};
+
+/// A constant tensor in the weights segment.
+struct WeightInfo {
+  const char *name = "";
+  mnemo_dtype_t dtype = MNEMO_DTYPE_F32;
+  std::vector<int64_t> shape;
+  const uint8_t *data = nullptr;
+  uint64_t size = 0;
+};
+
+/// An entry point of the code object.
+struct KernelInfo {
+  const char *symbol = "";
+  uint32_t numArgs = 0;
+  uint32_t numResults = 0;
+  KernelFn fn = nullptr;
+};
+
+/// One step of a function's plan.
+struct CallPlan {
+  uint32_t kernel = 0;
+  std::vector<uint32_t> args;
+  std::vector<uint32_t> results;
+  /// Slots whose last use is this call (not outputs): their buffers are
+  /// released once it returns.
+  std::vector<uint32_t> releaseAfter;
+};
+
+/// A function: signature, slots and plan. Slots are numbered inputs first,
+/// then weights, then call results in plan order.
+struct FunctionPlan {
+  const char *name = "";
+  std::vector<TensorSig> inputs;
+  std::vector<TensorSig> outputs;
+  std::vector<uint32_t> weights; // model weight index of each weight slot
+  std::vector<CallPlan> calls;
+  std::vector<uint32_t> outputSlots;
+  std::vector<uint32_t> slotRanks; // rank of every slot
+
+  uint32_t numSlots() const { return static_cast<uint32_t>(slotRanks.size()); }
+  uint32_t firstWeightSlot() const {
+    return static_cast<uint32_t>(inputs.size());
+  }
+  uint32_t firstResultSlot() const {
+    return static_cast<uint32_t>(inputs.size() + weights.size());
+  }
+};
+
+} // namespace mnemo::rt
+
+struct mnemo_model_s {
+  std::atomic<int> refs{1};
+  std::string name; // the artifact's path, or "<memory>", for messages
+
+  mnemo::rt::Region file;        // the artifact
+  mnemo::rt::Region sideWeights; // the side weights file, when there is one
+  const uint8_t *weightsBase = nullptr;
+  uint64_t weightsSize = 0;
+  mnemo::rt::CodeObject code;
+
+  const char *triple = "";
+  const char *cpu = "";
+  const char *features = "";
+  const char *compiler = "";
+  const char *source = "";
+  const char *sourceHash = "";
+
+  std::vector<mnemo::rt::KernelInfo> kernels;
+  std::vector<mnemo::rt::WeightInfo> weights;
+  std::vector<mnemo::rt::FunctionPlan> functions;
+
+  /// Whether `p` points into memory the model owns for its whole life (the
+  /// mapped artifact, the side weights, the loaded code): a kernel result
+  /// there is a view, never a buffer to free.
+  bool ownsAddress(const void *p) const {
+    return file.contains(p) || sideWeights.contains(p) || code.contains(p);
+  }
+};
+
+namespace mnemo::rt {
+
+/// Takes one more reference to `model`.
+void retainModel(mnemo_model_t *model);
+/// Drops a reference; the last one destroys the model.
+void releaseModel(mnemo_model_t *model);
+
+} // namespace mnemo::rt
+
+#endif // MNEMO_RUNTIME_MODEL_H

@@ -1,0 +1,89 @@
+// RUN: mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32}),canonicalize,cse)" \
+// RUN:   | FileCheck %s
+// RUN: mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 fuse-rope=false}))" \
+// RUN:   | FileCheck %s --check-prefix=NOFUSE
+// RUN: not mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=0}))" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADTILE
+
+// BADTILE: error: mnemo-tile-attention needs positive tile sizes, got block-q=0 block-kv=64
+
+// Checks the FlashAttention structure for causal GQA (4 query heads per KV
+// head) with a sliding window and ropes on Q and K:
+//  - parallel (KV head, query tile) blocks, the batch of 1 folded away;
+//  - the 4 query heads of a group packed into one [1, 4, 16, 64] Q tile;
+//  - a sequential loop over KV tiles carrying (max, sum, acc), its bounds
+//    derived from the causal limit and the window (tiles no row can see are
+//    never visited);
+//  - ropes applied to the Q tile and to each K tile, not to whole tensors;
+//  - no [Sq, Skv] tensor anywhere.
+
+// CHECK-LABEL: func.func @causal_gqa_window_rope
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<1x8x?x64xf32>, %[[XK:[a-z0-9]+]]: tensor<1x2x?x64xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x64xf32>, %[[P:[a-z0-9]+]]: tensor<1x?xi64>
+//   CHECK-NOT:   mnemo.rope {{.+}} tensor<1x8x?x64xf32>
+//       CHECK:   %[[SQ:.+]] = tensor.dim %[[X]], %c2
+//       CHECK:   %[[SKV:.+]] = tensor.dim %[[XK]], %c2
+//       CHECK:   %[[NQT:.+]] = arith.ceildivsi %[[SQ]], %c16
+//       CHECK:   %[[QP:.+]] = tensor.pad %[[X]]
+//       CHECK:   %[[KP:.+]] = tensor.pad %[[XK]]
+//       CHECK:   scf.forall (%[[H:.+]], %[[QT:.+]]) in (2, %[[NQT]])
+//       CHECK:     %[[Q0:.+]] = arith.muli %[[QT]], %c16
+//       CHECK:     %[[QTILE:.+]] = tensor.extract_slice %[[QP]][0, %{{.+}}, %[[Q0]], 0] [1, 4, 16, 64]
+//       CHECK:     %[[QROT:.+]] = mnemo.rope %[[QTILE]], %{{.+}} : tensor<1x4x16x64xf32>, tensor<1x16xi64>
+//       CHECK:     %[[END:.+]] = arith.addi %[[Q0]], %c16
+//       CHECK:     %[[LAST:.+]] = arith.minsi %[[END]], %[[SQ]]
+//       CHECK:     %[[HI:.+]] = arith.minsi %[[SKV]], %[[LAST]]
+//       CHECK:     %[[FIRST:.+]] = arith.addi %[[Q0]], %c-127
+//       CHECK:     %[[LO:.+]] = arith.maxsi %[[FIRST]], %c0
+//       CHECK:     %[[TLO:.+]] = arith.divsi %[[LO]], %c32
+//       CHECK:     %[[THI:.+]] = arith.ceildivsi %{{.+}}, %c32
+//       CHECK:     scf.for %[[KT:.+]] = %[[TLO]] to %[[THI]] step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16x64xf32>)
+//       CHECK:       %[[KTILE:.+]] = tensor.extract_slice %[[KP]][0, %[[H]], %{{.+}}, 0] [1, 1, 32, 64]
+//       CHECK:       %[[KROT:.+]] = mnemo.rope %[[KTILE]], %{{.+}} : tensor<1x1x32x64xf32>, tensor<1x32xi64>
+//       CHECK:       linalg.generic {{.+}} ins(%[[QROT]], %[[KROT]] : tensor<1x4x16x64xf32>, tensor<1x1x32x64xf32>) outs(%{{.+}} : tensor<1x4x16x32xf32>)
+//       CHECK:       math.exp
+//       CHECK:       scf.yield
+//       CHECK:     tensor.parallel_insert_slice %{{.+}} into %{{.+}}[0, %{{.+}}, %[[Q0]], 0] [1, 4, 16, 64]
+//   CHECK-NOT:   tensor<1x8x?x?xf32>
+//   CHECK-NOT:   mnemo.attention
+
+// NOFUSE-LABEL: func.func @causal_gqa_window_rope
+//       NOFUSE:   mnemo.rope {{.+}} : tensor<1x8x?x64xf32>
+//       NOFUSE:   mnemo.rope {{.+}} : tensor<1x2x?x64xf32>
+//       NOFUSE:   scf.forall
+//   NOFUSE-NOT:   mnemo.rope
+func.func @causal_gqa_window_rope(%x: tensor<1x8x?x64xf32>, %xk: tensor<1x2x?x64xf32>,
+    %v: tensor<1x2x?x64xf32>, %p: tensor<1x?xi64>) -> tensor<1x8x?x64xf32> {
+  %q = mnemo.rope %x, %p theta(10000.0)
+      : tensor<1x8x?x64xf32>, tensor<1x?xi64> -> tensor<1x8x?x64xf32>
+  %k = mnemo.rope %xk, %p theta(10000.0)
+      : tensor<1x2x?x64xf32>, tensor<1x?xi64> -> tensor<1x2x?x64xf32>
+  %o = mnemo.attention %q, %k, %v causal window(128)
+      : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>
+      -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}
+
+// -----
+
+// Checks a sink seeds the running max from the group's sink logits with a
+// running sum of 1, and that a mask tile is cut per (head group, query tile,
+// KV tile) with broadcast dims kept at size 1.
+
+// CHECK-LABEL: func.func @sink_and_mask
+//       CHECK:   scf.forall
+//       CHECK:     %[[SINK:.+]] = tensor.extract_slice %{{.+}}[%{{.+}}] [2] [1] : tensor<4xf32> to tensor<2xf32>
+//       CHECK:     %[[M0:.+]] = linalg.generic {{.+}} ins(%[[SINK]] : tensor<2xf32>)
+//       CHECK:     %[[L0:.+]] = linalg.fill ins(%cst{{.*}} : f32) outs(%{{.+}} : tensor<1x2x16xf32>)
+//       CHECK:     scf.for {{.+}} iter_args(%{{.+}} = %[[M0]], %{{.+}} = %[[L0]],
+//       CHECK:       tensor.extract_slice %{{.+}}[0, %{{.+}}, %{{.+}}] [1, 16, 32] [1, 1, 1] : tensor<1x?x?xf32> to tensor<1x16x32xf32>
+func.func @sink_and_mask(%q: tensor<2x4x?x8xf32>, %k: tensor<2x2x?x8xf32>,
+    %v: tensor<2x2x?x8xf32>, %m: tensor<1x?x?xf32>, %s: tensor<4xf32>)
+    -> tensor<2x4x?x8xf32> {
+  %o = mnemo.attention %q, %k, %v mask(%m : tensor<1x?x?xf32>) sink(%s : tensor<4xf32>)
+      : tensor<2x4x?x8xf32>, tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>
+      -> tensor<2x4x?x8xf32>
+  return %o : tensor<2x4x?x8xf32>
+}

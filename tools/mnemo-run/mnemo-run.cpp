@@ -1,0 +1,319 @@
+//===- mnemo-run.cpp - runs a compiled model on .npy inputs -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+//   mnemo-run OUT.mnemo --input NAME=FILE.npy ... [--output-dir DIR]
+//             [--repeat N] [--function NAME]
+//
+// Loads the artifact, binds each input from a .npy file, runs the function
+// N times, prints every output's name, dtype and shape and the median
+// latency of the runs, and writes the outputs to DIR/<name>.npy. Every
+// failure is one line, "mnemo-run: error: <file or tensor>: <reason>", and
+// a non-zero exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "npy.h"
+
+#include "mnemo/runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
+    "[--output-dir DIR] [--repeat N] [--function NAME]";
+
+struct Options {
+  const char *artifact = nullptr;
+  std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  const char *outputDir = nullptr;
+  long repeat = 1;
+  const char *function = nullptr;
+};
+
+int fail(const std::string &subject, const std::string &reason) {
+  std::fprintf(stderr, "mnemo-run: error: %s: %s\n", subject.c_str(),
+               reason.c_str());
+  return 1;
+}
+
+/// Reports a runtime status (its message already names the subject).
+int fail(mnemo_status_t status) {
+  std::fprintf(stderr, "mnemo-run: error: %s\n", mnemo_status_message(status));
+  mnemo_status_free(status);
+  return 1;
+}
+
+/// Parses the command line; returns -1 to go on, else the exit code.
+int parseArgs(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::printf("%s\n", kUsage);
+      return 0;
+    }
+    if (arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
+      if (options.artifact)
+        return fail(arg, std::string("unexpected argument (the artifact is ") +
+                             options.artifact + "); " + kUsage);
+      options.artifact = argv[i];
+      continue;
+    }
+    // --flag VALUE or --flag=VALUE
+    std::string flag = arg, value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else if (flag == "--input" || flag == "--output-dir" ||
+               flag == "--repeat" || flag == "--function") {
+      if (i + 1 >= argc)
+        return fail(flag, "expects a value");
+      value = argv[++i];
+    }
+    if (flag == "--input") {
+      size_t sep = value.find('=');
+      if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+        return fail("--input " + value, "expected NAME=FILE.npy");
+      options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+    } else if (flag == "--output-dir") {
+      options.outputDir = argv[i] + (eq == std::string::npos ? 0 : eq + 1);
+    } else if (flag == "--function") {
+      options.function = argv[i] + (eq == std::string::npos ? 0 : eq + 1);
+    } else if (flag == "--repeat") {
+      char *end = nullptr;
+      errno = 0;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || errno || n < 1)
+        return fail("--repeat", "expected a positive integer, got '" + value +
+                                    "'");
+      options.repeat = n;
+    } else {
+      return fail(flag, std::string("unknown option; ") + kUsage);
+    }
+  }
+  if (!options.artifact)
+    return fail("arguments", std::string("no artifact given; ") + kUsage);
+  return -1;
+}
+
+std::string formatShape(const int64_t *shape, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+uint16_t floatToBF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return 0x7fc0; // NaN
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+/// A file name for output `name`: characters outside [A-Za-z0-9._-] become
+/// '_'.
+std::string fileNameFor(const char *name) {
+  std::string s = name;
+  for (char &c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+      c = '_';
+  if (s.empty() || s == "." || s == "..")
+    s = "output";
+  return s;
+}
+
+double nowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/// An input read from its file, converted to the signature's dtype.
+struct Input {
+  std::string name;
+  mnemo::npy::Array array;
+};
+
+/// Reads the inputs named on the command line, checking names and that
+/// every input of the function is given.
+int readInputs(const Options &options, mnemo_model_t *model, size_t function,
+               std::vector<Input> &inputs) {
+  size_t count = mnemo_model_input_count(model, function);
+  std::vector<mnemo_tensor_info_t> sigs(count);
+  std::string names;
+  for (size_t i = 0; i < count; ++i) {
+    if (mnemo_status_t status =
+            mnemo_model_input_info(model, function, i, &sigs[i]))
+      return fail(status);
+    names += (i ? ", " : "") + std::string(sigs[i].name);
+  }
+  std::vector<bool> given(count, false);
+  for (const auto &[name, file] : options.inputs) {
+    size_t index = count;
+    for (size_t i = 0; i < count; ++i)
+      if (name == sigs[i].name)
+        index = i;
+    if (index == count)
+      return fail("input '" + name + "'",
+                  std::string("no such input of '") +
+                      mnemo_model_function_name(model, function) +
+                      "' (inputs: " + (names.empty() ? "none" : names) + ")");
+    if (given[index])
+      return fail("input '" + name + "'", "given twice");
+    given[index] = true;
+    Input input;
+    input.name = name;
+    std::string error;
+    if (!mnemo::npy::read(file.c_str(), input.array, error))
+      return fail(file, error);
+    // bf16 has no NumPy dtype: a float32 file stands in for it.
+    mnemo::npy::Array &a = input.array;
+    if (sigs[index].dtype == MNEMO_DTYPE_BF16 && a.dtype == MNEMO_DTYPE_F32) {
+      size_t n = a.bytes / 4;
+      auto *src = reinterpret_cast<const float *>(a.data.get());
+      auto *dst = reinterpret_cast<uint16_t *>(a.data.get());
+      for (size_t k = 0; k < n; ++k)
+        dst[k] = floatToBF16(src[k]);
+      a.dtype = MNEMO_DTYPE_BF16;
+      a.bytes = n * 2;
+    }
+    inputs.push_back(std::move(input));
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (!given[i])
+      return fail("input '" + std::string(sigs[i].name) + "'",
+                  std::string("missing; pass --input ") + sigs[i].name +
+                      "=FILE.npy");
+  return -1;
+}
+
+mnemo_status_t bindInputs(mnemo_session_t *session,
+                          const std::vector<Input> &inputs) {
+  for (const Input &input : inputs) {
+    const mnemo::npy::Array &a = input.array;
+    if (mnemo_status_t status = mnemo_session_set_input(
+            session, input.name.c_str(), a.dtype, a.shape.data(),
+            a.shape.size(), a.data.get()))
+      return status;
+  }
+  return nullptr;
+}
+
+int writeOutput(const char *dir, const char *name, const mnemo_tensor_t &t,
+                std::string &path) {
+  path = std::string(dir) + "/" + fileNameFor(name) + ".npy";
+  std::string error;
+  bool ok;
+  if (t.dtype == MNEMO_DTYPE_BF16) {
+    size_t n = t.size_bytes / 2;
+    std::vector<float> widened(n);
+    for (size_t k = 0; k < n; ++k)
+      widened[k] = bf16ToFloat(static_cast<const uint16_t *>(t.data)[k]);
+    ok = mnemo::npy::write(path.c_str(), MNEMO_DTYPE_F32, t.shape, t.rank,
+                           widened.data(), n * 4, error);
+  } else {
+    ok = mnemo::npy::write(path.c_str(), t.dtype, t.shape, t.rank, t.data,
+                           t.size_bytes, error);
+  }
+  return ok ? -1 : fail(path, error);
+}
+
+int run(const Options &options) {
+  mnemo_model_t *model = nullptr;
+  if (mnemo_status_t status = mnemo_model_load_file(options.artifact, &model))
+    return fail(status);
+  mnemo_session_t *session = nullptr;
+  mnemo_status_t status =
+      mnemo_session_create(model, options.function, &session);
+  mnemo_model_free(model); // the session keeps it
+  if (status)
+    return fail(status);
+  size_t function = mnemo_session_function(session);
+
+  std::vector<Input> inputs;
+  int rc = readInputs(options, model, function, inputs);
+  std::vector<double> times;
+  for (long r = 0; rc < 0 && r < options.repeat; ++r) {
+    if ((status = bindInputs(session, inputs))) {
+      rc = fail(status);
+      break;
+    }
+    double start = nowMs();
+    status = mnemo_session_run(session);
+    times.push_back(nowMs() - start);
+    if (status)
+      rc = fail(status);
+  }
+
+  if (rc < 0 && options.outputDir && mkdir(options.outputDir, 0777) != 0 &&
+      errno != EEXIST)
+    rc = fail(options.outputDir,
+              std::string("cannot create the directory: ") +
+                  std::strerror(errno));
+  size_t outputs = mnemo_session_output_count(session);
+  for (size_t i = 0; rc < 0 && i < outputs; ++i) {
+    mnemo_tensor_info_t info;
+    mnemo_tensor_t t;
+    if ((status = mnemo_model_output_info(model, function, i, &info)) ||
+        (status = mnemo_session_get_output(session, i, &t))) {
+      rc = fail(status);
+      break;
+    }
+    std::string line = std::string(info.name) + ": " +
+                       mnemo_dtype_name(t.dtype) + " " +
+                       formatShape(t.shape, t.rank);
+    if (options.outputDir) {
+      std::string path;
+      rc = writeOutput(options.outputDir, info.name, t, path);
+      line += " -> " + path;
+      if (t.dtype == MNEMO_DTYPE_BF16)
+        line += " (as f32)";
+    }
+    if (rc < 0)
+      std::printf("%s\n", line.c_str());
+  }
+  if (rc < 0) {
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    std::printf("latency: %.3f ms (median of %zu)\n", median, n);
+    rc = 0;
+  }
+  mnemo_session_free(session);
+  return rc;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  int rc = parseArgs(argc, argv, options);
+  if (rc >= 0)
+    return rc;
+  return run(options);
+}

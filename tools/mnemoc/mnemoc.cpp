@@ -1,0 +1,143 @@
+//===- mnemoc.cpp - the Mnemo compiler driver -------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+//   mnemoc INPUT -o OUT.mnemo --target=host|aarch64 [--emit=STAGE]
+//
+// Parses the model, then hands it to the compiler library (lib/Compiler).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Compiler/Compiler.h"
+#include "mnemo/InitAll.h"
+#include "mnemo/Target/TargetBackend.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/ADT/StringExtras.h"
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.mlir>"));
+static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::init("-"));
+static cl::opt<std::string>
+    targetName("target", cl::desc("Target: host, x86_64 or aarch64"),
+               cl::init("host"));
+static cl::opt<mnemo::EmitStage> emit(
+    "emit", cl::desc("Stop after a stage and write it"),
+    cl::init(mnemo::EmitStage::Artifact),
+    cl::values(clEnumValN(mnemo::EmitStage::Mnemo, "mnemo", "parsed mnemo IR"),
+               clEnumValN(mnemo::EmitStage::Fused, "fused",
+                          "after graph-level fusion"),
+               clEnumValN(mnemo::EmitStage::Tiled, "tiled",
+                          "after FlashAttention tiling and decomposition"),
+               clEnumValN(mnemo::EmitStage::LLVM, "llvm", "LLVM IR"),
+               clEnumValN(mnemo::EmitStage::Asm, "asm", "assembly"),
+               clEnumValN(mnemo::EmitStage::Obj, "obj", "relocatable object"),
+               clEnumValN(mnemo::EmitStage::Artifact, "artifact",
+                          "the .mnemo artifact (default)")));
+static cl::opt<int64_t> maxBatch("max-batch",
+                                 cl::desc("Largest batch at run time"),
+                                 cl::init(16));
+static cl::opt<int64_t> maxSeqLen("max-seq-len",
+                                  cl::desc("Largest sequence length at run time"),
+                                  cl::init(4096));
+static cl::opt<bool> tileAttention("tile-attention",
+                                   cl::desc("FlashAttention tiling (default on)"),
+                                   cl::init(true));
+static cl::opt<int64_t> blockQ("block-q", cl::desc("Query tile rows (0: target default)"),
+                               cl::init(0));
+static cl::opt<int64_t> blockKV("block-kv",
+                                cl::desc("Key/value tile rows (0: target default)"),
+                                cl::init(0));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "mnemoc") << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "Mnemo ahead-of-time compiler\n");
+
+  if (!mnemo::createTargetBackend(targetName))
+    return fail("unknown target '" + targetName + "' (expected " +
+                llvm::join(mnemo::getTargetBackendNames(), ", ") + ")");
+  if (maxBatch <= 0 || maxSeqLen <= 0)
+    return fail("--max-batch and --max-seq-len must be positive");
+  bool binary = emit == mnemo::EmitStage::Obj ||
+                emit == mnemo::EmitStage::Artifact;
+  if (binary && outputPath == "-")
+    return fail("binary output needs -o FILE");
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputPath, &error);
+  if (!input)
+    return fail(inputPath + ": " + error);
+  if (!llvm::StringRef(inputPath).ends_with(".mlir"))
+    return fail(inputPath + ": unsupported input (this build reads .mlir "
+                            "models)");
+  std::string hash = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
+                                     input->getBuffer())),
+                                 /*LowerCase=*/true);
+
+  DialectRegistry registry;
+  mnemo::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  mnemo::CompileOptions options;
+  options.target = targetName;
+  options.emit = emit;
+  options.maxBatch = maxBatch;
+  options.maxSeqLen = maxSeqLen;
+  options.tileAttention = tileAttention;
+  options.blockQ = blockQ;
+  options.blockKV = blockKV;
+  options.sourceName = llvm::sys::path::filename(inputPath).str();
+  options.sourceHash = hash;
+
+  // Progress on a terminal: the stage being entered and the time so far.
+  auto start = std::chrono::steady_clock::now();
+  mnemo::ProgressFn progress;
+  if (llvm::errs().is_displayed())
+    progress = [&](llvm::StringRef stage) {
+      double s = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+      llvm::errs() << llvm::format("[mnemoc %6.2fs] ", s) << stage << "\n";
+    };
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output)
+    return fail(outputPath + ": " + error);
+  if (failed(mnemo::compileModule(*module, options, output->os(), progress)))
+    return 1;
+  output->keep();
+  return 0;
+}
