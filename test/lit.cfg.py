@@ -42,5 +42,5 @@ llvm_config.with_environment("MLIR_LIB_DIR", config.mlir_lib_dir)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
-tools = ["mnemo-opt", "mlir-runner", "split-file"]
+tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

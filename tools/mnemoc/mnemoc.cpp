@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(inputPath, &error);
   if (!input)
-    return fail(inputPath + ": " + error);
+    return fail(error);
   if (!llvm::StringRef(inputPath).ends_with(".mlir"))
     return fail(inputPath + ": unsupported input (this build reads .mlir "
                             "models)");

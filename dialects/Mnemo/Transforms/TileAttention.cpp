@@ -163,20 +163,29 @@ Value AttentionTiler::generic(
       .getResult(0);
 }
 
-/// S[0,g,i,j] = sum_d Q[0,g,i,d] K[0,0,j,d]   (loops z, g, i, j, d)
+/// S[0,g,i,j] = sum_d Q[0,g,i,d] K[0,0,j,d], over loops (z, g, i, d, j): the
+/// key tile is transposed once so that the innermost loop runs along
+/// contiguous keys, and the reduction over d is not innermost.
 Value AttentionTiler::scores(Value qTile, Value kTile) {
-  AffineExpr z, g, i, j, e;
-  bindDims(ctx, z, g, i, j, e);
+  Value kT = emptyTensor(b, loc,
+                         {b.getIndexAttr(1), b.getIndexAttr(1),
+                          b.getIndexAttr(d), b.getIndexAttr(tk)},
+                         cast<RankedTensorType>(kTile.getType()).getElementType());
+  kT = linalg::TransposeOp::create(b, loc, kTile, kT,
+                                   ArrayRef<int64_t>{0, 1, 3, 2})
+           .getResult()[0];
+  AffineExpr z, g, i, e, j;
+  bindDims(ctx, z, g, i, e, j);
   AffineExpr zero = getAffineConstantExpr(0, ctx);
   Value init = filledTensor(
       b, loc, {b.getIndexAttr(1), b.getIndexAttr(group), b.getIndexAttr(tq),
                b.getIndexAttr(tk)},
       ct, 0.0);
-  return generic({qTile, kTile},
+  return generic({qTile, kT},
                  {AffineMap::get(5, 0, {z, g, i, e}, ctx),
-                  AffineMap::get(5, 0, {z, zero, j, e}, ctx),
+                  AffineMap::get(5, 0, {z, zero, e, j}, ctx),
                   AffineMap::get(5, 0, {z, g, i, j}, ctx)},
-                 init, {4}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 init, {3}, [&](OpBuilder &nb, Location nl, ValueRange a) {
                    Value p = arith::MulFOp::create(nb, nl,
                                                    castFloat(nb, nl, a[0], ct),
                                                    castFloat(nb, nl, a[1], ct));
@@ -445,21 +454,22 @@ Value AttentionTiler::build() {
                            return arith::AddFOp::create(nb, nl, a[1], a[0])
                                .getResult();
                          });
-    // acc' = alpha acc + P V, over acc   (loops z, g, i, e, j)
+    // acc' = alpha acc + P V, over acc   (loops z, g, i, j, e: the innermost
+    // loop runs along contiguous value features)
     Value accScaled = generic({alpha}, {rows4, id4}, acc, {},
                               [&](OpBuilder &nb, Location nl, ValueRange a) {
                                 return arith::MulFOp::create(nb, nl, a[1], a[0])
                                     .getResult();
                               });
-    AffineExpr z, g, i, e, j;
-    bindDims(ctx, z, g, i, e, j);
+    AffineExpr z, g, i, j, e;
+    bindDims(ctx, z, g, i, j, e);
     AffineExpr zero = getAffineConstantExpr(0, ctx);
     Value accNew = generic(
         {p, vTile},
         {AffineMap::get(5, 0, {z, g, i, j}, ctx),
          AffineMap::get(5, 0, {z, zero, j, e}, ctx),
          AffineMap::get(5, 0, {z, g, i, e}, ctx)},
-        accScaled, {4}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        accScaled, {3}, [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value prod = arith::MulFOp::create(nb, nl, a[0],
                                              castFloat(nb, nl, a[1], ct));
           return arith::AddFOp::create(nb, nl, a[2], prod).getResult();

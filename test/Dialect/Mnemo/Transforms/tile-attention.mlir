@@ -42,7 +42,8 @@
 //       CHECK:     scf.for %[[KT:.+]] = %[[TLO]] to %[[THI]] step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16x64xf32>)
 //       CHECK:       %[[KTILE:.+]] = tensor.extract_slice %[[KP]][0, %[[H]], %{{.+}}, 0] [1, 1, 32, 64]
 //       CHECK:       %[[KROT:.+]] = mnemo.rope %[[KTILE]], %{{.+}} : tensor<1x1x32x64xf32>, tensor<1x32xi64>
-//       CHECK:       linalg.generic {{.+}} ins(%[[QROT]], %[[KROT]] : tensor<1x4x16x64xf32>, tensor<1x1x32x64xf32>) outs(%{{.+}} : tensor<1x4x16x32xf32>)
+//       CHECK:       %[[KT:.+]] = linalg.transpose ins(%[[KROT]] : tensor<1x1x32x64xf32>) outs(%{{.+}} : tensor<1x1x64x32xf32>) permutation = [0, 1, 3, 2]
+//       CHECK:       linalg.generic {{.+}} ins(%[[QROT]], %[[KT]] : tensor<1x4x16x64xf32>, tensor<1x1x64x32xf32>) outs(%{{.+}} : tensor<1x4x16x32xf32>)
 //       CHECK:       math.exp
 //       CHECK:       scf.yield
 //       CHECK:     tensor.parallel_insert_slice %{{.+}} into %{{.+}}[0, %{{.+}}, %[[Q0]], 0] [1, 4, 16, 64]
