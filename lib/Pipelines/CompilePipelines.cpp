@@ -14,10 +14,12 @@
 using namespace mlir;
 
 void mnemo::buildFusionPipeline(OpPassManager &pm) {
-  // Graph-level fusion happens where it pays: rope into the attention tile
-  // loads (mnemo-tile-attention). Here the graph is only simplified.
+  // Rope fuses into the attention tile loads later (mnemo-tile-attention);
+  // here the graph is simplified and constant weights laid out for the
+  // generated loops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(mnemo::createTransposeConstantWeightsPass());
 }
 
 void mnemo::buildTilingPipeline(OpPassManager &pm,

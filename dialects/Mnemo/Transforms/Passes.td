@@ -46,4 +46,17 @@ def TileAttentionPass
   ];
 }
 
+def TransposeConstantWeightsPass
+    : Pass<"mnemo-transpose-constant-weights"> {
+  let summary = "Stores constant out_in linear weights as in_out";
+  let description = [{
+    A `mnemo.linear` with `layout(out_in)` reads its weight `[N, K]` across
+    rows when it walks the output features. When the weight is a constant,
+    this pass transposes it at compile time and switches the op to
+    `layout(in_out)`, so generated code streams it contiguously. The math is
+    unchanged; weights used elsewhere are left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // MNEMO_DIALECT_TRANSFORMS_PASSES

@@ -136,7 +136,9 @@ struct SwiGluLowering final : OpRewritePattern<SwiGluOp> {
   }
 };
 
-/// y[..., n] = sum_k x[..., k] W(n, k) + bias[n]   (loops ..., n, k)
+/// y[..., n] = sum_k x[..., k] W(n, k) + bias[n], over loops (..., k, n):
+/// the innermost loop runs along the output features, so with an in_out
+/// weight both W and y are read contiguously and no reduction is innermost.
 struct LinearLowering final : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -146,13 +148,13 @@ struct LinearLowering final : OpRewritePattern<LinearOp> {
     MLIRContext *ctx = op.getContext();
     auto type = cast<RankedTensorType>(op.getType());
     unsigned rank = type.getRank();
-    unsigned nLoop = rank - 1, kLoop = rank, numLoops = rank + 1;
+    unsigned kLoop = rank - 1, nLoop = rank, numLoops = rank + 1;
     FloatType ct = computeType(type.getElementType());
 
     SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, op.getInput());
     sizes.back() = b.getIndexAttr(op.getOutFeatures());
     SmallVector<unsigned> xDims;
-    for (unsigned i = 0; i < nLoop; ++i)
+    for (unsigned i = 0; i < kLoop; ++i)
       xDims.push_back(i);
     xDims.push_back(kLoop);
     AffineMap xMap = projection(ctx, numLoops, xDims);

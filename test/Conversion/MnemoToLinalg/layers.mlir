@@ -44,15 +44,17 @@ func.func @rms_norm(%x: tensor<2x?x16xf32>, %w: tensor<16xf16>) -> tensor<2x?x16
 
 // -----
 
-// Checks both weight layouts: out_in reads W[n, k], in_out reads W[k, n];
-// without bias the accumulator is the result, with bias one more generic.
+// Checks both weight layouts: out_in reads W[n, k], in_out reads W[k, n],
+// over loops (rows..., k, n) with the output features innermost; without
+// bias the accumulator is the result, with bias one more generic.
 
-// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[NK:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
-// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[NK:.+]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[Y:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-LABEL: func.func @linear
-//       CHECK:   %[[G:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[NK]], {{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+//       CHECK:   %[[G:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[NK]], #[[Y]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
 //       CHECK:   %[[ACC:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[KN]], {{.+}}]
 //       CHECK:   %[[U:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[BIAS]], #{{.+}}]{{.*}} ins(%[[ACC]], %{{.+}} :
 //       CHECK:   return %[[G]], %[[U]]
