@@ -58,6 +58,9 @@ public:
     group = op.getGroupSize();
     d = cast<RankedTensorType>(q.getType()).getDimSize(3);
     dv = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
+    id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+    rows4 = AffineMap::getMultiDimIdentityMap(4, ctx).getMajorSubMap(3);
+    rowId = AffineMap::getMultiDimIdentityMap(3, ctx);
   }
 
   Value build();
@@ -104,6 +107,8 @@ private:
   Value q, k;
   RopeOp qRope, kRope;
   int64_t group, d, dv;
+  // Maps over [1, G, Tq, X] tiles: identity, and the row (z, g, i) part.
+  AffineMap id4, rows4, rowId;
   // Padded operands and run-time sizes, set by build().
   Value qPadded, kPadded, vPadded, maskPadded, qPos, kPos, sq, skv, offset;
 };
@@ -343,7 +348,6 @@ Value AttentionTiler::build() {
   SmallVector<OpFoldResult> rowSizes = {b.getIndexAttr(1),
                                         b.getIndexAttr(group),
                                         b.getIndexAttr(tq)};
-  AffineMap rowId = AffineMap::getMultiDimIdentityMap(3, ctx);
   Value m0, l0;
   if (Value sink = op.getSink()) {
     Value sinkTile = slice(sink, {head0}, {group});
@@ -396,12 +400,6 @@ Value AttentionTiler::build() {
     }
 
     Value s = maskScores(scores(qTile, kTile), maskTile, q0, k0);
-    AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-    AffineMap rows4 = AffineMap::get(
-        4, 0,
-        {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-         getAffineDimExpr(2, ctx)},
-        ctx);
     auto safe = [&](OpBuilder &nb, Location nl, Value x) -> Value {
       Value isNegInf = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                              x, floatConst(nb, nl, ct, kNegInf));
@@ -478,12 +476,6 @@ Value AttentionTiler::build() {
   }
 
   // O = acc / l, zero for rows with nothing visible.
-  AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap rows4 = AffineMap::get(
-      4, 0,
-      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-       getAffineDimExpr(2, ctx)},
-      ctx);
   Value outTile = generic(
       {loop.getResult(2), loop.getResult(1)}, {id4, rows4, id4},
       emptyTensor(b, loc, accSizes, elem), {},

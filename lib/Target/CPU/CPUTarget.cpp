@@ -15,13 +15,8 @@
 
 #include "mnemo/Target/CPU/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Transforms/Passes.h"
+#include "mnemo/Conversion/LoweringPipelines.h"
+
 #include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
@@ -34,32 +29,13 @@ CPUTargetBackend::CPUTargetBackend(std::string name, std::string triple,
       features(std::move(features)), info(info) {}
 
 void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::buildBufferDeallocationPipeline(pm);
+  buildBufferizationPasses(pm);
   // Copies become loops; the code object must not call MLIR's runtime.
   pm.addPass(createLowerCopiesPass());
-
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  buildLinalgToLoopsPasses(pm);
   pm.addPass(createApproximateMathPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
   pm.addPass(createMarkEntryPointsPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  buildConvertToLLVMPasses(pm);
   pm.addPass(createAddEntryPointsPass());
 }
 
