@@ -52,7 +52,7 @@ def main():
     args = ap.parse_args()
     hq, hkv = (int(x) for x in args.heads.split("/"))
     runner = []
-    mnemo_run = os.path.join(BIN, "mnemo-run")
+    mnemo_run = os.environ.get("MNEMO_RUN", os.path.join(BIN, "mnemo-run"))
     if args.target == "aarch64":
         runner = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
         mnemo_run = os.path.join(ROOT, "build", "aarch64", "bin", "mnemo-run")

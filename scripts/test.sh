@@ -7,6 +7,8 @@ source "$(dirname "$0")/lib/common.sh"
 
 ensure_packages
 build_mnemo all mlir-doc
+# The AArch64 runtime and mnemo-run, for the tests that run under qemu.
+"$MNEMO_ROOT/scripts/build-aarch64.sh"
 
 status=0
 results=$(mktemp -d)
@@ -17,8 +19,10 @@ log "lit"
   | tee "$results/lit.log" || status=1
 
 log "unit tests"
-"$MNEMO_BUILD/unittests/MnemoUnitTests" --gtest_brief=1 \
-  --gtest_output="xml:$results/unit.xml" | tee "$results/unit.log" || status=1
+for suite in MnemoUnitTests MnemoRuntimeUnitTests; do
+  "$MNEMO_BUILD/unittests/$suite" --gtest_brief=1 \
+    --gtest_output="xml:$results/unit-$suite.xml" || status=1
+done
 
 # Summary from the two machine-readable reports.
 /usr/bin/python3 - "$results" <<'PY'
@@ -35,7 +39,10 @@ def counts(path):
     skipped = sum(int(s.get("skipped", 0) or 0) for s in suites)
     return total, failed, skipped
 lt, lf, ls = counts(f"{root}/lit.xml")
-ut, uf, us = counts(f"{root}/unit.xml")
+ut = uf = us = 0
+for name in ("MnemoUnitTests", "MnemoRuntimeUnitTests"):
+    t, f, sk = counts(f"{root}/unit-{name}.xml")
+    ut, uf, us = ut + t, uf + f, us + sk
 print(f"mnemo tests: lit {lt - lf - ls}/{lt} passed, unit {ut - uf - us}/{ut} passed, "
       f"{lf + uf} failed, {ls + us} skipped")
 PY

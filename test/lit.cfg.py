@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -40,6 +41,25 @@ llvm_config.with_environment("MLIR_RUNNER",
 llvm_config.with_environment("MLIR_LIB_DIR", config.mlir_lib_dir)
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The runtime's programs (runtime/CMakeLists.txt builds them into bin/), and
+# their AArch64 builds from scripts/build-aarch64.sh, run under qemu; tests
+# of those need the `aarch64-runtime` feature. (Longest name first: lit
+# replaces in order, and %mnemo_run is a prefix of %mnemo_runtime_load_test.)
+for name, tool in [("%mnemo_runtime_load_test", "mnemo-runtime-load-test"),
+                   ("%mnemo_embed_example", "mnemo-embed-example"),
+                   ("%mnemo_run", "mnemo-run")]:
+    config.substitutions.append(
+        (name, os.path.join(config.mnemo_tools_dir, tool)))
+aarch64_bin = os.path.join(config.mnemo_src_root, "build", "aarch64", "bin")
+config.substitutions.append(
+    ("%aarch64_run", "qemu-aarch64 -L /usr/aarch64-linux-gnu"))
+config.substitutions.append(("%aarch64_bin", aarch64_bin))
+if shutil.which("qemu-aarch64") and all(
+        os.path.exists(os.path.join(aarch64_bin, tool))
+        for tool in ["mnemo-run", "mnemo-embed-example",
+                     "mnemo-runtime-load-test"]):
+    config.available_features.add("aarch64-runtime")
 
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
 tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf"]

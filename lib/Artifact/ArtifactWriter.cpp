@@ -10,7 +10,10 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/CRC.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -73,6 +76,19 @@ Segment layoutWeights(ArrayRef<ArtifactWeight> weights) {
     segment.bytes += rawBytes(w.value);
   }
   return segment;
+}
+
+/// Sets Artifact.metadata_crc32: the CRC-32 of the FlatBuffer (after the
+/// size prefix) computed with the field's own bytes as zeros.
+void sealChecksum(flatbuffers::DetachedBuffer &buffer) {
+  uint8_t *data = buffer.data();
+  const auto *root = flatbuffers::GetSizePrefixedRoot<fb::Artifact>(data);
+  auto *field = const_cast<uint8_t *>(
+      reinterpret_cast<const flatbuffers::Table *>(root)->GetAddressOf(
+          fb::Artifact::VT_METADATA_CRC32));
+  std::memset(field, 0, 4);
+  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(data + 4, buffer.size() - 4));
+  llvm::support::endian::write32le(field, crc);
 }
 
 /// Builds the FlatBuffer for a weights segment at file offset
@@ -165,13 +181,18 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   auto source = b.CreateString(contents.source);
   auto hash = b.CreateString(contents.sourceHash);
   auto provenance = fb::CreateProvenance(b, compiler, source, hash);
+  // The checksum is patched in once the bytes are final; any value other
+  // than null reserves the field.
   auto root = fb::CreateArtifact(b, kAbiVersion, target,
                                  fb::CodeFormat::ELF_SHARED_OBJECT, code,
                                  kernelsVec, functionsVec, weightsVec,
                                  weightsFile, segmentOffset,
-                                 segment.bytes.size(), provenance);
+                                 segment.bytes.size(), provenance,
+                                 /*metadata_crc32=*/~uint32_t(0));
   b.FinishSizePrefixed(root, fb::ArtifactIdentifier());
-  return b.Release();
+  flatbuffers::DetachedBuffer buffer = b.Release();
+  sealChecksum(buffer);
+  return buffer;
 }
 
 } // namespace

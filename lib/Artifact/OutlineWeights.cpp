@@ -18,7 +18,10 @@ void mnemo::outlineWeights(func::FuncOp func, int64_t minBytes,
   func.walk([&](arith::ConstantOp op) {
     auto value = dyn_cast<DenseElementsAttr>(op.getValue());
     auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!value || !type || !type.getElementType().isIntOrFloat())
+    // Weights are stored one element per whole byte; sub-byte types (i1)
+    // stay in the code.
+    if (!value || !type || !type.getElementType().isIntOrFloat() ||
+        type.getElementTypeBitWidth() % 8 != 0)
       return;
     int64_t bytes = type.getNumElements() *
                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);

@@ -23,10 +23,11 @@ void mnemo::rt::fillDescriptor(int64_t *d, uint32_t rank, const void *data,
 
 bool mnemo::rt::isContiguous(const int64_t *sizes, const int64_t *strides,
                              uint32_t rank) {
-  int64_t expected = 1;
-  for (uint32_t i = rank; i-- > 0;) {
+  for (uint32_t i = 0; i < rank; ++i)
     if (sizes[i] == 0)
       return true; // no elements: any layout reads nothing
+  int64_t expected = 1;
+  for (uint32_t i = rank; i-- > 0;) {
     if (sizes[i] != 1 && strides[i] != expected)
       return false;
     expected *= sizes[i];
@@ -48,7 +49,8 @@ void mnemo::rt::copyStrided(const uint8_t *first, const int64_t *sizes,
   // row copy.
   int64_t index[64] = {};
   const int64_t rowSize = sizes[rank - 1];
-  const int64_t rowStride = strides[rank - 1] * static_cast<int64_t>(elementSize);
+  const int64_t rowStride =
+      strides[rank - 1] * static_cast<int64_t>(elementSize);
   for (;;) {
     int64_t offset = 0;
     for (uint32_t i = 0; i + 1 < rank; ++i)

@@ -49,8 +49,7 @@ void fillDescriptor(int64_t *d, uint32_t rank, const void *data,
 
 /// Whether the layout is dense row-major (strides of size-1 dims do not
 /// matter).
-bool isContiguous(const int64_t *sizes, const int64_t *strides,
-                  uint32_t rank);
+bool isContiguous(const int64_t *sizes, const int64_t *strides, uint32_t rank);
 
 /// Copies the strided tensor whose first element is at `first` into the
 /// dense row-major buffer `out`. Sizes must be non-negative.

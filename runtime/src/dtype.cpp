@@ -48,8 +48,9 @@ size_t mnemo_dtype_size(mnemo_dtype_t dtype) {
   case MNEMO_DTYPE_U8:
   case MNEMO_DTYPE_BOOL:
     return 1;
+  default:
+    return 0;
   }
-  return 0;
 }
 
 const char *mnemo_dtype_name(mnemo_dtype_t dtype) {
@@ -72,8 +73,9 @@ const char *mnemo_dtype_name(mnemo_dtype_t dtype) {
     return "u8";
   case MNEMO_DTYPE_BOOL:
     return "bool";
+  default:
+    return "unknown";
   }
-  return "unknown";
 }
 
 } // extern "C"

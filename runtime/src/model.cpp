@@ -50,8 +50,8 @@ mnemo_status_t resolveWeights(mnemo_model_t &model, const fb::Artifact &a,
                       "artifact with mnemo_model_load_file",
                       what, name);
   std::string path = directoryOf(model.name) + name;
-  MNEMO_RETURN_IF_ERROR(mapFile(path.c_str(), "weights file",
-                                model.sideWeights));
+  MNEMO_RETURN_IF_ERROR(
+      mapFile(path.c_str(), "weights file", model.sideWeights));
   MNEMO_RETURN_IF_ERROR(verifyWeightsSegment(path.c_str(), a.weights_offset(),
                                              a.weights_size(),
                                              model.sideWeights.size, 0));
@@ -78,11 +78,11 @@ mnemo_status_t load(mnemo_model_t &model) {
   MNEMO_RETURN_IF_ERROR(resolveWeights(model, *a, metadataEnd));
   MNEMO_RETURN_IF_ERROR(verifyContents(model, *a));
 
-  MNEMO_RETURN_IF_ERROR(loadCodeObject(what, a->code()->data(),
-                                       a->code()->size(), model.code));
+  MNEMO_RETURN_IF_ERROR(
+      loadCodeObject(what, a->code()->data(), a->code()->size(), model.code));
   for (KernelInfo &kernel : model.kernels)
-    MNEMO_RETURN_IF_ERROR(findKernel(what, model.code, kernel.symbol,
-                                     &kernel.fn));
+    MNEMO_RETURN_IF_ERROR(
+        findKernel(what, model.code, kernel.symbol, &kernel.fn));
   return nullptr;
 }
 
@@ -198,8 +198,9 @@ const char *mnemo_model_provenance(const mnemo_model_t *model,
     return model->source;
   case MNEMO_PROVENANCE_SOURCE_HASH:
     return model->sourceHash;
+  default:
+    return "";
   }
-  return "";
 }
 
 uint64_t mnemo_model_weights_size(const mnemo_model_t *model) {
@@ -250,8 +251,8 @@ mnemo_status_t mnemo_model_input_info(const mnemo_model_t *model,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_model_input_info: NULL out_info");
   if (!plan || index >= plan->inputs.size())
-    return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                      "no input %zu of function %zu", index, function);
+    return makeStatus(MNEMO_STATUS_NOT_FOUND, "no input %zu of function %zu",
+                      index, function);
   describe(plan->inputs[index], out_info);
   return nullptr;
 }
@@ -264,8 +265,8 @@ mnemo_status_t mnemo_model_output_info(const mnemo_model_t *model,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_model_output_info: NULL out_info");
   if (!plan || index >= plan->outputs.size())
-    return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                      "no output %zu of function %zu", index, function);
+    return makeStatus(MNEMO_STATUS_NOT_FOUND, "no output %zu of function %zu",
+                      index, function);
   describe(plan->outputs[index], out_info);
   return nullptr;
 }

@@ -1,4 +1,4 @@
-//===- region.h - bytes a model reads: mapped, borrowed or owned -*- C++ -*-===//
+//===- region.h - bytes a model reads ---------------------------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -42,7 +42,8 @@ struct InputBinding {
 };
 
 struct OutputState {
-  const int64_t *shape = nullptr;
+  std::vector<int64_t> shape; // a copy: an input slot's descriptor changes
+                              // with the next set_input
   const void *data = nullptr;
   size_t bytes = 0;
   uint8_t *copy = nullptr; // session-owned dense copy, reused across runs
@@ -75,7 +76,7 @@ struct mnemo_session_s {
   std::vector<size_t> slotOffset;  // word offset of each slot's descriptor
   std::vector<size_t> blockOffset; // word offset of each call's result block
   std::vector<size_t> blockWords;
-  std::vector<void *> argv;        // every call's argument vector
+  std::vector<void *> argv; // every call's argument vector
   std::vector<size_t> argvOffset;
 
   std::vector<InputBinding> inputs;
@@ -128,8 +129,7 @@ void mnemo_session_s::layOut() {
   for (size_t k = 0; k < p.weights.size(); ++k) {
     const WeightInfo &w = model->weights[p.weights[k]];
     auto slot = static_cast<uint32_t>(p.firstWeightSlot() + k);
-    fillDescriptor(descriptor(slot), p.slotRanks[slot], w.data,
-                   w.shape.data());
+    fillDescriptor(descriptor(slot), p.slotRanks[slot], w.data, w.shape.data());
   }
   inputs.assign(p.inputs.size(), InputBinding());
   slotBuffer.assign(p.numSlots(), nullptr);
@@ -138,9 +138,8 @@ void mnemo_session_s::layOut() {
 
 mnemo_status_t mnemo_session_s::validateInput(const TensorSig &sig,
                                               mnemo_dtype_t dtype,
-                                              const int64_t *shape,
-                                              size_t rank, const void *data,
-                                              size_t *bytes) {
+                                              const int64_t *shape, size_t rank,
+                                              const void *data, size_t *bytes) {
   if (dtype != sig.dtype)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "input '%s': dtype %s, expected %s", sig.name,
@@ -150,34 +149,32 @@ mnemo_status_t mnemo_session_s::validateInput(const TensorSig &sig,
                       "input '%s': rank %zu, expected %zu", sig.name, rank,
                       sig.shape.size());
   if (rank > 0 && !shape)
-    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                      "input '%s': NULL shape", sig.name);
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT, "input '%s': NULL shape",
+                      sig.name);
   uint64_t n = mnemo_dtype_size(dtype);
   for (size_t i = 0; i < rank; ++i) {
     long long d = shape[i];
     if (sig.shape[i] >= 0 && d != sig.shape[i])
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                        "input '%s': dim %zu is %lld, expected %lld",
-                        sig.name, i, d,
-                        static_cast<long long>(sig.shape[i]));
+                        "input '%s': dim %zu is %lld, expected %lld", sig.name,
+                        i, d, static_cast<long long>(sig.shape[i]));
     if (sig.shape[i] < 0 && (d < 1 || d > sig.maxShape[i]))
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "input '%s': dim %zu is %lld, expected 1..%lld "
                         "(dynamic)",
                         sig.name, i, d,
                         static_cast<long long>(sig.maxShape[i]));
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) ||
-        n > SIZE_MAX)
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > SIZE_MAX)
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "input '%s': the shape is too large", sig.name);
   }
   if (n > 0 && !data)
-    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                      "input '%s': NULL data", sig.name);
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT, "input '%s': NULL data",
+                      sig.name);
   if (reinterpret_cast<uintptr_t>(data) % mnemo_dtype_size(dtype) != 0)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                      "input '%s': data is not aligned to %zu bytes",
-                      sig.name, mnemo_dtype_size(dtype));
+                      "input '%s': data is not aligned to %zu bytes", sig.name,
+                      mnemo_dtype_size(dtype));
   *bytes = static_cast<size_t>(n);
   return nullptr;
 }
@@ -247,7 +244,7 @@ mnemo_status_t mnemo_session_s::collectOutput(size_t index) {
                         plan->name, sig.name);
   }
   OutputState &out = outputs[index];
-  out.shape = sizes;
+  out.shape.assign(sizes, sizes + rank);
   out.bytes = static_cast<size_t>(n);
   out.data = nullptr;
   if (n == 0)
@@ -287,8 +284,8 @@ mnemo_status_t mnemo_session_s::run() {
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (!inputs[i].set)
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                        "input '%s': not set (function '%s')",
-                        p.inputs[i].name, p.name);
+                        "input '%s': not set (function '%s')", p.inputs[i].name,
+                        p.name);
   for (size_t c = 0; c < p.calls.size(); ++c) {
     const CallPlan &call = p.calls[c];
     std::memset(words.data() + blockOffset[c], 0,
@@ -311,8 +308,7 @@ mnemo_status_t mnemo_session_s::run() {
 
 extern "C" {
 
-mnemo_status_t mnemo_session_create(mnemo_model_t *model,
-                                    const char *function,
+mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
                                     mnemo_session_t **out_session) {
   if (!model || !out_session)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
@@ -366,8 +362,8 @@ mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
     MNEMO_RETURN_IF_ERROR(
         session->validateInput(sig, dtype, shape, rank, data, &bytes));
     auto slot = static_cast<uint32_t>(i);
-    fillDescriptor(session->descriptor(slot), static_cast<uint32_t>(rank),
-                   data, shape);
+    fillDescriptor(session->descriptor(slot), static_cast<uint32_t>(rank), data,
+                   shape);
     session->inputs[i] = {static_cast<const uint8_t *>(data), bytes, true};
     return nullptr;
   }
@@ -390,8 +386,7 @@ size_t mnemo_session_output_count(const mnemo_session_t *session) {
   return session ? session->plan->outputs.size() : 0;
 }
 
-mnemo_status_t mnemo_session_get_output(mnemo_session_t *session,
-                                        size_t index,
+mnemo_status_t mnemo_session_get_output(mnemo_session_t *session, size_t index,
                                         mnemo_tensor_t *out_tensor) {
   if (!session || !out_tensor)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
@@ -409,7 +404,7 @@ mnemo_status_t mnemo_session_get_output(mnemo_session_t *session,
   const OutputState &out = session->outputs[index];
   out_tensor->dtype = p.outputs[index].dtype;
   out_tensor->rank = p.slotRanks[p.outputSlots[index]];
-  out_tensor->shape = out.shape;
+  out_tensor->shape = out.shape.data();
   out_tensor->data = out.data;
   out_tensor->size_bytes = out.bytes;
   return nullptr;

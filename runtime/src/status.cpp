@@ -91,8 +91,9 @@ const char *mnemo_status_code_name(mnemo_status_code_t code) {
     return "INTERNAL";
   case MNEMO_STATUS_DATA_LOSS:
     return "DATA_LOSS";
+  default:
+    return "UNKNOWN";
   }
-  return "UNKNOWN";
 }
 
 } // extern "C"

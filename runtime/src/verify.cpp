@@ -7,6 +7,7 @@
 #include "verify.h"
 
 #include "code_object.h"
+#include "crc32.h"
 #include "dtype.h"
 #include "status.h"
 
@@ -16,6 +17,9 @@
 
 using namespace mnemo::rt;
 namespace fb = ::mnemo::artifact;
+
+static_assert(FLATBUFFERS_LITTLEENDIAN,
+              "artifacts are little-endian and read in place");
 
 namespace {
 
@@ -46,9 +50,11 @@ bool byteSize(const std::vector<int64_t> &dims, uint64_t elementSize,
 }
 
 std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *v) {
-  std::vector<int64_t> out;
-  if (v)
-    out.assign(v->begin(), v->end());
+  // The verifier aligns a vector's length, not its 8-byte elements: copy
+  // the (little-endian) bytes rather than load possibly misaligned int64s.
+  std::vector<int64_t> out(v ? v->size() : 0);
+  if (!out.empty())
+    std::memcpy(out.data(), v->Data(), out.size() * sizeof(int64_t));
   return out;
 }
 
@@ -93,6 +99,30 @@ std::string_view tripleArch(const char *triple) {
   return arch;
 }
 
+/// Checks Artifact.metadata_crc32.
+mnemo_status_t verifyChecksum(const char *what, const uint8_t *data,
+                              uint64_t bufferSize, const fb::Artifact &a) {
+  flatbuffers::Optional<uint32_t> expected = a.metadata_crc32();
+  if (!expected)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: corrupt metadata: metadata_crc32 is missing", what);
+  // The field's bytes count as zeros.
+  const uint8_t *field =
+      reinterpret_cast<const flatbuffers::Table &>(a).GetAddressOf(
+          fb::Artifact::VT_METADATA_CRC32);
+  auto at = static_cast<size_t>(field - data);
+  const uint8_t zeros[4] = {};
+  uint32_t crc = crc32(0, data + 4, at - 4);
+  crc = crc32(crc, zeros, sizeof(zeros));
+  crc = crc32(crc, field + 4, static_cast<size_t>(bufferSize) - at - 4);
+  if (crc != *expected)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: corrupt metadata: metadata_crc32 is %08x, the "
+                      "bytes give %08x",
+                      what, *expected, crc);
+  return nullptr;
+}
+
 /// Reads and checks one signature tensor.
 mnemo_status_t verifyTensorSig(const char *what, const char *function,
                                const char *role, size_t index,
@@ -121,10 +151,9 @@ mnemo_status_t verifyTensorSig(const char *what, const char *function,
   bool dynamic = false;
   for (size_t i = 0; i < out.shape.size(); ++i) {
     if (out.shape[i] < -1)
-      return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                        "%s: function '%s': %s '%s': dim %zu is %lld", what,
-                        function, role, name, i,
-                        static_cast<long long>(out.shape[i]));
+      return makeStatus(
+          MNEMO_STATUS_DATA_LOSS, "%s: function '%s': %s '%s': dim %zu is %lld",
+          what, function, role, name, i, static_cast<long long>(out.shape[i]));
     dynamic |= out.shape[i] == -1;
   }
   if (!sig->max_shape()) {
@@ -177,8 +206,7 @@ mnemo_status_t verifyWeights(mnemo_model_t &model, const fb::Artifact &a) {
     auto dtype = static_cast<unsigned>(w->dtype());
     if (!isValidDType(dtype))
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                        "%s: weight '%s': unknown dtype %u", what, name,
-                        dtype);
+                        "%s: weight '%s': unknown dtype %u", what, name, dtype);
     info.name = name;
     info.dtype = static_cast<mnemo_dtype_t>(dtype);
     info.shape = toVector(w->shape());
@@ -299,8 +327,7 @@ mnemo_status_t verifyCalls(const mnemo_model_t &model,
     const fb::Call *call = calls->Get(c);
     if (!call)
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                        "%s: function '%s': call %u is missing", what, name,
-                        c);
+                        "%s: function '%s': call %u is missing", what, name, c);
     if (call->kernel() >= model.kernels.size())
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: function '%s': call %u uses kernel %u, the "
@@ -390,8 +417,8 @@ mnemo_status_t verifySlots(const mnemo_model_t &model,
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: function '%s': output '%s' is %s, its slot %u "
                         "holds %s",
-                        what, name, sig.name, mnemo_dtype_name(sig.dtype),
-                        slot, mnemo_dtype_name(dtype));
+                        what, name, sig.name, mnemo_dtype_name(sig.dtype), slot,
+                        mnemo_dtype_name(dtype));
     plan.outputSlots.push_back(slot);
   }
   for (size_t c = 0; c < plan.calls.size(); ++c) {
@@ -453,8 +480,7 @@ mnemo_status_t verifyFunction(const mnemo_model_t &model,
     plan.outputs.resize(outputs->size());
     for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i)
       MNEMO_RETURN_IF_ERROR(verifyTensorSig(what, name, "output", i,
-                                            outputs->Get(i),
-                                            plan.outputs[i]));
+                                            outputs->Get(i), plan.outputs[i]));
   }
   MNEMO_RETURN_IF_ERROR(checkUniqueNames(what, name, "input", plan.inputs));
   MNEMO_RETURN_IF_ERROR(checkUniqueNames(what, name, "output", plan.outputs));
@@ -494,9 +520,9 @@ mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
   constexpr size_t kHeader = 12; // size prefix, root offset, identifier
   if (size < kHeader)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                      "%s: truncated: %zu bytes, an artifact starts with a "
-                      "%zu-byte header",
-                      what, size, kHeader);
+                      "%s: truncated: an artifact starts with a %zu-byte "
+                      "header, the file has %zu",
+                      what, kHeader, size);
   if (!fb::SizePrefixedArtifactBufferHasIdentifier(data))
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
                       "%s: not a Mnemo artifact: file identifier '%s', "
@@ -506,8 +532,8 @@ mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
   uint32_t metadataSize = flatbuffers::ReadScalar<uint32_t>(data);
   if (metadataSize > size - 4)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                      "%s: truncated: the metadata takes %u bytes after the "
-                      "size prefix, the file has %zu",
+                      "%s: truncated: the metadata needs %u bytes after the "
+                      "size prefix, only %zu follow",
                       what, metadataSize, size - 4);
   uint64_t bufferSize = uint64_t(metadataSize) + 4;
   if (bufferSize < kHeader || bufferSize >= FLATBUFFERS_MAX_BUFFER_SIZE)
@@ -524,6 +550,7 @@ mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
                       "verification",
                       what);
   const fb::Artifact *a = fb::GetSizePrefixedArtifact(data);
+  MNEMO_RETURN_IF_ERROR(verifyChecksum(what, data, bufferSize, *a));
 
   if (a->abi_version() != MNEMO_ARTIFACT_ABI_VERSION)
     return makeStatus(MNEMO_STATUS_INCOMPATIBLE,

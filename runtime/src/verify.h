@@ -26,8 +26,8 @@ namespace mnemo::rt {
 
 /// Step 1. On success `*out` is the root table and `*metadataEnd` the file
 /// offset just past the size-prefixed FlatBuffer.
-mnemo_status_t verifyHeader(const char *what, const uint8_t *data,
-                            size_t size, const ::mnemo::artifact::Artifact **out,
+mnemo_status_t verifyHeader(const char *what, const uint8_t *data, size_t size,
+                            const ::mnemo::artifact::Artifact **out,
                             uint64_t *metadataEnd);
 
 /// Step 2: the segment [offset, offset + size) must lie within a region of

@@ -38,9 +38,9 @@ constexpr const char *kUsage =
 struct Options {
   const char *artifact = nullptr;
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
-  const char *outputDir = nullptr;
+  std::string outputDir; // empty: do not write outputs
   long repeat = 1;
-  const char *function = nullptr;
+  std::string function; // empty: the first function
 };
 
 int fail(const std::string &subject, const std::string &reason) {
@@ -83,22 +83,24 @@ int parseArgs(int argc, char **argv, Options &options) {
         return fail(flag, "expects a value");
       value = argv[++i];
     }
+    if ((flag == "--output-dir" || flag == "--function") && value.empty())
+      return fail(flag, "expects a value");
     if (flag == "--input") {
       size_t sep = value.find('=');
       if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
         return fail("--input " + value, "expected NAME=FILE.npy");
       options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
     } else if (flag == "--output-dir") {
-      options.outputDir = argv[i] + (eq == std::string::npos ? 0 : eq + 1);
+      options.outputDir = value;
     } else if (flag == "--function") {
-      options.function = argv[i] + (eq == std::string::npos ? 0 : eq + 1);
+      options.function = value;
     } else if (flag == "--repeat") {
       char *end = nullptr;
       errno = 0;
       long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end || errno || n < 1)
-        return fail("--repeat", "expected a positive integer, got '" + value +
-                                    "'");
+        return fail("--repeat",
+                    "expected a positive integer, got '" + value + "'");
       options.repeat = n;
     } else {
       return fail(flag, std::string("unknown option; ") + kUsage);
@@ -194,11 +196,15 @@ int readInputs(const Options &options, mnemo_model_t *model, size_t function,
     // bf16 has no NumPy dtype: a float32 file stands in for it.
     mnemo::npy::Array &a = input.array;
     if (sigs[index].dtype == MNEMO_DTYPE_BF16 && a.dtype == MNEMO_DTYPE_F32) {
+      // In place: element k moves from byte 4k to byte 2k.
       size_t n = a.bytes / 4;
-      auto *src = reinterpret_cast<const float *>(a.data.get());
-      auto *dst = reinterpret_cast<uint16_t *>(a.data.get());
-      for (size_t k = 0; k < n; ++k)
-        dst[k] = floatToBF16(src[k]);
+      uint8_t *bytes = a.data.get();
+      for (size_t k = 0; k < n; ++k) {
+        float f;
+        std::memcpy(&f, bytes + 4 * k, 4);
+        uint16_t h = floatToBF16(f);
+        std::memcpy(bytes + 2 * k, &h, 2);
+      }
       a.dtype = MNEMO_DTYPE_BF16;
       a.bytes = n * 2;
     }
@@ -248,9 +254,11 @@ int run(const Options &options) {
   if (mnemo_status_t status = mnemo_model_load_file(options.artifact, &model))
     return fail(status);
   mnemo_session_t *session = nullptr;
-  mnemo_status_t status =
-      mnemo_session_create(model, options.function, &session);
-  mnemo_model_free(model); // the session keeps it
+  mnemo_status_t status = mnemo_session_create(
+      model, options.function.empty() ? nullptr : options.function.c_str(),
+      &session);
+  // From here on the session's reference keeps the model alive.
+  mnemo_model_free(model);
   if (status)
     return fail(status);
   size_t function = mnemo_session_function(session);
@@ -270,11 +278,11 @@ int run(const Options &options) {
       rc = fail(status);
   }
 
-  if (rc < 0 && options.outputDir && mkdir(options.outputDir, 0777) != 0 &&
-      errno != EEXIST)
-    rc = fail(options.outputDir,
-              std::string("cannot create the directory: ") +
-                  std::strerror(errno));
+  const char *outputDir =
+      options.outputDir.empty() ? nullptr : options.outputDir.c_str();
+  if (rc < 0 && outputDir && mkdir(outputDir, 0777) != 0 && errno != EEXIST)
+    rc = fail(outputDir, std::string("cannot create the directory: ") +
+                             std::strerror(errno));
   size_t outputs = mnemo_session_output_count(session);
   for (size_t i = 0; rc < 0 && i < outputs; ++i) {
     mnemo_tensor_info_t info;
@@ -287,9 +295,9 @@ int run(const Options &options) {
     std::string line = std::string(info.name) + ": " +
                        mnemo_dtype_name(t.dtype) + " " +
                        formatShape(t.shape, t.rank);
-    if (options.outputDir) {
+    if (outputDir) {
       std::string path;
-      rc = writeOutput(options.outputDir, info.name, t, path);
+      rc = writeOutput(outputDir, info.name, t, path);
       line += " -> " + path;
       if (t.dtype == MNEMO_DTYPE_BF16)
         line += " (as f32)";
@@ -300,8 +308,9 @@ int run(const Options &options) {
   if (rc < 0) {
     std::sort(times.begin(), times.end());
     size_t n = times.size();
-    double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    std::printf("latency: %.3f ms (median of %zu)\n", median, n);
+    double median =
+        n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    std::printf("latency: %.4g ms (median of %zu)\n", median, n);
     rc = 0;
   }
   mnemo_session_free(session);

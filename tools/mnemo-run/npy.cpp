@@ -64,9 +64,8 @@ struct HeaderParser {
   bool parseWord(std::string &out) {
     skipSpace();
     size_t begin = pos;
-    while (pos < text.size() &&
-           ((text[pos] >= 'a' && text[pos] <= 'z') ||
-            (text[pos] >= 'A' && text[pos] <= 'Z')))
+    while (pos < text.size() && ((text[pos] >= 'a' && text[pos] <= 'z') ||
+                                 (text[pos] >= 'A' && text[pos] <= 'Z')))
       ++pos;
     out.assign(text.substr(begin, pos - begin));
     return !out.empty();
@@ -203,8 +202,8 @@ bool npy::parse(const uint8_t *file, size_t size, Array &out,
     lengthBytes = 4;
   else
     return fail(error, "unsupported .npy format version " +
-                           std::to_string(major) + "." +
-                           std::to_string(minor) + " (supported: 1.0, 2.0)");
+                           std::to_string(major) + "." + std::to_string(minor) +
+                           " (supported: 1.0, 2.0)");
   size_t preamble = kMagicSize + 2 + lengthBytes;
   if (size < preamble)
     return fail(error, "truncated header");
@@ -231,10 +230,13 @@ bool npy::parse(const uint8_t *file, size_t size, Array &out,
       return fail(error, "the shape is too large");
   size_t available = size - preamble - headerLength;
   if (bytes != available)
-    return fail(error, (bytes > available ? "truncated data: " : "size "
-                                                                 "mismatch: ") +
-                           std::to_string(available) + " bytes of data, the "
-                           "header's shape needs " + std::to_string(bytes));
+    return fail(error, (bytes > available ? "truncated data: "
+                                          : "size "
+                                            "mismatch: ") +
+                           std::to_string(available) +
+                           " bytes of data, the "
+                           "header's shape needs " +
+                           std::to_string(bytes));
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void *data = std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment);
   if (!data)
@@ -308,8 +310,8 @@ bool npy::write(const char *path, mnemo_dtype_t dtype, const int64_t *shape,
   std::FILE *f = std::fopen(path, "wb");
   if (!f)
     return fail(error, std::string("cannot create: ") + std::strerror(errno));
-  bool ok = std::fwrite(contents.data(), 1, contents.size(), f) ==
-            contents.size();
+  bool ok =
+      std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
   ok &= std::fclose(f) == 0;
   if (!ok)
     return fail(error, "write error");

@@ -25,9 +25,11 @@
  * returned by accessors are owned by the object they came from and stay
  * valid as long as it does (outputs: until the next run, see below).
  *
- * Loading verifies the whole artifact (its layout, the metadata, the weights
- * table, the execution plan, the target) before using any of it; a
- * truncated, corrupted or foreign file gives an error status, never a crash.
+ * Loading verifies the whole artifact (its layout, the metadata and its
+ * checksum, the weights table, the execution plan, the target) before using
+ * any of it; a truncated, corrupted or foreign file gives an error status,
+ * never a crash. An artifact is native code, though: load only artifacts
+ * from a source you trust, as you would a shared library.
  */
 
 #ifndef MNEMO_RUNTIME_H
@@ -65,6 +67,8 @@ typedef enum mnemo_status_code_e {
   MNEMO_STATUS_INTERNAL = 6,
   /* The artifact is truncated, corrupt or not an artifact at all. */
   MNEMO_STATUS_DATA_LOSS = 7,
+  /* Not a code: makes every 32-bit value valid for the type. */
+  MNEMO_STATUS_CODE_MAX_ENUM = 0x7fffffff,
 } mnemo_status_code_t;
 
 /* NULL is success. A non-NULL status is owned by the caller. */
@@ -100,6 +104,7 @@ typedef enum mnemo_dtype_e {
   MNEMO_DTYPE_I8 = 6,
   MNEMO_DTYPE_U8 = 7,
   MNEMO_DTYPE_BOOL = 8,
+  MNEMO_DTYPE_MAX_ENUM = 0x7fffffff, /* not a dtype */
 } mnemo_dtype_t;
 
 /* Bytes per element; 0 for a value outside the enum. */
@@ -143,9 +148,10 @@ const char *mnemo_model_target_cpu(const mnemo_model_t *model);
 const char *mnemo_model_target_features(const mnemo_model_t *model);
 
 typedef enum mnemo_provenance_e {
-  MNEMO_PROVENANCE_COMPILER = 0,    /* "mnemoc <version>" */
-  MNEMO_PROVENANCE_SOURCE = 1,      /* the input file name */
-  MNEMO_PROVENANCE_SOURCE_HASH = 2, /* hex SHA-256 of the input */
+  MNEMO_PROVENANCE_COMPILER = 0,          /* "mnemoc <version>" */
+  MNEMO_PROVENANCE_SOURCE = 1,            /* the input file name */
+  MNEMO_PROVENANCE_SOURCE_HASH = 2,       /* hex SHA-256 of the input */
+  MNEMO_PROVENANCE_MAX_ENUM = 0x7fffffff, /* not a field */
 } mnemo_provenance_t;
 
 /* A provenance string; never NULL (may be ""). */
@@ -199,8 +205,7 @@ typedef struct mnemo_session_s mnemo_session_t;
 
 /* Creates a session that runs `function` (NULL: the model's first
  * function) of `model`. The session keeps the model alive. */
-mnemo_status_t mnemo_session_create(mnemo_model_t *model,
-                                    const char *function,
+mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
                                     mnemo_session_t **out_session);
 
 /* Frees the session and the buffers it owns; NULL is allowed. */
@@ -245,8 +250,7 @@ size_t mnemo_session_output_count(const mnemo_session_t *session);
 
 /* Output `index` (NOT_FOUND when out of range; INVALID_ARGUMENT before a
  * successful run). */
-mnemo_status_t mnemo_session_get_output(mnemo_session_t *session,
-                                        size_t index,
+mnemo_status_t mnemo_session_get_output(mnemo_session_t *session, size_t index,
                                         mnemo_tensor_t *out_tensor);
 
 /* Output `name` (NOT_FOUND when there is no such output). */
