@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -128,6 +129,12 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     report("outlining weights");
     if (failed(prepareArtifact(module, options, contents)))
       return failure();
+    uint64_t bytes = 0;
+    for (const ArtifactWeight &w : contents.weights)
+      bytes += w.value.getRawData().size();
+    report(llvm::formatv("{0} weights outlined ({1:F1} MiB)",
+                         contents.weights.size(), bytes / 1048576.0)
+               .str());
   }
   report("lowering to LLVM");
   if (failed(runPasses(module, [&](OpPassManager &pm) {
