@@ -24,4 +24,5 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     || { cat "$BUILD.configure.log" >&2; exit 1; }
 fi
 log "building $BUILD"
-ninja -C "$BUILD" mnemo-run mnemo-embed-example mnemo-runtime-load-test
+ninja -C "$BUILD" mnemo-run mnemo-embed-example mnemo-runtime-load-test \
+  mnemo-runtime-threads-test

@@ -45,8 +45,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # The runtime's programs (runtime/CMakeLists.txt builds them into bin/), and
 # their AArch64 builds from scripts/build-aarch64.sh, run under qemu; tests
 # of those need the `aarch64-runtime` feature. (Longest name first: lit
-# replaces in order, and %mnemo_run is a prefix of %mnemo_runtime_load_test.)
-for name, tool in [("%mnemo_runtime_load_test", "mnemo-runtime-load-test"),
+# replaces in order, and %mnemo_run is a prefix of %mnemo_runtime_*.)
+for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test"),
+                   ("%mnemo_runtime_load_test", "mnemo-runtime-load-test"),
                    ("%mnemo_embed_example", "mnemo-embed-example"),
                    ("%mnemo_run", "mnemo-run")]:
     config.substitutions.append(

@@ -23,6 +23,9 @@ void mnemo::buildBufferizationPasses(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones buffers it must hand out without owning them (a
+  // returned argument, say); clones become alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
 void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {

@@ -1,0 +1,300 @@
+//===- SessionTest.cpp - sessions through the C API -------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Sessions over functions without calls: their outputs are their inputs and
+// weights, so input binding and validation, output hand-out (copies of the
+// caller's memory, zero-copy weights), dynamic dims and the model's
+// lifetime are tested without running any code. Compiled kernels (results
+// of several ranks, dynamic dims, many threads) are tested on mnemoc's
+// artifacts in test/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactBuilder.h"
+#include "RuntimeTestUtil.h"
+
+#include <thread>
+
+using namespace mnemo::test;
+using fb::DType;
+
+namespace {
+
+/// A loaded model and a session over it, freed at the end.
+struct Loaded {
+  std::string bytes;
+  mnemo_model_t *model = nullptr;
+  mnemo_session_t *session = nullptr;
+  ~Loaded() {
+    mnemo_session_free(session);
+    mnemo_model_free(model);
+  }
+};
+
+void load(ArtifactBuilder &b, Loaded &l, const char *function = nullptr) {
+  l.bytes = b.build();
+  ASSERT_MNEMO_OK(
+      mnemo_model_load_memory(l.bytes.data(), l.bytes.size(), &l.model));
+  ASSERT_MNEMO_OK(mnemo_session_create(l.model, function, &l.session));
+}
+
+mnemo_status_t setF32(mnemo_session_t *s, const char *name,
+                      std::vector<int64_t> shape, const float *data) {
+  return mnemo_session_set_input(s, name, MNEMO_DTYPE_F32, shape.data(),
+                                 shape.size(), data);
+}
+
+/// The output `index` of the last run, as floats with its shape.
+std::pair<std::vector<int64_t>, std::vector<float>> output(mnemo_session_t *s,
+                                                           size_t index) {
+  mnemo_tensor_t t;
+  Status status(mnemo_session_get_output(s, index, &t));
+  EXPECT_TRUE(status.ok()) << status.message();
+  if (!status.ok())
+    return {};
+  EXPECT_EQ(t.dtype, MNEMO_DTYPE_F32);
+  return {shapeOf(t), floats(t)};
+}
+
+/// "pass": inputs a and b, both f32 [2, 3]; outputs y = a and z = b.
+void buildPass(ArtifactBuilder &b) {
+  fb::FunctionT &f = b.addFunction("pass");
+  f.inputs.push_back(sig("a", DType::F32, {2, 3}));
+  f.inputs.push_back(sig("b", DType::F32, {2, 3}));
+  f.outputs.push_back(sig("y", DType::F32, {2, 3}));
+  f.outputs.push_back(sig("z", DType::F32, {2, 3}));
+  f.output_slots = {0, 1};
+}
+
+TEST(Session, InputOutputsAreCopies) {
+  ArtifactBuilder b;
+  buildPass(b);
+  Loaded l;
+  load(b, l);
+  EXPECT_EQ(mnemo_session_output_count(l.session), 2u);
+  EXPECT_EQ(mnemo_session_function(l.session), 0u);
+  EXPECT_STREQ(mnemo_model_function_name(l.model, 0), "pass");
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> a = {1, 2, 3, 4, 5, 6}, c = {10, 20, 30, 40, 50, 60};
+    a[0] = static_cast<float>(run);
+    ASSERT_MNEMO_OK(setF32(l.session, "a", {2, 3}, a.data()));
+    ASSERT_MNEMO_OK(setF32(l.session, "b", {2, 3}, c.data()));
+    ASSERT_MNEMO_OK(mnemo_session_run(l.session));
+    // The outputs outlive the caller's buffers.
+    std::fill(a.begin(), a.end(), -1.0f);
+    a.clear();
+    a.shrink_to_fit();
+    c.assign(6, -1.0f);
+    auto [shape, values] = output(l.session, 0);
+    EXPECT_EQ(shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(values,
+              (std::vector<float>{static_cast<float>(run), 2, 3, 4, 5, 6}));
+    EXPECT_EQ(output(l.session, 1).second,
+              (std::vector<float>{10, 20, 30, 40, 50, 60}));
+  }
+  mnemo_tensor_t t;
+  ASSERT_MNEMO_OK(mnemo_session_get_output_by_name(l.session, "z", &t));
+  EXPECT_EQ(t.size_bytes, 24u);
+  EXPECT_EQ(t.rank, 2u);
+  EXPECT_MNEMO_ERROR(mnemo_session_get_output_by_name(l.session, "w", &t),
+                     MNEMO_STATUS_NOT_FOUND, "output 'w'");
+  EXPECT_MNEMO_ERROR(mnemo_session_get_output(l.session, 2, &t),
+                     MNEMO_STATUS_NOT_FOUND, "no output 2");
+}
+
+TEST(Session, WeightOutputsAreZeroCopy) {
+  // Two outputs of different ranks, both weights, one of them twice.
+  ArtifactBuilder b;
+  uint32_t w = b.addWeight("w", {2, 2}, {5, 6, 7, 8});
+  uint32_t v = b.addWeight("v", {3}, {-1, 0.5f, 2});
+  fb::FunctionT &f = b.addFunction("f");
+  f.weights = {w, v};
+  f.outputs.push_back(sig("w", DType::F32, {2, 2}));
+  f.outputs.push_back(sig("v", DType::F32, {3}));
+  f.outputs.push_back(sig("w2", DType::F32, {2, 2}));
+  f.output_slots = {0, 1, 0};
+  Loaded l;
+  load(b, l);
+  const void *first = nullptr;
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_MNEMO_OK(mnemo_session_run(l.session));
+    mnemo_tensor_t t, t2;
+    ASSERT_MNEMO_OK(mnemo_session_get_output(l.session, 0, &t));
+    ASSERT_MNEMO_OK(mnemo_session_get_output(l.session, 2, &t2));
+    EXPECT_EQ(floats(t), (std::vector<float>{5, 6, 7, 8}));
+    // A weight output is the weight itself, 64-byte aligned in the segment.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data) % 64, 0u);
+    EXPECT_EQ(t2.data, t.data);
+    if (run == 0)
+      first = t.data;
+    EXPECT_EQ(t.data, first);
+    auto [shape, values] = output(l.session, 1);
+    EXPECT_EQ(shape, std::vector<int64_t>{3});
+    EXPECT_EQ(values, (std::vector<float>{-1, 0.5f, 2}));
+  }
+}
+
+TEST(Session, DynamicDims) {
+  ArtifactBuilder b;
+  fb::FunctionT &f = b.addFunction("f");
+  f.inputs.push_back(sig("a", DType::F32, {-1, 2}, {4, 2}));
+  f.outputs.push_back(sig("y", DType::F32, {-1, 2}, {4, 2}));
+  f.output_slots = {0};
+  Loaded l;
+  load(b, l);
+  mnemo_tensor_info_t info;
+  ASSERT_MNEMO_OK(mnemo_model_input_info(l.model, 0, 0, &info));
+  EXPECT_STREQ(info.name, "a");
+  EXPECT_EQ(info.rank, 2u);
+  EXPECT_EQ(info.shape[0], -1);
+  EXPECT_EQ(info.max_shape[0], 4);
+  ASSERT_MNEMO_OK(mnemo_model_output_info(l.model, 0, 0, &info));
+  EXPECT_STREQ(info.name, "y");
+  EXPECT_EQ(info.shape[0], -1);
+  EXPECT_MNEMO_ERROR(mnemo_model_output_info(l.model, 0, 1, &info),
+                     MNEMO_STATUS_NOT_FOUND, "");
+  EXPECT_MNEMO_ERROR(mnemo_model_input_info(l.model, 1, 0, &info),
+                     MNEMO_STATUS_NOT_FOUND, "");
+  float a[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (int64_t rows : {3, 1, 4}) {
+    ASSERT_MNEMO_OK(setF32(l.session, "a", {rows, 2}, a));
+    ASSERT_MNEMO_OK(mnemo_session_run(l.session));
+    auto [shape, y] = output(l.session, 0);
+    EXPECT_EQ(shape, (std::vector<int64_t>{rows, 2}));
+    EXPECT_EQ(y, std::vector<float>(a, a + rows * 2));
+  }
+  EXPECT_MNEMO_ERROR(setF32(l.session, "a", {5, 2}, a),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "input 'a': dim 0 is 5, expected 1..4 (dynamic)");
+  EXPECT_MNEMO_ERROR(setF32(l.session, "a", {0, 2}, a),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "input 'a': dim 0 is 0, expected 1..4");
+}
+
+TEST(Session, InputErrors) {
+  ArtifactBuilder b;
+  buildPass(b);
+  Loaded l;
+  load(b, l);
+  float a[6] = {};
+  EXPECT_MNEMO_ERROR(setF32(l.session, "x", {2, 3}, a), MNEMO_STATUS_NOT_FOUND,
+                     "input 'x': function 'pass' has no such input (inputs: "
+                     "a, b)");
+  int64_t shape[] = {2, 3};
+  EXPECT_MNEMO_ERROR(
+      mnemo_session_set_input(l.session, "a", MNEMO_DTYPE_I32, shape, 2, a),
+      MNEMO_STATUS_INVALID_ARGUMENT, "input 'a': dtype i32, expected f32");
+  EXPECT_MNEMO_ERROR(setF32(l.session, "a", {6}, a),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "input 'a': rank 1, expected 2");
+  EXPECT_MNEMO_ERROR(setF32(l.session, "a", {2, 4}, a),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "input 'a': dim 1 is 4, expected 3");
+  EXPECT_MNEMO_ERROR(setF32(l.session, "a", {2, 3}, nullptr),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "input 'a': NULL data");
+  EXPECT_MNEMO_ERROR(
+      setF32(l.session, "a", {2, 3},
+             reinterpret_cast<const float *>(reinterpret_cast<char *>(a) + 1)),
+      MNEMO_STATUS_INVALID_ARGUMENT, "not aligned to 4 bytes");
+  mnemo_tensor_t t;
+  EXPECT_MNEMO_ERROR(mnemo_session_get_output(l.session, 0, &t),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "has not run");
+  ASSERT_MNEMO_OK(setF32(l.session, "a", {2, 3}, a));
+  EXPECT_MNEMO_ERROR(mnemo_session_run(l.session),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "input 'b': not set");
+  // A run consumes the bindings, failed or not.
+  ASSERT_MNEMO_OK(setF32(l.session, "b", {2, 3}, a));
+  EXPECT_MNEMO_ERROR(mnemo_session_run(l.session),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "input 'a': not set");
+  // A failed run leaves no outputs behind, even after a good one.
+  ASSERT_MNEMO_OK(setF32(l.session, "a", {2, 3}, a));
+  ASSERT_MNEMO_OK(setF32(l.session, "b", {2, 3}, a));
+  ASSERT_MNEMO_OK(mnemo_session_run(l.session));
+  ASSERT_MNEMO_OK(mnemo_session_get_output(l.session, 0, &t));
+  EXPECT_MNEMO_ERROR(mnemo_session_run(l.session),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "input 'a': not set");
+  EXPECT_MNEMO_ERROR(mnemo_session_get_output(l.session, 0, &t),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "has not run");
+  mnemo_session_t *other = nullptr;
+  EXPECT_MNEMO_ERROR(mnemo_session_create(l.model, "nope", &other),
+                     MNEMO_STATUS_NOT_FOUND, "no function 'nope'");
+  EXPECT_EQ(other, nullptr);
+}
+
+TEST(Session, ModelOutlivesItsFree) {
+  ArtifactBuilder b;
+  buildPass(b);
+  std::string bytes = b.build();
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  mnemo_session_t *s = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create(model, "pass", &s));
+  mnemo_model_free(model);
+  float a[6] = {1, 1, 1, 1, 1, 1}, c[6] = {2, 2, 2, 2, 2, 2};
+  ASSERT_MNEMO_OK(setF32(s, "a", {2, 3}, a));
+  ASSERT_MNEMO_OK(setF32(s, "b", {2, 3}, c));
+  ASSERT_MNEMO_OK(mnemo_session_run(s));
+  EXPECT_EQ(output(s, 1).second, std::vector<float>(6, 2.0f));
+  mnemo_session_free(s);
+}
+
+TEST(Session, ManySessionsOverOneModel) {
+  // The runtime's own state per session; compiled code on many threads is
+  // tested by mnemo-runtime-threads-test.
+  ArtifactBuilder b;
+  buildPass(b);
+  std::string bytes = b.build();
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      mnemo_session_t *s = nullptr;
+      if (mnemo_status_t status = mnemo_session_create(model, nullptr, &s)) {
+        mnemo_status_free(status);
+        wrong[t] = -1;
+        return;
+      }
+      int64_t shape[] = {2, 3};
+      for (int run = 0; run < 200; ++run) {
+        float a[6], c[6];
+        for (int i = 0; i < 6; ++i) {
+          a[i] = static_cast<float>(t * 1000 + run + i);
+          c[i] = -a[i];
+        }
+        mnemo_status_t status =
+            mnemo_session_set_input(s, "a", MNEMO_DTYPE_F32, shape, 2, a);
+        if (!status)
+          status =
+              mnemo_session_set_input(s, "b", MNEMO_DTYPE_F32, shape, 2, c);
+        if (!status)
+          status = mnemo_session_run(s);
+        mnemo_tensor_t y, z;
+        if (!status)
+          status = mnemo_session_get_output(s, 0, &y);
+        if (!status)
+          status = mnemo_session_get_output(s, 1, &z);
+        if (status) {
+          mnemo_status_free(status);
+          ++wrong[t];
+          continue;
+        }
+        for (int i = 0; i < 6; ++i) {
+          wrong[t] += static_cast<const float *>(y.data)[i] != a[i];
+          wrong[t] += static_cast<const float *>(z.data)[i] != -a[i];
+        }
+      }
+      mnemo_session_free(s);
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(wrong, std::vector<int>(8, 0));
+  mnemo_model_free(model);
+}
+
+} // namespace
