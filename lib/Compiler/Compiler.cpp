@@ -112,6 +112,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   report("tiling attention and decomposing");
   TilingOptions tiling;
   tiling.tileAttention = options.tileAttention;
+  tiling.tileLinear = options.tileLinear;
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;

@@ -30,6 +30,8 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     tile.blockKV = options.blockKV;
     pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
   }
+  if (options.tileLinear)
+    pm.addNestedPass<func::FuncOp>(mnemo::createTileLinearPass());
   pm.addPass(mnemo::createConvertMnemoToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

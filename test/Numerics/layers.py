@@ -1,7 +1,9 @@
 # RUN: %python %s | FileCheck %s
 # CHECK-NOT: FAIL
 # CHECK: layers: [[N:[0-9]+]] of [[N]] cases passed
-"""rms_norm, swiglu, linear and embedding decompositions against numpy."""
+# CHECK: layers, linear tiled 3x5: [[N]] of [[N]] cases passed
+"""rms_norm, swiglu, linear and embedding decompositions against numpy, and
+the cache-tiled linear (mnemo-tile-linear) on the same cases."""
 
 import numpy as np
 
@@ -76,6 +78,7 @@ cases = [
     linear_case("linear_in_out_bias", (7,), 24, 9, 9, layout="in_out",
                 bias=True),
     linear_case("linear_out_in_bias_4d", (1, 2, 3), 16, 12, 10, bias=True),
+    linear_case("linear_vector", (), 19, 7, 14, bias=True),
     linear_case("linear_dynamic_rows", (3, 5), 32, 8, 11,
                 dynamic={"x": [0, 1]}, result_dynamic=(0, 1)),
     embedding_case("embedding", 50, 12, [[3, 0, 49, 7], [1, 1, 2, 48]], 12),
@@ -84,3 +87,6 @@ cases = [
 ]
 
 run_cases("layers", cases)
+# mnemo-tile-linear at tile sizes that divide none of the shapes.
+run_cases("layers, linear tiled 3x5", cases,
+          passes="func.func(mnemo-tile-linear{block-rows=3 block-cols=5})")

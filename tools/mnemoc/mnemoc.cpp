@@ -63,6 +63,9 @@ static cl::opt<int64_t> maxSeqLen("max-seq-len",
 static cl::opt<bool> tileAttention("tile-attention",
                                    cl::desc("FlashAttention tiling (default on)"),
                                    cl::init(true));
+static cl::opt<bool> tileLinear("tile-linear",
+                                cl::desc("Cache tiling of linear layers (default on)"),
+                                cl::init(true));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("Query tile rows (0: target default)"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv",
@@ -116,6 +119,7 @@ int main(int argc, char **argv) {
   options.maxBatch = maxBatch;
   options.maxSeqLen = maxSeqLen;
   options.tileAttention = tileAttention;
+  options.tileLinear = tileLinear;
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.sourceName = llvm::sys::path::filename(inputPath).str();

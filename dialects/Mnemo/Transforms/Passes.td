@@ -46,6 +46,32 @@ def TileAttentionPass
   ];
 }
 
+def TileLinearPass
+    : InterfacePass<"mnemo-tile-linear", "::mlir::FunctionOpInterface"> {
+  let summary = "Cache tiling of mnemo.linear";
+  let description = [{
+    Rewrites each `mnemo.linear` into an `scf.forall` over its batch dims
+    and `[block-rows, block-cols]` output tiles (rows: the input's
+    second-to-last dim). Each tile accumulates over loops `(k, row, col)`: one weight row
+    segment is loaded once and used for every row of the tile while the
+    accumulator tile stays in cache, and the innermost loop runs along
+    contiguous output features. Bias and the cast to the result type follow
+    per tile.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"blockRows", "block-rows", "int64_t", /*default=*/"8",
+           "Output rows per tile">,
+    Option<"blockCols", "block-cols", "int64_t", /*default=*/"256",
+           "Output features per tile">,
+  ];
+}
+
 def TransposeConstantWeightsPass
     : Pass<"mnemo-transpose-constant-weights"> {
   let summary = "Stores constant out_in linear weights as in_out";

@@ -29,6 +29,8 @@ struct CompileOptions {
   bool tileAttention = true;
   int64_t blockQ = 0;
   int64_t blockKV = 0;
+  /// Cache tiling of linear layers.
+  bool tileLinear = true;
   /// Constants of at least this many bytes go to the weights segment.
   int64_t minWeightBytes = 1024;
   /// Provenance recorded in the artifact.

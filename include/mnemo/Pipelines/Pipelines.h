@@ -16,6 +16,7 @@ struct TilingOptions {
   bool tileAttention = true;
   int64_t blockQ = 32;
   int64_t blockKV = 64;
+  bool tileLinear = true;
 };
 
 /// Graph-level rewrites on mnemo ops (the `fused` stage).
