@@ -12,9 +12,9 @@
 // with k the reduction (outermost) and the output features innermost; the
 // bias slice added per tile.
 
-// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2) -> (d1, d0)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
-// CHECK-DAG: #[[Y:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[XMAP:.+]] = affine_map<(d0, d1, d2) -> (d1, d0)>
+// CHECK-DAG: #[[WMAP:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[YMAP:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @batched_bias
 //  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<2x?x32xf32>, %[[W:[a-z0-9]+]]: tensor<128x32xf32>, %[[B:[a-z0-9]+]]: tensor<128xf32>
 //       CHECK:   %[[S:.+]] = tensor.dim %[[X]], %c1
@@ -25,7 +25,7 @@
 //       CHECK:     %[[ROWS:.+]] = arith.minsi
 //       CHECK:     %[[XT:.+]] = tensor.extract_slice %[[X]][%[[BI]], %[[M0]], 0] [1, %[[ROWS]], 32] [1, 1, 1] : tensor<2x?x32xf32> to tensor<?x32xf32>
 //       CHECK:     %[[WT:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [64, 32] [1, 1] : tensor<128x32xf32> to tensor<64x32xf32>
-//       CHECK:     linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[Y]]], iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[XT]], %[[WT]] :
+//       CHECK:     linalg.generic {indexing_maps = [#[[XMAP]], #[[WMAP]], #[[YMAP]]], iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[XT]], %[[WT]] :
 //       CHECK:     %[[BT:.+]] = tensor.extract_slice %[[B]][%[[N0]]] [64] [1]
 //       CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[BT]] :
 //       CHECK:     tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[BI]], %[[M0]], %[[N0]]] [1, %[[ROWS]], 64] [1, 1, 1]
