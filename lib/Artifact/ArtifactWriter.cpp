@@ -95,7 +95,8 @@ void sealChecksum(flatbuffers::DetachedBuffer &buffer) {
 /// `segmentOffset`. The encoding's size does not depend on that value.
 FailureOr<flatbuffers::DetachedBuffer>
 buildFlatBuffer(Location loc, const ArtifactContents &contents,
-                const Segment &segment, uint64_t segmentOffset) {
+                const Segment &segment, uint64_t segmentOffset,
+                llvm::StringRef weightsFileName) {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   auto tensorSig = [&](const ArtifactTensor &t)
       -> FailureOr<flatbuffers::Offset<fb::TensorSig>> {
@@ -176,7 +177,7 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   auto kernelsVec = b.CreateVector(kernels);
   auto functionsVec = b.CreateVector(functions);
   auto weightsVec = b.CreateVector(weights);
-  auto weightsFile = b.CreateString("");
+  auto weightsFile = b.CreateString(weightsFileName.str());
   auto compiler = b.CreateString(contents.compiler);
   auto source = b.CreateString(contents.source);
   auto hash = b.CreateString(contents.sourceHash);
@@ -198,18 +199,29 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
 } // namespace
 
 LogicalResult mlir::mnemo::writeArtifact(Location loc,
-                                   const ArtifactContents &contents,
-                                   llvm::raw_ostream &os) {
+                                         const ArtifactContents &contents,
+                                         llvm::raw_ostream &os,
+                                         const SideWeights *side) {
   Segment segment = layoutWeights(contents.weights);
+  if (side) {
+    // The segment starts the side file; nothing to measure.
+    FailureOr<flatbuffers::DetachedBuffer> buffer =
+        buildFlatBuffer(loc, contents, segment, 0, side->name);
+    if (failed(buffer))
+      return failure();
+    os.write(reinterpret_cast<const char *>(buffer->data()), buffer->size());
+    side->os << segment.bytes;
+    return success();
+  }
   // Measure with a placeholder offset, then build with the real one; the
   // offset is a fixed-width field present in both, so the sizes agree.
   FailureOr<flatbuffers::DetachedBuffer> probe =
-      buildFlatBuffer(loc, contents, segment, ~uint64_t(0));
+      buildFlatBuffer(loc, contents, segment, ~uint64_t(0), "");
   if (failed(probe))
     return failure();
   uint64_t segmentOffset = llvm::alignTo(probe->size(), kAlignment);
   FailureOr<flatbuffers::DetachedBuffer> buffer =
-      buildFlatBuffer(loc, contents, segment, segmentOffset);
+      buildFlatBuffer(loc, contents, segment, segmentOffset, "");
   if (failed(buffer) || buffer->size() != probe->size())
     return emitError(loc) << "internal error: artifact layout changed size";
   os.write(reinterpret_cast<const char *>(buffer->data()), buffer->size());

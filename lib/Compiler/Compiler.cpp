@@ -88,7 +88,8 @@ LogicalResult runPasses(ModuleOp module,
 LogicalResult mnemo::compileModule(ModuleOp module,
                                    const CompileOptions &options,
                                    llvm::raw_ostream &os,
-                                   const ProgressFn &progress) {
+                                   const ProgressFn &progress,
+                                   const SideWeights *sideWeights) {
   auto report = [&](llvm::StringRef stage) {
     if (progress)
       progress(stage);
@@ -169,5 +170,5 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   contents.compiler = "mnemoc " MNEMO_VERSION;
   contents.source = options.sourceName;
   contents.sourceHash = options.sourceHash;
-  return writeArtifact(module.getLoc(), contents, os);
+  return writeArtifact(module.getLoc(), contents, os, sideWeights);
 }

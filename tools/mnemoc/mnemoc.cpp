@@ -63,6 +63,10 @@ static cl::opt<int64_t> maxSeqLen("max-seq-len",
 static cl::opt<bool> tileAttention("tile-attention",
                                    cl::desc("FlashAttention tiling (default on)"),
                                    cl::init(true));
+static cl::opt<bool> externalWeights(
+    "external-weights",
+    cl::desc("Write the weights to OUT.weights beside the artifact"),
+    cl::init(false));
 static cl::opt<bool> tileLinear("tile-linear",
                                 cl::desc("Cache tiling of linear layers (default on)"),
                                 cl::init(true));
@@ -90,6 +94,8 @@ int main(int argc, char **argv) {
                 emit == mnemo::EmitStage::Artifact;
   if (binary && outputPath == "-")
     return fail("binary output needs -o FILE");
+  if (externalWeights && emit != mnemo::EmitStage::Artifact)
+    return fail("--external-weights applies to artifacts only");
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
@@ -140,8 +146,21 @@ int main(int argc, char **argv) {
       openOutputFile(outputPath, &error);
   if (!output)
     return fail(outputPath + ": " + error);
-  if (failed(mnemo::compileModule(*module, options, output->os(), progress)))
+  std::unique_ptr<llvm::ToolOutputFile> weights;
+  std::optional<mnemo::SideWeights> side;
+  if (externalWeights) {
+    std::string path = outputPath + ".weights";
+    weights = openOutputFile(path, &error);
+    if (!weights)
+      return fail(path + ": " + error);
+    side.emplace(mnemo::SideWeights{
+        llvm::sys::path::filename(path).str(), weights->os()});
+  }
+  if (failed(mnemo::compileModule(*module, options, output->os(), progress,
+                                  side ? &*side : nullptr)))
     return 1;
   output->keep();
+  if (weights)
+    weights->keep();
   return 0;
 }

@@ -49,11 +49,20 @@ struct ArtifactContents {
   std::string compiler, source, sourceHash;
 };
 
+/// A side file for the weights segment: `name` (relative to the artifact's
+/// directory) is recorded in the artifact, the segment goes to `os`.
+struct SideWeights {
+  std::string name;
+  llvm::raw_ostream &os;
+};
+
 /// Serializes `contents`: the size-prefixed FlatBuffer, then the 64-byte
-/// aligned weights segment. Fails (with a diagnostic at `loc`) on element
-/// types the format cannot describe.
+/// aligned weights segment, or, with `side`, the segment into the side
+/// file. Fails (with a diagnostic at `loc`) on element types the format
+/// cannot describe.
 LogicalResult writeArtifact(Location loc, const ArtifactContents &contents,
-                            llvm::raw_ostream &os);
+                            llvm::raw_ostream &os,
+                            const SideWeights *side = nullptr);
 
 } // namespace mlir::mnemo
 

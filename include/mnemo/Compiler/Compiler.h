@@ -7,6 +7,8 @@
 #ifndef MNEMO_COMPILER_COMPILER_H
 #define MNEMO_COMPILER_COMPILER_H
 
+#include "mnemo/Artifact/ArtifactWriter.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -44,9 +46,12 @@ using ProgressFn = std::function<void(llvm::StringRef stage)>;
 /// Compiles `module` in place up to `options.emit` and writes that stage to
 /// `os` (IR text, LLVM IR, assembly, an object, or the artifact). Errors are
 /// reported as diagnostics on the module.
+/// With `sideWeights`, an artifact's weights segment goes there instead of
+/// into `os`.
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
                             llvm::raw_ostream &os,
-                            const ProgressFn &progress = {});
+                            const ProgressFn &progress = {},
+                            const SideWeights *sideWeights = nullptr);
 
 } // namespace mlir::mnemo
 
