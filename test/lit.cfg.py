@@ -65,3 +65,12 @@ if shutil.which("qemu-aarch64") and all(
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
 tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The reference exports (torch.onnx, opset 23, external data) with their
+# inputs and PyTorch logits are kept under test/Frontend/ONNX/Inputs;
+# MNEMO_SHARED_MODELS may point the same tests at another models directory
+# with the same layout (refs_public/<model>/...).
+shared_models = os.environ.get("MNEMO_SHARED_MODELS") or os.path.join(
+    config.mnemo_src_root, "test", "Frontend", "ONNX", "Inputs")
+llvm_config.with_environment("MNEMO_SHARED_MODELS", shared_models)
+config.substitutions.append(("%shared_models", shared_models))

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Compiler/Compiler.h"
+#include "mnemo/Frontend/ONNX/ImportONNX.h"
 #include "mnemo/InitAll.h"
 #include "mnemo/Target/TargetBackend.h"
 
@@ -102,9 +103,10 @@ int main(int argc, char **argv) {
       openInputFile(inputPath, &error);
   if (!input)
     return fail(error);
-  if (!llvm::StringRef(inputPath).ends_with(".mlir"))
+  bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
+  if (!onnx && !llvm::StringRef(inputPath).ends_with(".mlir"))
     return fail(inputPath + ": unsupported input (this build reads .mlir "
-                            "models)");
+                            "and .onnx models)");
   std::string hash = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
                                      input->getBuffer())),
                                  /*LowerCase=*/true);
@@ -115,9 +117,11 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      onnx ? mnemo::importONNXFile(inputPath, &context, error)
+           : parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
-    return 1;
+    return onnx ? fail(error) : 1;
 
   mnemo::CompileOptions options;
   options.target = targetName;

@@ -1,0 +1,71 @@
+//===- GraphImporter.h - one ONNX graph into one function -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The state of importing one graph: the values and constants defined so far
+// by name, the model's opsets and the first error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_LIB_FRONTEND_ONNX_GRAPHIMPORTER_H
+#define MNEMO_LIB_FRONTEND_ONNX_GRAPHIMPORTER_H
+
+#include "Importer.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Path.h"
+
+namespace mlir::mnemo::onnx_import {
+
+/// Imports one graph into one function.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *ctx, llvm::StringRef path)
+      : ctx(ctx), fileName(llvm::sys::path::filename(path).str()),
+        tensors(llvm::sys::path::parent_path(path)) {}
+
+  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+
+  /// The one-line error, empty while none.
+  std::string error;
+
+  FailureOr<Value> lookup(llvm::StringRef name);
+  DenseElementsAttr lookupConstant(llvm::StringRef name) const {
+    return constants.lookup(name);
+  }
+  bool define(llvm::StringRef name, Value value) {
+    return values.try_emplace(name, value).second &&
+           !constants.count(name);
+  }
+  bool defineConstant(llvm::StringRef name, DenseElementsAttr value) {
+    return !values.count(name) && constants.try_emplace(name, value).second;
+  }
+  FailureOr<DenseElementsAttr> loadTensor(const onnx::TensorProto &t,
+                                         std::string &why) {
+    return tensors.load(t, ctx, why);
+  }
+  void fail(const llvm::Twine &message) {
+    if (error.empty())
+      error = (fileName + ": " + message).str();
+  }
+
+private:
+  FailureOr<RankedTensorType> valueType(const onnx::ValueInfoProto &info);
+  LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
+                           OpBuilder &b);
+
+  MLIRContext *ctx;
+  std::string fileName;
+  TensorLoader tensors;
+  llvm::StringMap<int64_t> opsets;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<DenseElementsAttr> constants;
+  Block *entry = nullptr;
+};
+
+} // namespace mlir::mnemo::onnx_import
+
+#endif // MNEMO_LIB_FRONTEND_ONNX_GRAPHIMPORTER_H

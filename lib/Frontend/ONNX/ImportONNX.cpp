@@ -1,0 +1,253 @@
+//===- ImportONNX.cpp - ONNX protobuf walker --------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Parses the ModelProto, makes one public function of the main graph (graph
+// inputs become named arguments, dim_params dynamic dims), turns initializers
+// into constants and imports each node through the handler registry. Every
+// node's name becomes its ops' location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Frontend/ONNX/ImportONNX.h"
+#include "GraphImporter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::onnx_import;
+
+
+FailureOr<Value> GraphImporter::lookup(llvm::StringRef name) {
+  if (Value v = values.lookup(name))
+    return v;
+  DenseElementsAttr c = constants.lookup(name);
+  if (!c)
+    return failure();
+  // Constants are materialized once, at the top of the function.
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  Value v = arith::ConstantOp::create(
+      b, NameLoc::get(StringAttr::get(ctx, name)), c);
+  values[name] = v;
+  return v;
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::valueType(const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type()) {
+    fail("value '" + info.name() + "' is not a tensor");
+    return failure();
+  }
+  const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+  Type element = convertElementType(ctx, t.elem_type());
+  if (!element) {
+    fail("value '" + info.name() + "' has unsupported element type " +
+         llvm::Twine(t.elem_type()));
+    return failure();
+  }
+  if (!t.has_shape()) {
+    fail("value '" + info.name() + "' has no shape (rank unknown)");
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (const onnx::TensorShapeProto::Dimension &d : t.shape().dim())
+    shape.push_back(d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, element);
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        unsigned index, OpBuilder &b) {
+  std::string name =
+      node.name().empty() ? "#" + std::to_string(index) : node.name();
+  llvm::StringRef domain = node.domain();
+  if (domain == "ai.onnx")
+    domain = "";
+  auto opset = opsets.find(domain);
+  Handler handler =
+      opset == opsets.end()
+          ? nullptr
+          : HandlerRegistry::get().lookup(domain, node.op_type(),
+                                          opset->second);
+  if (!handler) {
+    fail("node '" + name + "' (" + node.op_type() + "): unsupported operator " +
+         (domain.empty() ? "ai.onnx" : domain) + "::" + node.op_type() +
+         (opset == opsets.end()
+              ? std::string(" (domain not imported)")
+              : " at opset " + std::to_string(opset->second)));
+    return failure();
+  }
+  Location loc = NameLoc::get(StringAttr::get(ctx, name),
+                              FileLineColLoc::get(ctx, fileName, 0, 0));
+  NodeContext context(*this, node, b, loc);
+  if (failed(handler(context))) {
+    if (error.empty())
+      fail("node '" + name + "' (" + node.op_type() + "): import failed");
+    return failure();
+  }
+  for (const std::string &out : node.output())
+    if (!out.empty() && !values.count(out) && !constants.count(out)) {
+      fail("node '" + name + "' (" + node.op_type() + "): output '" + out +
+           "' was not produced");
+      return failure();
+    }
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  if (!opsets.count(""))
+    opsets[""] = 1;
+  const onnx::GraphProto &graph = model.graph();
+  Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+
+  // Initializers: constants, and never graph inputs (even when listed).
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    std::string why;
+    FailureOr<DenseElementsAttr> value = tensors.load(t, ctx, why);
+    if (failed(value)) {
+      fail("initializer '" + t.name() + "': " + why);
+      return nullptr;
+    }
+    if (!defineConstant(t.name(), *value)) {
+      fail("initializer '" + t.name() + "' is defined twice");
+      return nullptr;
+    }
+  }
+
+  // Signature.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    if (constants.count(in.name()))
+      continue;
+    FailureOr<RankedTensorType> type = valueType(in);
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    argNames.push_back(in.name());
+  }
+  OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+  std::string funcName = graph.name().empty() ? "main" : graph.name();
+  for (char &c : funcName)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  auto func = func::FuncOp::create(b, fileLoc, funcName,
+                                   b.getFunctionType(argTypes, {}));
+  entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "mnemo.name", b.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+
+  b.setInsertionPointToEnd(entry);
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, i, b)))
+      return nullptr;
+
+  // Results, cast to the declared type where that says less (dim_params).
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    FailureOr<Value> v = lookup(out.name());
+    if (failed(v)) {
+      fail("graph output '" + out.name() + "' is never produced");
+      return nullptr;
+    }
+    Value result = *v;
+    if (out.type().has_tensor_type() && out.type().tensor_type().has_shape()) {
+      FailureOr<RankedTensorType> declared = valueType(out);
+      if (failed(declared))
+        return nullptr;
+      auto actual = cast<RankedTensorType>(result.getType());
+      if (declared->getElementType() != actual.getElementType() ||
+          !tensor::CastOp::areCastCompatible(actual, *declared)) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "graph output '" << out.name() << "' is declared " << *declared
+           << " but computed as " << actual;
+        fail(text);
+        return nullptr;
+      }
+      if (actual != *declared)
+        result = tensor::CastOp::create(b, fileLoc, *declared, result);
+    }
+    results.push_back(result);
+  }
+  func::ReturnOp::create(b, fileLoc, results);
+  SmallVector<Type> resultTypes;
+  for (Value r : results)
+    resultTypes.push_back(r.getType());
+  func.setFunctionType(b.getFunctionType(argTypes, resultTypes));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "mnemo.name", b.getStringAttr(out.name()));
+  return module;
+}
+
+OwningOpRef<ModuleOp> mlir::mnemo::importONNXFile(llvm::StringRef path,
+                                                  MLIRContext *context,
+                                                  std::string &error) {
+  std::string fileName = llvm::sys::path::filename(path).str();
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = fileName + ": cannot open: " + buffer.getError().message();
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), bytes.size());
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT32_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+    error = fileName + ": not an ONNX model (protobuf parse failed: "
+                       "truncated or not a ModelProto)";
+    return nullptr;
+  }
+  if (!model.has_graph() || model.ir_version() <= 0) {
+    error = fileName + ": not an ONNX model (no graph or IR version)";
+    return nullptr;
+  }
+  context->loadDialect<arith::ArithDialect, func::FuncDialect,
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect>();
+  GraphImporter importer(context, path);
+  OwningOpRef<ModuleOp> module = importer.run(model);
+  if (!module) {
+    error = importer.error.empty() ? fileName + ": import failed"
+                                   : importer.error;
+    return nullptr;
+  }
+  // A handler bug must not reach the pipeline as invalid IR: report the
+  // first verifier message, naming the node through its location.
+  std::string first;
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      if (first.empty() && diag.getSeverity() == DiagnosticSeverity::Error) {
+        std::string where;
+        if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+          where = "node '" + name.getName().str() + "': ";
+        first = where + diag.str();
+      }
+      return success();
+    });
+    if (failed(verify(*module))) {
+      error = fileName + ": imported IR is invalid: " + first;
+      return nullptr;
+    }
+  }
+  return module;
+}

@@ -1,0 +1,168 @@
+//===- Importer.h - ONNX importer internals ---------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What the per-op-family handlers see: a NodeContext for the node being
+// imported (its inputs as values or constants, its attributes, its outputs)
+// and the registry that maps (domain, op_type, since-version) to a handler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_LIB_FRONTEND_ONNX_IMPORTER_H
+#define MNEMO_LIB_FRONTEND_ONNX_IMPORTER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::mnemo::onnx_import {
+
+class GraphImporter;
+
+/// One node being imported. Errors are recorded once, as a single line naming
+/// the node; every accessor that fails returns failure after recording one.
+class NodeContext {
+public:
+  NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
+              OpBuilder &builder, Location loc)
+      : graph(graph), node(node), b(builder), loc(loc) {}
+
+  OpBuilder &builder() { return b; }
+  Location getLoc() const { return loc; }
+  const onnx::NodeProto &proto() const { return node; }
+  MLIRContext *getContext() const { return b.getContext(); }
+
+  /// Inputs: an absent or empty-named optional input is not present.
+  bool hasInput(unsigned i) const;
+  unsigned numInputs() const { return node.input_size(); }
+  unsigned numOutputs() const { return node.output_size(); }
+  FailureOr<Value> input(unsigned i);
+  FailureOr<RankedTensorType> inputType(unsigned i);
+  /// An input that must be a constant (initializer or Constant node).
+  FailureOr<DenseElementsAttr> constantInput(unsigned i);
+  /// A constant integer tensor input, as int64 values.
+  FailureOr<SmallVector<int64_t>> intsInput(unsigned i);
+
+  /// Attributes.
+  const onnx::AttributeProto *attr(llvm::StringRef name) const;
+  int64_t getInt(llvm::StringRef name, int64_t otherwise) const;
+  float getFloat(llvm::StringRef name, float otherwise) const;
+  SmallVector<int64_t> getInts(llvm::StringRef name) const;
+  std::string getString(llvm::StringRef name, llvm::StringRef otherwise) const;
+
+  /// A TensorProto held by an attribute (Constant's value), loaded.
+  FailureOr<DenseElementsAttr> loadTensor(const onnx::TensorProto &tensor);
+
+  /// Outputs.
+  LogicalResult setOutput(unsigned i, Value value);
+  LogicalResult setConstantOutput(unsigned i, DenseElementsAttr value);
+
+  /// Records "node 'NAME' (OP): message" and returns failure.
+  LogicalResult error(const llvm::Twine &message);
+
+  /// An axis in [-rank, rank) normalized to [0, rank), or an error.
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+private:
+  GraphImporter &graph;
+  const onnx::NodeProto &node;
+  OpBuilder &b;
+  Location loc;
+};
+
+using Handler = LogicalResult (*)(NodeContext &);
+
+/// Handlers keyed by (domain, op_type); each op may have several versions,
+/// and a model with opset N uses the newest whose since-version is <= N.
+class HandlerRegistry {
+public:
+  void add(llvm::StringRef domain, llvm::StringRef opType, int64_t since,
+           Handler handler);
+  /// Null when no version of the op applies at `opset`.
+  Handler lookup(llvm::StringRef domain, llvm::StringRef opType,
+                 int64_t opset) const;
+  /// The whole registry, built once.
+  static const HandlerRegistry &get();
+
+private:
+  std::map<std::pair<std::string, std::string>, std::map<int64_t, Handler>>
+      handlers;
+};
+
+void registerElementwiseHandlers(HandlerRegistry &registry);
+void registerMatMulHandlers(HandlerRegistry &registry);
+void registerShapeHandlers(HandlerRegistry &registry);
+void registerIndexingHandlers(HandlerRegistry &registry);
+void registerReductionHandlers(HandlerRegistry &registry);
+void registerNormalizationHandlers(HandlerRegistry &registry);
+
+/// The MLIR element type of an ONNX TensorProto data type, or null.
+Type convertElementType(MLIRContext *ctx, int32_t dataType);
+
+/// Reads TensorProtos (initializers, Constant values), mapping each external
+/// data file once.
+class TensorLoader {
+public:
+  explicit TensorLoader(llvm::StringRef modelDir) : dir(modelDir.str()) {}
+  /// The tensor's value; on failure sets `error` to why (the caller names
+  /// the tensor).
+  FailureOr<DenseElementsAttr> load(const onnx::TensorProto &tensor,
+                                    MLIRContext *ctx, std::string &error);
+
+private:
+  FailureOr<llvm::ArrayRef<char>>
+  externalBytes(const onnx::TensorProto &tensor, std::string &error);
+
+  std::string dir;
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> files;
+};
+
+//===----------------------------------------------------------------------===//
+// Builders shared by the handlers
+//===----------------------------------------------------------------------===//
+
+/// A linalg.generic over the numpy broadcast of `operands` (or over
+/// `resultShape` when given, which the operands must broadcast to), whose
+/// body maps one element of each operand to one result element.
+using ScalarBody =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+FailureOr<Value> broadcastElementwise(NodeContext &ctx, ValueRange operands,
+                                      Type resultElement, ScalarBody body,
+                                      ArrayRef<int64_t> resultShape = {});
+
+/// The numpy broadcast of two shapes, or failure when they do not broadcast.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                ArrayRef<int64_t> b);
+
+/// `x` reduced over the sorted, distinct `axes` (dropped from the result):
+/// acc = combine(acc, pre(x)) from `init`, in `accType` elements.
+using Combine = llvm::function_ref<Value(OpBuilder &, Location, Value, Value)>;
+using Pre = llvm::function_ref<Value(OpBuilder &, Location, Value)>;
+Value reduceAxes(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes,
+                 Type accType, double init, Combine combine, Pre pre = {});
+
+/// The map from the loops over a rank-`rank` tensor to the dims not in
+/// `axes` (how a reduced tensor is read next to the tensor it came from).
+AffineMap keptDimsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> axes);
+
+/// A linalg.generic over the loops of `like`'s shape reading `inputs` through
+/// `maps` and producing `element`s.
+Value mapGeneric(OpBuilder &b, Location loc, Value like, ValueRange inputs,
+                 ArrayRef<AffineMap> maps, Type element, ScalarBody body);
+
+/// Values of an integer DenseElementsAttr as int64.
+SmallVector<int64_t> toInt64s(DenseElementsAttr attr);
+
+} // namespace mlir::mnemo::onnx_import
+
+#endif // MNEMO_LIB_FRONTEND_ONNX_IMPORTER_H

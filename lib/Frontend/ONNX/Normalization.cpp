@@ -1,0 +1,169 @@
+//===- Normalization.cpp - ONNX RMS and layer normalization -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// RMSNormalization-23 and LayerNormalization-17 over the trailing dims from
+// `axis`: a reduction to the leading dims, then one elementwise generic that
+// applies the scale (and bias), broadcast on the right.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::onnx_import;
+
+namespace {
+
+struct NormOperands {
+  Value x, scale, bias;
+  Type element, compute;
+  SmallVector<int64_t> axes;
+  int64_t count = 1;
+};
+
+FailureOr<NormOperands> normOperands(NodeContext &ctx, bool withBias) {
+  NormOperands n;
+  FailureOr<Value> x = ctx.input(0), scale = ctx.input(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  n.x = *x;
+  n.scale = *scale;
+  if (withBias && ctx.hasInput(2)) {
+    FailureOr<Value> bias = ctx.input(2);
+    if (failed(bias))
+      return failure();
+    n.bias = *bias;
+  }
+  auto type = cast<RankedTensorType>(n.x.getType());
+  n.element = type.getElementType();
+  if (!isa<FloatType>(n.element) ||
+      cast<RankedTensorType>(n.scale.getType()).getElementType() != n.element)
+    return ctx.error("expects float input and scale of one element type");
+  int64_t stash = ctx.getInt("stash_type", 1);
+  n.compute = stash == 1 ? Float32Type::get(ctx.getContext())
+                         : builders::computeType(n.element);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", -1), type.getRank());
+  if (failed(axis))
+    return failure();
+  for (int64_t d = *axis; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d))
+      return ctx.error("normalizing a dynamic dimension is not supported yet");
+    n.axes.push_back(d);
+    n.count *= type.getDimSize(d);
+  }
+  for (Value p : {n.scale, n.bias})
+    if (p && cast<RankedTensorType>(p.getType()).getRank() > type.getRank())
+      return ctx.error("scale or bias has a higher rank than the input");
+  return n;
+}
+
+/// y = (x - mean) * rsqrt(var + eps) * scale (+ bias); `center` false gives
+/// RMS normalization (no mean, mean of squares).
+LogicalResult normalize(NodeContext &ctx, bool center) {
+  FailureOr<NormOperands> n = normOperands(ctx, center);
+  if (failed(n))
+    return failure();
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  MLIRContext *mctx = b.getContext();
+  Type ct = n->compute;
+  auto type = cast<RankedTensorType>(n->x.getType());
+  int64_t rank = type.getRank();
+  double eps = ctx.getFloat("epsilon", 1e-5f);
+  auto toCompute = [&](OpBuilder &nb, Location nl, Value v) {
+    return builders::castFloat(nb, nl, v, ct);
+  };
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, mctx);
+  AffineMap kept = keptDimsMap(mctx, rank, n->axes);
+  auto scaleBy = [&](OpBuilder &nb, Location nl, Value v) {
+    return arith::DivFOp::create(
+        nb, nl, v, builders::floatConst(nb, nl, ct, double(n->count)));
+  };
+
+  Value mean;
+  if (center) {
+    Value sum = reduceAxes(
+        b, loc, n->x, n->axes, ct, 0.0,
+        [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
+          return arith::AddFOp::create(nb, nl, acc, v);
+        },
+        toCompute);
+    mean = mapGeneric(b, loc, sum, sum,
+                      AffineMap::getMultiDimIdentityMap(
+                          cast<RankedTensorType>(sum.getType()).getRank(),
+                          mctx),
+                      ct, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                        return scaleBy(nb, nl, a[0]).getResult();
+                      });
+  }
+  // Sum of squares (of deviations when centering).
+  Value centered = n->x;
+  if (center)
+    centered = mapGeneric(b, loc, n->x, {n->x, mean}, {id, kept}, ct,
+                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                            return arith::SubFOp::create(
+                                       nb, nl, toCompute(nb, nl, a[0]), a[1])
+                                .getResult();
+                          });
+  Value squares = reduceAxes(
+      b, loc, centered, n->axes, ct, 0.0,
+      [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
+        return arith::AddFOp::create(nb, nl, acc, v);
+      },
+      [&](OpBuilder &nb, Location nl, Value v) -> Value {
+        v = toCompute(nb, nl, v);
+        return arith::MulFOp::create(nb, nl, v, v);
+      });
+
+  SmallVector<Value> inputs = {centered, squares, n->scale};
+  SmallVector<AffineMap> maps = {
+      id, kept,
+      builders::broadcastMap(mctx, rank,
+                             cast<RankedTensorType>(n->scale.getType()))};
+  if (n->bias) {
+    inputs.push_back(n->bias);
+    maps.push_back(builders::broadcastMap(
+        mctx, rank, cast<RankedTensorType>(n->bias.getType())));
+  }
+  Value y = mapGeneric(
+      b, loc, n->x, inputs, maps, n->element,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value var = scaleBy(nb, nl, a[1]);
+        Value inv = math::RsqrtOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, var,
+                                  builders::floatConst(nb, nl, ct, eps)));
+        Value v = arith::MulFOp::create(nb, nl, toCompute(nb, nl, a[0]), inv);
+        v = arith::MulFOp::create(nb, nl, v, toCompute(nb, nl, a[2]));
+        if (a.size() > 3)
+          v = arith::AddFOp::create(nb, nl, v, toCompute(nb, nl, a[3]));
+        return builders::castFloat(nb, nl, v, n->element);
+      });
+  if (ctx.numOutputs() > 1)
+    return ctx.error("the mean and inverse deviation outputs are not "
+                     "supported yet");
+  return ctx.setOutput(0, y);
+}
+
+LogicalResult rmsNormalization(NodeContext &ctx) {
+  return normalize(ctx, /*center=*/false);
+}
+LogicalResult layerNormalization(NodeContext &ctx) {
+  return normalize(ctx, /*center=*/true);
+}
+
+} // namespace
+
+void mlir::mnemo::onnx_import::registerNormalizationHandlers(
+    HandlerRegistry &r) {
+  r.add("", "RMSNormalization", 23, rmsNormalization);
+  r.add("", "LayerNormalization", 17, layerNormalization);
+}

@@ -1,0 +1,382 @@
+//===- ShapeOps.cpp - ONNX shape ops ----------------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reshape, Transpose, Concat, Slice, Split, Unsqueeze, Squeeze and Expand as
+// tensor reshapes and slices and linalg.transpose. Shape operands (target
+// shapes, slice bounds, axes) must be constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::onnx_import;
+
+namespace {
+
+/// `src` reshaped to the static `shape` (same element count).
+Value reshapeTo(OpBuilder &b, Location loc, Value src, ArrayRef<int64_t> shape) {
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto dstType = RankedTensorType::get(shape, srcType.getElementType());
+  if (srcType == dstType)
+    return src;
+  if (srcType.getRank() > dstType.getRank()) {
+    if (auto r = getReassociationIndicesForCollapse(srcType.getShape(), shape))
+      return tensor::CollapseShapeOp::create(b, loc, dstType, src, *r);
+  } else if (srcType.getRank() < dstType.getRank()) {
+    if (auto r = getReassociationIndicesForCollapse(shape, srcType.getShape()))
+      return tensor::ExpandShapeOp::create(b, loc, dstType, src, *r);
+  }
+  // Through one dimension.
+  int64_t n = srcType.getNumElements();
+  Value flat = src;
+  if (srcType.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < srcType.getRank(); ++i)
+      all[0].push_back(i);
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({n}, srcType.getElementType()), src,
+        srcType.getRank() ? all : SmallVector<ReassociationIndices>{});
+  }
+  if (dstType.getRank() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t i = 0; i < dstType.getRank(); ++i)
+    all[0].push_back(i);
+  return tensor::ExpandShapeOp::create(
+      b, loc, dstType, flat,
+      dstType.getRank() ? all : SmallVector<ReassociationIndices>{});
+}
+
+LogicalResult reshape(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.inputType(0);
+  FailureOr<SmallVector<int64_t>> target = ctx.intsInput(1);
+  if (failed(type) || failed(target))
+    return failure();
+  if (!type->hasStaticShape())
+    return ctx.error("dynamic input shapes are not supported yet");
+  bool allowZero = ctx.getInt("allowzero", 0);
+  SmallVector<int64_t> shape(*target);
+  int64_t known = 1, inferred = -1;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d == 0 && !allowZero) {
+      if (int64_t(i) >= type->getRank())
+        return ctx.error("shape copies a dimension the input does not have");
+      d = type->getDimSize(i);
+    }
+    if (d == -1) {
+      if (inferred >= 0)
+        return ctx.error("shape has more than one -1");
+      inferred = i;
+      continue;
+    }
+    if (d < 0)
+      return ctx.error("bad target dimension " + llvm::Twine(d));
+    known *= d;
+  }
+  int64_t count = type->getNumElements();
+  if (inferred >= 0)
+    shape[inferred] = known ? count / known : 0;
+  int64_t total = inferred >= 0 ? known * shape[inferred] : known;
+  if (total != count)
+    return ctx.error("cannot reshape " + llvm::Twine(count) +
+                     " elements to " + llvm::Twine(total));
+  Value src = *ctx.input(0);
+  return ctx.setOutput(0, reshapeTo(ctx.builder(), ctx.getLoc(), src, shape));
+}
+
+LogicalResult transpose(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> perm = ctx.getInts("perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  SmallVector<bool> seen(rank, false);
+  if (int64_t(perm.size()) != rank)
+    return ctx.error("perm has " + llvm::Twine(perm.size()) +
+                     " entries for rank " + llvm::Twine(rank));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return ctx.error("perm is not a permutation");
+    seen[p] = true;
+  }
+  OpBuilder &b = ctx.builder();
+  SmallVector<OpFoldResult> in = builders::tensorSizes(b, ctx.getLoc(), *x);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t p : perm)
+    sizes.push_back(in[p]);
+  Value init =
+      builders::emptyTensor(b, ctx.getLoc(), sizes, type.getElementType());
+  auto op = linalg::TransposeOp::create(b, ctx.getLoc(), *x, init, perm);
+  return ctx.setOutput(0, op.getResult()[0]);
+}
+
+LogicalResult concat(NodeContext &ctx) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < ctx.numInputs(); ++i) {
+    FailureOr<Value> v = ctx.input(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  if (inputs.empty())
+    return ctx.error("needs at least one input");
+  auto first = cast<RankedTensorType>(inputs[0].getType());
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), first.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t total = 0;
+  for (Value v : inputs) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != first.getRank() ||
+        t.getElementType() != first.getElementType())
+      return ctx.error("inputs differ in rank or element type");
+    if (t.isDynamicDim(*axis))
+      return ctx.error("dynamic extents along the axis are not supported yet");
+    total += t.getDimSize(*axis);
+  }
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, inputs[0]);
+  sizes[*axis] = b.getIndexAttr(total);
+  Value result =
+      builders::emptyTensor(b, loc, sizes, first.getElementType());
+  int64_t offset = 0;
+  for (Value v : inputs) {
+    SmallVector<OpFoldResult> offsets(first.getRank(), b.getIndexAttr(0));
+    offsets[*axis] = b.getIndexAttr(offset);
+    SmallVector<OpFoldResult> strides(first.getRank(), b.getIndexAttr(1));
+    result = tensor::InsertSliceOp::create(
+        b, loc, v, result, offsets, builders::tensorSizes(b, loc, v), strides);
+    offset += cast<RankedTensorType>(v.getType()).getDimSize(*axis);
+  }
+  return ctx.setOutput(0, result);
+}
+
+LogicalResult slice(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> starts = ctx.intsInput(1),
+                                  ends = ctx.intsInput(2);
+  if (failed(x) || failed(starts) || failed(ends))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes, steps(starts->size(), 1);
+  if (ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> a = ctx.intsInput(3);
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    for (size_t i = 0; i < starts->size(); ++i)
+      axes.push_back(i);
+  }
+  if (ctx.hasInput(4)) {
+    FailureOr<SmallVector<int64_t>> s = ctx.intsInput(4);
+    if (failed(s))
+      return failure();
+    steps = *s;
+  }
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size())
+    return ctx.error("starts, ends, axes and steps differ in length");
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, *x);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    int64_t step = steps[i];
+    if (step <= 0)
+      return ctx.error("only positive steps are supported");
+    int64_t dim = type.getDimSize(*axis);
+    if (ShapedType::isDynamic(dim))
+      return ctx.error("slicing a dynamic dimension is not supported yet");
+    auto clampIndex = [&](int64_t v) {
+      if (v < 0)
+        v += dim;
+      return std::clamp<int64_t>(v, 0, dim);
+    };
+    int64_t start = clampIndex((*starts)[i]), end = clampIndex((*ends)[i]);
+    int64_t size = end > start ? (end - start + step - 1) / step : 0;
+    offsets[*axis] = b.getIndexAttr(start);
+    sizes[*axis] = b.getIndexAttr(size);
+    strides[*axis] = b.getIndexAttr(step);
+  }
+  Value out =
+      tensor::ExtractSliceOp::create(b, loc, *x, offsets, sizes, strides);
+  return ctx.setOutput(0, out);
+}
+
+LogicalResult split(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = type.getDimSize(*axis);
+  if (ShapedType::isDynamic(dim))
+    return ctx.error("splitting a dynamic dimension is not supported yet");
+  SmallVector<int64_t> parts = ctx.getInts("split");
+  if (ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> s = ctx.intsInput(1);
+    if (failed(s))
+      return failure();
+    parts = *s;
+  }
+  unsigned n = ctx.numOutputs();
+  if (parts.empty()) {
+    int64_t chunk = (dim + n - 1) / n;
+    for (unsigned i = 0; i < n; ++i)
+      parts.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  }
+  int64_t sum = 0;
+  for (int64_t p : parts)
+    sum += p;
+  if (parts.size() != n || sum != dim)
+    return ctx.error("split sizes do not cover the axis");
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  int64_t offset = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, *x);
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    offsets[*axis] = b.getIndexAttr(offset);
+    sizes[*axis] = b.getIndexAttr(parts[i]);
+    Value part =
+        tensor::ExtractSliceOp::create(b, loc, *x, offsets, sizes, strides);
+    if (failed(ctx.setOutput(i, part)))
+      return failure();
+    offset += parts[i];
+  }
+  return success();
+}
+
+/// Axes from the input (newer opsets) or the attribute (older ones).
+FailureOr<SmallVector<int64_t>> axesOf(NodeContext &ctx, unsigned input) {
+  if (ctx.hasInput(input))
+    return ctx.intsInput(input);
+  return ctx.getInts("axes");
+}
+
+/// Groups each output dim that is not in `unit` with the unit dims before it
+/// (trailing unit dims join the last group).
+SmallVector<ReassociationIndices> groupUnitDims(int64_t rank,
+                                                ArrayRef<bool> unit) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t i = 0; i < rank; ++i) {
+    pending.push_back(i);
+    if (!unit[i]) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!pending.empty() && !groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  return groups;
+}
+
+LogicalResult unsqueeze(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> axes = axesOf(ctx, 1);
+  if (failed(x) || failed(axes))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank() + axes->size();
+  SmallVector<bool> unit(rank, false);
+  for (int64_t a : *axes) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    if (unit[*axis])
+      return ctx.error("repeated axis");
+    unit[*axis] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0, j = 0; i < rank; ++i)
+    shape.push_back(unit[i] ? 1 : type.getDimSize(j++));
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Value out = tensor::ExpandShapeOp::create(ctx.builder(), ctx.getLoc(),
+                                            resultType, *x,
+                                            groupUnitDims(rank, unit));
+  return ctx.setOutput(0, out);
+}
+
+LogicalResult squeeze(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> axes = axesOf(ctx, 1);
+  if (failed(x) || failed(axes))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  SmallVector<bool> unit(rank, false);
+  if (axes->empty())
+    for (int64_t i = 0; i < rank; ++i)
+      unit[i] = type.getDimSize(i) == 1;
+  for (int64_t a : *axes) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    if (type.getDimSize(*axis) != 1)
+      return ctx.error("squeezed axis " + llvm::Twine(a) + " is not 1");
+    unit[*axis] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!unit[i])
+      shape.push_back(type.getDimSize(i));
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Value out = tensor::CollapseShapeOp::create(ctx.builder(), ctx.getLoc(),
+                                              resultType, *x,
+                                              groupUnitDims(rank, unit));
+  return ctx.setOutput(0, out);
+}
+
+LogicalResult expand(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> target = ctx.intsInput(1);
+  if (failed(x) || failed(target))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(type.getShape(), *target);
+  if (failed(shape))
+    return ctx.error("input does not broadcast to the target shape");
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*x}, type.getElementType(),
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; }, *shape);
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
+} // namespace
+
+void mlir::mnemo::onnx_import::registerShapeHandlers(HandlerRegistry &r) {
+  r.add("", "Reshape", 5, reshape);
+  r.add("", "Transpose", 1, transpose);
+  r.add("", "Concat", 4, concat);
+  r.add("", "Slice", 10, slice);
+  r.add("", "Split", 2, split);
+  r.add("", "Unsqueeze", 1, unsqueeze);
+  r.add("", "Squeeze", 1, squeeze);
+  r.add("", "Expand", 8, expand);
+}

@@ -1,0 +1,23 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %S/Inputs/make_models.py %t
+# RUN: not mnemoc %t/not_onnx.onnx -o %t/out.mnemo > %t/not_onnx.err 2>&1
+# RUN: FileCheck %s --check-prefix=NOTONNX < %t/not_onnx.err
+# RUN: count 1 < %t/not_onnx.err
+# RUN: not mnemoc %t/truncated.onnx -o %t/out.mnemo > %t/truncated.err 2>&1
+# RUN: FileCheck %s --check-prefix=TRUNCATED < %t/truncated.err
+# RUN: count 1 < %t/truncated.err
+# RUN: not mnemoc %t/unknown_op.onnx -o %t/out.mnemo > %t/unknown.err 2>&1
+# RUN: FileCheck %s --check-prefix=UNKNOWN < %t/unknown.err
+# RUN: count 1 < %t/unknown.err
+# RUN: not mnemoc %t/missing_data.onnx -o %t/out.mnemo > %t/missing.err 2>&1
+# RUN: FileCheck %s --check-prefix=MISSING < %t/missing.err
+# RUN: count 1 < %t/missing.err
+# RUN: not mnemoc %t/absent.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ABSENT
+
+# NOTONNX: mnemoc: error: not_onnx.onnx: not an ONNX model (protobuf parse failed: truncated or not a ModelProto)
+# TRUNCATED: mnemoc: error: truncated.onnx: not an ONNX model (protobuf parse failed: truncated or not a ModelProto)
+# UNKNOWN: mnemoc: error: unknown_op.onnx: node 'node_frob' (Frobnicate): unsupported operator ai.onnx::Frobnicate at opset 17
+# MISSING: mnemoc: error: missing_data.onnx: initializer 'w': cannot open external data 'missing.onnx.data': No such file or directory
+# ABSENT: mnemoc: error: {{.*}}absent.onnx{{.*}}
+"""Bad ONNX input gives one line naming the file and the node or tensor at
+fault, and a non-zero exit."""
