@@ -2,6 +2,10 @@
 # RUN: mnemoc %shared_models/refs_public/llama_gqa/model.onnx --target=host -o %t/model.mnemo
 # RUN: %mnemo_run %t/model.mnemo --input input_ids=%shared_models/refs_public/llama_gqa/input_ids.npy --output-dir %t
 # RUN: %python %S/Inputs/compare_logits.py %t/logits.npy %shared_models/refs_public/llama_gqa/logits.npy | FileCheck %s
+# RUN: mnemoc %shared_models/refs_public/llama_gqa/model.onnx --target=aarch64 -o %t/model-a64.mnemo
+# RUN: %aarch64_run %aarch64_bin/mnemo-run %t/model-a64.mnemo --input input_ids=%shared_models/refs_public/llama_gqa/input_ids.npy --output-dir %t/a64
+# RUN: %python %S/Inputs/compare_logits.py %t/a64/logits.npy %shared_models/refs_public/llama_gqa/logits.npy | FileCheck %s
 # CHECK: max |diff| {{.*}} ok
 """The llama_gqa reference export (torch.onnx, opset 23, external data) imported,
-compiled for the host and run; its logits match PyTorch's to 1e-4."""
+compiled for the host and for AArch64 (run under qemu); its logits match
+PyTorch's to 1e-4 on both."""
