@@ -12,7 +12,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
+
 #include "GraphImporter.h"
+#include "dialects/Mnemo/IR/MnemoDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -223,7 +225,7 @@ OwningOpRef<ModuleOp> mlir::mnemo::importONNXFile(llvm::StringRef path,
   }
   context->loadDialect<arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, math::MathDialect,
-                       tensor::TensorDialect>();
+                       MnemoDialect, tensor::TensorDialect>();
   GraphImporter importer(context, path);
   OwningOpRef<ModuleOp> module = importer.run(model);
   if (!module) {

@@ -4,13 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// RMSNormalization-23 and LayerNormalization-17 over the trailing dims from
-// `axis`: a reduction to the leading dims, then one elementwise generic that
-// applies the scale (and bias), broadcast on the right.
+// RMSNormalization-23 over the last dim with a vector scale becomes
+// mnemo.rms_norm. Other RMSNormalization-23 and LayerNormalization-17 forms
+// normalize over the trailing dims from `axis`: a reduction to the leading
+// dims, then one elementwise generic that applies the scale (and bias),
+// broadcast on the right.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -78,6 +81,17 @@ LogicalResult normalize(NodeContext &ctx, bool center) {
   auto type = cast<RankedTensorType>(n->x.getType());
   int64_t rank = type.getRank();
   double eps = ctx.getFloat("epsilon", 1e-5f);
+  // RMS normalization over the last dim with a vector scale is
+  // mnemo.rms_norm; other forms stay generic below.
+  auto scaleType = cast<RankedTensorType>(n->scale.getType());
+  if (!center && n->axes.size() == 1 && n->axes[0] == rank - 1 &&
+      scaleType.getRank() == 1 &&
+      scaleType.getDimSize(0) == type.getDimSize(rank - 1) &&
+      ct == builders::computeType(n->element) && ctx.numOutputs() == 1) {
+    Value y = RmsNormOp::create(b, loc, type, n->x, n->scale,
+                                b.getF64FloatAttr(eps), UnitAttr());
+    return ctx.setOutput(0, y);
+  }
   auto toCompute = [&](OpBuilder &nb, Location nl, Value v) {
     return builders::castFloat(nb, nl, v, ct);
   };

@@ -1,0 +1,250 @@
+//===- ModelConfig.cpp - Hugging Face config.json ---------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads the keys of transformers 5.x LlamaConfig, MistralConfig and
+// Qwen3Config that change the computation; a value the builders cannot
+// honour is an error naming its key, never silently ignored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelConfig.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using llvm::StringRef;
+using llvm::json::Object;
+
+namespace {
+/// Typed access to a JSON object; the first problem is kept in `error`.
+class Reader {
+public:
+  Reader(const Object &object, std::string prefix, std::string &error)
+      : object(object), prefix(std::move(prefix)), error(error) {}
+
+  bool has(StringRef key) const {
+    const llvm::json::Value *v = object.get(key);
+    return v && v->kind() != llvm::json::Value::Null;
+  }
+  bool fail(StringRef key, const llvm::Twine &message) {
+    if (error.empty())
+      error = ("key '" + prefix + key + "': " + message).str();
+    return false;
+  }
+  int64_t getInt(StringRef key, std::optional<int64_t> fallback,
+                 int64_t min = 1) {
+    if (!has(key)) {
+      if (!fallback)
+        fail(key, "missing");
+      return fallback.value_or(0);
+    }
+    std::optional<int64_t> v = object.get(key)->getAsInteger();
+    if (!v)
+      fail(key, "expected an integer");
+    else if (*v < min)
+      fail(key, "must be at least " + llvm::Twine(min));
+    return v.value_or(0);
+  }
+  double getDouble(StringRef key, double fallback, bool positive = true) {
+    if (!has(key))
+      return fallback;
+    std::optional<double> v = object.get(key)->getAsNumber();
+    if (!v)
+      fail(key, "expected a number");
+    else if (positive && !(*v > 0))
+      fail(key, "must be positive");
+    return v.value_or(fallback);
+  }
+  bool getBool(StringRef key, bool fallback) {
+    if (!has(key))
+      return fallback;
+    std::optional<bool> v = object.get(key)->getAsBoolean();
+    if (!v)
+      fail(key, "expected a boolean");
+    return v.value_or(fallback);
+  }
+  std::string getString(StringRef key, StringRef fallback) {
+    if (!has(key))
+      return fallback.str();
+    std::optional<StringRef> v = object.get(key)->getAsString();
+    if (!v)
+      fail(key, "expected a string");
+    return v.value_or(fallback).str();
+  }
+
+  const Object &object;
+  std::string prefix;
+  std::string &error;
+};
+} // namespace
+
+static void parseRope(Reader &top, ModelConfig &config) {
+  StringRef key = top.has("rope_parameters") ? "rope_parameters"
+                                             : "rope_scaling";
+  config.ropeTheta = top.getDouble("rope_theta", 10000.0);
+  if (!top.has(key))
+    return;
+  const Object *params = top.object.getObject(key);
+  if (!params) {
+    top.fail(key, "expected an object");
+    return;
+  }
+  Reader rope(*params, (key + ".").str(), top.error);
+  config.ropeTheta = rope.getDouble("rope_theta", config.ropeTheta);
+  StringRef typeKey = rope.has("rope_type") ? "rope_type" : "type";
+  std::string type = rope.getString(typeKey, "default");
+  using Kind = RopeScalingConfig::Kind;
+  std::optional<Kind> kind = llvm::StringSwitch<std::optional<Kind>>(type)
+                                 .Case("default", Kind::None)
+                                 .Case("linear", Kind::Linear)
+                                 .Case("dynamic", Kind::Dynamic)
+                                 .Case("yarn", Kind::Yarn)
+                                 .Case("llama3", Kind::Llama3)
+                                 .Default(std::nullopt);
+  if (!kind) {
+    rope.fail(typeKey, "unsupported rope type '" + type +
+                           "' (expected default, linear, dynamic, yarn or "
+                           "llama3)");
+    return;
+  }
+  RopeScalingConfig &s = config.ropeScaling;
+  s.kind = *kind;
+  if (s.kind == Kind::None)
+    return;
+  s.factor = rope.getDouble("factor", 1.0);
+  if (s.kind != Kind::Linear) {
+    int64_t maxPosition = top.getInt("max_position_embeddings", 2048);
+    s.originalMaxPosition =
+        rope.getInt("original_max_position_embeddings", maxPosition);
+  }
+  if (s.kind == Kind::Llama3) {
+    s.lowFreqFactor = rope.getDouble("low_freq_factor", 1.0);
+    s.highFreqFactor = rope.getDouble("high_freq_factor", 4.0);
+    if (!(s.highFreqFactor > s.lowFreqFactor))
+      rope.fail("high_freq_factor", "must exceed low_freq_factor");
+  }
+  if (s.kind == Kind::Yarn) {
+    s.betaFast = rope.getDouble("beta_fast", 32.0);
+    s.betaSlow = rope.getDouble("beta_slow", 1.0);
+    if (!(s.betaFast > s.betaSlow))
+      rope.fail("beta_fast", "must exceed beta_slow");
+    if (rope.has("attention_factor"))
+      s.attentionFactor = rope.getDouble("attention_factor", 1.0);
+    s.truncate = rope.getBool("truncate", true);
+    for (StringRef unsupported : {"mscale", "mscale_all_dim"})
+      if (rope.has(unsupported))
+        rope.fail(unsupported, "not supported yet");
+  }
+}
+
+static void parseWindows(Reader &top, ModelConfig &config, bool mistral,
+                         bool qwen3) {
+  config.layerWindows.assign(config.numLayers, std::nullopt);
+  std::optional<int64_t> window;
+  if (top.has("sliding_window"))
+    window = top.getInt("sliding_window", std::nullopt);
+  if (top.has("layer_types")) {
+    const llvm::json::Array *types = top.object.getArray("layer_types");
+    if (!types || int64_t(types->size()) != config.numLayers) {
+      top.fail("layer_types", "expected one string per layer");
+      return;
+    }
+    for (auto [i, type] : llvm::enumerate(*types)) {
+      std::optional<StringRef> name = type.getAsString();
+      if (name && *name == "full_attention")
+        continue;
+      if (!name || *name != "sliding_attention") {
+        top.fail("layer_types", "unsupported layer type");
+        return;
+      }
+      if (!window) {
+        top.fail("sliding_window", "missing for a sliding_attention layer");
+        return;
+      }
+      config.layerWindows[i] = window;
+    }
+    return;
+  }
+  if (mistral && window)
+    config.layerWindows.assign(config.numLayers, window);
+  if (qwen3 && window && top.getBool("use_sliding_window", false)) {
+    int64_t first = top.getInt("max_window_layers", 0, 0);
+    for (int64_t i = first; i < config.numLayers; ++i)
+      config.layerWindows[i] = window;
+  }
+}
+
+bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
+                             std::string &error) {
+  auto fail = [&](const llvm::Twine &message) {
+    error = (path + ": " + message).str();
+    return false;
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail(buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail("not valid JSON: " + llvm::toString(json.takeError()));
+  const Object *root = json->getAsObject();
+  if (!root)
+    return fail("not a JSON object");
+
+  std::string problem;
+  Reader top(*root, "", problem);
+  const llvm::json::Array *archs = root->getArray("architectures");
+  if (!archs || archs->size() != 1 || !(*archs)[0].getAsString())
+    return fail("key 'architectures': expected a list of one name");
+  config.architecture = (*archs)[0].getAsString()->str();
+  StringRef arch = config.architecture;
+  bool llama = arch == "LlamaForCausalLM";
+  bool mistral = arch == "MistralForCausalLM";
+  bool qwen3 = arch == "Qwen3ForCausalLM";
+  if (!llama && !mistral && !qwen3)
+    return fail("key 'architectures': unsupported architecture '" + arch +
+                "' (expected LlamaForCausalLM, MistralForCausalLM or "
+                "Qwen3ForCausalLM)");
+
+  config.vocabSize = top.getInt("vocab_size", std::nullopt);
+  config.hiddenSize = top.getInt("hidden_size", std::nullopt);
+  config.intermediateSize = top.getInt("intermediate_size", std::nullopt);
+  config.numLayers = top.getInt("num_hidden_layers", std::nullopt);
+  config.numHeads = top.getInt("num_attention_heads", std::nullopt);
+  config.numKVHeads = top.getInt("num_key_value_heads", config.numHeads);
+  if (problem.empty())
+    config.headDim = top.getInt(
+        "head_dim", config.hiddenSize / std::max<int64_t>(config.numHeads, 1));
+  config.rmsNormEps = top.getDouble("rms_norm_eps", 1e-6);
+  config.tieWordEmbeddings = top.getBool("tie_word_embeddings", false);
+  config.attentionBias = top.getBool("attention_bias", false);
+  config.mlpBias = llama && top.getBool("mlp_bias", false);
+  config.qkNorm = qwen3;
+  std::string act = top.getString("hidden_act", "silu");
+  if (act != "silu")
+    top.fail("hidden_act", "unsupported activation '" + act +
+                               "' (expected silu)");
+  if (problem.empty() && config.numHeads % config.numKVHeads != 0)
+    top.fail("num_key_value_heads", "must divide num_attention_heads");
+  if (problem.empty() && top.getInt("pretraining_tp", 1) != 1)
+    top.fail("pretraining_tp", "only 1 is supported");
+  double partial = top.getDouble("partial_rotary_factor", 1.0);
+  config.rotaryDim = int64_t(config.headDim * partial);
+  if (problem.empty() && (config.rotaryDim <= 0 || config.rotaryDim % 2 ||
+                          config.rotaryDim > config.headDim))
+    top.fail("partial_rotary_factor", "gives an unsupported rotary dimension");
+  if (problem.empty())
+    parseRope(top, config);
+  if (problem.empty())
+    parseWindows(top, config, mistral, qwen3);
+  if (!problem.empty())
+    return fail(problem);
+  return true;
+}
