@@ -13,7 +13,7 @@
 // TARGET: mnemoc: error: unknown target 'riscv' (expected host, x86_64, aarch64)
 // NOOUT: mnemoc: error: binary output needs -o FILE
 // MISSING: mnemoc: error: cannot open input file '{{.*}}missing.mlir': No such file or directory
-// SUFFIX: mnemoc: error: {{.*}}model.txt: unsupported input (this build reads .mlir and .onnx models)
+// SUFFIX: mnemoc: error: {{.*}}model.txt: unsupported input (this build reads .mlir and .onnx models and checkpoint directories)
 // INVALID: invalid.mlir:2:8: error: 'mnemo.rms_norm' op weight size (3) must match the normalized (last) dimension (4)
 // EMPTY: error: no public function to compile
 // MAX: mnemoc: error: --max-batch and --max-seq-len must be positive

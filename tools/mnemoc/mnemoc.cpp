@@ -6,11 +6,13 @@
 //
 //   mnemoc INPUT -o OUT.mnemo --target=host|aarch64 [--emit=STAGE]
 //
-// Parses the model, then hands it to the compiler library (lib/Compiler).
+// INPUT is a .mlir or .onnx model or a Hugging Face checkpoint directory
+// (config.json + safetensors). Parses or imports the model, then hands it to the compiler library (lib/Compiler).
 //
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Compiler/Compiler.h"
+#include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
 #include "mnemo/InitAll.h"
 #include "mnemo/Target/TargetBackend.h"
@@ -20,6 +22,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -36,7 +39,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir>"));
+                                      cl::desc("<model.mlir|model.onnx|checkpoint dir>"));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"));
 static cl::opt<std::string>
@@ -98,30 +101,42 @@ int main(int argc, char **argv) {
   if (externalWeights && emit != mnemo::EmitStage::Artifact)
     return fail("--external-weights applies to artifacts only");
 
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputPath, &error);
-  if (!input)
-    return fail(error);
+  // A checkpoint directory is imported from its files; anything else is one
+  // model file.
+  std::string error, hash;
+  bool checkpoint = mnemo::isCheckpointDirectory(inputPath);
+  if (!checkpoint && llvm::sys::fs::is_directory(inputPath))
+    return fail(inputPath + ": directory without a config.json");
+  std::unique_ptr<llvm::MemoryBuffer> input;
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
-  if (!onnx && !llvm::StringRef(inputPath).ends_with(".mlir"))
-    return fail(inputPath + ": unsupported input (this build reads .mlir "
-                            "and .onnx models)");
-  std::string hash = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
-                                     input->getBuffer())),
-                                 /*LowerCase=*/true);
+  if (!checkpoint) {
+    input = openInputFile(inputPath, &error);
+    if (!input)
+      return fail(error);
+    if (!onnx && !llvm::StringRef(inputPath).ends_with(".mlir"))
+      return fail(inputPath + ": unsupported input (this build reads .mlir "
+                              "and .onnx models and checkpoint directories)");
+    hash = llvm::toHex(llvm::SHA256::hash(
+                           llvm::arrayRefFromStringRef(input->getBuffer())),
+                       /*LowerCase=*/true);
+  }
 
   DialectRegistry registry;
   mnemo::registerAllDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  if (input)
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      onnx ? mnemo::importONNXFile(inputPath, &context, error)
-           : parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  if (checkpoint)
+    module = mnemo::importCheckpoint(inputPath, &context, error, &hash);
+  else if (onnx)
+    module = mnemo::importONNXFile(inputPath, &context, error);
+  else
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
-    return onnx ? fail(error) : 1;
+    return checkpoint || onnx ? fail(error) : 1;
 
   mnemo::CompileOptions options;
   options.target = targetName;
@@ -132,7 +147,8 @@ int main(int argc, char **argv) {
   options.tileLinear = tileLinear;
   options.blockQ = blockQ;
   options.blockKV = blockKV;
-  options.sourceName = llvm::sys::path::filename(inputPath).str();
+  options.sourceName =
+      llvm::sys::path::filename(llvm::StringRef(inputPath).rtrim("/")).str();
   options.sourceHash = hash;
 
   // Progress on a terminal: the stage being entered and the time so far.

@@ -17,6 +17,8 @@
 
 using namespace mlir;
 using namespace mlir::mnemo;
+using llvm::SmallString;
+using llvm::SmallVector;
 using llvm::StringRef;
 
 unsigned mnemo::getDTypeSize(SafetensorsDType dtype) {
@@ -172,8 +174,8 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(StringRef path,
       ranges.push_back({begin, end, file->tensors.size()});
     file->tensors.push_back(std::move(tensor));
   }
-  llvm::stable_sort(ranges, [](const Range &a, const Range &b) {
-    return a.begin < b.begin;
+  llvm::sort(ranges, [](const Range &a, const Range &b) {
+    return std::tie(a.begin, a.tensor) < std::tie(b.begin, b.tensor);
   });
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].begin < ranges[i - 1].end)

@@ -1,0 +1,41 @@
+//===- ImportCheckpoint.h - Hugging Face checkpoint importer ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads a Hugging Face checkpoint directory (config.json and
+// model.safetensors, or shards listed in model.safetensors.index.json) into
+// a module with one public function
+//
+//   func.func @forward(%input_ids: tensor<?x?xi64> {mnemo.name = "input_ids"})
+//       -> (tensor<?x?xVxf32> {mnemo.name = "logits"})
+//
+// built from mnemo ops, the weights as f32 constants.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_FRONTEND_CHECKPOINT_IMPORTCHECKPOINT_H
+#define MNEMO_FRONTEND_CHECKPOINT_IMPORTCHECKPOINT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <string>
+
+namespace mlir::mnemo {
+
+/// True if `path` is a directory holding a config.json.
+bool isCheckpointDirectory(llvm::StringRef path);
+
+/// Imports the checkpoint in `directory`. On bad or unsupported input
+/// returns null and sets `error` to one line naming the file and the key or
+/// tensor at fault. If `sourceHash` is given it receives the hex SHA-256 of
+/// the files read.
+OwningOpRef<ModuleOp> importCheckpoint(llvm::StringRef directory,
+                                       MLIRContext *context, std::string &error,
+                                       std::string *sourceHash = nullptr);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_FRONTEND_CHECKPOINT_IMPORTCHECKPOINT_H

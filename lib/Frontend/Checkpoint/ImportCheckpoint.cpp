@@ -1,0 +1,55 @@
+//===- ImportCheckpoint.cpp - Hugging Face checkpoint importer --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
+
+#include "LlamaFamily.h"
+#include "ModelConfig.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+bool mnemo::isCheckpointDirectory(llvm::StringRef path) {
+  SmallString<256> config(path);
+  llvm::sys::path::append(config, "config.json");
+  return llvm::sys::fs::is_directory(path) && llvm::sys::fs::exists(config);
+}
+
+OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
+                                              MLIRContext *context,
+                                              std::string &error,
+                                              std::string *sourceHash) {
+  SmallString<256> configPath(directory);
+  llvm::sys::path::append(configPath, "config.json");
+  ModelConfig config;
+  if (!parseModelConfig(configPath, config, error))
+    return nullptr;
+  std::unique_ptr<SafetensorsCheckpoint> weights =
+      SafetensorsCheckpoint::open(directory, error);
+  if (!weights)
+    return nullptr;
+  OwningOpRef<ModuleOp> module =
+      buildLlamaFamily(config, *weights, context, error);
+  if (!module)
+    return nullptr;
+  if (sourceHash) {
+    llvm::SHA256 hash;
+    if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+            llvm::MemoryBuffer::getFile(configPath))
+      hash.update((*buffer)->getBuffer());
+    for (const std::unique_ptr<SafetensorsFile> &file : weights->getFiles())
+      hash.update(file->getContents());
+    *sourceHash = llvm::toHex(hash.final(), /*LowerCase=*/true);
+  }
+  return module;
+}
