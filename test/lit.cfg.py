@@ -63,7 +63,8 @@ if shutil.which("qemu-aarch64") and all(
     config.available_features.add("aarch64-runtime")
 
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
-tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf"]
+tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf",
+         "mnemo-fuzz-onnx", "mnemo-fuzz-safetensors"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The reference exports (torch.onnx, opset 23, external data) with their

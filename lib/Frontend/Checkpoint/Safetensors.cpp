@@ -118,18 +118,26 @@ static std::string parseEntry(StringRef name, const llvm::json::Value &value,
 
 std::unique_ptr<SafetensorsFile> SafetensorsFile::open(StringRef path,
                                                        std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = (path + ": " + buffer.getError().message()).str();
+    return nullptr;
+  }
+  return fromBuffer(std::move(*buffer), path, error);
+}
+
+std::unique_ptr<SafetensorsFile>
+SafetensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                            StringRef path, std::string &error) {
   auto fail = [&](const llvm::Twine &message) {
     error = (path + ": " + message).str();
     return nullptr;
   };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return fail(buffer.getError().message());
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
   file->path = path.str();
-  file->buffer = std::move(*buffer);
+  file->buffer = std::move(buffer);
   StringRef contents = file->buffer->getBuffer();
   if (contents.size() < 8)
     return fail("file of " + llvm::Twine(contents.size()) +

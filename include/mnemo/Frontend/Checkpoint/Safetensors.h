@@ -47,6 +47,10 @@ public:
   /// the tensor at fault.
   static std::unique_ptr<SafetensorsFile> open(llvm::StringRef path,
                                                std::string &error);
+  /// Validates `buffer`, named `path` in errors (the fuzz target's entry).
+  static std::unique_ptr<SafetensorsFile>
+  fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef path,
+             std::string &error);
 
   llvm::StringRef getPath() const { return path; }
   llvm::StringRef getContents() const { return buffer->getBuffer(); }
