@@ -38,6 +38,8 @@ std::optional<fb::DType> dtypeOf(Type t) {
     return fb::DType::I64;
   if (t.isInteger(32))
     return fb::DType::I32;
+  if (t.isUnsignedInteger(8))
+    return fb::DType::U8;
   if (t.isInteger(8))
     return fb::DType::I8;
   if (t.isInteger(1))
@@ -144,9 +146,21 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     }
     uint32_t numArgs = f.inputs.size() + f.weights.size();
     uint32_t numResults = f.outputs.size();
+    // Descriptor ranks: the inputs, then the weights, then the outputs.
+    std::vector<uint32_t> argRanks, resultRanks;
+    for (const ArtifactTensor &t : f.inputs)
+      argRanks.push_back(t.shape.size());
+    for (unsigned w : f.weights)
+      argRanks.push_back(
+          cast<ShapedType>(contents.weights[w].value.getType()).getRank());
+    for (const ArtifactTensor &t : f.outputs)
+      resultRanks.push_back(t.shape.size());
     auto symbol = b.CreateString(f.kernelSymbol);
+    auto argRanksVec = b.CreateVector(argRanks);
+    auto resultRanksVec = b.CreateVector(resultRanks);
     uint32_t kernelIndex = kernels.size();
-    kernels.push_back(fb::CreateKernel(b, symbol, numArgs, numResults));
+    kernels.push_back(fb::CreateKernel(b, symbol, numArgs, numResults,
+                                       argRanksVec, resultRanksVec));
     // The plan: one call over every input and weight slot, defining the
     // output slots that follow them.
     std::vector<uint32_t> args, results;

@@ -27,7 +27,8 @@ def TileAttentionPass
 
     With `fuse-rope`, a `mnemo.rope` whose only user is the query or key
     operand is applied to each Q/K tile as it is loaded instead of to the
-    whole tensor.
+    whole tensor (except dynamic-NTK ropes, whose base depends on the largest
+    position of the whole tensor).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

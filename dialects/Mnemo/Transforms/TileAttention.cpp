@@ -66,10 +66,15 @@ public:
   Value build();
 
 private:
-  /// A rope producing `v` that may be applied per tile instead.
+  /// A rope producing `v` that may be applied per tile instead. Dynamic-NTK
+  /// scaling derives its base from the largest position of the whole
+  /// tensor, which a tile does not see, so such ropes stay whole.
   static RopeOp fusibleRope(Value v) {
     auto rope = v.getDefiningOp<RopeOp>();
-    return rope && rope->hasOneUse() ? rope : RopeOp();
+    if (!rope || !rope->hasOneUse() ||
+        rope.getScalingOrDefault().getKind() == RopeScalingKind::Dynamic)
+      return RopeOp();
+    return rope;
   }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }

@@ -8,6 +8,7 @@
 #include "dialects/Mnemo/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
 #include <cstring>
 
 namespace mlir::mnemo {
@@ -41,6 +42,8 @@ struct TransposeConstantWeightsPass final
           TransposeConstantWeightsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
+    // One transposed constant per original, however many linears share it.
+    llvm::DenseMap<Operation *, Value> transposedOf;
     getOperation()->walk([&](LinearOp op) {
       if (op.getLayout() != WeightLayout::OutIn)
         return;
@@ -50,9 +53,12 @@ struct TransposeConstantWeightsPass final
                        : DenseElementsAttr();
       if (!value || value.getElementType().getIntOrFloatBitWidth() % 8 != 0)
         return;
-      rewriter.setInsertionPoint(op);
-      auto transposed = arith::ConstantOp::create(rewriter, constant.getLoc(),
-                                                  transposeMatrix(value));
+      Value &transposed = transposedOf[constant];
+      if (!transposed) {
+        rewriter.setInsertionPoint(constant);
+        transposed = arith::ConstantOp::create(rewriter, constant.getLoc(),
+                                               transposeMatrix(value));
+      }
       rewriter.modifyOpInPlace(op, [&] {
         op.getWeightMutable().assign(transposed);
         op.setLayout(WeightLayout::InOut);

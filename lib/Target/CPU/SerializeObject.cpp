@@ -102,9 +102,19 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << object;
+    os.close();
+    if (os.has_error()) {
+      module.emitError("cannot write the object for linking: ")
+          << os.error().message();
+      os.clear_error();
+      return failure();
+    }
   }
   llvm::SmallString<128> errPath;
-  llvm::sys::fs::createTemporaryFile("mnemo-ld", "txt", errPath);
+  if (llvm::sys::fs::createTemporaryFile("mnemo-ld", "txt", errPath)) {
+    module.emitError("cannot create a temporary file for the linker log");
+    return failure();
+  }
   llvm::FileRemover removeErr(errPath);
   llvm::StringRef args[] = {linker,   "-shared", "--build-id=none",
                             "-o",     soPath,    objPath};

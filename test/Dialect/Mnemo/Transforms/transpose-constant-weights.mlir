@@ -30,3 +30,19 @@ func.func @left_alone(%x: tensor<5x3xf32>, %w: tensor<2x3xf32>)
   %b = mnemo.linear %x, %c layout(out_in) : tensor<5x3xf32>, tensor<2x3xf32> -> tensor<5x2xf32>
   return %a, %b, %c : tensor<5x2xf32>, tensor<5x2xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// Checks that a weight shared by two linears is transposed once.
+
+// CHECK-LABEL: func.func @shared
+//       CHECK:   %[[T:.+]] = arith.constant dense<{{.+}}> : tensor<3x2xf32>
+//   CHECK-NOT:   arith.constant
+//       CHECK:   mnemo.linear %{{.+}}, %[[T]] layout(in_out)
+//       CHECK:   mnemo.linear %{{.+}}, %[[T]] layout(in_out)
+func.func @shared(%x: tensor<5x3xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>) {
+  %c = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %a = mnemo.linear %x, %c layout(out_in) : tensor<5x3xf32>, tensor<2x3xf32> -> tensor<5x2xf32>
+  %b = mnemo.linear %x, %c layout(out_in) : tensor<5x3xf32>, tensor<2x3xf32> -> tensor<5x2xf32>
+  return %a, %b : tensor<5x2xf32>, tensor<5x2xf32>
+}
