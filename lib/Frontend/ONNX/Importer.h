@@ -105,6 +105,7 @@ void registerShapeHandlers(HandlerRegistry &registry);
 void registerIndexingHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerNormalizationHandlers(HandlerRegistry &registry);
+void registerAttentionHandlers(HandlerRegistry &registry);
 
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 Type convertElementType(MLIRContext *ctx, int32_t dataType);

@@ -169,6 +169,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerIndexingHandlers(r);
     registerReductionHandlers(r);
     registerNormalizationHandlers(r);
+    registerAttentionHandlers(r);
     return r;
   }();
   return registry;
