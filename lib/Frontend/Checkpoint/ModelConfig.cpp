@@ -12,6 +12,8 @@
 
 #include "ModelConfig.h"
 
+#include "JsonFile.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -186,14 +188,9 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     error = (path + ": " + message).str();
     return false;
   };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return fail(buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+  std::optional<llvm::json::Value> json = readJsonFile(path, error);
   if (!json)
-    return fail("not valid JSON: " + llvm::toString(json.takeError()));
+    return false;
   const Object *root = json->getAsObject();
   if (!root)
     return fail("not a JSON object");

@@ -6,6 +6,8 @@
 
 #include "mnemo/Frontend/Checkpoint/Safetensors.h"
 
+#include "JsonFile.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -219,14 +221,9 @@ SafetensorsCheckpoint::open(StringRef directory, std::string &error) {
     error = (indexPath + ": " + message).str();
     return nullptr;
   };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(indexPath);
-  if (!buffer)
-    return fail(buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+  std::optional<llvm::json::Value> json = readJsonFile(indexPath, error);
   if (!json)
-    return fail("not valid JSON: " + llvm::toString(json.takeError()));
+    return nullptr;
   const llvm::json::Object *root = json->getAsObject();
   const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
   if (!map)
