@@ -85,14 +85,22 @@ Value maxF(OpBuilder &b, Location loc, Value acc, Value v) {
   return arith::MaximumFOp::create(b, loc, acc, v);
 }
 
-LogicalResult softmax(NodeContext &ctx) {
+/// Input 0, which must be a float tensor.
+FailureOr<Value> floatInput(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(cast<RankedTensorType>(x->getType()).getElementType()))
+    return ctx.error("expects a float input");
+  return x;
+}
+
+LogicalResult softmax(NodeContext &ctx) {
+  FailureOr<Value> x = floatInput(ctx);
   if (failed(x))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
   Type element = type.getElementType();
-  if (!isa<FloatType>(element))
-    return ctx.error("expects a float input");
   int64_t rank = type.getRank();
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
   if (failed(axis))
@@ -122,13 +130,11 @@ enum class ReduceKind { Sum, Mean, Max };
 
 template <ReduceKind kind, bool axesAsInput>
 LogicalResult reduce(NodeContext &ctx) {
-  FailureOr<Value> x = ctx.input(0);
+  FailureOr<Value> x = floatInput(ctx);
   if (failed(x))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
   Type element = type.getElementType();
-  if (!isa<FloatType>(element))
-    return ctx.error("expects a float input");
   int64_t rank = type.getRank();
   SmallVector<int64_t> given = ctx.getInts("axes");
   if (axesAsInput && ctx.hasInput(1)) {
