@@ -12,81 +12,21 @@
 
 #include "ModelConfig.h"
 
+#include "ConfigReader.h"
 #include "JsonFile.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::mnemo;
 using llvm::StringRef;
 using llvm::json::Object;
 
-namespace {
-/// Typed access to a JSON object; the first problem is kept in `error`.
-class Reader {
-public:
-  Reader(const Object &object, std::string prefix, std::string &error)
-      : object(object), prefix(std::move(prefix)), error(error) {}
 
-  bool has(StringRef key) const {
-    const llvm::json::Value *v = object.get(key);
-    return v && v->kind() != llvm::json::Value::Null;
-  }
-  bool fail(StringRef key, const llvm::Twine &message) {
-    if (error.empty())
-      error = ("key '" + prefix + key + "': " + message).str();
-    return false;
-  }
-  int64_t getInt(StringRef key, std::optional<int64_t> fallback,
-                 int64_t min = 1) {
-    if (!has(key)) {
-      if (!fallback)
-        fail(key, "missing");
-      return fallback.value_or(0);
-    }
-    std::optional<int64_t> v = object.get(key)->getAsInteger();
-    if (!v)
-      fail(key, "expected an integer");
-    else if (*v < min)
-      fail(key, "must be at least " + llvm::Twine(min));
-    return v.value_or(0);
-  }
-  double getDouble(StringRef key, double fallback, bool positive = true) {
-    if (!has(key))
-      return fallback;
-    std::optional<double> v = object.get(key)->getAsNumber();
-    if (!v)
-      fail(key, "expected a number");
-    else if (positive && !(*v > 0))
-      fail(key, "must be positive");
-    return v.value_or(fallback);
-  }
-  bool getBool(StringRef key, bool fallback) {
-    if (!has(key))
-      return fallback;
-    std::optional<bool> v = object.get(key)->getAsBoolean();
-    if (!v)
-      fail(key, "expected a boolean");
-    return v.value_or(fallback);
-  }
-  std::string getString(StringRef key, StringRef fallback) {
-    if (!has(key))
-      return fallback.str();
-    std::optional<StringRef> v = object.get(key)->getAsString();
-    if (!v)
-      fail(key, "expected a string");
-    return v.value_or(fallback).str();
-  }
-
-  const Object &object;
-  std::string prefix;
-  std::string &error;
-};
-} // namespace
-
-static void parseRope(Reader &top, ModelConfig &config) {
+static void parseRope(ConfigReader &top, ModelConfig &config) {
   StringRef key = top.has("rope_parameters") ? "rope_parameters"
                                              : "rope_scaling";
   config.ropeTheta = top.getDouble("rope_theta", 10000.0);
@@ -97,7 +37,7 @@ static void parseRope(Reader &top, ModelConfig &config) {
     top.fail(key, "expected an object");
     return;
   }
-  Reader rope(*params, (key + ".").str(), top.error);
+  ConfigReader rope(*params, (key + ".").str(), top.error);
   config.ropeTheta = rope.getDouble("rope_theta", config.ropeTheta);
   StringRef typeKey = rope.has("rope_type") ? "rope_type" : "type";
   std::string type = rope.getString(typeKey, "default");
@@ -139,13 +79,22 @@ static void parseRope(Reader &top, ModelConfig &config) {
     if (rope.has("attention_factor"))
       s.attentionFactor = rope.getDouble("attention_factor", 1.0);
     s.truncate = rope.getBool("truncate", true);
-    for (StringRef unsupported : {"mscale", "mscale_all_dim"})
-      if (rope.has(unsupported))
-        rope.fail(unsupported, "not supported yet");
+    // As transformers: with both mscale and mscale_all_dim (non-zero) the
+    // cos/sin factor is their ratio of mscales, else 0.1 ln(factor) + 1.
+    double mscale = rope.getDouble("mscale", 0.0, /*positive=*/false);
+    double mscaleAllDim =
+        rope.getDouble("mscale_all_dim", 0.0, /*positive=*/false);
+    auto getMscale = [&](double m) {
+      return s.factor <= 1.0 ? 1.0 : 0.1 * m * std::log(s.factor) + 1.0;
+    };
+    if (!s.attentionFactor && mscale != 0.0 && mscaleAllDim != 0.0)
+      s.attentionFactor = getMscale(mscale) / getMscale(mscaleAllDim);
   }
+  if (rope.has("mscale_all_dim"))
+    s.mscaleAllDim = rope.getDouble("mscale_all_dim", 0.0, /*positive=*/false);
 }
 
-static void parseWindows(Reader &top, ModelConfig &config, bool mistral,
+static void parseWindows(ConfigReader &top, ModelConfig &config, bool mistral,
                          bool qwen3) {
   config.layerWindows.assign(config.numLayers, std::nullopt);
   std::optional<int64_t> window;
@@ -196,7 +145,7 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     return fail("not a JSON object");
 
   std::string problem;
-  Reader top(*root, "", problem);
+  ConfigReader top(*root, "", problem);
   const llvm::json::Array *archs = root->getArray("architectures");
   if (!archs || archs->size() != 1 || !(*archs)[0].getAsString())
     return fail("key 'architectures': expected a list of one name");
@@ -205,10 +154,11 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   bool llama = arch == "LlamaForCausalLM";
   bool mistral = arch == "MistralForCausalLM";
   bool qwen3 = arch == "Qwen3ForCausalLM";
-  if (!llama && !mistral && !qwen3)
+  bool deepseek = arch == "DeepseekV3ForCausalLM";
+  if (!llama && !mistral && !qwen3 && !deepseek)
     return fail("key 'architectures': unsupported architecture '" + arch +
-                "' (expected LlamaForCausalLM, MistralForCausalLM or "
-                "Qwen3ForCausalLM)");
+                "' (expected LlamaForCausalLM, MistralForCausalLM, "
+                "Qwen3ForCausalLM or DeepseekV3ForCausalLM)");
 
   config.vocabSize = top.getInt("vocab_size", std::nullopt);
   config.hiddenSize = top.getInt("hidden_size", std::nullopt);
@@ -241,6 +191,8 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     parseRope(top, config);
   if (problem.empty())
     parseWindows(top, config, mistral, qwen3);
+  if (problem.empty() && deepseek)
+    parseDeepSeekConfig(top, config);
   if (!problem.empty())
     return fail(problem);
   return true;
