@@ -115,6 +115,23 @@ def rope(x, pos, theta, r, interleaved, scaling):
     return np.concatenate([y, rest], axis=-1)
 
 
+def rope_tables(x, cos, sin, interleaved):
+    """y = x * cos + rot(x) * sin over the tables' width r, rest unchanged."""
+    b, h, s, d = x.shape
+    r = cos.shape[-1]
+    table = lambda t: np.broadcast_to(
+        t.astype(np.float64).reshape((-1, s, r)), (b, s, r))[:, None]
+    x64 = x.astype(np.float64)
+    rot, rest = x64[..., :r], x64[..., r:]
+    turned = np.empty_like(rot)
+    if interleaved:
+        turned[..., 0::2] = -rot[..., 1::2]
+        turned[..., 1::2] = rot[..., 0::2]
+    else:
+        turned[..., : r // 2] = -rot[..., r // 2:]
+        turned[..., r // 2:] = rot[..., : r // 2]
+    y = rot * table(cos) + turned * table(sin)
+    return np.concatenate([y, rest], axis=-1)
 
 
 def mla(q_nope, q_pe, c_kv, k_pe, w_uk, w_uv, scale=None, causal=False,

@@ -1,12 +1,15 @@
 # RUN: %python %s | FileCheck %s
 # CHECK-NOT: FAIL
 # CHECK: rope: [[N:[0-9]+]] of [[N]] cases passed
-"""mnemo.rope's reference decomposition against the numpy model."""
+# CHECK: rope_tables: [[M:[0-9]+]] of [[M]] cases passed
+"""mnemo.rope's and mnemo.rope_tables' reference decompositions against the
+numpy models."""
 
 import numpy as np
 
 from mnemo_numerics import Case, rng, run_cases
 from numpy_refs import rope as reference
+from numpy_refs import rope_tables as tables_reference
 
 
 def scaling_text(scaling):
@@ -86,3 +89,35 @@ cases = [
 ]
 
 run_cases("rope", cases)
+
+
+def tables_case(name, shape, seed, r, table_shape, interleaved=False,
+                dtype=np.float32, atol=1e-5, dynamic=None):
+    """Arbitrary tables (not cos/sin of anything): the op is a formula."""
+    gen = rng(seed)
+    x = gen.standard_normal(shape).astype(dtype)
+    cos = gen.standard_normal(table_shape + (r,)).astype(dtype)
+    sin = gen.standard_normal(table_shape + (r,)).astype(dtype)
+    attrs = " interleaved" if interleaved else ""
+    body = (f"%result = mnemo.rope_tables %x, %cos, %sin{attrs}"
+            " : {T:x}, {T:cos} -> {R}")
+    expected = tables_reference(x, cos, sin, interleaved)
+    return Case(name, body, {"x": x, "cos": cos, "sin": sin}, expected,
+                dtype=dtype, atol=atol, dynamic=dynamic,
+                result_dynamic=(dynamic or {}).get("x", ()))
+
+
+b, s = 2, 7
+tables = [
+    tables_case("rotate_half_shared", (b, 3, s, 32), 21, 32, (1, s)),
+    tables_case("rotate_half_batched_partial", (b, 2, s, 48), 22, 16, (b, s)),
+    tables_case("interleaved_rank2", (1, 2, 5, 24), 23, 24, (5,),
+                interleaved=True),
+    tables_case("interleaved_partial", (b, 2, s, 40), 24, 24, (b, s),
+                interleaved=True),
+    tables_case("dynamic_shapes", (b, 2, s, 16), 25, 16, (1, s),
+                dynamic={"x": [0, 2], "cos": [1], "sin": [1]}),
+    tables_case("f16", (1, 2, 5, 32), 26, 32, (1, 5), dtype=np.float16,
+                atol=4e-3),
+]
+run_cases("rope_tables", tables)

@@ -71,6 +71,11 @@ static cl::opt<bool> externalWeights(
     "external-weights",
     cl::desc("Write the weights to OUT.weights beside the artifact"),
     cl::init(false));
+static cl::opt<bool> importReport(
+    "report",
+    cl::desc("Print which ONNX subgraphs were raised into mnemo ops and "
+             "which ops stayed generic (to stderr)"),
+    cl::init(false));
 static cl::opt<bool> tileLinear("tile-linear",
                                 cl::desc("Cache tiling of linear layers (default on)"),
                                 cl::init(true));
@@ -141,8 +146,12 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   if (checkpoint)
     module = mnemo::importCheckpoint(inputPath, &context, error, &hash);
-  else if (onnx)
-    module = mnemo::importONNXFile(inputPath, &context, error);
+  else if (onnx) {
+    mnemo::ONNXImportReport report;
+    module = mnemo::importONNXFile(inputPath, &context, error, &report);
+    if (module && importReport)
+      report.print(llvm::errs());
+  }
   else
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

@@ -218,6 +218,40 @@ LogicalResult RopeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// RopeTablesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeTablesOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType x = getInput().getType(), t = getCos().getType();
+  if (failed(checkRank(op, x, 4, "input", "[B, H, S, D]")) ||
+      failed(checkStatic(op, x, 3, "head dim")))
+    return failure();
+  if (getResult().getType() != x)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must match the input type " << x;
+  if (t.getRank() < 2 || t.getRank() > 3)
+    return emitOpError() << "expects cos/sin tables of shape [B, S, r], "
+                            "[1, S, r] or [S, r], got rank "
+                         << t.getRank();
+  unsigned rank = t.getRank();
+  if (failed(checkStatic(op, t, rank - 1, "rotary width")))
+    return failure();
+  if (failed(checkDim(op, t, rank - 2, x.getDimSize(2), "table length",
+                      "input length")))
+    return failure();
+  if (rank == 3 && t.getDimSize(0) != 1 &&
+      failed(checkDim(op, t, 0, x.getDimSize(0), "table batch",
+                      "input batch")))
+    return failure();
+  int64_t r = getRotaryDim(), d = x.getDimSize(3);
+  if (r <= 0 || r > d || r % 2 != 0)
+    return emitOpError() << "rotary width (" << r
+                         << ") must be even and in [2, " << d << "]";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RmsNormOp
 //===----------------------------------------------------------------------===//
 

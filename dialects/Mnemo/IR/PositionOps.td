@@ -61,4 +61,48 @@ def MNEMO_RopeOp : MNEMO_Op<"rope", [Pure]> {
   }];
 }
 
+def MNEMO_RopeTablesOp : MNEMO_Op<"rope_tables",
+    [Pure, AllTypesMatch<["cos", "sin"]>]> {
+  let summary = "Rotary position embedding with given cos/sin tables";
+  let description = [{
+    The form of `mnemo.rope` that exported graphs and ONNX's
+    `RotaryEmbedding` carry: the angles are already evaluated, as `cos` and
+    `sin` tables of the rotary width `r` (the tables' last dimension), one row
+    per sequence position. For `d < r`,
+    `y[b,h,s,d] = x[b,h,s,d] * cos[b,s,d] + rot(x)[b,h,s,d] * sin[b,s,d]`,
+    where `rot` is rotate-half (`rot(x)[d] = -x[d + r/2]` for `d < r/2`,
+    `x[d - r/2]` above) or, with `interleaved`, pairwise
+    (`rot(x)[2k] = -x[2k+1]`, `rot(x)[2k+1] = x[2k]`). Features `d >= r`
+    pass through unchanged (partial rotary).
+
+    The tables are `[B, S, r]`, `[1, S, r]` (shared by the batch) or
+    `[S, r]`. Any scaling (linear, NTK, YaRN with its attention factor,
+    llama3) is whatever the tables hold, so an import is exact without
+    recognizing it.
+
+    ```mlir
+    %y = mnemo.rope_tables %x, %cos, %sin
+        : tensor<2x4x40x32xf32>, tensor<1x40x32xf32> -> tensor<2x4x40x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$input,
+    RankedTensorOf<[AnyFloat]>:$cos,
+    RankedTensorOf<[AnyFloat]>:$sin,
+    UnitAttr:$interleaved
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin (`interleaved` $interleaved^)?
+    attr-dict `:` type($input) `,` type($cos) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of rotated features: the tables' last dimension.
+    int64_t getRotaryDim() {
+      return getCos().getType().getDimSize(getCos().getType().getRank() - 1);
+    }
+  }];
+}
+
 #endif // MNEMO_DIALECT_POSITIONOPS

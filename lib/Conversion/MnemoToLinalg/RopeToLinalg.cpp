@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Lowers mnemo.rope to one linalg.generic over the output. Each element reads
-// its rotation partner with tensor.extract and computes its angle from the
-// position and a constant inverse-frequency table (computed on the host from
-// the scaling attribute); dynamic-NTK scaling derives the table in the IR
-// from the largest position instead.
+// Lowers mnemo.rope and mnemo.rope_tables to one linalg.generic over the
+// output. Each element reads its rotation partner with tensor.extract. For
+// mnemo.rope it computes its angle from the position and a constant
+// inverse-frequency table (computed on the host from the scaling attribute;
+// dynamic-NTK scaling derives the table in the IR from the largest position
+// instead); mnemo.rope_tables reads cos and sin from its tables.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +105,60 @@ Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
       .getResult(0);
 }
 
+/// Where feature `d` of a rope of width `r` finds its rotation partner.
+struct RopePairing {
+  Value rotated; // d < r
+  Value k;       // frequency index (0 for pass-through features)
+  Value partner; // the feature paired with d (d itself when passing through)
+  Value negate;  // whether the partner enters negated
+};
+
+RopePairing ropePairing(OpBuilder &nb, Location nl, Value d, int64_t r,
+                        bool interleaved) {
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(nb, nl, v).getResult();
+  };
+  RopePairing p;
+  p.rotated =
+      arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, d, cIdx(r));
+  if (interleaved) {
+    p.k = arith::DivUIOp::create(nb, nl, d, cIdx(2));
+    Value odd = arith::RemUIOp::create(nb, nl, d, cIdx(2));
+    p.negate =
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, odd, cIdx(0));
+    p.partner = arith::SelectOp::create(
+        nb, nl, p.negate, arith::AddIOp::create(nb, nl, d, cIdx(1)),
+        arith::SubIOp::create(nb, nl, d, cIdx(1)));
+  } else {
+    Value half = cIdx(r / 2);
+    p.negate =
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, d, half);
+    p.k = arith::SelectOp::create(nb, nl, p.negate, d,
+                                  arith::SubIOp::create(nb, nl, d, half));
+    p.partner = arith::SelectOp::create(
+        nb, nl, p.negate, arith::AddIOp::create(nb, nl, d, half),
+        arith::SubIOp::create(nb, nl, d, half));
+  }
+  // Pass-through features read valid indices and are discarded.
+  p.k = arith::SelectOp::create(nb, nl, p.rotated, p.k, cIdx(0));
+  p.partner = arith::SelectOp::create(nb, nl, p.rotated, p.partner, d);
+  return p;
+}
+
+/// `self * cos + (negate ? -other : other) * sin` in the compute type, or
+/// `self` for a pass-through feature, cast back to `elem`.
+Value rotateFeature(OpBuilder &nb, Location nl, const RopePairing &pair,
+                    Value self, Value other, Value cosv, Value sinv,
+                    Type elem) {
+  Value signedOther = arith::SelectOp::create(
+      nb, nl, pair.negate, arith::NegFOp::create(nb, nl, other), other);
+  Value y = arith::AddFOp::create(
+      nb, nl, arith::MulFOp::create(nb, nl, self, cosv),
+      arith::MulFOp::create(nb, nl, signedOther, sinv));
+  y = arith::SelectOp::create(nb, nl, pair.rotated, y, self);
+  return castFloat(nb, nl, y, elem);
+}
+
 struct RopeLowering final : OpRewritePattern<RopeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -141,35 +196,9 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
             b, loc, init.getType(), ValueRange{x, op.getPositions()}, init,
             ArrayRef<AffineMap>{id4, posMap, id4}, iterators(4),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              auto cIdx = [&](int64_t v) {
-                return arith::ConstantIndexOp::create(nb, nl, v).getResult();
-              };
               Value d = linalg::IndexOp::create(nb, nl, 3);
-              Value rotated = arith::CmpIOp::create(
-                  nb, nl, arith::CmpIPredicate::slt, d, cIdx(r));
-              // Pair index k, partner feature and the sign of the partner.
-              Value k, partner, negate;
-              if (interleaved) {
-                k = arith::DivUIOp::create(nb, nl, d, cIdx(2));
-                Value odd = arith::RemUIOp::create(nb, nl, d, cIdx(2));
-                negate = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
-                                               odd, cIdx(0));
-                partner = arith::SelectOp::create(
-                    nb, nl, negate, arith::AddIOp::create(nb, nl, d, cIdx(1)),
-                    arith::SubIOp::create(nb, nl, d, cIdx(1)));
-              } else {
-                Value half = cIdx(r / 2);
-                negate = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                               d, half);
-                k = arith::SelectOp::create(
-                    nb, nl, negate, d, arith::SubIOp::create(nb, nl, d, half));
-                partner = arith::SelectOp::create(
-                    nb, nl, negate, arith::AddIOp::create(nb, nl, d, half),
-                    arith::SubIOp::create(nb, nl, d, half));
-              }
-              // Pass-through features read valid indices and are discarded.
-              k = arith::SelectOp::create(nb, nl, rotated, k, cIdx(0));
-              partner = arith::SelectOp::create(nb, nl, rotated, partner, d);
+              RopePairing pair = ropePairing(nb, nl, d, r, interleaved);
+              Value k = pair.k, partner = pair.partner;
 
               Value pos = arith::SIToFPOp::create(nb, nl, f32, args[1]);
               Value freq =
@@ -191,13 +220,69 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
               Value self = castFloat(nb, nl, args[0], ct);
               Value other = castFloat(
                   nb, nl, tensor::ExtractOp::create(nb, nl, x, idx), ct);
-              Value signedOther = arith::SelectOp::create(
-                  nb, nl, negate, arith::NegFOp::create(nb, nl, other), other);
-              Value y = arith::AddFOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, self, cosv),
-                  arith::MulFOp::create(nb, nl, signedOther, sinv));
-              y = arith::SelectOp::create(nb, nl, rotated, y, self);
-              linalg::YieldOp::create(nb, nl, castFloat(nb, nl, y, elem));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  rotateFeature(nb, nl, pair, self, other, cosv, sinv, elem));
+            })
+            .getResult(0);
+    b.replaceOp(op, castToType(b, loc, result, xType));
+    return success();
+  }
+};
+
+/// mnemo.rope_tables: the same generic, reading cos/sin from the tables at
+/// (batch or 0, s, d) instead of computing them.
+struct RopeTablesLowering final : OpRewritePattern<RopeTablesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RopeTablesOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto tType = cast<RankedTensorType>(op.getCos().getType());
+    Type elem = xType.getElementType();
+    FloatType ct = computeType(elem);
+    int64_t r = op.getRotaryDim();
+    bool interleaved = op.getInterleaved();
+    bool batched = tType.getRank() == 3 && tType.getDimSize(0) != 1;
+    Value init = emptyTensor(b, loc, tensorSizes(b, loc, x), elem);
+    AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, op.getContext());
+
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), ValueRange{x}, init,
+            ArrayRef<AffineMap>{id4, id4}, iterators(4),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value d = linalg::IndexOp::create(nb, nl, 3);
+              RopePairing pair = ropePairing(nb, nl, d, r, interleaved);
+              Value bi = linalg::IndexOp::create(nb, nl, 0);
+              Value si = linalg::IndexOp::create(nb, nl, 2);
+              // Pass-through features read column 0 of the tables.
+              Value col = arith::SelectOp::create(
+                  nb, nl, pair.rotated, d,
+                  arith::ConstantIndexOp::create(nb, nl, 0));
+              SmallVector<Value> at;
+              if (tType.getRank() == 3)
+                at.push_back(batched
+                                 ? bi
+                                 : arith::ConstantIndexOp::create(nb, nl, 0)
+                                       .getResult());
+              at.append({si, col});
+              Value cosv = castFloat(
+                  nb, nl, tensor::ExtractOp::create(nb, nl, op.getCos(), at),
+                  ct);
+              Value sinv = castFloat(
+                  nb, nl, tensor::ExtractOp::create(nb, nl, op.getSin(), at),
+                  ct);
+              Value idx[4] = {bi, linalg::IndexOp::create(nb, nl, 1), si,
+                              pair.partner};
+              Value self = castFloat(nb, nl, args[0], ct);
+              Value other = castFloat(
+                  nb, nl, tensor::ExtractOp::create(nb, nl, x, idx), ct);
+              linalg::YieldOp::create(
+                  nb, nl,
+                  rotateFeature(nb, nl, pair, self, other, cosv, sinv, elem));
             })
             .getResult(0);
     b.replaceOp(op, castToType(b, loc, result, xType));
@@ -208,5 +293,5 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
 } // namespace
 
 void mlir::mnemo::populateRopeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RopeLowering>(patterns.getContext());
+  patterns.add<RopeLowering, RopeTablesLowering>(patterns.getContext());
 }

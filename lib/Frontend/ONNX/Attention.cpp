@@ -107,6 +107,7 @@ LogicalResult attention(NodeContext &ctx) {
       /*window=*/IntegerAttr(), scale, /*softcap=*/FloatAttr());
   if (failed(mlir::verify(y.getDefiningOp())))
     return ctx.error("inputs do not form a valid attention");
+  ctx.raised("attention (Attention)");
   return ctx.setOutput(0, y);
 }
 

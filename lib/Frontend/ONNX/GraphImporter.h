@@ -14,8 +14,11 @@
 
 #include "Importer.h"
 
+#include "mnemo/Frontend/ONNX/ImportONNX.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Path.h"
 
 namespace mlir::mnemo::onnx_import {
@@ -28,6 +31,17 @@ public:
         tensors(llvm::sys::path::parent_path(path)) {}
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+
+  /// What was raised and what stayed generic, once run() succeeded.
+  ONNXImportReport report;
+  /// Counts `node` as imported into the mnemo op `what`.
+  void noteRaised(llvm::StringRef what,
+                  ArrayRef<const onnx::NodeProto *> nodes);
+  /// The node producing `name`, or null (graph input or initializer).
+  const onnx::NodeProto *producer(llvm::StringRef name) const {
+    return producers.lookup(name);
+  }
+  int64_t opset() const { return opsets.lookup(""); }
 
   /// The one-line error, empty while none.
   std::string error;
@@ -56,6 +70,8 @@ private:
   FailureOr<RankedTensorType> valueType(const onnx::ValueInfoProto &info);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &b);
+  /// Tries the raising patterns anchored at `node`; true when one fired.
+  bool raise(const onnx::NodeProto &node, OpBuilder &b, Location loc);
 
   MLIRContext *ctx;
   std::string fileName;
@@ -63,6 +79,8 @@ private:
   llvm::StringMap<int64_t> opsets;
   llvm::StringMap<Value> values;
   llvm::StringMap<DenseElementsAttr> constants;
+  llvm::StringMap<const onnx::NodeProto *> producers;
+  llvm::DenseSet<const onnx::NodeProto *> covered;
   Block *entry = nullptr;
 };
 

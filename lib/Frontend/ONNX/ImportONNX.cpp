@@ -14,6 +14,7 @@
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
 
 #include "GraphImporter.h"
+#include "Raising.h"
 #include "dialects/Mnemo/IR/MnemoDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,6 +24,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -70,6 +72,32 @@ GraphImporter::valueType(const onnx::ValueInfoProto &info) {
   return RankedTensorType::get(shape, element);
 }
 
+void GraphImporter::noteRaised(llvm::StringRef what,
+                               ArrayRef<const onnx::NodeProto *> nodes) {
+  ++report.raised[what.str()];
+  covered.insert(nodes.begin(), nodes.end());
+}
+
+bool GraphImporter::raise(const onnx::NodeProto &node, OpBuilder &b,
+                          Location loc) {
+  if (node.output_size() != 1 || values.count(node.output(0)) ||
+      constants.count(node.output(0)))
+    return false;
+  for (const RaisePattern &pattern : raisePatterns()) {
+    if (node.op_type() != pattern.anchorOpType)
+      continue;
+    RaiseContext context(*this, node, b, loc);
+    Value result = pattern.raise(context);
+    if (!result)
+      continue;
+    values[node.output(0)] = result;
+    context.cover(&node);
+    noteRaised(pattern.name, context.coveredNodes());
+    return true;
+  }
+  return false;
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         unsigned index, OpBuilder &b) {
   std::string name =
@@ -77,6 +105,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   llvm::StringRef domain = node.domain();
   if (domain == "ai.onnx")
     domain = "";
+  Location loc = NameLoc::get(StringAttr::get(ctx, name),
+                              FileLineColLoc::get(ctx, fileName, 0, 0));
+  if (domain.empty() && raise(node, b, loc))
+    return success();
   auto opset = opsets.find(domain);
   Handler handler =
       opset == opsets.end()
@@ -91,8 +123,6 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
               : " at opset " + std::to_string(opset->second)));
     return failure();
   }
-  Location loc = NameLoc::get(StringAttr::get(ctx, name),
-                              FileLineColLoc::get(ctx, fileName, 0, 0));
   NodeContext context(*this, node, b, loc);
   if (failed(handler(context))) {
     if (error.empty())
@@ -156,10 +186,18 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     values[name] = entry->getArgument(i);
   }
 
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &out : node.output())
+      if (!out.empty())
+        producers.try_emplace(out, &node);
+
   b.setInsertionPointToEnd(entry);
   for (auto [i, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, i, b)))
       return nullptr;
+  for (const onnx::NodeProto &node : graph.node())
+    if (!covered.count(&node))
+      ++report.generic[node.op_type()];
 
   // Results, cast to the declared type where that says less (dim_params).
   SmallVector<Value> results;
@@ -196,12 +234,35 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   func.setFunctionType(b.getFunctionType(argTypes, resultTypes));
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "mnemo.name", b.getStringAttr(out.name()));
+
+  // The interiors of raised subgraphs (and unused constants) have no users
+  // left.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   return module;
 }
 
-OwningOpRef<ModuleOp> mlir::mnemo::importONNXFile(llvm::StringRef path,
-                                                  MLIRContext *context,
-                                                  std::string &error) {
+void ONNXImportReport::print(llvm::raw_ostream &os) const {
+  auto list = [&](llvm::StringRef title,
+                  const std::map<std::string, unsigned> &counts) {
+    os << title << ":";
+    if (counts.empty())
+      os << " none";
+    bool first = true;
+    for (const auto &[what, n] : counts) {
+      os << (first ? " " : ", ") << what << " " << n;
+      first = false;
+    }
+    os << "\n";
+  };
+  list("raised", raised);
+  list("generic", generic);
+}
+
+OwningOpRef<ModuleOp>
+mlir::mnemo::importONNXFile(llvm::StringRef path, MLIRContext *context,
+                            std::string &error, ONNXImportReport *report) {
   std::string fileName = llvm::sys::path::filename(path).str();
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
@@ -251,5 +312,7 @@ OwningOpRef<ModuleOp> mlir::mnemo::importONNXFile(llvm::StringRef path,
       return nullptr;
     }
   }
+  if (report)
+    *report = importer.report;
   return module;
 }

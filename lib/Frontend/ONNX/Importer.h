@@ -67,6 +67,10 @@ public:
   LogicalResult setOutput(unsigned i, Value value);
   LogicalResult setConstantOutput(unsigned i, DenseElementsAttr value);
 
+  /// Counts this node as imported into the mnemo op `what` (for the import
+  /// report).
+  void raised(llvm::StringRef what);
+
   /// Records "node 'NAME' (OP): message" and returns failure.
   LogicalResult error(const llvm::Twine &message);
 
@@ -160,6 +164,15 @@ AffineMap keptDimsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> axes);
 /// `maps` and producing `element`s.
 Value mapGeneric(OpBuilder &b, Location loc, Value like, ValueRange inputs,
                  ArrayRef<AffineMap> maps, Type element, ScalarBody body);
+
+/// `x` transposed: result dim i is `x`'s dim perm[i] (a valid permutation).
+Value transposeValue(OpBuilder &b, Location loc, Value x,
+                     ArrayRef<int64_t> perm);
+
+/// `inputs` (same rank and element type, static along `axis`) concatenated
+/// along `axis`.
+Value concatValues(OpBuilder &b, Location loc, ValueRange inputs,
+                   int64_t axis);
 
 /// Values of an integer DenseElementsAttr as int64.
 SmallVector<int64_t> toInt64s(DenseElementsAttr attr);

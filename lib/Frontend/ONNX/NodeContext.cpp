@@ -25,6 +25,10 @@ LogicalResult NodeContext::error(const llvm::Twine &message) {
   return failure();
 }
 
+void NodeContext::raised(llvm::StringRef what) {
+  graph.noteRaised(what, {&node});
+}
+
 bool NodeContext::hasInput(unsigned i) const {
   return int(i) < node.input_size() && !node.input(i).empty();
 }

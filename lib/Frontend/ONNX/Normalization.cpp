@@ -90,6 +90,7 @@ LogicalResult normalize(NodeContext &ctx, bool center) {
       ct == builders::computeType(n->element) && ctx.numOutputs() == 1) {
     Value y = RmsNormOp::create(b, loc, type, n->x, n->scale,
                                 b.getF64FloatAttr(eps), UnitAttr());
+    ctx.raised("rms_norm (RMSNormalization)");
     return ctx.setOutput(0, y);
   }
   auto toCompute = [&](OpBuilder &nb, Location nl, Value v) {

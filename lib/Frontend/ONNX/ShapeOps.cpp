@@ -111,15 +111,8 @@ LogicalResult transpose(NodeContext &ctx) {
       return ctx.error("perm is not a permutation");
     seen[p] = true;
   }
-  OpBuilder &b = ctx.builder();
-  SmallVector<OpFoldResult> in = builders::tensorSizes(b, ctx.getLoc(), *x);
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t p : perm)
-    sizes.push_back(in[p]);
-  Value init =
-      builders::emptyTensor(b, ctx.getLoc(), sizes, type.getElementType());
-  auto op = linalg::TransposeOp::create(b, ctx.getLoc(), *x, init, perm);
-  return ctx.setOutput(0, op.getResult()[0]);
+  return ctx.setOutput(0,
+                       transposeValue(ctx.builder(), ctx.getLoc(), *x, perm));
 }
 
 LogicalResult concat(NodeContext &ctx) {
@@ -137,7 +130,6 @@ LogicalResult concat(NodeContext &ctx) {
       ctx.normalizeAxis(ctx.getInt("axis", 0), first.getRank());
   if (failed(axis))
     return failure();
-  int64_t total = 0;
   for (Value v : inputs) {
     auto t = cast<RankedTensorType>(v.getType());
     if (t.getRank() != first.getRank() ||
@@ -145,24 +137,9 @@ LogicalResult concat(NodeContext &ctx) {
       return ctx.error("inputs differ in rank or element type");
     if (t.isDynamicDim(*axis))
       return ctx.error("dynamic extents along the axis are not supported yet");
-    total += t.getDimSize(*axis);
   }
-  OpBuilder &b = ctx.builder();
-  Location loc = ctx.getLoc();
-  SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, inputs[0]);
-  sizes[*axis] = b.getIndexAttr(total);
-  Value result =
-      builders::emptyTensor(b, loc, sizes, first.getElementType());
-  int64_t offset = 0;
-  for (Value v : inputs) {
-    SmallVector<OpFoldResult> offsets(first.getRank(), b.getIndexAttr(0));
-    offsets[*axis] = b.getIndexAttr(offset);
-    SmallVector<OpFoldResult> strides(first.getRank(), b.getIndexAttr(1));
-    result = tensor::InsertSliceOp::create(
-        b, loc, v, result, offsets, builders::tensorSizes(b, loc, v), strides);
-    offset += cast<RankedTensorType>(v.getType()).getDimSize(*axis);
-  }
-  return ctx.setOutput(0, result);
+  return ctx.setOutput(0,
+                       concatValues(ctx.builder(), ctx.getLoc(), inputs, *axis));
 }
 
 LogicalResult slice(NodeContext &ctx) {
@@ -369,6 +346,39 @@ LogicalResult expand(NodeContext &ctx) {
 }
 
 } // namespace
+
+Value mlir::mnemo::onnx_import::transposeValue(OpBuilder &b, Location loc,
+                                               Value x,
+                                               ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> in = builders::tensorSizes(b, loc, x);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t p : perm)
+    sizes.push_back(in[p]);
+  Value init = builders::emptyTensor(b, loc, sizes, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, x, init, perm).getResult()[0];
+}
+
+Value mlir::mnemo::onnx_import::concatValues(OpBuilder &b, Location loc,
+                                             ValueRange inputs, int64_t axis) {
+  auto first = cast<RankedTensorType>(inputs[0].getType());
+  int64_t total = 0;
+  for (Value v : inputs)
+    total += cast<RankedTensorType>(v.getType()).getDimSize(axis);
+  SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, inputs[0]);
+  sizes[axis] = b.getIndexAttr(total);
+  Value result = builders::emptyTensor(b, loc, sizes, first.getElementType());
+  int64_t offset = 0;
+  for (Value v : inputs) {
+    SmallVector<OpFoldResult> offsets(first.getRank(), b.getIndexAttr(0));
+    offsets[axis] = b.getIndexAttr(offset);
+    SmallVector<OpFoldResult> strides(first.getRank(), b.getIndexAttr(1));
+    result = tensor::InsertSliceOp::create(
+        b, loc, v, result, offsets, builders::tensorSizes(b, loc, v), strides);
+    offset += cast<RankedTensorType>(v.getType()).getDimSize(axis);
+  }
+  return result;
+}
 
 void mlir::mnemo::onnx_import::registerShapeHandlers(HandlerRegistry &r) {
   r.add("", "Reshape", 5, reshape);

@@ -426,6 +426,69 @@ func.func @yarn_truncate_is_boolean(%x: tensor<2x4x6x64xf32>, %p: tensor<2x6xi64
 
 // -----
 
+// Checks that rope_tables input rank is checked.
+func.func @rope_tables_input_rank_is_checked(%x: tensor<4x6x64xf32>, %c: tensor<6x64xf32>) -> tensor<4x6x64xf32> {
+  // expected-error @+1 {{expects input of rank 4 [B, H, S, D], got rank 3}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<4x6x64xf32>, tensor<6x64xf32> -> tensor<4x6x64xf32>
+  return %y : tensor<4x6x64xf32>
+}
+
+// -----
+
+// Checks that rope_tables table rank is checked.
+func.func @rope_tables_table_rank_is_checked(%x: tensor<2x4x6x64xf32>, %c: tensor<2x1x6x64xf32>) -> tensor<2x4x6x64xf32> {
+  // expected-error @+1 {{expects cos/sin tables of shape [B, S, r], [1, S, r] or [S, r], got rank 4}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<2x4x6x64xf32>, tensor<2x1x6x64xf32> -> tensor<2x4x6x64xf32>
+  return %y : tensor<2x4x6x64xf32>
+}
+
+// -----
+
+// Checks that rope_tables table length matches.
+func.func @rope_tables_table_length_matches(%x: tensor<2x4x6x64xf32>, %c: tensor<1x7x64xf32>) -> tensor<2x4x6x64xf32> {
+  // expected-error @+1 {{table length (7) must match input length (6)}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<2x4x6x64xf32>, tensor<1x7x64xf32> -> tensor<2x4x6x64xf32>
+  return %y : tensor<2x4x6x64xf32>
+}
+
+// -----
+
+// Checks that rope_tables table batch matches.
+func.func @rope_tables_table_batch_matches(%x: tensor<2x4x6x64xf32>, %c: tensor<3x6x64xf32>) -> tensor<2x4x6x64xf32> {
+  // expected-error @+1 {{table batch (3) must match input batch (2)}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<2x4x6x64xf32>, tensor<3x6x64xf32> -> tensor<2x4x6x64xf32>
+  return %y : tensor<2x4x6x64xf32>
+}
+
+// -----
+
+// Checks that rope_tables width is even.
+func.func @rope_tables_width_is_even(%x: tensor<2x4x6x64xf32>, %c: tensor<6x15xf32>) -> tensor<2x4x6x64xf32> {
+  // expected-error @+1 {{rotary width (15) must be even and in [2, 64]}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<2x4x6x64xf32>, tensor<6x15xf32> -> tensor<2x4x6x64xf32>
+  return %y : tensor<2x4x6x64xf32>
+}
+
+// -----
+
+// Checks that rope_tables width fits the head.
+func.func @rope_tables_width_fits_the_head(%x: tensor<2x4x6x16xf32>, %c: tensor<6x32xf32>) -> tensor<2x4x6x16xf32> {
+  // expected-error @+1 {{rotary width (32) must be even and in [2, 16]}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<2x4x6x16xf32>, tensor<6x32xf32> -> tensor<2x4x6x16xf32>
+  return %y : tensor<2x4x6x16xf32>
+}
+
+// -----
+
+// Checks that rope_tables width is static.
+func.func @rope_tables_width_is_static(%x: tensor<2x4x6x16xf32>, %c: tensor<6x?xf32>) -> tensor<2x4x6x16xf32> {
+  // expected-error @+1 {{rotary width must be static}}
+  %y = mnemo.rope_tables %x, %c, %c : tensor<2x4x6x16xf32>, tensor<6x?xf32> -> tensor<2x4x6x16xf32>
+  return %y : tensor<2x4x6x16xf32>
+}
+
+// -----
+
 // Checks that rms_norm input has a rank.
 func.func @rms_norm_input_has_a_rank(%x: tensor<f32>, %w: tensor<4xf32>) -> tensor<f32> {
   // expected-error @+1 {{expects an input of rank >= 1}}

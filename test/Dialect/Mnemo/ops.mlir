@@ -64,6 +64,19 @@ func.func @rope_forms(%x: tensor<2x4x16x64xf32>, %p: tensor<2x16xi64>,
   return %e : tensor<2x4x16x64xf32>
 }
 
+// CHECK-LABEL: func.func @rope_tables_forms
+func.func @rope_tables_forms(%x: tensor<2x4x?x64xf32>, %c: tensor<1x?x64xf32>,
+                             %s: tensor<1x?x64xf32>, %c2: tensor<?x32xf32>,
+                             %s2: tensor<?x32xf32>) -> tensor<2x4x?x64xf32> {
+  // CHECK: mnemo.rope_tables %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x?x64xf32>, tensor<1x?x64xf32> -> tensor<2x4x?x64xf32>
+  %a = mnemo.rope_tables %x, %c, %s
+      : tensor<2x4x?x64xf32>, tensor<1x?x64xf32> -> tensor<2x4x?x64xf32>
+  // CHECK: mnemo.rope_tables %{{.+}}, %{{.+}}, %{{.+}} interleaved : tensor<2x4x?x64xf32>, tensor<?x32xf32> -> tensor<2x4x?x64xf32>
+  %b = mnemo.rope_tables %a, %c2, %s2 interleaved
+      : tensor<2x4x?x64xf32>, tensor<?x32xf32> -> tensor<2x4x?x64xf32>
+  return %b : tensor<2x4x?x64xf32>
+}
+
 // CHECK-LABEL: func.func @layers
 func.func @layers(%ids: tensor<2x?xi64>, %table: tensor<256x128xf32>,
                   %w: tensor<128xf32>, %wg: tensor<344x128xf32>,
