@@ -184,8 +184,10 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     top.fail("pretraining_tp", "only 1 is supported");
   double partial = top.getDouble("partial_rotary_factor", 1.0);
   config.rotaryDim = int64_t(config.headDim * partial);
-  if (problem.empty() && (config.rotaryDim <= 0 || config.rotaryDim % 2 ||
-                          config.rotaryDim > config.headDim))
+  // DeepSeek's rotary dims are qk_rope_head_dim, checked with its keys.
+  if (problem.empty() && !deepseek &&
+      (config.rotaryDim <= 0 || config.rotaryDim % 2 ||
+       config.rotaryDim > config.headDim))
     top.fail("partial_rotary_factor", "gives an unsupported rotary dimension");
   if (problem.empty())
     parseRope(top, config);
