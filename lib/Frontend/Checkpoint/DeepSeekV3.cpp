@@ -155,7 +155,7 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p) {
   Value wuv = rowsOf(kvB, kvRows, r, blockRows(heads, dn + dv, dn, dv),
                      {heads, dv, r});
   Value wo = weight(a + "o_proj.weight", {hidden, heads * dv});
-  Value bo = optionalBias(ab, a + "o_proj.bias", hidden);
+  Value bo = optionalBias(config.outputBias, a + "o_proj.bias", hidden);
   if (failed())
     return {};
 

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Emits transformers' LlamaForCausalLM / MistralForCausalLM /
-// Qwen3ForCausalLM forward pass over `input_ids` [B, S] at positions
-// 0..S-1: pre-norm decoder layers of GQA attention (Qwen3: per-head RMSNorm
-// on q and k before RoPE; Mistral: sliding window) and a SwiGLU MLP, then
+// Qwen2ForCausalLM / Qwen3ForCausalLM forward pass over `input_ids` [B, S] at positions
+// 0..S-1: pre-norm decoder layers of GQA attention (Qwen2: q/k/v biases;
+// Qwen3: per-head RMSNorm on q and k before RoPE; Mistral: sliding window) and a SwiGLU MLP, then
 // the final norm and the LM head (the embedding when tied). Reshapes and
 // residual adds use upstream tensor and linalg ops, as
 // examples/tiny-decoder does.
@@ -46,7 +46,8 @@ Value LlamaBuilder::layer(Value h, int64_t i) {
   Value wv = weight(p + "self_attn.v_proj.weight", {nkv * d, hidden});
   Value bv = optionalBias(ab, p + "self_attn.v_proj.bias", nkv * d);
   Value wo = weight(p + "self_attn.o_proj.weight", {hidden, nq * d});
-  Value bo = optionalBias(ab, p + "self_attn.o_proj.bias", hidden);
+  Value bo = optionalBias(config.outputBias, p + "self_attn.o_proj.bias",
+                         hidden);
   Value qNorm, kNorm;
   if (config.qkNorm) {
     qNorm = weight(p + "self_attn.q_norm.weight", {d});

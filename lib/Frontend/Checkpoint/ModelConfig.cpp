@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reads the keys of transformers 5.x LlamaConfig, MistralConfig and
-// Qwen3Config that change the computation; a value the builders cannot
-// honour is an error naming its key, never silently ignored.
+// Reads the keys of transformers 5.x LlamaConfig, MistralConfig,
+// Qwen2Config, Qwen3Config and DeepseekV3Config (DeepSeekConfig.cpp) that
+// change the computation; a value the builders cannot honour is an error
+// naming its key, never silently ignored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,7 +96,7 @@ static void parseRope(ConfigReader &top, ModelConfig &config) {
 }
 
 static void parseWindows(ConfigReader &top, ModelConfig &config, bool mistral,
-                         bool qwen3) {
+                         bool qwen) {
   config.layerWindows.assign(config.numLayers, std::nullopt);
   std::optional<int64_t> window;
   if (top.has("sliding_window"))
@@ -124,7 +125,7 @@ static void parseWindows(ConfigReader &top, ModelConfig &config, bool mistral,
   }
   if (mistral && window)
     config.layerWindows.assign(config.numLayers, window);
-  if (qwen3 && window && top.getBool("use_sliding_window", false)) {
+  if (qwen && window && top.getBool("use_sliding_window", false)) {
     int64_t first = top.getInt("max_window_layers", 0, 0);
     for (int64_t i = first; i < config.numLayers; ++i)
       config.layerWindows[i] = window;
@@ -153,12 +154,14 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   StringRef arch = config.architecture;
   bool llama = arch == "LlamaForCausalLM";
   bool mistral = arch == "MistralForCausalLM";
+  bool qwen2 = arch == "Qwen2ForCausalLM";
   bool qwen3 = arch == "Qwen3ForCausalLM";
   bool deepseek = arch == "DeepseekV3ForCausalLM";
-  if (!llama && !mistral && !qwen3 && !deepseek)
+  if (!llama && !mistral && !qwen2 && !qwen3 && !deepseek)
     return fail("key 'architectures': unsupported architecture '" + arch +
                 "' (expected LlamaForCausalLM, MistralForCausalLM, "
-                "Qwen3ForCausalLM or DeepseekV3ForCausalLM)");
+                "Qwen2ForCausalLM, Qwen3ForCausalLM or "
+                "DeepseekV3ForCausalLM)");
 
   config.vocabSize = top.getInt("vocab_size", std::nullopt);
   config.hiddenSize = top.getInt("hidden_size", std::nullopt);
@@ -171,7 +174,9 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
         "head_dim", config.hiddenSize / std::max<int64_t>(config.numHeads, 1));
   config.rmsNormEps = top.getDouble("rms_norm_eps", 1e-6);
   config.tieWordEmbeddings = top.getBool("tie_word_embeddings", false);
-  config.attentionBias = top.getBool("attention_bias", false);
+  // Qwen2 always has q/k/v biases and never an o_proj bias.
+  config.attentionBias = qwen2 || top.getBool("attention_bias", false);
+  config.outputBias = !qwen2 && config.attentionBias;
   config.mlpBias = llama && top.getBool("mlp_bias", false);
   config.qkNorm = qwen3;
   std::string act = top.getString("hidden_act", "silu");
@@ -192,7 +197,7 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   if (problem.empty())
     parseRope(top, config);
   if (problem.empty())
-    parseWindows(top, config, mistral, qwen3);
+    parseWindows(top, config, mistral, qwen2 || qwen3);
   if (problem.empty() && deepseek)
     parseDeepSeekConfig(top, config);
   if (!problem.empty())

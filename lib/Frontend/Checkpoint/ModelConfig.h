@@ -51,7 +51,7 @@ struct DeepSeekConfig {
   double routedScalingFactor = 1.0;
 };
 
-/// A decoder: Llama family (Llama, Mistral, Qwen3) or DeepSeek-V3.
+/// A decoder: Llama family (Llama, Mistral, Qwen2, Qwen3) or DeepSeek-V3.
 struct ModelConfig {
   std::string architecture;
   int64_t vocabSize = 0, hiddenSize = 0, intermediateSize = 0;
@@ -63,7 +63,9 @@ struct ModelConfig {
   /// Per layer: the sliding window, or nullopt for full attention.
   llvm::SmallVector<std::optional<int64_t>> layerWindows;
   bool qkNorm = false;
+  /// Biases of the q/k/v projections, and of the output projection.
   bool attentionBias = false;
+  bool outputBias = false;
   bool mlpBias = false;
   bool tieWordEmbeddings = false;
   /// Set for DeepseekV3ForCausalLM.
