@@ -192,7 +192,8 @@ Value MLADecomposer::expanded() {
   Value v = contract(c, cMap, wv, wMap,
                      {dim(c, 0), cst(heads), dim(c, 1),
                       cst(op.getValueDim())});
-  Value q = concat({toHeads(op.getQNope(), heads), toHeads(op.getQPe(), heads)});
+  Value q =
+      concat({toHeads(op.getQNope(), heads), toHeads(op.getQPe(), heads)});
   Value k = concat({kNope, toHeads(unitHeads(op.getKPe()), heads)});
   return finish(attention(q, k, v));
 }

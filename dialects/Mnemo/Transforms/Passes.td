@@ -20,7 +20,7 @@ def SelectMLAFormPass : Pass<"mnemo-select-mla-form"> {
 }
 
 def DecomposeMLAPass : Pass<"mnemo-decompose-mla"> {
-  let summary = "Rewrites mnemo.mla_attention into mnemo.attention and projections";
+  let summary = "Rewrites mnemo.mla_attention as mnemo.attention + projections";
   let description = [{
     Replaces each `mnemo.mla_attention` by per-head linalg contractions and
     one `mnemo.attention`, in the op's `form` (expanded without one) or in

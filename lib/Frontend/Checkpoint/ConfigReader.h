@@ -18,7 +18,8 @@ namespace mlir::mnemo {
 /// Typed access to a JSON object; the first problem is kept in `error`.
 class ConfigReader {
 public:
-  ConfigReader(const llvm::json::Object &object, std::string prefix, std::string &error)
+  ConfigReader(const llvm::json::Object &object, std::string prefix,
+               std::string &error)
       : object(object), prefix(std::move(prefix)), error(error) {}
 
   bool has(llvm::StringRef key) const {

@@ -5,12 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // Emits transformers' LlamaForCausalLM / MistralForCausalLM /
-// Qwen2ForCausalLM / Qwen3ForCausalLM forward pass over `input_ids` [B, S] at positions
-// 0..S-1: pre-norm decoder layers of GQA attention (Qwen2: q/k/v biases;
-// Qwen3: per-head RMSNorm on q and k before RoPE; Mistral: sliding window) and a SwiGLU MLP, then
-// the final norm and the LM head (the embedding when tied). Reshapes and
-// residual adds use upstream tensor and linalg ops, as
-// examples/tiny-decoder does.
+// Qwen2ForCausalLM / Qwen3ForCausalLM forward pass over `input_ids` [B, S]
+// at positions 0..S-1: pre-norm decoder layers of GQA attention (Qwen2:
+// q/k/v biases; Qwen3: per-head RMSNorm on q and k before RoPE; Mistral:
+// sliding window) and a SwiGLU MLP, then the final norm and the LM head (the
+// embedding when tied). Reshapes and residual adds use upstream tensor and
+// linalg ops, as examples/tiny-decoder does.
 //
 //===----------------------------------------------------------------------===//
 

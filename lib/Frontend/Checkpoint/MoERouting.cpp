@@ -118,8 +118,8 @@ Value Router::weights(Value logits, Value bias) {
                          [&](OpBuilder &nb, Location nl, ValueRange a) {
                            Value neg = arith::NegFOp::create(nb, nl, a[0]);
                            Value ex = math::ExpOp::create(nb, nl, neg);
-                           Value den =
-                               arith::AddFOp::create(nb, nl, f(nb, nl, 1.0), ex);
+                           Value one = f(nb, nl, 1.0);
+                           Value den = arith::AddFOp::create(nb, nl, one, ex);
                            return arith::DivFOp::create(nb, nl, f(nb, nl, 1.0),
                                                         den)
                                .getResult();
