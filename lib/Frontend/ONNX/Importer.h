@@ -110,6 +110,7 @@ void registerIndexingHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerAttentionHandlers(HandlerRegistry &registry);
+void registerRotaryHandlers(HandlerRegistry &registry);
 
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 Type convertElementType(MLIRContext *ctx, int32_t dataType);

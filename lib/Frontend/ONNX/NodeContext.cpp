@@ -174,6 +174,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerReductionHandlers(r);
     registerNormalizationHandlers(r);
     registerAttentionHandlers(r);
+    registerRotaryHandlers(r);
     return r;
   }();
   return registry;
