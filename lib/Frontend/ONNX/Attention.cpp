@@ -49,33 +49,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-/// [B, S, H*D] -> [B, H, S, D].
-Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, x);
-  int64_t d = type.getDimSize(2) / heads;
-  auto expanded = RankedTensorType::get(
-      {type.getDimSize(0), type.getDimSize(1), heads, d},
-      type.getElementType());
-  Value v = tensor::ExpandShapeOp::create(
-      b, loc, expanded, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}},
-      SmallVector<OpFoldResult>{sizes[0], sizes[1], b.getIndexAttr(heads),
-                                b.getIndexAttr(d)});
-  return transposeValue(b, loc, v, {0, 2, 1, 3});
-}
-
-/// [B, H, S, D] -> [B, S, H*D].
-Value mergeHeads(OpBuilder &b, Location loc, Value x) {
-  Value t = transposeValue(b, loc, x, {0, 2, 1, 3});
-  auto type = cast<RankedTensorType>(t.getType());
-  auto merged = RankedTensorType::get(
-      {type.getDimSize(0), type.getDimSize(1),
-       type.getDimSize(2) * type.getDimSize(3)},
-      type.getElementType());
-  return tensor::CollapseShapeOp::create(
-      b, loc, merged, t, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-}
-
 /// A boolean mask as an additive float mask: 0 where true, -inf elsewhere.
 FailureOr<Value> additiveMask(NodeContext &ctx, Value mask, Type element) {
   auto type = cast<RankedTensorType>(mask.getType());

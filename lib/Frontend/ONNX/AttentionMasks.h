@@ -17,6 +17,11 @@
 
 namespace mlir::mnemo::onnx_import {
 
+/// [B, S, H*D] -> [B, H, S, D].
+Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads);
+/// [B, H, S, D] -> [B, S, H*D].
+Value mergeHeads(OpBuilder &b, Location loc, Value x);
+
 /// What hides keys from query i (at position p = i + offset[b]):
 /// * `mask`: float (added) or boolean (false hides), rank 1 to 4, aligned
 ///   on the right to [B, H, Sq, Skv]; keys past its last dim are hidden;

@@ -175,6 +175,7 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerNormalizationHandlers(r);
     registerAttentionHandlers(r);
     registerRotaryHandlers(r);
+    registerContribAttentionHandlers(r);
     return r;
   }();
   return registry;

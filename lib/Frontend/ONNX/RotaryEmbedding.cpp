@@ -30,11 +30,9 @@ using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::onnx_import;
 
-namespace {
-
 /// Full-width table [B, S, r] from a half-width cache: [P, r/2] gathered at
 /// `positions` [B, S], or [B, S, r/2] when `positions` is null.
-Value fullTable(OpBuilder &b, Location loc, Value cache, Value positions,
+Value mlir::mnemo::onnx_import::ropeTable(OpBuilder &b, Location loc, Value cache, Value positions,
                 Value like, int64_t r, bool interleaved) {
   auto cacheType = cast<RankedTensorType>(cache.getType());
   SmallVector<OpFoldResult> x = builders::tensorSizes(b, loc, like);
@@ -75,6 +73,31 @@ Value fullTable(OpBuilder &b, Location loc, Value cache, Value positions,
       .getResult(0);
 }
 
+namespace {
+
+/// Positions offset + s for every batch entry, [B, S] like `like`'s B, S.
+Value offsetPositions(OpBuilder &b, Location loc, Value offset, Value like) {
+  SmallVector<OpFoldResult> x = builders::tensorSizes(b, loc, like);
+  Type i64 = b.getI64Type();
+  Value init = builders::emptyTensor(b, loc, {x[0], x[2]}, i64);
+  auto id = AffineMap::getMultiDimIdentityMap(2, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, init,
+             ArrayRef<AffineMap>{id}, builders::iterators(2),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+               Value o = tensor::ExtractOp::create(nb, nl, offset,
+                                                   ValueRange{zero});
+               if (o.getType() != i64)
+                 o = arith::ExtSIOp::create(nb, nl, i64, o);
+               Value s = arith::IndexCastOp::create(
+                   nb, nl, i64, linalg::IndexOp::create(nb, nl, 1));
+               linalg::YieldOp::create(
+                   nb, nl, arith::AddIOp::create(nb, nl, o, s).getResult());
+             })
+      .getResult(0);
+}
+
 /// Shared by both domains once the inputs are known.
 LogicalResult rotary(NodeContext &ctx, unsigned xIn, unsigned cosIn,
                      unsigned sinIn, std::optional<unsigned> posIn) {
@@ -89,8 +112,11 @@ LogicalResult rotary(NodeContext &ctx, unsigned xIn, unsigned cosIn,
       return failure();
     positions = *p;
     auto pt = cast<RankedTensorType>(positions.getType());
-    if (!isa<IntegerType>(pt.getElementType()) || pt.getRank() != 2)
-      return ctx.error("position_ids must be an integer tensor [B, S]");
+    bool offset = pt.getRank() == 1 && pt.getDimSize(0) == 1;
+    if (!isa<IntegerType>(pt.getElementType()) ||
+        (pt.getRank() != 2 && !offset))
+      return ctx.error("position_ids must be an integer tensor [B, S] (or "
+                       "[1], a start offset)");
   }
   auto xType = cast<RankedTensorType>(x->getType());
   auto cType = cast<RankedTensorType>(cos->getType());
@@ -139,8 +165,11 @@ LogicalResult rotary(NodeContext &ctx, unsigned xIn, unsigned cosIn,
                      llvm::Twine(d) + ") does not match the cache width " +
                      llvm::Twine(half) + " (r/2)");
   bool interleaved = ctx.getInt("interleaved", 0) != 0;
-  Value cosTable = fullTable(b, loc, *cos, positions, x4, r, interleaved);
-  Value sinTable = fullTable(b, loc, *sin, positions, x4, r, interleaved);
+  if (positions &&
+      cast<RankedTensorType>(positions.getType()).getRank() == 1)
+    positions = offsetPositions(b, loc, positions, x4);
+  Value cosTable = ropeTable(b, loc, *cos, positions, x4, r, interleaved);
+  Value sinTable = ropeTable(b, loc, *sin, positions, x4, r, interleaved);
   Value y = RopeTablesOp::create(b, loc, x4.getType(), x4, cosTable, sinTable,
                                  interleaved ? b.getUnitAttr() : UnitAttr());
   ctx.raised(ctx.proto().domain() == "com.microsoft"
