@@ -130,6 +130,95 @@ LogicalResult binary(NodeContext &ctx) {
   return failed(out) ? failure() : ctx.setOutput(0, *out);
 }
 
+/// Equal/Less/Greater/...: a bool tensor from two operands of one type.
+template <arith::CmpFPredicate fp, arith::CmpIPredicate ip>
+LogicalResult compare(NodeContext &ctx) {
+  FailureOr<Value> lhs = ctx.input(0), rhs = ctx.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Type element = elementOf(*lhs);
+  if (element != elementOf(*rhs))
+    return ctx.error("operand element types differ");
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*lhs, *rhs}, ctx.builder().getI1Type(),
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        if (isFloat(element))
+          return arith::CmpFOp::create(b, loc, fp, a[0], a[1]);
+        return arith::CmpIOp::create(b, loc, ip, a[0], a[1]);
+      });
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
+/// And/Or/Xor on bool tensors.
+template <typename Op>
+LogicalResult logical(NodeContext &ctx) {
+  FailureOr<Value> lhs = ctx.input(0), rhs = ctx.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (!elementOf(*lhs).isInteger(1) || !elementOf(*rhs).isInteger(1))
+    return ctx.error("expects bool operands");
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*lhs, *rhs}, ctx.builder().getI1Type(),
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return Op::create(b, loc, a[0], a[1]);
+      });
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
+LogicalResult notOp(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  if (!elementOf(*x).isInteger(1))
+    return ctx.error("expects a bool operand");
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*x}, ctx.builder().getI1Type(),
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::XOrIOp::create(
+            b, loc, a[0], arith::ConstantIntOp::create(b, loc, 1, 1));
+      });
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
+/// Gelu-20: x * Phi(x), exact (erf) or `approximate = "tanh"`.
+LogicalResult gelu(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  Type element = elementOf(*x);
+  if (!isFloat(element))
+    return ctx.error("only float inputs are supported");
+  std::string approximate = ctx.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.error("approximate must be none or tanh, got '" + approximate +
+                     "'");
+  bool useTanh = approximate == "tanh";
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*x}, element, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Type f32 = b.getF32Type();
+        Value v = builders::castFloat(b, loc, a[0], f32);
+        auto c = [&](double d) { return builders::floatConst(b, loc, f32, d); };
+        Value inner;
+        if (useTanh) {
+          // 0.5 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+          Value x3 = arith::MulFOp::create(
+              b, loc, v, arith::MulFOp::create(b, loc, v, v));
+          Value t = arith::AddFOp::create(
+              b, loc, v, arith::MulFOp::create(b, loc, x3, c(0.044715)));
+          inner = math::TanhOp::create(
+              b, loc, arith::MulFOp::create(b, loc, t, c(0.7978845608028654)));
+        } else {
+          inner = math::ErfOp::create(
+              b, loc, arith::MulFOp::create(b, loc, v, c(0.7071067811865476)));
+        }
+        Value phi = arith::MulFOp::create(
+            b, loc, arith::AddFOp::create(b, loc, inner, c(1.0)), c(0.5));
+        return builders::castFloat(
+            b, loc, arith::MulFOp::create(b, loc, v, phi), element);
+      });
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
 LogicalResult powOp(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0), y = ctx.input(1);
   if (failed(x) || failed(y))
@@ -279,6 +368,21 @@ void mlir::mnemo::onnx_import::registerElementwiseHandlers(
   r.add("", "Reciprocal", 6, unaryFloat<reciprocal>);
   r.add("", "Relu", 6, unaryFloat<relu>);
   r.add("", "Where", 9, where);
+  r.add("", "Equal", 11, compare<arith::CmpFPredicate::OEQ,
+                                 arith::CmpIPredicate::eq>);
+  r.add("", "Less", 9, compare<arith::CmpFPredicate::OLT,
+                               arith::CmpIPredicate::slt>);
+  r.add("", "LessOrEqual", 12, compare<arith::CmpFPredicate::OLE,
+                                       arith::CmpIPredicate::sle>);
+  r.add("", "Greater", 9, compare<arith::CmpFPredicate::OGT,
+                                  arith::CmpIPredicate::sgt>);
+  r.add("", "GreaterOrEqual", 12, compare<arith::CmpFPredicate::OGE,
+                                          arith::CmpIPredicate::sge>);
+  r.add("", "And", 7, logical<arith::AndIOp>);
+  r.add("", "Or", 7, logical<arith::OrIOp>);
+  r.add("", "Xor", 7, logical<arith::XOrIOp>);
+  r.add("", "Not", 1, notOp);
+  r.add("", "Gelu", 20, gelu);
   r.add("", "Cast", 6, castOp);
   r.add("", "Identity", 1, identity);
 }

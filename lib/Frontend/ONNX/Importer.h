@@ -110,6 +110,8 @@ void registerIndexingHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerAttentionHandlers(HandlerRegistry &registry);
+void registerRotaryHandlers(HandlerRegistry &registry);
+void registerContribAttentionHandlers(HandlerRegistry &registry);
 
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 Type convertElementType(MLIRContext *ctx, int32_t dataType);
@@ -173,6 +175,14 @@ Value transposeValue(OpBuilder &b, Location loc, Value x,
 /// along `axis`.
 Value concatValues(OpBuilder &b, Location loc, ValueRange inputs,
                    int64_t axis);
+
+/// A full-width rope table [B, S, r] (as mnemo.rope_tables reads it) from a
+/// half-width cache: [P, r/2] gathered at `positions` [B, S] (a position
+/// outside the cache reads row 0), or [B, S, r/2] when `positions` is null.
+/// `like` is the [B, H, S, D] input; `interleaved` repeats each entry twice
+/// instead of repeating the halves.
+Value ropeTable(OpBuilder &b, Location loc, Value cache, Value positions,
+                Value like, int64_t r, bool interleaved);
 
 /// Values of an integer DenseElementsAttr as int64.
 SmallVector<int64_t> toInt64s(DenseElementsAttr attr);

@@ -149,9 +149,37 @@ LogicalResult gemm(NodeContext &ctx) {
   return failed(out) ? failure() : ctx.setOutput(0, *out);
 }
 
+/// com.microsoft FusedMatMul: alpha * op(A) @ op(B), op transposing the
+/// last two dims when transA / transB is set.
+LogicalResult fusedMatMul(NodeContext &ctx) {
+  if (ctx.getInt("transBatchA", 0) || ctx.getInt("transBatchB", 0))
+    return ctx.error("transBatchA/transBatchB are not supported yet");
+  FailureOr<Value> a = ctx.input(0), b = ctx.input(1);
+  if (failed(a) || failed(b))
+    return failure();
+  FailureOr<Value> ab = contract(ctx, *a, *b, ctx.getInt("transA", 0),
+                                 ctx.getInt("transB", 0));
+  if (failed(ab))
+    return failure();
+  double alpha = ctx.getFloat("alpha", 1.0f);
+  if (alpha == 1.0)
+    return ctx.setOutput(0, *ab);
+  auto type = cast<RankedTensorType>(ab->getType());
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, *ab, type.getElementType(),
+      [&](OpBuilder &nb, Location loc, ValueRange v) -> Value {
+        return arith::MulFOp::create(
+            nb, loc, v[0],
+            builders::floatConst(nb, loc, type.getElementType(), alpha));
+      },
+      type.getShape());
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
 } // namespace
 
 void mlir::mnemo::onnx_import::registerMatMulHandlers(HandlerRegistry &r) {
   r.add("", "MatMul", 1, matMul);
   r.add("", "Gemm", 7, gemm);
+  r.add("com.microsoft", "FusedMatMul", 1, fusedMatMul);
 }

@@ -174,6 +174,8 @@ const HandlerRegistry &HandlerRegistry::get() {
     registerReductionHandlers(r);
     registerNormalizationHandlers(r);
     registerAttentionHandlers(r);
+    registerRotaryHandlers(r);
+    registerContribAttentionHandlers(r);
     return r;
   }();
   return registry;

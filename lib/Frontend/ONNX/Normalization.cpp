@@ -175,10 +175,63 @@ LogicalResult layerNormalization(NodeContext &ctx) {
   return normalize(ctx, /*center=*/true);
 }
 
+/// com.microsoft SkipSimplifiedLayerNormalization: s = input + skip
+/// (+ bias), output = rms_norm(s) * gamma over the last dim; output 3 is s.
+LogicalResult skipSimplifiedLayerNormalization(NodeContext &ctx) {
+  for (unsigned i : {1u, 2u})
+    if (i < ctx.numOutputs() && !ctx.proto().output(i).empty())
+      return ctx.error("the mean and inverse deviation outputs are not "
+                       "supported yet");
+  SmallVector<Value> terms;
+  for (unsigned i : {0u, 1u, 3u}) {
+    if (i == 3 && !ctx.hasInput(3))
+      continue;
+    FailureOr<Value> v = ctx.input(i);
+    if (failed(v))
+      return failure();
+    terms.push_back(*v);
+  }
+  FailureOr<Value> gamma = ctx.input(2);
+  if (failed(gamma))
+    return failure();
+  auto type = cast<RankedTensorType>(terms[0].getType());
+  auto gType = cast<RankedTensorType>(gamma->getType());
+  int64_t rank = type.getRank();
+  if (!isa<FloatType>(type.getElementType()) || gType.getRank() != 1 ||
+      gType.getElementType() != type.getElementType() || rank < 1 ||
+      gType.getDimSize(0) != type.getDimSize(rank - 1))
+    return ctx.error("expects float input and a gamma over its last dim");
+  FailureOr<Value> sum = broadcastElementwise(
+      ctx, terms, type.getElementType(),
+      [&](OpBuilder &nb, Location loc, ValueRange v) -> Value {
+        Value acc = v[0];
+        for (Value t : v.drop_front())
+          acc = arith::AddFOp::create(nb, loc, acc, t);
+        return acc;
+      },
+      type.getShape());
+  if (failed(sum))
+    return failure();
+  OpBuilder &b = ctx.builder();
+  double eps = ctx.getFloat("epsilon", 1e-12f);
+  Value y = RmsNormOp::create(b, ctx.getLoc(), type, *sum, *gamma,
+                              b.getF64FloatAttr(eps), UnitAttr());
+  ctx.raised("rms_norm (SkipSimplifiedLayerNormalization)");
+  if (ctx.numOutputs() > 3 && !ctx.proto().output(3).empty() &&
+      failed(ctx.setOutput(3, *sum)))
+    return failure();
+  return ctx.setOutput(0, y);
+}
+
 } // namespace
 
 void mlir::mnemo::onnx_import::registerNormalizationHandlers(
     HandlerRegistry &r) {
   r.add("", "RMSNormalization", 23, rmsNormalization);
   r.add("", "LayerNormalization", 17, layerNormalization);
+  // ONNX Runtime's RMS normalization, registered in both domains.
+  r.add("", "SimplifiedLayerNormalization", 1, rmsNormalization);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", 1, rmsNormalization);
+  r.add("com.microsoft", "SkipSimplifiedLayerNormalization", 1,
+        skipSimplifiedLayerNormalization);
 }

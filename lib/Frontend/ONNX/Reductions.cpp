@@ -130,7 +130,16 @@ enum class ReduceKind { Sum, Mean, Max };
 
 template <ReduceKind kind, bool axesAsInput>
 LogicalResult reduce(NodeContext &ctx) {
-  FailureOr<Value> x = floatInput(ctx);
+  // Integer sums (valid-token counts from attention masks); other
+  // reductions need floats.
+  bool intSum = false;
+  if (kind == ReduceKind::Sum) {
+    FailureOr<RankedTensorType> t = ctx.inputType(0);
+    if (failed(t))
+      return failure();
+    intSum = isa<IntegerType>(t->getElementType());
+  }
+  FailureOr<Value> x = intSum ? ctx.input(0) : floatInput(ctx);
   if (failed(x))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
@@ -166,10 +175,40 @@ LogicalResult reduce(NodeContext &ctx) {
   }
   OpBuilder &b = ctx.builder();
   Location loc = ctx.getLoc();
-  Value r = kind == ReduceKind::Max
-                ? reduceAxes(b, loc, *x, axes, element,
-                             -std::numeric_limits<double>::infinity(), maxF)
-                : reduceAxes(b, loc, *x, axes, element, 0.0, addF);
+  Value r;
+  if (intSum) {
+    // An integer accumulator of the element type, zero-filled.
+    SmallVector<OpFoldResult> all = builders::tensorSizes(b, loc, *x), sizes;
+    SmallVector<unsigned> reductions;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (llvm::is_contained(axes, d))
+        reductions.push_back(d);
+      else
+        sizes.push_back(all[d]);
+    }
+    Value zero = arith::ConstantOp::create(b, loc, element,
+                                           b.getIntegerAttr(element, 0));
+    Value acc = linalg::FillOp::create(
+                    b, loc, zero,
+                    builders::emptyTensor(b, loc, sizes, element))
+                    .getResult(0);
+    MLIRContext *mctx = b.getContext();
+    r = linalg::GenericOp::create(
+            b, loc, acc.getType(), *x, acc,
+            ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, mctx),
+                                keptDimsMap(mctx, rank, axes)},
+            builders::iterators(rank, reductions),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nl, arith::AddIOp::create(nb, nl, a[1], a[0]).getResult());
+            })
+            .getResult(0);
+  } else {
+    r = kind == ReduceKind::Max
+            ? reduceAxes(b, loc, *x, axes, element,
+                         -std::numeric_limits<double>::infinity(), maxF)
+            : reduceAxes(b, loc, *x, axes, element, 0.0, addF);
+  }
   if (kind == ReduceKind::Mean) {
     auto rt = cast<RankedTensorType>(r.getType());
     r = mapGeneric(b, loc, r, r,

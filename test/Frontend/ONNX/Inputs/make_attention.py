@@ -5,7 +5,7 @@ Usage: make_attention.py OUT_DIR
                         scale 0.3, float attn_mask [5,7]; inputs/expected .npy
   bool_mask.onnx        Q [2,2,4,8], K/V [2,2,6,8], boolean attn_mask
                         [2,1,4,6] with a fully masked row
-  softcap.onnx          an attribute the importer refuses
+  bad_mode.onnx         an attribute value the importer refuses
 """
 
 import os
@@ -61,8 +61,8 @@ def main(out):
     np.save(os.path.join(out, "bool_expected.npy"),
             numpy_refs.attention(q, k, v, mask=np.where(keep, 0.0, -np.inf)))
 
-    attention_model(os.path.join(out, "softcap.onnx"),
-                    [q.shape, k.shape, v.shape], {"softcap": 30.0})
+    attention_model(os.path.join(out, "bad_mode.onnx"),
+                    [q.shape, k.shape, v.shape], {"qk_matmul_output_mode": 7})
 
 
 if __name__ == "__main__":
