@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -60,9 +62,60 @@ Value reshapeTo(OpBuilder &b, Location loc, Value src, ArrayRef<int64_t> shape) 
       dstType.getRank() ? all : SmallVector<ReassociationIndices>{});
 }
 
+/// Where extent `dim` of `v` comes from, followed through ops whose result
+/// extents are operand extents (destination-style ops to their inits,
+/// tensor.empty to its size operands, shape-preserving mnemo ops, casts,
+/// reshapes to their shape elements, tensor.dim to what it reads): two
+/// extents with the same origin are equal at run time.
+std::pair<Value, int64_t> extentOrigin(Value v, int64_t dim) {
+  for (int steps = 0; steps < 256; ++steps) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      break;
+    auto result = dyn_cast<OpResult>(v);
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+      v = dps.getDpsInits()[result.getResultNumber()];
+      continue;
+    }
+    if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+      if (!empty.getType().isDynamicDim(dim))
+        break;
+      Value size = empty.getDynamicSize(dim);
+      auto d = size.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index = d ? d.getConstantIndex() : std::nullopt;
+      if (!index)
+        return {size, -1};
+      v = d.getSource();
+      dim = *index;
+      continue;
+    }
+    if (auto reshape = dyn_cast<tensor::ReshapeOp>(op)) {
+      auto from = reshape.getShape().getDefiningOp<tensor::FromElementsOp>();
+      if (!from)
+        break;
+      Value size = from.getElements()[dim];
+      auto d = size.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index = d ? d.getConstantIndex() : std::nullopt;
+      if (!index)
+        return {size, -1};
+      v = d.getSource();
+      dim = *index;
+      continue;
+    }
+    if (isa<tensor::CastOp, mnemo::RmsNormOp, mnemo::SwiGluOp, mnemo::RopeOp,
+            mnemo::RopeTablesOp>(op)) {
+      v = op->getOperand(0);
+      continue;
+    }
+    break;
+  }
+  return {v, dim};
+}
+
 /// Reshape to sizes that are not all known at compile time: tensor.reshape
 /// with the shape built at run time (0 copies the input extent, -1 takes
-/// what is left).
+/// what is left; statically when the dynamic extents of the input and of
+/// the target have the same origins).
 LogicalResult dynamicReshape(NodeContext &ctx, Value x,
                              ArrayRef<OpFoldResult> target, bool allowZero) {
   OpBuilder &b = ctx.builder();
@@ -94,9 +147,43 @@ LogicalResult dynamicReshape(NodeContext &ctx, Value x,
     }
     known = arith::MulIOp::create(b, loc, known, value(d));
   }
-  if (inferred >= 0)
-    sizes[inferred] =
-        arith::DivSIOp::create(b, loc, count, known).getResult();
+  if (inferred >= 0) {
+    // Cancel the dynamic extents of the target against the input's.
+    SmallVector<std::pair<Value, int64_t>> pending;
+    int64_t staticIn = 1, staticOut = 1;
+    for (auto [i, d] : llvm::enumerate(in)) {
+      if (std::optional<int64_t> c = getConstantIntValue(d))
+        staticIn *= *c;
+      else
+        pending.push_back(extentOrigin(x, i));
+    }
+    bool cancelled = true;
+    for (auto [i, d] : llvm::enumerate(sizes)) {
+      if (int64_t(i) == inferred)
+        continue;
+      if (std::optional<int64_t> c = getConstantIntValue(d)) {
+        staticOut *= *c;
+        continue;
+      }
+      auto dimOp = cast<Value>(d).getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index =
+          dimOp ? dimOp.getConstantIndex() : std::nullopt;
+      auto origin = index ? extentOrigin(dimOp.getSource(), *index)
+                          : std::make_pair(cast<Value>(d), int64_t(-1));
+      auto it = llvm::find(pending, origin);
+      if (it == pending.end()) {
+        cancelled = false;
+        break;
+      }
+      pending.erase(it);
+    }
+    if (cancelled && pending.empty() && staticOut > 0 &&
+        staticIn % staticOut == 0)
+      sizes[inferred] = b.getIndexAttr(staticIn / staticOut);
+    else
+      sizes[inferred] =
+          arith::DivSIOp::create(b, loc, count, known).getResult();
+  }
   SmallVector<int64_t> shape;
   SmallVector<Value> elements;
   for (OpFoldResult d : sizes) {
