@@ -13,7 +13,9 @@ A top-level meta.json holds the tool versions and the summary counts.
 Runs on a machine with onnx (>= 1.23, whose node tests include these ops),
 onnxruntime and numpy (the device machine that also has torch/transformers):
     python3 scripts/refgen/onnx_conformance.py [--direct]
-Writes $OUT/onnx_conformance.tar.gz (folder `cases/`); --direct imports only
+Writes $OUT/onnx_conformance_cases.tar.gz (folder `cases/`; with --expanded
+the function-expanded forms instead: onnx_conformance_expanded.tar.gz, folder
+`expanded/`); --direct imports only
 the node-test modules of these ops instead of collecting every node test.
 """
 import importlib
@@ -140,6 +142,9 @@ def run_ort(path, feeds):
 
 def main():
     direct = "--direct" in sys.argv
+    # --expanded: the function-expanded forms (the op written out as its
+    # decomposition) instead of the op itself.
+    expanded = "--expanded" in sys.argv
     t0 = time.time()
     cases, how = collect(direct)
     t_collect = time.time() - t0
@@ -154,10 +159,16 @@ def main():
         pass
     selected, expanded_skipped = [], []
     for c in cases:
+        ours = any(c.name.startswith(p) for p in (
+            "test_attention", "test_rotary_embedding", "test_rms_normalization"))
         if case_ops(c.model):
-            selected.append(c)
-        elif any(c.name.startswith(p) for p in ("test_attention", "test_rotary_embedding", "test_rms_normalization")):
-            expanded_skipped.append(c.name)  # function-expanded forms: no such op left in the graph
+            if not expanded:
+                selected.append(c)
+        elif ours:
+            if expanded:
+                selected.append(c)
+            else:
+                expanded_skipped.append(c.name)  # no such op left in the graph
     summary = {"versions": versions, "collection": how, "collect_seconds": round(t_collect, 1),
                "rtol": RTOL, "atol": ATOL, "cases": {}}
     seen = set()
@@ -227,8 +238,9 @@ def main():
     with open(os.path.join(WORK, "meta.json"), "w") as f:
         json.dump(summary, f, indent=1)
     os.makedirs(OUT, exist_ok=True)
-    with tarfile.open(os.path.join(OUT, "onnx_conformance.tar.gz"), "w:gz") as t:
-        t.add(WORK, arcname="cases")
+    name = "expanded" if expanded else "cases"
+    with tarfile.open(os.path.join(OUT, f"onnx_conformance_{name}.tar.gz"), "w:gz") as t:
+        t.add(WORK, arcname=name)
     print(json.dumps({"collection": how, "collect_seconds": round(t_collect, 1), **summary["counts"]}))
     print("ORT failures:", json.dumps(summary["ort_failures"], indent=1)[:6000])
 

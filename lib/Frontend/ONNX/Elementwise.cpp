@@ -219,6 +219,25 @@ LogicalResult gelu(NodeContext &ctx) {
   return failed(out) ? failure() : ctx.setOutput(0, *out);
 }
 
+/// Neg of a float or signed integer tensor.
+LogicalResult negOp(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  Type element = elementOf(*x);
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*x}, element, [&](OpBuilder &b, Location loc, ValueRange a) {
+        if (isFloat(element))
+          return arith::NegFOp::create(b, loc, a[0]).getResult();
+        return arith::SubIOp::create(
+                   b, loc,
+                   arith::ConstantOp::create(b, loc, b.getZeroAttr(element)),
+                   a[0])
+            .getResult();
+      });
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
 LogicalResult powOp(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0), y = ctx.input(1);
   if (failed(x) || failed(y))
@@ -250,9 +269,6 @@ LogicalResult unaryFloat(NodeContext &ctx) {
 
 Value one(OpBuilder &b, Location loc, Type t) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 1.0));
-}
-Value neg(OpBuilder &b, Location loc, Value x) {
-  return arith::NegFOp::create(b, loc, x);
 }
 Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
@@ -305,28 +321,35 @@ LogicalResult where(NodeContext &ctx) {
   return failed(out) ? failure() : ctx.setOutput(0, *out);
 }
 
-LogicalResult castOp(NodeContext &ctx) {
-  FailureOr<Value> x = ctx.input(0);
-  if (failed(x))
-    return failure();
-  Type from = elementOf(*x);
-  Type to = convertElementType(ctx.getContext(), ctx.getInt("to", 0));
-  if (!to)
-    return ctx.error("unsupported target type " +
-                     llvm::Twine(ctx.getInt("to", 0)));
+/// `x` converted elementwise to `to` (ONNX Cast semantics: bool is 0/1).
+LogicalResult castTo(NodeContext &ctx, Value x, Type to) {
+  Type from = elementOf(x);
   FailureOr<Value> out = broadcastElementwise(
-      ctx, {*x}, to, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      ctx, {x}, to, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
         Value v = a[0];
         if (from == to)
           return v;
-        if (isFloat(from) && isFloat(to))
-          return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+        if (isFloat(from) && isFloat(to)) {
+          if (from.getIntOrFloatBitWidth() == to.getIntOrFloatBitWidth())
+            v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+          return cast<FloatType>(v.getType()).getWidth() <
+                         to.getIntOrFloatBitWidth()
                      ? arith::ExtFOp::create(b, loc, to, v).getResult()
                      : arith::TruncFOp::create(b, loc, to, v).getResult();
+        }
         if (isFloat(to))
-          return arith::SIToFPOp::create(b, loc, to, v);
-        if (isFloat(from))
+          return from.isInteger(1)
+                     ? arith::UIToFPOp::create(b, loc, to, v).getResult()
+                     : arith::SIToFPOp::create(b, loc, to, v).getResult();
+        if (isFloat(from)) {
+          if (to.isInteger(1)) {
+            Value zero =
+                arith::ConstantOp::create(b, loc, b.getZeroAttr(from));
+            return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                         v, zero);
+          }
           return arith::FPToSIOp::create(b, loc, to, v);
+        }
         if (to.isInteger(1)) {
           Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(from));
           return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
@@ -337,6 +360,61 @@ LogicalResult castOp(NodeContext &ctx) {
                      ? arith::ExtUIOp::create(b, loc, to, v).getResult()
                      : arith::ExtSIOp::create(b, loc, to, v).getResult();
         return arith::TruncIOp::create(b, loc, to, v);
+      });
+  return failed(out) ? failure() : ctx.setOutput(0, *out);
+}
+
+LogicalResult castOp(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  Type to = convertElementType(ctx.getContext(), ctx.getInt("to", 0));
+  if (!to)
+    return ctx.error("unsupported target type " +
+                     llvm::Twine(ctx.getInt("to", 0)));
+  return castTo(ctx, *x, to);
+}
+
+/// CastLike: Cast to the element type of input 1.
+LogicalResult castLike(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0), like = ctx.input(1);
+  if (failed(x) || failed(like))
+    return failure();
+  return castTo(ctx, *x, elementOf(*like));
+}
+
+/// Mod: integer remainder with the divisor's sign (fmod = 0), or the
+/// dividend's sign (fmod = 1, required for floats).
+LogicalResult mod(NodeContext &ctx) {
+  FailureOr<Value> lhs = ctx.input(0), rhs = ctx.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Type element = elementOf(*lhs);
+  if (element != elementOf(*rhs))
+    return ctx.error("operand element types differ");
+  bool fmod = ctx.getInt("fmod", 0) != 0;
+  if (isFloat(element) && !fmod)
+    return ctx.error("fmod must be 1 for float inputs");
+  FailureOr<Value> out = broadcastElementwise(
+      ctx, {*lhs, *rhs}, element,
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        if (isFloat(element))
+          return arith::RemFOp::create(b, loc, a[0], a[1]);
+        Value r = arith::RemSIOp::create(b, loc, a[0], a[1]);
+        if (fmod)
+          return r;
+        // Python-style: a nonzero remainder takes the divisor's sign.
+        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+        Value rNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           r, zero);
+        Value dNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           a[1], zero);
+        Value nonzero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              r, zero);
+        Value fix = arith::AndIOp::create(
+            b, loc, nonzero, arith::XOrIOp::create(b, loc, rNeg, dNeg));
+        return arith::SelectOp::create(
+            b, loc, fix, arith::AddIOp::create(b, loc, r, a[1]), r);
       });
   return failed(out) ? failure() : ctx.setOutput(0, *out);
 }
@@ -355,7 +433,7 @@ void mlir::mnemo::onnx_import::registerElementwiseHandlers(
   r.add("", "Mul", 7, binary<arith::MulFOp, arith::MulIOp>);
   r.add("", "Div", 7, binary<arith::DivFOp, arith::DivSIOp>);
   r.add("", "Pow", 7, powOp);
-  r.add("", "Neg", 6, unaryFloat<neg>);
+  r.add("", "Neg", 6, negOp);
   r.add("", "Sigmoid", 6, unaryFloat<sigmoid>);
   r.add("", "Exp", 6, unaryFloat<exp>);
   r.add("", "Log", 6, unaryFloat<log>);
@@ -386,5 +464,7 @@ void mlir::mnemo::onnx_import::registerElementwiseHandlers(
   r.add("", "Max", 12, binary<arith::MaximumFOp, arith::MaxSIOp>);
   r.add("", "Min", 12, binary<arith::MinimumFOp, arith::MinSIOp>);
   r.add("", "Cast", 6, castOp);
+  r.add("", "CastLike", 15, castLike);
+  r.add("", "Mod", 10, mod);
   r.add("", "Identity", 1, identity);
 }

@@ -177,6 +177,20 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     OpBuilder::InsertionGuard guard(b);
     for (int64_t d = start; d < end; ++d)
       result.push_back(tensor::getMixedSize(b, loc, x, d));
+  } else if (op == "Size") {
+    Value x = values.lookup(node.input(0));
+    DenseElementsAttr c = lookupConstant(node.input(0));
+    OpFoldResult n = b.getIndexAttr(c ? c.getNumElements() : 1);
+    if (x)
+      for (int64_t d = 0, e = cast<RankedTensorType>(x.getType()).getRank();
+           d < e; ++d)
+        n = math.apply<arith::MulIOp>(
+            n, tensor::getMixedSize(b, loc, x, d),
+            [](int64_t p, int64_t q) { return p * q; });
+    else if (!c)
+      return false;
+    result.push_back(n);
+    scalar = true;
   } else if (op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
              op == "Reshape" || op == "Cast") {
     std::optional<Elements> in = elementsOf(0);
@@ -247,12 +261,12 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     for (int64_t i = s; i < e; i += step)
       result.push_back((*data)[i]);
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-             op == "Max" || op == "Min") {
+             op == "Max" || op == "Min" || op == "Mod") {
     if (node.input_size() != 2)
       return false;
     std::optional<Elements> x = elementsOf(0), y = elementsOf(1);
-    if (!x || !y || (x->size() != y->size() && x->size() != 1 &&
-                     y->size() != 1))
+    if (!x || !y || rankOf(0) > 1 || rankOf(1) > 1 ||
+        (x->size() != y->size() && x->size() != 1 && y->size() != 1))
       return false;
     if (DenseElementsAttr c = lookupConstant(node.input(0)))
       element = c.getElementType();
@@ -279,6 +293,17 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
       else if (op == "Min")
         result.push_back(math.apply<arith::MinSIOp>(
             a, c, [](int64_t p, int64_t q) { return std::min(p, q); }));
+      else if (op == "Mod") {
+        // Constants only (Python-style sign, or C-style with fmod).
+        std::optional<int64_t> p = getConstantIntValue(a),
+                               q = getConstantIntValue(c);
+        if (!p || !q || *q == 0)
+          return false;
+        int64_t r = *p % *q;
+        if (!intAttr("fmod", 0) && r != 0 && ((r < 0) != (*q < 0)))
+          r += *q;
+        result.push_back(b.getIndexAttr(r));
+      }
       else {
         std::optional<int64_t> cc = getConstantIntValue(c);
         if (cc && *cc == 0)
@@ -290,6 +315,63 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
       }
     }
     scalar = rankOf(0) == 0 && rankOf(1) == 0;
+  } else if (op == "Equal" || op == "Less" || op == "Greater" ||
+             op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" ||
+             op == "Or" || op == "Not" || op == "Where") {
+    // Logic on constant shape elements (exporters' GQA and -1 handling).
+    SmallVector<SmallVector<int64_t>> in;
+    size_t n = 1;
+    for (int i = 0; i < node.input_size(); ++i) {
+      std::optional<Elements> e = elementsOf(i);
+      if (!e || rankOf(i) > 1)
+        return false;
+      SmallVector<int64_t> v;
+      for (OpFoldResult r : *e) {
+        std::optional<int64_t> c = getConstantIntValue(r);
+        if (!c)
+          return false;
+        v.push_back(*c);
+      }
+      if (v.size() != 1 && n != 1 && v.size() != n)
+        return false;
+      n = std::max(n, v.size());
+      in.push_back(v);
+    }
+    auto at = [&](int i, size_t k) { return in[i][in[i].size() == 1 ? 0 : k]; };
+    scalar = true;
+    for (int i = 0; i < node.input_size(); ++i)
+      scalar &= rankOf(i) == 0;
+    element = b.getI1Type();
+    if (op == "Where") {
+      if (DenseElementsAttr c = lookupConstant(node.input(1)))
+        element = c.getElementType();
+      else if (Value v = values.lookup(node.input(1)))
+        element = cast<RankedTensorType>(v.getType()).getElementType();
+      if (!element.isInteger() || element.isInteger(1))
+        return false;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      int64_t r;
+      if (op == "Equal")
+        r = at(0, k) == at(1, k);
+      else if (op == "Less")
+        r = at(0, k) < at(1, k);
+      else if (op == "Greater")
+        r = at(0, k) > at(1, k);
+      else if (op == "LessOrEqual")
+        r = at(0, k) <= at(1, k);
+      else if (op == "GreaterOrEqual")
+        r = at(0, k) >= at(1, k);
+      else if (op == "And")
+        r = at(0, k) && at(1, k);
+      else if (op == "Or")
+        r = at(0, k) || at(1, k);
+      else if (op == "Not")
+        r = !at(0, k);
+      else
+        r = at(0, k) ? at(1, k) : at(2, k);
+      result.push_back(b.getIndexAttr(r));
+    }
   } else {
     return false;
   }

@@ -369,7 +369,8 @@ LogicalResult slice(NodeContext &ctx) {
                  b, loc, span, arith::ConstantIndexOp::create(b, loc, step))
                  .getResult();
     }
-    offsets[*axis] = start;
+    std::optional<int64_t> empty = getConstantIntValue(size);
+    offsets[*axis] = empty && *empty == 0 ? b.getIndexAttr(0) : start;
     sizes[*axis] = size;
     strides[*axis] = b.getIndexAttr(step);
   }
@@ -415,7 +416,8 @@ LogicalResult split(NodeContext &ctx) {
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, *x);
     SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    offsets[*axis] = b.getIndexAttr(offset);
+    // An empty part reads from offset 0 (an offset at the end is invalid).
+    offsets[*axis] = b.getIndexAttr(parts[i] == 0 ? 0 : offset);
     sizes[*axis] = b.getIndexAttr(parts[i]);
     Value part =
         tensor::ExtractSliceOp::create(b, loc, *x, offsets, sizes, strides);
@@ -555,6 +557,79 @@ LogicalResult expand(NodeContext &ctx) {
   return ctx.setOutput(0, out);
 }
 
+/// Pad (constant mode): the input placed at the leading pads inside a
+/// tensor filled with constant_value.
+LogicalResult pad(NodeContext &ctx) {
+  if (ctx.getString("mode", "constant") != "constant")
+    return ctx.error("only mode 'constant' is supported");
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> pads = ctx.intsInput(1);
+  if (failed(x) || failed(pads))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes;
+  if (ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> a = ctx.intsInput(3);
+    if (failed(a))
+      return failure();
+    for (int64_t v : *a) {
+      FailureOr<int64_t> axis = ctx.normalizeAxis(v, rank);
+      if (failed(axis))
+        return failure();
+      axes.push_back(*axis);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  if (pads->size() != 2 * axes.size())
+    return ctx.error("pads must hold two values per padded axis");
+  Type element = type.getElementType();
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  Value fill;
+  if (ctx.hasInput(2)) {
+    FailureOr<Value> v = ctx.input(2);
+    if (failed(v))
+      return failure();
+    auto vt = cast<RankedTensorType>(v->getType());
+    if (!vt.hasStaticShape() || vt.getNumElements() != 1 ||
+        vt.getElementType() != element)
+      return ctx.error("constant_value must be one value of the input type");
+    SmallVector<Value> at(vt.getRank(),
+                          arith::ConstantIndexOp::create(b, loc, 0));
+    fill = tensor::ExtractOp::create(b, loc, *v, at);
+  } else {
+    fill = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  }
+  SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, *x);
+  SmallVector<OpFoldResult> inSizes(sizes), offsets(rank, b.getIndexAttr(0));
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    int64_t before = (*pads)[i], after = (*pads)[i + axes.size()];
+    if (before < 0 || after < 0)
+      return ctx.error("negative pads are not supported yet");
+    std::optional<int64_t> c = getConstantIntValue(sizes[axis]);
+    sizes[axis] =
+        c ? OpFoldResult(b.getIndexAttr(*c + before + after))
+          : OpFoldResult(arith::AddIOp::create(
+                             b, loc,
+                             getValueOrCreateConstantIndexOp(b, loc,
+                                                             sizes[axis]),
+                             arith::ConstantIndexOp::create(b, loc,
+                                                            before + after))
+                             .getResult());
+    offsets[axis] = b.getIndexAttr(before);
+  }
+  Value init = builders::emptyTensor(b, loc, sizes, element);
+  Value filled =
+      linalg::FillOp::create(b, loc, ValueRange{fill}, init).getResult(0);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  Value out = tensor::InsertSliceOp::create(b, loc, *x, filled, offsets,
+                                            inSizes, strides);
+  return ctx.setOutput(0, out);
+}
+
 } // namespace
 
 Value mlir::mnemo::onnx_import::transposeValue(OpBuilder &b, Location loc,
@@ -591,6 +666,9 @@ Value mlir::mnemo::onnx_import::concatValues(OpBuilder &b, Location loc,
   Value result = builders::emptyTensor(b, loc, sizes, first.getElementType());
   OpFoldResult offset = b.getIndexAttr(0);
   for (Value v : inputs) {
+    // Empty inputs add nothing (and an offset at the end is invalid).
+    if (cast<RankedTensorType>(v.getType()).getDimSize(axis) == 0)
+      continue;
     SmallVector<OpFoldResult> offsets(first.getRank(), b.getIndexAttr(0));
     offsets[axis] = offset;
     SmallVector<OpFoldResult> strides(first.getRank(), b.getIndexAttr(1));
@@ -602,6 +680,7 @@ Value mlir::mnemo::onnx_import::concatValues(OpBuilder &b, Location loc,
 }
 
 void mlir::mnemo::onnx_import::registerShapeHandlers(HandlerRegistry &r) {
+  r.add("", "Pad", 18, pad);
   r.add("", "Reshape", 5, reshape);
   r.add("", "Transpose", 1, transpose);
   r.add("", "Concat", 4, concat);
