@@ -143,6 +143,11 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
   if (!opsets.count(""))
     opsets[""] = 1;
+  if (int64_t v = opsets[""]; v < 13 || v > 25) {
+    fail("ai.onnx opset " + llvm::Twine(v) +
+         " is not supported (this importer reads opsets 13 to 25)");
+    return nullptr;
+  }
   const onnx::GraphProto &graph = model.graph();
   Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

@@ -327,6 +327,54 @@ LogicalResult range(NodeContext &ctx) {
   return ctx.setOutput(0, out);
 }
 
+/// Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of
+/// the last two dims, zero elsewhere.
+LogicalResult trilu(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  int64_t k = 0;
+  if (ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> kv = ctx.intsInput(1);
+    if (failed(kv))
+      return failure();
+    if (kv->size() != 1)
+      return ctx.error("k must hold one value");
+    k = (*kv)[0];
+  }
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return ctx.error("input must have rank >= 2");
+  bool upper = ctx.getInt("upper", 1) != 0;
+  Type element = type.getElementType();
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  Value init = builders::emptyTensor(b, loc, builders::tensorSizes(b, loc, *x),
+                                     element);
+  auto id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), *x, init, ArrayRef<AffineMap>{id, id},
+          builders::iterators(rank),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value i = linalg::IndexOp::create(nb, nl, rank - 2);
+            Value j = linalg::IndexOp::create(nb, nl, rank - 1);
+            Value diff = arith::SubIOp::create(nb, nl, j, i);
+            Value keep = arith::CmpIOp::create(
+                nb, nl,
+                upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+                diff, arith::ConstantIndexOp::create(nb, nl, k));
+            Value zero =
+                arith::ConstantOp::create(nb, nl, nb.getZeroAttr(element));
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::SelectOp::create(nb, nl, keep, a[0], zero).getResult());
+          })
+          .getResult(0);
+  return ctx.setOutput(0, out);
+}
+
 /// GatherND with batch_dims = 0: out[i..., rest...] =
 /// data[indices[i..., 0], ..., indices[i..., k-1], rest...].
 LogicalResult gatherND(NodeContext &ctx) {
@@ -420,4 +468,5 @@ void mlir::mnemo::onnx_import::registerIndexingHandlers(HandlerRegistry &r) {
   r.add("", "Shape", 1, shapeOp);
   r.add("", "Range", 11, range);
   r.add("", "GatherND", 11, gatherND);
+  r.add("", "Trilu", 14, trilu);
 }

@@ -5,8 +5,9 @@
 # RUN: %python %S/Inputs/compare_logits.py %t/out/Y.npy %t/expected.npy | FileCheck %s
 # CHECK: max |diff| {{.*}} ok
 """Comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual), logic
-(And, Or, Xor, Not) and Gelu-20 (exact and tanh) in one graph, against numpy.
-Ties are planted so Equal and the non-strict comparisons matter."""
+(And, Or, Xor, Not), Gelu-20 (exact and tanh), Trilu (upper with k = 1, lower
+with k = -1) and Mod in one graph, against numpy. Ties are planted so Equal
+and the non-strict comparisons matter."""
 
 import math
 import os
@@ -29,12 +30,19 @@ nodes = [
     n("Or", ["gt", "eq"], ["c2"]), n("Xor", ["ge", "c2"], ["c3"]),
     n("Gelu", ["A"], ["ga"]), n("Gelu", ["B"], ["gb"], approximate="tanh"),
     n("Where", ["c1", "ga", "gb"], ["w1"]),
-    n("Where", ["c3", "A", "w1"], ["Y"]),
+    n("Where", ["c3", "A", "w1"], ["w2"]),
+    n("Trilu", ["w2", "one"], ["up"], upper=1),
+    n("Trilu", ["B", "minus_one"], ["lo"], upper=0),
+    n("Mod", ["A", "B"], ["md"], fmod=1),
+    n("Add", ["up", "lo"], ["ul"]),
+    n("Add", ["ul", "md"], ["Y"]),
 ]
 g = helper.make_graph(
     nodes, "logic",
     [helper.make_tensor_value_info(x, TensorProto.FLOAT, [3, 7]) for x in "AB"],
-    [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 7])])
+    [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 7])],
+    [helper.make_tensor("one", TensorProto.INT64, [], [1]),
+     helper.make_tensor("minus_one", TensorProto.INT64, [], [-1])])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
 m.ir_version = 9
 open(os.path.join(out, "logic.onnx"), "wb").write(m.SerializeToString())
@@ -47,4 +55,6 @@ ga = a64 * 0.5 * (1 + erf(a64 / math.sqrt(2)))
 gb = 0.5 * b64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (b64 + 0.044715 * b64**3)))
 c1 = (a <= b) & ~(a == b)
 c3 = (a >= b) ^ ((a > b) | (a == b))
-np.save(os.path.join(out, "expected.npy"), np.where(c3, a64, np.where(c1, ga, gb)))
+w2 = np.where(c3, a64, np.where(c1, ga, gb))
+expected = np.triu(w2, 1) + np.tril(b64, -1) + np.fmod(a64, b64)
+np.save(os.path.join(out, "expected.npy"), expected)

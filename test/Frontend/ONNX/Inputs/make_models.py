@@ -6,6 +6,11 @@ Usage: make_models.py OUT_DIR
   truncated.onnx     the first half of small.onnx
   unknown_op.onnx    a node of an operator nobody implements
   missing_data.onnx  an initializer in an external file that does not exist
+  short_data.onnx    an initializer past the end of its external file
+  opset12.onnx       an ai.onnx opset below the supported 13..25
+  type_mismatch.onnx Add of a float and an int64 tensor
+  shape_mismatch.onnx MatMul of [batch, 4] by [3, 2]
+  unbound_dim.onnx   an output declared [batch, 5] computed as [batch, 4]
 """
 
 import os
@@ -16,10 +21,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def model(nodes, inputs, outputs, initializers=()):
+def model(nodes, inputs, outputs, initializers=(), opset=17):
     graph = helper.make_graph(nodes, "g", inputs, outputs,
                               initializer=list(initializers))
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
 
@@ -55,6 +60,41 @@ def main(out):
                                       name="node_add")], [x], [y], [ext])
     with open(os.path.join(out, "missing_data.onnx"), "wb") as f:
         f.write(missing.SerializeToString())
+
+    # External data shorter than the offset + length the tensor claims.
+    for entry in ext.external_data:
+        if entry.key == "location":
+            entry.value = "short.onnx.data"
+    with open(os.path.join(out, "short.onnx.data"), "wb") as f:
+        f.write(b"\0" * 8)
+    short = model([helper.make_node("Add", ["x", "w"], ["y"],
+                                    name="node_add")], [x], [y], [ext])
+    with open(os.path.join(out, "short_data.onnx"), "wb") as f:
+        f.write(short.SerializeToString())
+
+    # An opset outside the supported range.
+    onnx.save(model([helper.make_node("Add", ["x", "w"], ["y"], name="node_add")],
+                    [x], [y], [w], opset=12),
+              os.path.join(out, "opset12.onnx"))
+
+    # Element types that do not match.
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, ["batch", 4])
+    onnx.save(model([helper.make_node("Add", ["x", "i"], ["y"], name="node_mixed")],
+                    [x, i], [y]),
+              os.path.join(out, "type_mismatch.onnx"))
+
+    # Shapes that do not fit: a MatMul of [batch, 4] by [3, 2].
+    m32 = numpy_helper.from_array(np.zeros((3, 2), dtype=np.float32), "m")
+    out2 = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])
+    onnx.save(model([helper.make_node("MatMul", ["x", "m"], ["y"], name="node_mm")],
+                    [x], [out2], [m32]),
+              os.path.join(out, "shape_mismatch.onnx"))
+
+    # An output dim that cannot be bound to what the graph computes.
+    out5 = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 5])
+    onnx.save(model([helper.make_node("Add", ["x", "w"], ["y"], name="node_add")],
+                    [x], [out5], [w]),
+              os.path.join(out, "unbound_dim.onnx"))
 
 
 if __name__ == "__main__":
