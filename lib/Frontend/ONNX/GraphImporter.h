@@ -23,6 +23,10 @@
 
 namespace mlir::mnemo::onnx_import {
 
+/// Constant tensors up to this many elements are evaluated at import
+/// (computed attention masks of sequences up to 2048).
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 22;
+
 /// Imports one graph into one function.
 class GraphImporter {
 public:
@@ -82,6 +86,10 @@ private:
   /// Folds a shape computation at `node` (ShapeFolding.cpp); true when it
   /// defined the node's output.
   bool foldShape(const onnx::NodeProto &node, OpBuilder &b, Location loc);
+  /// Evaluates `node` when all its inputs are constants (ConstantFolding.cpp:
+  /// elementwise arithmetic, comparisons and logic, Where, Cast, Expand,
+  /// Trilu, Range); true when it defined the node's output.
+  bool foldConstants(const onnx::NodeProto &node);
   /// Tries the raising patterns anchored at `node`; true when one fired.
   bool raise(const onnx::NodeProto &node, OpBuilder &b, Location loc);
 

@@ -10,6 +10,9 @@
 //   x2 = x[..., r/2:] as Slices,
 //     Add(Mul(x, C), Mul(Concat(Neg(x2), x1), S))
 //   over full-width tables [.., S, r];
+// * interleaved (GPT-J): the rotated copy written as
+//     Reshape(Concat(Unsqueeze(Neg(x[..., 1::2])), Unsqueeze(x[..., 0::2])))
+//   with tables whose entries repeat pairwise;
 // * split halves (DeepSeek's de-interleaved rope): with any two halves a, b
 //   and half-width tables,
 //     Concat(Sub(Mul(a, C), Mul(b, S)), Add(Mul(b, C), Mul(a, S)))
@@ -87,52 +90,122 @@ Value emitRope(RaiseContext &ctx, Value x, Value cos, Value sin) {
 
 } // namespace
 
-Value mlir::mnemo::onnx_import::raiseRopeRotateHalf(RaiseContext &ctx) {
+namespace {
+
+/// The rotated copy of x in `x * C + rot(x) * S`: which x, and the nodes
+/// that form rot.
+struct Rotation {
+  std::string x;
+  SmallVector<const onnx::NodeProto *> nodes;
+};
+
+/// rotate-half: Concat(Neg(x[..., r/2:]), x[..., :r/2]) on the last axis.
+std::optional<Rotation> rotateHalf(RaiseContext &ctx, const std::string &rot) {
+  const onnx::NodeProto *cat = ctx.def(rot, "Concat");
+  if (!cat || cat->input_size() != 2)
+    return std::nullopt;
+  int64_t axis = ctx.intAttr(*cat, "axis", 0);
+  const onnx::NodeProto *neg = ctx.def(cat->input(0), "Neg");
+  const onnx::NodeProto *hi = neg ? ctx.def(neg->input(0), "Slice") : nullptr;
+  const onnx::NodeProto *lo = ctx.def(cat->input(1), "Slice");
+  if (!hi || !lo || hi->input(0) != lo->input(0) || (axis != -1 && axis != 3))
+    return std::nullopt;
+  RankedTensorType xType = ctx.type(lo->input(0));
+  if (!xType || xType.getRank() != 4 || xType.isDynamicDim(3))
+    return std::nullopt;
+  int64_t width = xType.getDimSize(3), half = width / 2;
+  auto l = ctx.slice(*lo), h = ctx.slice(*hi);
+  if (width % 2 != 0 || !l || !h || l->axis != 3 || h->axis != 3 ||
+      l->step != 1 || h->step != 1 || l->start != 0 || l->end != half ||
+      h->start != half || h->end != width)
+    return std::nullopt;
+  return Rotation{lo->input(0), {cat, neg, hi, lo}};
+}
+
+/// interleaved (GPT-J): pairs (x[2k], x[2k+1]) -> (-x[2k+1], x[2k]), written
+/// as Reshape(Concat(Unsqueeze(Neg(x[..., 1::2]), -1),
+///                   Unsqueeze(x[..., 0::2], -1), axis=-1), [.., r]).
+std::optional<Rotation> rotateInterleaved(RaiseContext &ctx,
+                                          const std::string &rot) {
+  const onnx::NodeProto *reshape = ctx.def(rot, "Reshape");
+  const onnx::NodeProto *cat =
+      reshape ? ctx.def(reshape->input(0), "Concat") : nullptr;
+  if (!cat || cat->input_size() != 2)
+    return std::nullopt;
+  int64_t axis = ctx.intAttr(*cat, "axis", 0);
+  const onnx::NodeProto *u0 = ctx.def(cat->input(0), "Unsqueeze");
+  const onnx::NodeProto *u1 = ctx.def(cat->input(1), "Unsqueeze");
+  const onnx::NodeProto *neg = u0 ? ctx.def(u0->input(0), "Neg") : nullptr;
+  const onnx::NodeProto *odd = neg ? ctx.def(neg->input(0), "Slice") : nullptr;
+  const onnx::NodeProto *even =
+      u1 ? ctx.def(u1->input(0), "Slice") : nullptr;
+  if (!odd || !even || odd->input(0) != even->input(0) ||
+      (axis != -1 && axis != 4))
+    return std::nullopt;
+  for (const onnx::NodeProto *u : {u0, u1}) {
+    auto axes = ctx.intsOperand(*u, "axes", 1, 13);
+    if (!axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != 4))
+      return std::nullopt;
+  }
+  RankedTensorType xType = ctx.type(even->input(0));
+  RankedTensorType out = ctx.type(rot);
+  if (!xType || !out || xType.getRank() != 4 || xType.isDynamicDim(3) ||
+      out.getRank() != 4 || out.getDimSize(3) != xType.getDimSize(3))
+    return std::nullopt;
+  int64_t width = xType.getDimSize(3);
+  auto e = ctx.slice(*even), o = ctx.slice(*odd);
+  if (width % 2 != 0 || !e || !o || e->axis != 3 || o->axis != 3 ||
+      e->step != 2 || o->step != 2 || e->start != 0 || o->start != 1 ||
+      e->end < width - 1 || o->end < width)
+    return std::nullopt;
+  return Rotation{even->input(0), {reshape, cat, u0, u1, neg, odd, even}};
+}
+
+/// Add(Mul(x, C), Mul(rot(x), S)) in any operand order.
+Value raiseRopeAdd(RaiseContext &ctx, bool interleaved) {
   const onnx::NodeProto &add = ctx.anchor();
   for (unsigned order = 0; order < 2; ++order) {
-    // Mul(rotated, S) with rotated = Concat(Neg(x2), x1).
     const onnx::NodeProto *rotMul = ctx.def(add.input(1 - order), "Mul");
     if (!rotMul)
       continue;
     for (unsigned side = 0; side < 2; ++side) {
-      const onnx::NodeProto *cat = ctx.def(rotMul->input(side), "Concat");
-      if (!cat || cat->input_size() != 2)
+      std::optional<Rotation> rot =
+          interleaved ? rotateInterleaved(ctx, rotMul->input(side))
+                      : rotateHalf(ctx, rotMul->input(side));
+      if (!rot)
         continue;
-      const onnx::NodeProto *neg = ctx.def(cat->input(0), "Neg");
-      const onnx::NodeProto *hi = neg ? ctx.def(neg->input(0), "Slice")
-                                      : nullptr;
-      const onnx::NodeProto *lo = ctx.def(cat->input(1), "Slice");
-      if (!hi || !lo || hi->input(0) != lo->input(0))
-        continue;
-      std::string x = lo->input(0);
-      RankedTensorType xType = ctx.type(x);
-      if (!xType || xType.getRank() != 4 || xType.isDynamicDim(3))
-        continue;
-      int64_t width = xType.getDimSize(3), half = width / 2;
-      auto loSpec = ctx.slice(*lo), hiSpec = ctx.slice(*hi);
-      if (width % 2 != 0 || !loSpec || !hiSpec || loSpec->axis != 3 ||
-          hiSpec->axis != 3 || loSpec->step != 1 || hiSpec->step != 1 ||
-          loSpec->start != 0 || loSpec->end != half ||
-          hiSpec->start != half || hiSpec->end != width)
-        continue;
-      int64_t catAxis = ctx.intAttr(*cat, "axis", 0);
-      if (catAxis != -1 && catAxis != 3)
-        continue;
+      RankedTensorType xType = ctx.type(rot->x);
       std::string sin = rotMul->input(1 - side);
-      auto cosMul = mulWith(ctx, add.input(order), x);
+      auto cosMul = mulWith(ctx, add.input(order), rot->x);
       if (!cosMul || !isTable(ctx, cosMul->second, xType) ||
           !isTable(ctx, sin, xType) ||
           ctx.type(cosMul->second) != ctx.type(sin))
         continue;
-      Value rope = emitRope(ctx, ctx.value(x), ctx.value(cosMul->second),
-                            ctx.value(sin));
-      for (const onnx::NodeProto *n :
-           {rotMul, cat, neg, hi, lo, ctx.def(add.input(order), "Mul")})
+      OpBuilder &b = ctx.builder();
+      Location loc = ctx.getLoc();
+      Value rope = RopeTablesOp::create(
+          b, loc, xType, ctx.value(rot->x),
+          tableOperand(b, loc, ctx.value(cosMul->second)),
+          tableOperand(b, loc, ctx.value(sin)),
+          interleaved ? b.getUnitAttr() : UnitAttr());
+      for (const onnx::NodeProto *n : rot->nodes)
         ctx.cover(n);
+      ctx.cover(rotMul);
+      ctx.cover(ctx.def(add.input(order), "Mul"));
       return rope;
     }
   }
   return {};
+}
+
+} // namespace
+
+Value mlir::mnemo::onnx_import::raiseRopeRotateHalf(RaiseContext &ctx) {
+  return raiseRopeAdd(ctx, /*interleaved=*/false);
+}
+
+Value mlir::mnemo::onnx_import::raiseRopeInterleaved(RaiseContext &ctx) {
+  return raiseRopeAdd(ctx, /*interleaved=*/true);
 }
 
 Value mlir::mnemo::onnx_import::raiseRopeSplitHalves(RaiseContext &ctx) {

@@ -114,6 +114,7 @@ ArrayRef<RaisePattern> mlir::mnemo::onnx_import::raisePatterns() {
   static const RaisePattern patterns[] = {
       {"attention (MatMul-Softmax-MatMul)", "MatMul", raiseAttention},
       {"rope_tables (rotate-half)", "Add", raiseRopeRotateHalf},
+      {"rope_tables (interleaved)", "Add", raiseRopeInterleaved},
       {"rope_tables (split halves)", "Concat", raiseRopeSplitHalves},
       {"rms_norm (ReduceMean-Sqrt)", "Mul", raiseRmsNorm},
       {"swiglu (Sigmoid-Mul)", "Mul", raiseSwiGlu},

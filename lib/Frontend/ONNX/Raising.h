@@ -98,6 +98,7 @@ ArrayRef<RaisePattern> raisePatterns();
 /// The pattern families.
 Value raiseAttention(RaiseContext &ctx);
 Value raiseRopeRotateHalf(RaiseContext &ctx);
+Value raiseRopeInterleaved(RaiseContext &ctx);
 Value raiseRopeSplitHalves(RaiseContext &ctx);
 Value raiseRmsNorm(RaiseContext &ctx);
 Value raiseSwiGlu(RaiseContext &ctx);

@@ -93,7 +93,7 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
   if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" ||
       op == "Identity") {
     DenseElementsAttr c = lookupConstant(node.input(0));
-    if (c && c.getNumElements() <= (1 << 16)) {
+    if (c && c.getNumElements() <= kMaxFoldedElements) {
       auto type = cast<RankedTensorType>(c.getType());
       SmallVector<int64_t> shape;
       auto ints = [&](int i, llvm::StringRef attr)

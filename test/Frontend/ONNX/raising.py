@@ -29,6 +29,16 @@ from onnx import TensorProto, helper, numpy_helper
 # CHECK: raised: attention (MatMul-Softmax-MatMul) 1
 # CHECK: mnemo.attention {{.*}} scale(1.0{{0*}}e+00) mask(%arg3 : tensor<2x1x5x7xf32>)
 # CHECK: attention_input_mask: max |diff| {{.*}} ok
+# CHECK-LABEL: case attention_range_mask
+# CHECK: raised: attention (MatMul-Softmax-MatMul) 1
+# CHECK: mnemo.attention {{.*}} causal scale({{0.3[45][0-9]*}}) q_offset(%c5)
+# CHECK-NOT: mask(
+# CHECK: attention_range_mask: max |diff| {{.*}} ok
+# CHECK-LABEL: case attention_trilu_window
+# CHECK: raised: attention (MatMul-Softmax-MatMul) 1
+# CHECK: mnemo.attention {{.*}} causal window(3) scale(
+# CHECK-NOT: mask(
+# CHECK: attention_trilu_window: max |diff| {{.*}} ok
 # CHECK-LABEL: case softmax_not_last_axis
 # CHECK: raised: none
 # CHECK-NOT: mnemo.attention
@@ -41,6 +51,10 @@ from onnx import TensorProto, helper, numpy_helper
 # CHECK: raised: rope_tables (rotate-half) 1
 # CHECK: mnemo.rope_tables {{.*}} : tensor<2x4x7x16xf32>, tensor<2x7x16xf32> -> tensor<2x4x7x16xf32>
 # CHECK: rope_graph_tables: max |diff| {{.*}} ok
+# CHECK-LABEL: case rope_interleaved
+# CHECK: raised: rope_tables (interleaved) 1
+# CHECK: mnemo.rope_tables {{.*}} interleaved : tensor<1x2x6x8xf32>, tensor<1x6x8xf32> -> tensor<1x2x6x8xf32>
+# CHECK: rope_interleaved: max |diff| {{.*}} ok
 # CHECK-LABEL: case rope_split_halves
 # CHECK: raised: rope_tables (split halves) 1
 # CHECK: mnemo.rope_tables {{.*}} : tensor<1x2x6x8xf32>, tensor<1x6x8xf32> -> tensor<1x2x6x8xf32>
@@ -192,6 +206,63 @@ def attention_input_mask():
              [], [2, 2, 5, 8], want)
 
 
+def attention_range_mask():
+    """A causal mask with a query offset computed in the graph: key
+    positions Range(0, Skv) against query positions Range(Skv-Sq, Skv),
+    Greater -> Where(-inf, 0) -> Expand to the batch."""
+    q, k, v = normal(2, 2, 4, 8), normal(2, 2, 9, 8), normal(2, 2, 9, 8)
+    nodes = [helper.make_node("Range", ["zero", "skv", "one"], ["kpos"]),
+             helper.make_node("Range", ["off", "skv", "one"], ["qpos"]),
+             helper.make_node("Unsqueeze", ["qpos", "ax1"], ["qcol"]),
+             helper.make_node("Greater", ["kpos", "qcol"], ["future"]),
+             helper.make_node("Where", ["future", "ninf", "fzero"], ["m2"]),
+             helper.make_node("Expand", ["m2", "mshape"], ["mask"]),
+             helper.make_node("Transpose", ["K"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["Q", "kt"], ["s"]),
+             helper.make_node("Mul", ["s", "scale"], ["ss"]),
+             helper.make_node("Add", ["ss", "mask"], ["sm"]),
+             helper.make_node("Softmax", ["sm"], ["p"]),
+             helper.make_node("MatMul", ["p", "V"], ["Y"])]
+    inits = [ints("zero", 0), ints("skv", 9), ints("one", 1), ints("off", 5),
+             ints("ax1", [1]), const("ninf", np.float32(-np.inf)),
+             const("fzero", np.float32(0)), ints("mshape", [2, 1, 4, 9]),
+             const("scale", np.float32(0.35))]
+    i, j = np.arange(4)[:, None] + 5, np.arange(9)[None, :]
+    mask = np.where(j > i, -np.inf, 0.0)
+    want = softmax(q.astype(np.float64) @ k.transpose(0, 1, 3, 2) * 0.35 + mask) @ v
+    run_case("attention_range_mask", nodes, {"Q": q, "K": k, "V": v}, inits,
+             [2, 2, 4, 8], want)
+
+
+def attention_trilu_window():
+    """A sliding-window mask from two Trilu of a ConstantOfShape of ones,
+    combined with Not/And and cast to bool, used through Where."""
+    s_len, w = 7, 3
+    q, k, v = normal(1, 2, s_len, 4), normal(1, 2, s_len, 4), normal(1, 2, s_len, 4)
+    nodes = [helper.make_node("ConstantOfShape", ["sq2"], ["ones"],
+                              value=helper.make_tensor("", TensorProto.FLOAT,
+                                                       [1], [1.0])),
+             helper.make_node("Trilu", ["ones"], ["low"], upper=0),
+             helper.make_node("Trilu", ["ones", "kw"], ["far"], upper=0),
+             helper.make_node("Cast", ["low"], ["lowb"], to=TensorProto.BOOL),
+             helper.make_node("Cast", ["far"], ["farb"], to=TensorProto.BOOL),
+             helper.make_node("Not", ["farb"], ["near"]),
+             helper.make_node("And", ["lowb", "near"], ["keep"]),
+             helper.make_node("Transpose", ["K"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["Q", "kt"], ["s"]),
+             helper.make_node("Where", ["keep", "s", "ninf"], ["sm"]),
+             helper.make_node("Softmax", ["sm"], ["p"]),
+             helper.make_node("MatMul", ["p", "V"], ["Y"])]
+    inits = [ints("sq2", [s_len, s_len]), ints("kw", -w),
+             const("ninf", np.float32(-np.inf))]
+    i, j = np.arange(s_len)[:, None], np.arange(s_len)[None, :]
+    keep = (j <= i) & (i - j < w)
+    want = softmax(np.where(keep, q.astype(np.float64) @ k.transpose(0, 1, 3, 2),
+                            -np.inf)) @ v
+    run_case("attention_trilu_window", nodes, {"Q": q, "K": k, "V": v}, inits,
+             [1, 2, s_len, 4], want)
+
+
 def softmax_not_last_axis():
     q, k, v = normal(1, 2, 6, 4), normal(1, 2, 6, 4), normal(1, 2, 6, 4)
     nodes = [helper.make_node("Transpose", ["K"], ["kt"], perm=[0, 1, 3, 2]),
@@ -251,6 +322,32 @@ def rope_graph_tables():
              [2, 4, 7, 16], rotate_half_ref(x, cos, sin))
 
 
+def rope_interleaved():
+    x = normal(1, 2, 6, 8)
+    inv = 1.0 / 10000.0 ** (np.arange(0, 8, 2) / 8)
+    ang = np.repeat(np.outer(np.arange(6), inv), 2, axis=-1)
+    cos = np.cos(ang)[None, None].astype(np.float32)
+    sin = np.sin(ang)[None, None].astype(np.float32)
+    nodes = [helper.make_node("Slice", ["X", "s0", "big", "ax", "two"], ["xe"]),
+             helper.make_node("Slice", ["X", "s1", "big", "ax", "two"], ["xo"]),
+             helper.make_node("Neg", ["xo"], ["nxo"]),
+             helper.make_node("Unsqueeze", ["nxo", "last"], ["u0"]),
+             helper.make_node("Unsqueeze", ["xe", "last"], ["u1"]),
+             helper.make_node("Concat", ["u0", "u1"], ["st"], axis=-1),
+             helper.make_node("Reshape", ["st", "shape"], ["rot"]),
+             helper.make_node("Mul", ["X", "cos"], ["xc"]),
+             helper.make_node("Mul", ["sin", "rot"], ["rs"]),
+             helper.make_node("Add", ["rs", "xc"], ["Y"])]
+    inits = [ints("s0", [0]), ints("s1", [1]), ints("big", [2**62]), ints("ax", [-1]),
+             ints("two", [2]), ints("last", [-1]), ints("shape", [1, 2, 6, 8]),
+             const("cos", cos), const("sin", sin)]
+    x64 = x.astype(np.float64)
+    rot = np.empty_like(x64)
+    rot[..., 0::2], rot[..., 1::2] = -x64[..., 1::2], x64[..., 0::2]
+    run_case("rope_interleaved", nodes, {"X": x}, inits, [1, 2, 6, 8],
+             x64 * cos + rot * sin)
+
+
 def rope_split_halves():
     x = normal(1, 2, 6, 8)
     cos, sin = (t[..., :4] for t in tables(6, 8))
@@ -308,9 +405,12 @@ attention_gqa_causal()
 attention_window_offset()
 attention_where_split_scale()
 attention_input_mask()
+attention_range_mask()
+attention_trilu_window()
 softmax_not_last_axis()
 rope_rotate_half_partial()
 rope_graph_tables()
+rope_interleaved()
 rope_split_halves()
 rms_norm("rms_norm_pow_div_opset17", 17, reciprocal=False)
 rms_norm("rms_norm_reciprocal_opset18", 18, reciprocal=True)
