@@ -8,7 +8,7 @@ LLVM_ROOT=/usr/lib/llvm-22
 
 # Debian packages the build and the tests use (see TOOLCHAIN notes in README).
 MNEMO_PACKAGES=(
-  cmake ninja-build ccache clang-22 lld-22 llvm-22-dev llvm-22-tools
+  cmake ninja-build ccache clang-22 lld-22 libclang-rt-22-dev llvm-22-dev llvm-22-tools
   libmlir-22-dev mlir-22-tools libgtest-dev python3-numpy python3-onnx
   libflatbuffers-dev flatbuffers-compiler libonnx-dev libprotobuf-dev
   protobuf-compiler gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user

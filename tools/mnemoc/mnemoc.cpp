@@ -89,6 +89,16 @@ static cl::opt<mnemo::MLAFormChoice> mlaForm(
                           "keys and values up-projected per head"),
                clEnumValN(mnemo::MLAFormChoice::Absorbed, "absorbed",
                           "attention over the latent cache")));
+static cl::opt<mnemo::WeightDType> weightDType(
+    "dtype",
+    cl::desc("Storage type of a checkpoint's weight matrices (activations "
+             "and accumulation stay f32)"),
+    cl::init(mnemo::WeightDType::F32),
+    cl::values(clEnumValN(mnemo::WeightDType::F32, "f32", "32-bit floats"),
+               clEnumValN(mnemo::WeightDType::BF16, "bf16",
+                          "bfloat16, rounded to nearest even"),
+               clEnumValN(mnemo::WeightDType::F16, "f16",
+                          "IEEE half, rounded to nearest even")));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("Query tile rows (0: target default)"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv",
@@ -122,6 +132,9 @@ int main(int argc, char **argv) {
   bool checkpoint = mnemo::isCheckpointDirectory(inputPath);
   if (!checkpoint && llvm::sys::fs::is_directory(inputPath))
     return fail(inputPath + ": directory without a config.json");
+  if (!checkpoint && weightDType.getNumOccurrences())
+    return fail("--dtype applies to checkpoint directories (an ONNX or MLIR "
+                "model keeps the element types it was written with)");
   std::unique_ptr<llvm::MemoryBuffer> input;
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   if (!checkpoint) {
@@ -145,7 +158,8 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module;
   if (checkpoint)
-    module = mnemo::importCheckpoint(inputPath, &context, error, &hash);
+    module = mnemo::importCheckpoint(inputPath, &context, error, &hash,
+                                     weightDType);
   else if (onnx) {
     mnemo::ONNXImportReport report;
     module = mnemo::importONNXFile(inputPath, &context, error, &report);

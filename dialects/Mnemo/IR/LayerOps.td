@@ -60,7 +60,9 @@ def MNEMO_LinearOp : MNEMO_Op<"linear", [Pure]> {
     `weight[n, k]` for `layout(out_in)` (PyTorch's `[N, K]`) and
     `weight[k, n]` for `layout(in_out)` (`[K, N]`, an ONNX MatMul's operand).
     `input` is `[..., K]` with any number of leading dimensions; `bias`
-    (optional) is `[N]`. Accumulation is in f32.
+    (optional) is `[N]`. Accumulation is in f32. The weight may be stored in
+    a narrower float type than the input (bf16 weights, f32 activations):
+    its elements are widened as they are read.
 
     ```mlir
     %y = mnemo.linear %x, %w layout(out_in) bias(%b : tensor<344xf32>)
@@ -92,7 +94,9 @@ def MNEMO_EmbeddingOp : MNEMO_Op<"embedding", [Pure]> {
   let description = [{
     `y[i..., :] = table[ids[i...], :]` for a table `[V, H]` and integer ids of
     any shape; the result has shape `ids.shape + [H]`. Ids outside `[0, V)`
-    select a row of zeros (the lookup never reads out of bounds).
+    select a row of zeros (the lookup never reads out of bounds). The rows
+    are converted to the result's element type (a bf16 table read into f32
+    activations).
 
     ```mlir
     %h = mnemo.embedding %table[%ids]

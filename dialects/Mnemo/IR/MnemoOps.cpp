@@ -341,9 +341,6 @@ LogicalResult EmbeddingOp::verify() {
   if (t.getRank() != 2)
     return emitOpError() << "expects a table of rank 2 [V, H], got rank "
                          << t.getRank();
-  if (r.getElementType() != t.getElementType())
-    return emitOpError() << "result element type " << r.getElementType()
-                         << " must match the table's " << t.getElementType();
   if (r.getRank() != ids.getRank() + 1)
     return emitOpError() << "result rank (" << r.getRank()
                          << ") must be the ids rank plus one ("

@@ -244,8 +244,10 @@ struct EmbeddingLowering final : OpRewritePattern<EmbeddingOp> {
                                         vocab));
               Value row = arith::SelectOp::create(nb, nl, inRange, id, zero);
               Value col = linalg::IndexOp::create(nb, nl, rank - 1);
-              Value v = tensor::ExtractOp::create(nb, nl, table,
-                                                  ValueRange{row, col});
+              Value v = castFloat(
+                  nb, nl,
+                  tensor::ExtractOp::create(nb, nl, table, ValueRange{row, col}),
+                  elem);
               Value y = arith::SelectOp::create(
                   nb, nl, inRange, v, floatConst(nb, nl, elem, 0.0));
               linalg::YieldOp::create(nb, nl, y);

@@ -53,7 +53,10 @@ DecoderBuilder::DecoderBuilder(const ModelConfig &config,
                                const SafetensorsCheckpoint &weights,
                                ImplicitLocOpBuilder &b, std::string &error)
     : config(config), weights(weights), b(b), error(error),
-      f32(b.getF32Type()) {}
+      f32(b.getF32Type()),
+      storage(config.weightDType == WeightDType::BF16  ? FloatType(b.getBF16Type())
+              : config.weightDType == WeightDType::F16 ? FloatType(b.getF16Type())
+                                                       : FloatType(b.getF32Type())) {}
 
 bool DecoderBuilder::hasWeight(const Twine &name) const {
   return weights.lookup(name.str()) != nullptr;
@@ -102,6 +105,68 @@ Value DecoderBuilder::weight(const Twine &name, ArrayRef<int64_t> shape) {
   else
     attr = DenseElementsAttr::get(type, ArrayRef<float>(toFloats(*tensor)));
   return arith::ConstantOp::create(b, attr);
+}
+
+/// `values` rounded to nearest-even bf16 (NaN stays NaN).
+static std::vector<uint16_t> toBF16(ArrayRef<float> values) {
+  std::vector<uint16_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &values[i], sizeof(bits));
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+      out[i] = uint16_t((bits >> 16) | 0x40u);
+    else
+      out[i] = uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  }
+  return out;
+}
+
+/// A constant of `shape` and element type `type` (f32, bf16 or f16)
+/// holding `values` rounded to nearest-even.
+static DenseElementsAttr storedAttr(FloatType type, ArrayRef<int64_t> shape,
+                                    ArrayRef<float> values) {
+  auto tensorType = RankedTensorType::get(shape, type);
+  if (type.isF32())
+    return DenseElementsAttr::get(tensorType, values);
+  std::vector<uint16_t> bits;
+  if (type.isBF16()) {
+    bits = toBF16(values);
+  } else {
+    bits.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      bool lost;
+      llvm::APFloat h(values[i]);
+      h.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      bits[i] = uint16_t(h.bitcastToAPInt().getZExtValue());
+    }
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      tensorType, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()),
+                                 bits.size() * sizeof(uint16_t)));
+}
+
+Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
+  if (storage.isF32())
+    return weight(name, shape);
+  const SafetensorsFile *file = nullptr;
+  const SafetensorsTensor *tensor = lookup(name, shape, &file);
+  if (!tensor)
+    return {};
+  bool same = (storage.isBF16() && tensor->dtype == SafetensorsDType::BF16) ||
+              (storage.isF16() && tensor->dtype == SafetensorsDType::F16);
+  if (same)
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::getFromRawBuffer(
+               RankedTensorType::get(shape, storage),
+               ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size())));
+  return arith::ConstantOp::create(
+      b, storedAttr(storage, shape, toFloats(*tensor)));
+}
+
+Value DecoderBuilder::matrixConstant(ArrayRef<int64_t> shape,
+                                     ArrayRef<float> values) {
+  return arith::ConstantOp::create(b, storedAttr(storage, shape, values));
 }
 
 std::optional<std::vector<float>>
@@ -231,11 +296,11 @@ Value DecoderBuilder::swigluMLP(Value x, Value wg, Value bg, Value wu,
 
 Value DecoderBuilder::build(Value ids) {
   int64_t vocab = config.vocabSize, hidden = config.hiddenSize;
-  Value embed = weight("model.embed_tokens.weight", {vocab, hidden});
+  Value embed = matrix("model.embed_tokens.weight", {vocab, hidden});
   Value finalNorm = weight("model.norm.weight", {hidden});
   Value head = config.tieWordEmbeddings
                    ? embed
-                   : weight("lm_head.weight", {vocab, hidden});
+                   : matrix("lm_head.weight", {vocab, hidden});
   if (failed())
     return {};
   batch = tensor::DimOp::create(b, ids, 0);

@@ -46,6 +46,9 @@ protected:
   /// Tensor `name` as an f32 constant, checked to have `shape`; null (and
   /// `error` set) if it is missing, mis-shaped or not a float tensor.
   Value weight(const llvm::Twine &name, ArrayRef<int64_t> shape);
+  /// A weight matrix read by mnemo.linear or mnemo.embedding, which widen
+  /// its elements on load: as `weight`, stored in the --dtype type.
+  Value matrix(const llvm::Twine &name, ArrayRef<int64_t> shape);
   Value optionalBias(bool present, const llvm::Twine &name, int64_t size) {
     return present ? weight(name, {size}) : Value();
   }
@@ -55,6 +58,8 @@ protected:
                                                ArrayRef<int64_t> shape);
   /// An f32 constant of `shape` holding `values`.
   Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
+  /// A weight matrix assembled by the builder, stored as `matrix` stores.
+  Value matrixConstant(ArrayRef<int64_t> shape, ArrayRef<float> values);
   /// Whether the checkpoint holds a tensor called `name`.
   bool hasWeight(const llvm::Twine &name) const;
 
@@ -82,6 +87,8 @@ protected:
   ImplicitLocOpBuilder &b;
   std::string &error;
   Type f32;
+  /// The element type of weight matrices (f32, bf16 or f16).
+  FloatType storage;
   Value batch, seq, pos;
 
 private:

@@ -124,7 +124,7 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p) {
   int64_t qIn = ds.qLoraRank.value_or(hidden);
   Value qSource = x;
   if (ds.qLoraRank) {
-    Value wqa = weight(a + "q_a_proj.weight", {qIn, hidden});
+    Value wqa = matrix(a + "q_a_proj.weight", {qIn, hidden});
     Value bqa = optionalBias(ab, a + "q_a_proj.bias", qIn);
     Value qaNorm = weight(a + "q_a_layernorm.weight", {qIn});
     if (failed())
@@ -154,7 +154,7 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p) {
                      {heads, dn, r});
   Value wuv = rowsOf(kvB, kvRows, r, blockRows(heads, dn + dv, dn, dv),
                      {heads, dv, r});
-  Value wo = weight(a + "o_proj.weight", {hidden, heads * dv});
+  Value wo = matrix(a + "o_proj.weight", {hidden, heads * dv});
   Value bo = optionalBias(config.outputBias, a + "o_proj.bias", hidden);
   if (failed())
     return {};
@@ -182,7 +182,7 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
   int64_t hidden = config.hiddenSize, e = ds.numExperts;
   int64_t inter = ds.moeIntermediateSize, wide = e * inter;
   std::string m = p + "mlp.";
-  Value gate = weight(m + "gate.weight", {e, hidden});
+  Value gate = matrix(m + "gate.weight", {e, hidden});
   Value bias = weight(m + "gate.e_score_correction_bias", {e});
 
   // All experts' gate and up rows stacked ([E*I, hidden]) and their down
@@ -224,9 +224,9 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
   Value sg, su, sd;
   if (shared) {
     std::string s = m + "shared_experts.";
-    sg = weight(s + "gate_proj.weight", {shared, hidden});
-    su = weight(s + "up_proj.weight", {shared, hidden});
-    sd = weight(s + "down_proj.weight", {hidden, shared});
+    sg = matrix(s + "gate_proj.weight", {shared, hidden});
+    su = matrix(s + "up_proj.weight", {shared, hidden});
+    sd = matrix(s + "down_proj.weight", {hidden, shared});
   }
   if (failed())
     return {};
@@ -234,8 +234,8 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
   Value logits = linear(x, gate, Value(), e);
   Value w = buildExpertWeights(b, logits, bias, ds, batch, seq);
   Value act = SwiGluOp::create(
-      b, linear(x, constant({wide, hidden}, gates), Value(), wide),
-      linear(x, constant({wide, hidden}, ups), Value(), wide));
+      b, linear(x, matrixConstant({wide, hidden}, gates), Value(), wide),
+      linear(x, matrixConstant({wide, hidden}, ups), Value(), wide));
   // Each expert's activations scaled by its weight (0 when not selected):
   // down_e(w_e h_e) = w_e down_e(h_e), summed by one linear.
   MLIRContext *ctx = b.getContext();
@@ -257,7 +257,7 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
           })
           ->getResult(0);
   Value routed =
-      linear(weighted, constant({hidden, wide}, downs), Value(), hidden);
+      linear(weighted, matrixConstant({hidden, wide}, downs), Value(), hidden);
   if (!shared)
     return routed;
   return add(routed, swigluMLP(x, sg, Value(), su, Value(), sd, Value(),
@@ -281,9 +281,9 @@ Value DeepSeekBuilder::layer(Value h, int64_t i) {
     mlp = moe(m, p);
   } else {
     int64_t inter = config.intermediateSize;
-    Value wg = weight(p + "mlp.gate_proj.weight", {inter, hidden});
-    Value wu = weight(p + "mlp.up_proj.weight", {inter, hidden});
-    Value wd = weight(p + "mlp.down_proj.weight", {hidden, inter});
+    Value wg = matrix(p + "mlp.gate_proj.weight", {inter, hidden});
+    Value wu = matrix(p + "mlp.up_proj.weight", {inter, hidden});
+    Value wd = matrix(p + "mlp.down_proj.weight", {hidden, inter});
     if (failed())
       return {};
     mlp = swigluMLP(m, wg, Value(), wu, Value(), wd, Value(), inter);

@@ -29,12 +29,14 @@ bool mnemo::isCheckpointDirectory(llvm::StringRef path) {
 OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
                                               MLIRContext *context,
                                               std::string &error,
-                                              std::string *sourceHash) {
+                                              std::string *sourceHash,
+                                              WeightDType dtype) {
   SmallString<256> configPath(directory);
   llvm::sys::path::append(configPath, "config.json");
   ModelConfig config;
   if (!parseModelConfig(configPath, config, error))
     return nullptr;
+  config.weightDType = dtype;
   std::unique_ptr<SafetensorsCheckpoint> weights =
       SafetensorsCheckpoint::open(directory, error);
   if (!weights)

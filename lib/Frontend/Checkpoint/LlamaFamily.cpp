@@ -39,13 +39,13 @@ Value LlamaBuilder::layer(Value h, int64_t i) {
   int64_t nq = config.numHeads, nkv = config.numKVHeads;
   bool ab = config.attentionBias;
   Value inNorm = weight(p + "input_layernorm.weight", {hidden});
-  Value wq = weight(p + "self_attn.q_proj.weight", {nq * d, hidden});
+  Value wq = matrix(p + "self_attn.q_proj.weight", {nq * d, hidden});
   Value bq = optionalBias(ab, p + "self_attn.q_proj.bias", nq * d);
-  Value wk = weight(p + "self_attn.k_proj.weight", {nkv * d, hidden});
+  Value wk = matrix(p + "self_attn.k_proj.weight", {nkv * d, hidden});
   Value bk = optionalBias(ab, p + "self_attn.k_proj.bias", nkv * d);
-  Value wv = weight(p + "self_attn.v_proj.weight", {nkv * d, hidden});
+  Value wv = matrix(p + "self_attn.v_proj.weight", {nkv * d, hidden});
   Value bv = optionalBias(ab, p + "self_attn.v_proj.bias", nkv * d);
-  Value wo = weight(p + "self_attn.o_proj.weight", {hidden, nq * d});
+  Value wo = matrix(p + "self_attn.o_proj.weight", {hidden, nq * d});
   Value bo = optionalBias(config.outputBias, p + "self_attn.o_proj.bias",
                          hidden);
   Value qNorm, kNorm;
@@ -56,11 +56,11 @@ Value LlamaBuilder::layer(Value h, int64_t i) {
   Value postNorm = weight(p + "post_attention_layernorm.weight", {hidden});
   int64_t inter = config.intermediateSize;
   bool mb = config.mlpBias;
-  Value wg = weight(p + "mlp.gate_proj.weight", {inter, hidden});
+  Value wg = matrix(p + "mlp.gate_proj.weight", {inter, hidden});
   Value bg = optionalBias(mb, p + "mlp.gate_proj.bias", inter);
-  Value wu = weight(p + "mlp.up_proj.weight", {inter, hidden});
+  Value wu = matrix(p + "mlp.up_proj.weight", {inter, hidden});
   Value bu = optionalBias(mb, p + "mlp.up_proj.bias", inter);
-  Value wd = weight(p + "mlp.down_proj.weight", {hidden, inter});
+  Value wd = matrix(p + "mlp.down_proj.weight", {hidden, inter});
   Value bd = optionalBias(mb, p + "mlp.down_proj.bias", hidden);
   if (failed())
     return {};

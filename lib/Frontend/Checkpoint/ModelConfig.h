@@ -12,6 +12,8 @@
 #ifndef MNEMO_LIB_FRONTEND_CHECKPOINT_MODELCONFIG_H
 #define MNEMO_LIB_FRONTEND_CHECKPOINT_MODELCONFIG_H
 
+#include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
@@ -54,6 +56,9 @@ struct DeepSeekConfig {
 /// A decoder: Llama family (Llama, Mistral, Qwen2, Qwen3) or DeepSeek-V3.
 struct ModelConfig {
   std::string architecture;
+  /// Storage of the weight matrices: a compile option, not read from
+  /// config.json.
+  WeightDType weightDType = WeightDType::F32;
   int64_t vocabSize = 0, hiddenSize = 0, intermediateSize = 0;
   int64_t numLayers = 0, numHeads = 0, numKVHeads = 0, headDim = 0;
   int64_t rotaryDim = 0;

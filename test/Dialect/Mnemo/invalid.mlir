@@ -642,14 +642,6 @@ func.func @embedding_table_is_a_matrix(%t: tensor<4xf32>, %i: tensor<3xi64>) -> 
 
 // -----
 
-// Checks that embedding element type matches.
-func.func @embedding_element_type_matches(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf16> {
-  // expected-error @+1 {{result element type 'f16' must match the table's 'f32'}}
-  %y = mnemo.embedding %t[%i] : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf16>
-  return %y : tensor<3x4xf16>
-}
-
-// -----
 
 // Checks that embedding result rank.
 func.func @embedding_result_rank(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<4xf32> {

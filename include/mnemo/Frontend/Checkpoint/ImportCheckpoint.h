@@ -25,16 +25,22 @@
 
 namespace mlir::mnemo {
 
+/// Storage type of a compiled checkpoint's weight matrices (linear layers
+/// and embedding tables). Activations, norms and accumulation stay f32; a
+/// matrix element is widened where it is read.
+enum class WeightDType { F32, BF16, F16 };
+
 /// True if `path` is a directory holding a config.json.
 bool isCheckpointDirectory(llvm::StringRef path);
 
 /// Imports the checkpoint in `directory`. On bad or unsupported input
 /// returns null and sets `error` to one line naming the file and the key or
 /// tensor at fault. If `sourceHash` is given it receives the hex SHA-256 of
-/// the files read.
+/// the files read. Weight matrices are stored as `dtype`.
 OwningOpRef<ModuleOp> importCheckpoint(llvm::StringRef directory,
                                        MLIRContext *context, std::string &error,
-                                       std::string *sourceHash = nullptr);
+                                       std::string *sourceHash = nullptr,
+                                       WeightDType dtype = WeightDType::F32);
 
 } // namespace mlir::mnemo
 
