@@ -67,6 +67,12 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Polynomials instead of libdevice calls: the PTX must not depend on a
+  // CUDA toolkit being found at compile time.
+  kernels.addPass(createApproximateMathPass());
+  // What is left (floor, fma, sqrt, ...) maps to LLVM intrinsics that the
+  // NVPTX back-end implements natively.
+  kernels.addPass(createMathToIntrinsicsPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());

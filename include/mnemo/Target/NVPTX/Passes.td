@@ -79,6 +79,21 @@ def SinkConstantGlobalsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def MathToIntrinsicsPass : Pass<"mnemo-gpu-math-to-intrinsics"> {
+  let summary = "Rewrites f32 math ops as LLVM intrinsics the NVPTX back-end has";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers math ops to libdevice calls, which makes
+    the PTX depend on a CUDA toolkit found at compile time. After
+    `mnemo-cpu-approximate-math` has replaced the transcendental functions
+    with polynomials, what remains (sqrt, rsqrt, floor, ceil, trunc,
+    roundeven, absf, copysign, fma on f32) becomes `llvm.call_intrinsic` of
+    the LLVM intrinsic, which the NVPTX back-end implements with one PTX
+    instruction (sqrt.rn, cvt.rmi, abs, fma.rn, ...).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MergeKernelModulesPass
     : Pass<"mnemo-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
   let summary = "Moves every outlined kernel into one gpu.module";
