@@ -119,8 +119,45 @@ private:
   DenseMap<Value, int64_t> ids;
 };
 
+/// The runtime's name of an element type, or "".
+std::string dtypeName(Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(64)) return "i64";
+  if (t.isInteger(32)) return "i32";
+  if (t.isInteger(8)) return t.isUnsignedInteger() ? "u8" : "i8";
+  if (t.isInteger(1)) return "bool";
+  return "";
+}
+
+LogicalResult signature(func::FuncOp func, TypeRange types, bool results,
+                        std::vector<GpuTensor> &out) {
+  for (auto [i, type] : llvm::enumerate(types)) {
+    auto memref = dyn_cast<MemRefType>(type);
+    DictionaryAttr attrs =
+        results ? func.getResultAttrDict(i) : func.getArgAttrDict(i);
+    auto name = attrs ? attrs.getAs<StringAttr>("mnemo.name") : StringAttr();
+    GpuTensor t;
+    t.name = name ? name.str()
+                  : (results ? "output" : "input") + std::to_string(i);
+    t.dtype = memref ? dtypeName(memref.getElementType()) : "";
+    if (t.dtype.empty())
+      return func.emitOpError("signature type ")
+             << type << " has no launch-plan form";
+    for (int64_t d : memref.getShape())
+      t.shape.push_back(ShapedType::isDynamic(d) ? kDynamicValue : d);
+    out.push_back(std::move(t));
+  }
+  return success();
+}
+
 LogicalResult buildPlan(func::FuncOp func, GpuFunctionPlan &plan) {
   plan.name = func.getName().str();
+  if (failed(signature(func, func.getArgumentTypes(), false, plan.inputs)) ||
+      failed(signature(func, func.getResultTypes(), true, plan.outputs)))
+    return failure();
   PlanBuilder builder(plan);
   WalkResult walk = func.walk([&](Operation *op) {
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
@@ -131,7 +168,7 @@ LogicalResult buildPlan(func::FuncOp func, GpuFunctionPlan &plan) {
         FailureOr<int64_t> id = builder.bufferOf(v);
         if (failed(id))
           return WalkResult::interrupt();
-        plan.outputs.push_back(*id);
+        plan.outputBuffers.push_back(*id);
       }
       return WalkResult::advance();
     }
@@ -164,7 +201,17 @@ void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) 
   auto value = [](int64_t v) {
     return v == kDynamicValue ? std::string("?") : std::to_string(v);
   };
+  auto tensor = [&](const GpuTensor &t) {
+    os << " " << t.name << " " << t.dtype << " ";
+    for (auto [i, d] : llvm::enumerate(t.shape))
+      os << (i ? "x" : "") << value(d);
+  };
   os << "// mnemo.function " << plan.name << "\n";
+  for (auto [i, t] : llvm::enumerate(plan.inputs)) {
+    os << "// mnemo.input " << i;
+    tensor(t);
+    os << "\n";
+  }
   for (auto [i, b] : llvm::enumerate(plan.buffers)) {
     os << "// mnemo.buffer " << i << " ";
     switch (b.kind) {
@@ -193,6 +240,9 @@ void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) 
     }
     os << "\n";
   }
-  for (auto [i, b] : llvm::enumerate(plan.outputs))
-    os << "// mnemo.output " << i << " buffer " << b << "\n";
+  for (auto [i, b] : llvm::enumerate(plan.outputBuffers)) {
+    os << "// mnemo.output " << i << " buffer " << b;
+    tensor(plan.outputs[i]);
+    os << "\n";
+  }
 }

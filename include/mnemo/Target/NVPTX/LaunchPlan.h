@@ -53,12 +53,21 @@ struct GpuLaunch {
   std::vector<GpuArgument> args;
 };
 
+/// A tensor of the function's signature; dynamic dims are kDynamicValue.
+struct GpuTensor {
+  std::string name;
+  /// The runtime's dtype name ("f32", "i64", ...).
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
 struct GpuFunctionPlan {
   std::string name;
+  std::vector<GpuTensor> inputs, outputs;
   std::vector<GpuBuffer> buffers;
   std::vector<GpuLaunch> launches;
   /// Buffer index of each result.
-  std::vector<int64_t> outputs;
+  std::vector<int64_t> outputBuffers;
 };
 
 /// Reads the plans of the public functions of a module whose kernels are
