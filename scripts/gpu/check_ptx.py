@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs Mnemo's PTX on a GPU and compares it with float64 references.
 
-    python3 scripts/gpu/check_ptx.py CASE_DIR [--out DIR]
+    python3 scripts/gpu/check_ptx.py CASE_DIR [--out DIR] [--mnemo-run PATH]
 
 CASE_DIR is written by scripts/gpu/make_cases.py (PTX with the launch plan
 in its `// mnemo.*` header, cases.json). For every case this loads the PTX
@@ -10,14 +10,18 @@ bytes, launches the kernels exactly as the plan says (grid, block, buffers,
 scalars), and compares the output with a float64 numpy reference computed
 here from the same inputs (test/Numerics/numpy_refs.py for attention and
 RoPE). A case passes when every output is finite and max |diff| is within
-its tolerance (1e-3 for attention, 1e-4 for the layers).
+its tolerance (1e-3 for attention, 1e-4 for the layers). With --mnemo-run,
+every case also runs through `mnemo-run --device=cuda` (the runtime's CUDA
+executor) on the same inputs, against the same reference.
 """
 
 import argparse
 import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -30,7 +34,7 @@ import numpy_refs  # noqa: E402
 
 def parse_plan(text):
     """The `// mnemo.*` lines of a PTX file (one function)."""
-    plan = {"buffers": {}, "launches": [], "outputs": []}
+    plan = {"buffers": {}, "launches": [], "outputs": [], "inputs": [], "output_names": []}
     for line in text.splitlines():
         if not line.startswith("// mnemo."):
             continue
@@ -43,8 +47,11 @@ def parse_plan(text):
         elif p[0] == "mnemo.launch":
             plan["launches"].append({"kernel": p[1], "grid": p[3:6], "block": p[7:10],
                                      "shared": p[11], "args": p[13:]})
+        elif p[0] == "mnemo.input":
+            plan["inputs"].append(p[2])
         elif p[0] == "mnemo.output":
             plan["outputs"].append(int(p[3]))
+            plan["output_names"].append(p[4])
     return plan
 
 
@@ -112,10 +119,26 @@ def run_plan(ptx_path, plan, inputs):
     return buffers[plan["outputs"][0]], len(plan["launches"])
 
 
+def run_mnemo_run(tool, ptx, plan, inputs, shape):
+    """The case through the runtime's CUDA executor; returns the output."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [tool, ptx, "--device=cuda", "--output-dir", os.path.join(tmp, "out")]
+        for name, array in zip(plan["inputs"], inputs.values()):
+            path = os.path.join(tmp, name + ".npy")
+            np.save(path, array)
+            args += ["--input", f"{name}={path}"]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"mnemo-run: {r.stderr.strip()}")
+        out = np.load(os.path.join(tmp, "out", plan["output_names"][0] + ".npy"))
+    return out.reshape(shape)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("cases")
     p.add_argument("--out", default=os.environ.get("OUT", "."))
+    p.add_argument("--mnemo-run", help="also run every case with this mnemo-run --device=cuda")
     a = p.parse_args()
     manifest = json.load(open(os.path.join(a.cases, "cases.json")))
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
@@ -136,7 +159,8 @@ def main():
             ref = reference(case["reference"], inputs, a.cases)
             ptx = os.path.join(a.cases, case["ptx"])
             start = time.perf_counter()
-            out_buf, launches = run_plan(ptx, parse_plan(open(ptx).read()), inputs)
+            plan = parse_plan(open(ptx).read())
+            out_buf, launches = run_plan(ptx, plan, inputs)
             row["seconds"] = time.perf_counter() - start
             out = cp.asnumpy(out_buf.view(cp.float32)[: ref.size]).reshape(ref.shape)
             diff = np.abs(out.astype(np.float64) - ref)
@@ -144,17 +168,23 @@ def main():
                        max_abs=float(diff.max()),
                        rel=float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)))
             row["ok"] = row["finite"] and row["max_abs"] <= case["tolerance"]
+            if a.mnemo_run:
+                rt = run_mnemo_run(a.mnemo_run, ptx, plan, inputs, ref.shape)
+                row["runtime_max_abs"] = float(np.abs(rt.astype(np.float64) - ref).max())
+                row["ok"] = (row["ok"] and bool(np.isfinite(rt).all())
+                             and row["runtime_max_abs"] <= case["tolerance"])
         except Exception as e:  # report and go on with the next case
             row.update(ok=False, error=f"{type(e).__name__}: {e}")
         failed += not row["ok"]
         results.append(row)
     json.dump(results, open(os.path.join(a.out, "check_ptx.json"), "w"), indent=1)
-    print(f"{'case':32} {'launches':>8} {'max|diff|':>10} {'rel':>9}  result")
+    print(f"{'case':32} {'launches':>8} {'max|diff|':>10} {'rel':>9} {'mnemo-run':>10}  result")
     for r in results:
         if "error" in r:
             print(f"{r['name']:32} {'':>8} {'':>10} {'':>9}  FAIL {r['error']}")
             continue
-        print(f"{r['name']:32} {r['launches']:>8} {r['max_abs']:10.2e} {r['rel']:9.1e}  "
+        rt = f"{r['runtime_max_abs']:10.2e}" if "runtime_max_abs" in r else f"{'-':>10}"
+        print(f"{r['name']:32} {r['launches']:>8} {r['max_abs']:10.2e} {r['rel']:9.1e} {rt}  "
               f"{'ok' if r['ok'] else 'FAIL'}{'' if r['finite'] else ' (non-finite)'}")
     print(f"check_ptx: {len(results) - failed} of {len(results)} cases pass")
     sys.exit(1 if failed else 0)
