@@ -114,6 +114,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   TilingOptions tiling;
   tiling.tileAttention = options.tileAttention;
   tiling.tileLinear = options.tileLinear && target->getInfo().tileLinear;
+  tiling.mlaForm = options.mlaForm;
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;

@@ -15,15 +15,21 @@ using namespace mlir;
 
 void mnemo::buildFusionPipeline(OpPassManager &pm) {
   // Rope fuses into the attention tile loads later (mnemo-tile-attention);
-  // here the graph is simplified and constant weights laid out for the
-  // generated loops.
+  // here the graph is simplified, each MLA op gets its form (expanded for
+  // prefill, absorbed for decode) and constant weights are laid out for
+  // the generated loops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(mnemo::createSelectMLAFormPass());
   pm.addPass(mnemo::createTransposeConstantWeightsPass());
 }
 
 void mnemo::buildTilingPipeline(OpPassManager &pm,
                                 const TilingOptions &options) {
+  // MLA becomes a mnemo.attention (plus projections) that is tiled below.
+  mnemo::DecomposeMLAPassOptions mla;
+  mla.form = options.mlaForm;
+  pm.addPass(mnemo::createDecomposeMLAPass(mla));
   if (options.tileAttention) {
     mnemo::TileAttentionPassOptions tile;
     tile.blockQ = options.blockQ;

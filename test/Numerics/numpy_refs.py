@@ -134,3 +134,25 @@ def rope_tables(x, cos, sin, interleaved):
     return np.concatenate([y, rest], axis=-1)
 
 
+def mla(q_nope, q_pe, c_kv, k_pe, w_uk, w_uv, scale=None, causal=False,
+        offset=0):
+    """DeepSeek multi-head latent attention, straight from its definition:
+    per-head keys and values up-projected from the latent c_kv, the rope key
+    k_pe shared by the heads."""
+    qn, qp, c, kp, wk, wv = (x.astype(np.float64) for x in
+                             (q_nope, q_pe, c_kv, k_pe, w_uk, w_uv))
+    k_nope = np.einsum("bjc,hec->bhje", c, wk)
+    v = np.einsum("bjc,hec->bhje", c, wv)
+    s = (np.einsum("bhie,bhje->bhij", qn, k_nope) +
+         np.einsum("bhie,bje->bhij", qp, kp))
+    s *= 1.0 / np.sqrt(qn.shape[-1] + qp.shape[-1]) if scale is None else scale
+    sq, skv = s.shape[2], s.shape[3]
+    if causal:
+        hidden = np.arange(skv)[None, :] > np.arange(sq)[:, None] + offset
+        s = np.where(hidden, -np.inf, s)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m)
+    p = np.exp(s - m)
+    l = p.sum(axis=-1, keepdims=True)
+    o = np.einsum("bhij,bhje->bhie", p, v)
+    return np.where(l == 0, 0.0, o / np.where(l == 0, 1.0, l))

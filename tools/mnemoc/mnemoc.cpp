@@ -81,6 +81,16 @@ static cl::opt<bool> importReport(
 static cl::opt<bool> tileLinear("tile-linear",
                                 cl::desc("Cache tiling of linear layers (default on)"),
                                 cl::init(true));
+static cl::opt<mnemo::MLAFormChoice> mlaForm(
+    "mla-form", cl::desc("Decomposition of multi-head latent attention"),
+    cl::init(mnemo::MLAFormChoice::Auto),
+    cl::values(clEnumValN(mnemo::MLAFormChoice::Auto, "auto",
+                          "expanded for prefill, absorbed for decode "
+                          "(or the op's own form)"),
+               clEnumValN(mnemo::MLAFormChoice::Expanded, "expanded",
+                          "keys and values up-projected per head"),
+               clEnumValN(mnemo::MLAFormChoice::Absorbed, "absorbed",
+                          "attention over the latent cache")));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("Query tile rows (0: target default)"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv",
@@ -156,6 +166,7 @@ int main(int argc, char **argv) {
   options.maxSeqLen = maxSeqLen;
   options.tileAttention = tileAttention;
   options.tileLinear = tileLinear;
+  options.mlaForm = mlaForm;
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.sourceName =

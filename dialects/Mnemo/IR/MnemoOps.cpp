@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/IR/ShapeChecks.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -12,6 +13,7 @@
 
 using namespace mlir;
 using namespace mlir::mnemo;
+using namespace mlir::mnemo::shape_checks;
 
 //===----------------------------------------------------------------------===//
 // Custom assembly directives
@@ -38,50 +40,28 @@ static void printWeightLayout(OpAsmPrinter &printer, Operation *,
   printer << stringifyWeightLayout(layout.getValue());
 }
 
+/// `expanded` / `absorbed` as a bare keyword.
+static ParseResult parseMLAForm(OpAsmParser &parser, MLAFormAttr &form) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<MLAForm> value = symbolizeMLAForm(keyword);
+  if (!value)
+    return parser.emitError(loc, "expected MLA form expanded or absorbed, "
+                                 "got '")
+           << keyword << "'";
+  form = MLAFormAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printMLAForm(OpAsmPrinter &printer, Operation *,
+                         MLAFormAttr form) {
+  printer << stringifyMLAForm(form.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Mnemo/IR/MnemoOps.cpp.inc"
-
-//===----------------------------------------------------------------------===//
-// Shape helpers
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Two extents are compatible when either is dynamic or they are equal.
-bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-/// Prints a dimension, `?` when dynamic.
-std::string dimStr(int64_t d) {
-  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
-}
-
-/// Checks that `dim` of `type` equals `expected`, naming both in the error.
-LogicalResult checkDim(Operation *op, RankedTensorType type, unsigned dim,
-                       int64_t expected, StringRef what, StringRef against) {
-  int64_t actual = type.getDimSize(dim);
-  if (compatible(actual, expected))
-    return success();
-  return op->emitOpError() << what << " (" << dimStr(actual)
-                           << ") must match " << against << " ("
-                           << dimStr(expected) << ")";
-}
-
-LogicalResult checkRank(Operation *op, RankedTensorType type, int64_t rank,
-                        StringRef name, StringRef layout) {
-  if (type.getRank() == rank)
-    return success();
-  return op->emitOpError() << "expects " << name << " of rank " << rank << " "
-                           << layout << ", got rank " << type.getRank();
-}
-
-LogicalResult checkStatic(Operation *op, RankedTensorType type, unsigned dim,
-                          StringRef what) {
-  if (!type.isDynamicDim(dim))
-    return success();
-  return op->emitOpError() << what << " must be static";
-}
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // AttentionOp

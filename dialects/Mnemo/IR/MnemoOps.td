@@ -8,6 +8,7 @@
 #define MNEMO_DIALECT_MNEMOOPS
 
 include "dialects/Mnemo/IR/AttentionOps.td"
+include "dialects/Mnemo/IR/MLAOps.td"
 include "dialects/Mnemo/IR/PositionOps.td"
 include "dialects/Mnemo/IR/LayerOps.td"
 

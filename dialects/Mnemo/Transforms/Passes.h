@@ -7,6 +7,8 @@
 #ifndef MNEMO_DIALECT_TRANSFORMS_PASSES_H
 #define MNEMO_DIALECT_TRANSFORMS_PASSES_H
 
+#include "dialects/Mnemo/Transforms/MLAFormChoice.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

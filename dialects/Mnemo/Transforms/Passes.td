@@ -9,6 +9,51 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SelectMLAFormPass : Pass<"mnemo-select-mla-form"> {
+  let summary = "Chooses the form of each mnemo.mla_attention without one";
+  let description = [{
+    Sets `form(absorbed)` on a `mnemo.mla_attention` whose query length is
+    statically 1 (a decode step: the absorbed form reads each latent row once
+    for all heads) and `form(expanded)` on every other one (prefill, and
+    lengths not known at compile time). Ops that already have a form keep it.
+  }];
+}
+
+def DecomposeMLAPass : Pass<"mnemo-decompose-mla"> {
+  let summary = "Rewrites mnemo.mla_attention as mnemo.attention + projections";
+  let description = [{
+    Replaces each `mnemo.mla_attention` by per-head linalg contractions and
+    one `mnemo.attention`, in the op's `form` (expanded without one) or in
+    the form the `form` option forces:
+
+    * expanded: `k_nope = c_kv W_UK[h]^T`, `v = c_kv W_UV[h]^T` for every
+      head, then attention over `q = [q_nope, q_pe]` and
+      `k = [k_nope, k_pe]` (`k_pe` broadcast to the heads);
+    * absorbed: `q_lat = q_nope W_UK[h]`, then one multi-query attention
+      (a single key/value head) over `k = [c_kv, k_pe]`, `v = c_kv`, then
+      `out = o_lat W_UV[h]^T`.
+
+    The attention is tiled afterwards like any other (mnemo-tile-attention).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"form", "form", "::mlir::mnemo::MLAFormChoice",
+           /*default=*/"::mlir::mnemo::MLAFormChoice::Auto",
+           "Decomposition to use for every op (auto: each op's own form)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::mnemo::MLAFormChoice::Auto, "auto",
+                        "the op's form attribute (expanded without one)"),
+             clEnumValN(::mlir::mnemo::MLAFormChoice::Expanded, "expanded",
+                        "up-project keys and values per head"),
+             clEnumValN(::mlir::mnemo::MLAFormChoice::Absorbed, "absorbed",
+                        "fold W_UK into the queries, W_UV into the output"))}]>,
+  ];
+}
+
 def TileAttentionPass
     : InterfacePass<"mnemo-tile-attention", "::mlir::FunctionOpInterface"> {
   let summary = "FlashAttention tiling of mnemo.attention";

@@ -8,6 +8,7 @@
 #define MNEMO_COMPILER_COMPILER_H
 
 #include "mnemo/Artifact/ArtifactWriter.h"
+#include "dialects/Mnemo/Transforms/MLAFormChoice.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
@@ -33,6 +34,9 @@ struct CompileOptions {
   int64_t blockKV = 0;
   /// Cache tiling of linear layers.
   bool tileLinear = true;
+  /// The form every mnemo.mla_attention is decomposed in (auto: expanded
+  /// for prefill, absorbed for decode, or the op's own form).
+  MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// Constants of at least this many bytes go to the weights segment.
   int64_t minWeightBytes = 1024;
   /// Provenance recorded in the artifact.

@@ -13,6 +13,9 @@ namespace mlir::mnemo {
 
 /// mnemo.attention → linalg.generic: scores, mask, softmax, weighted sum.
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.mla_attention → per-head up-projections and a mnemo.attention (the
+/// expanded form), lowered in turn by the attention patterns.
+void populateMLAToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rope → one linalg.generic over the output with cos/sin inline.
 void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rms_norm, swiglu, linear and embedding → linalg.generic.

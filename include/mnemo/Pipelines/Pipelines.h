@@ -7,6 +7,8 @@
 #ifndef MNEMO_PIPELINES_PIPELINES_H
 #define MNEMO_PIPELINES_PIPELINES_H
 
+#include "dialects/Mnemo/Transforms/MLAFormChoice.h"
+
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::mnemo {
@@ -17,13 +19,16 @@ struct TilingOptions {
   int64_t blockQ = 32;
   int64_t blockKV = 64;
   bool tileLinear = true;
+  /// The decomposition of mnemo.mla_attention (auto: each op's form).
+  MLAFormChoice mlaForm = MLAFormChoice::Auto;
 };
 
 /// Graph-level rewrites on mnemo ops (the `fused` stage).
 void buildFusionPipeline(OpPassManager &pm);
 
-/// FlashAttention tiling of mnemo.attention, then the reference
-/// decomposition of the remaining mnemo ops (the `tiled` stage).
+/// MLA decomposed into mnemo.attention, FlashAttention tiling of
+/// mnemo.attention, then the reference decomposition of the remaining mnemo
+/// ops (the `tiled` stage).
 void buildTilingPipeline(OpPassManager &pm, const TilingOptions &options);
 
 /// The host reference path: the reference decomposition of every mnemo op,

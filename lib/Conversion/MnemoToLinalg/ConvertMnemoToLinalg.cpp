@@ -20,6 +20,7 @@ using namespace mlir::mnemo;
 
 void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
   populateAttentionToLinalgPatterns(patterns);
+  populateMLAToLinalgPatterns(patterns);
   populateRopeToLinalgPatterns(patterns);
   populateLayerToLinalgPatterns(patterns);
 }

@@ -6,6 +6,7 @@
 
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
 
+#include "DeepSeekV3.h"
 #include "LlamaFamily.h"
 #include "ModelConfig.h"
 
@@ -39,7 +40,8 @@ OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
   if (!weights)
     return nullptr;
   OwningOpRef<ModuleOp> module =
-      buildLlamaFamily(config, *weights, context, error);
+      config.deepseek ? buildDeepSeekV3(config, *weights, context, error)
+                      : buildLlamaFamily(config, *weights, context, error);
   if (!module)
     return nullptr;
   if (sourceHash) {

@@ -15,7 +15,8 @@
 
 namespace mlir::mnemo {
 
-/// Builds @forward for a Llama, Mistral or Qwen3 decoder from `weights`.
+/// Builds @forward for a Llama, Mistral, Qwen2 or Qwen3 decoder from
+/// `weights`.
 /// On a missing or mis-shaped tensor returns null and sets `error`.
 OwningOpRef<ModuleOp> buildLlamaFamily(const ModelConfig &config,
                                        const SafetensorsCheckpoint &weights,

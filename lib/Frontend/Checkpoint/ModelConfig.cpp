@@ -4,89 +4,30 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reads the keys of transformers 5.x LlamaConfig, MistralConfig and
-// Qwen3Config that change the computation; a value the builders cannot
-// honour is an error naming its key, never silently ignored.
+// Reads the keys of transformers 5.x LlamaConfig, MistralConfig,
+// Qwen2Config, Qwen3Config and DeepseekV3Config (DeepSeekConfig.cpp) that
+// change the computation; a value the builders cannot honour is an error
+// naming its key, never silently ignored.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ModelConfig.h"
 
+#include "ConfigReader.h"
 #include "JsonFile.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::mnemo;
 using llvm::StringRef;
 using llvm::json::Object;
 
-namespace {
-/// Typed access to a JSON object; the first problem is kept in `error`.
-class Reader {
-public:
-  Reader(const Object &object, std::string prefix, std::string &error)
-      : object(object), prefix(std::move(prefix)), error(error) {}
 
-  bool has(StringRef key) const {
-    const llvm::json::Value *v = object.get(key);
-    return v && v->kind() != llvm::json::Value::Null;
-  }
-  bool fail(StringRef key, const llvm::Twine &message) {
-    if (error.empty())
-      error = ("key '" + prefix + key + "': " + message).str();
-    return false;
-  }
-  int64_t getInt(StringRef key, std::optional<int64_t> fallback,
-                 int64_t min = 1) {
-    if (!has(key)) {
-      if (!fallback)
-        fail(key, "missing");
-      return fallback.value_or(0);
-    }
-    std::optional<int64_t> v = object.get(key)->getAsInteger();
-    if (!v)
-      fail(key, "expected an integer");
-    else if (*v < min)
-      fail(key, "must be at least " + llvm::Twine(min));
-    return v.value_or(0);
-  }
-  double getDouble(StringRef key, double fallback, bool positive = true) {
-    if (!has(key))
-      return fallback;
-    std::optional<double> v = object.get(key)->getAsNumber();
-    if (!v)
-      fail(key, "expected a number");
-    else if (positive && !(*v > 0))
-      fail(key, "must be positive");
-    return v.value_or(fallback);
-  }
-  bool getBool(StringRef key, bool fallback) {
-    if (!has(key))
-      return fallback;
-    std::optional<bool> v = object.get(key)->getAsBoolean();
-    if (!v)
-      fail(key, "expected a boolean");
-    return v.value_or(fallback);
-  }
-  std::string getString(StringRef key, StringRef fallback) {
-    if (!has(key))
-      return fallback.str();
-    std::optional<StringRef> v = object.get(key)->getAsString();
-    if (!v)
-      fail(key, "expected a string");
-    return v.value_or(fallback).str();
-  }
-
-  const Object &object;
-  std::string prefix;
-  std::string &error;
-};
-} // namespace
-
-static void parseRope(Reader &top, ModelConfig &config) {
+static void parseRope(ConfigReader &top, ModelConfig &config) {
   StringRef key = top.has("rope_parameters") ? "rope_parameters"
                                              : "rope_scaling";
   config.ropeTheta = top.getDouble("rope_theta", 10000.0);
@@ -97,7 +38,7 @@ static void parseRope(Reader &top, ModelConfig &config) {
     top.fail(key, "expected an object");
     return;
   }
-  Reader rope(*params, (key + ".").str(), top.error);
+  ConfigReader rope(*params, (key + ".").str(), top.error);
   config.ropeTheta = rope.getDouble("rope_theta", config.ropeTheta);
   StringRef typeKey = rope.has("rope_type") ? "rope_type" : "type";
   std::string type = rope.getString(typeKey, "default");
@@ -139,14 +80,23 @@ static void parseRope(Reader &top, ModelConfig &config) {
     if (rope.has("attention_factor"))
       s.attentionFactor = rope.getDouble("attention_factor", 1.0);
     s.truncate = rope.getBool("truncate", true);
-    for (StringRef unsupported : {"mscale", "mscale_all_dim"})
-      if (rope.has(unsupported))
-        rope.fail(unsupported, "not supported yet");
+    // As transformers: with both mscale and mscale_all_dim (non-zero) the
+    // cos/sin factor is their ratio of mscales, else 0.1 ln(factor) + 1.
+    double mscale = rope.getDouble("mscale", 0.0, /*positive=*/false);
+    double mscaleAllDim =
+        rope.getDouble("mscale_all_dim", 0.0, /*positive=*/false);
+    auto getMscale = [&](double m) {
+      return s.factor <= 1.0 ? 1.0 : 0.1 * m * std::log(s.factor) + 1.0;
+    };
+    if (!s.attentionFactor && mscale != 0.0 && mscaleAllDim != 0.0)
+      s.attentionFactor = getMscale(mscale) / getMscale(mscaleAllDim);
   }
+  if (rope.has("mscale_all_dim"))
+    s.mscaleAllDim = rope.getDouble("mscale_all_dim", 0.0, /*positive=*/false);
 }
 
-static void parseWindows(Reader &top, ModelConfig &config, bool mistral,
-                         bool qwen3) {
+static void parseWindows(ConfigReader &top, ModelConfig &config, bool mistral,
+                         bool qwen) {
   config.layerWindows.assign(config.numLayers, std::nullopt);
   std::optional<int64_t> window;
   if (top.has("sliding_window"))
@@ -175,7 +125,7 @@ static void parseWindows(Reader &top, ModelConfig &config, bool mistral,
   }
   if (mistral && window)
     config.layerWindows.assign(config.numLayers, window);
-  if (qwen3 && window && top.getBool("use_sliding_window", false)) {
+  if (qwen && window && top.getBool("use_sliding_window", false)) {
     int64_t first = top.getInt("max_window_layers", 0, 0);
     for (int64_t i = first; i < config.numLayers; ++i)
       config.layerWindows[i] = window;
@@ -196,7 +146,7 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     return fail("not a JSON object");
 
   std::string problem;
-  Reader top(*root, "", problem);
+  ConfigReader top(*root, "", problem);
   const llvm::json::Array *archs = root->getArray("architectures");
   if (!archs || archs->size() != 1 || !(*archs)[0].getAsString())
     return fail("key 'architectures': expected a list of one name");
@@ -204,11 +154,14 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   StringRef arch = config.architecture;
   bool llama = arch == "LlamaForCausalLM";
   bool mistral = arch == "MistralForCausalLM";
+  bool qwen2 = arch == "Qwen2ForCausalLM";
   bool qwen3 = arch == "Qwen3ForCausalLM";
-  if (!llama && !mistral && !qwen3)
+  bool deepseek = arch == "DeepseekV3ForCausalLM";
+  if (!llama && !mistral && !qwen2 && !qwen3 && !deepseek)
     return fail("key 'architectures': unsupported architecture '" + arch +
-                "' (expected LlamaForCausalLM, MistralForCausalLM or "
-                "Qwen3ForCausalLM)");
+                "' (expected LlamaForCausalLM, MistralForCausalLM, "
+                "Qwen2ForCausalLM, Qwen3ForCausalLM or "
+                "DeepseekV3ForCausalLM)");
 
   config.vocabSize = top.getInt("vocab_size", std::nullopt);
   config.hiddenSize = top.getInt("hidden_size", std::nullopt);
@@ -221,7 +174,9 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
         "head_dim", config.hiddenSize / std::max<int64_t>(config.numHeads, 1));
   config.rmsNormEps = top.getDouble("rms_norm_eps", 1e-6);
   config.tieWordEmbeddings = top.getBool("tie_word_embeddings", false);
-  config.attentionBias = top.getBool("attention_bias", false);
+  // Qwen2 always has q/k/v biases and never an o_proj bias.
+  config.attentionBias = qwen2 || top.getBool("attention_bias", false);
+  config.outputBias = !qwen2 && config.attentionBias;
   config.mlpBias = llama && top.getBool("mlp_bias", false);
   config.qkNorm = qwen3;
   std::string act = top.getString("hidden_act", "silu");
@@ -234,13 +189,17 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     top.fail("pretraining_tp", "only 1 is supported");
   double partial = top.getDouble("partial_rotary_factor", 1.0);
   config.rotaryDim = int64_t(config.headDim * partial);
-  if (problem.empty() && (config.rotaryDim <= 0 || config.rotaryDim % 2 ||
-                          config.rotaryDim > config.headDim))
+  // DeepSeek's rotary dims are qk_rope_head_dim, checked with its keys.
+  if (problem.empty() && !deepseek &&
+      (config.rotaryDim <= 0 || config.rotaryDim % 2 ||
+       config.rotaryDim > config.headDim))
     top.fail("partial_rotary_factor", "gives an unsupported rotary dimension");
   if (problem.empty())
     parseRope(top, config);
   if (problem.empty())
-    parseWindows(top, config, mistral, qwen3);
+    parseWindows(top, config, mistral, qwen2 || qwen3);
+  if (problem.empty() && deepseek)
+    parseDeepSeekConfig(top, config);
   if (!problem.empty())
     return fail(problem);
   return true;

@@ -29,9 +29,29 @@ struct RopeScalingConfig {
   double betaFast = 32.0, betaSlow = 1.0;
   std::optional<double> attentionFactor;
   bool truncate = true;
+  /// YaRN's `mscale_all_dim` (0 when absent); DeepSeek scales the softmax
+  /// by its mscale squared.
+  double mscaleAllDim = 0.0;
 };
 
-/// A Llama-family decoder (Llama, Mistral, Qwen3).
+/// DeepSeek-V3 multi-head latent attention and mixture of experts.
+struct DeepSeekConfig {
+  /// Query low-rank compression (q_a, norm, q_b); q_proj without it.
+  std::optional<int64_t> qLoraRank;
+  int64_t kvLoraRank = 0, nopeDim = 0, ropeDim = 0, valueDim = 0;
+  bool ropeInterleave = true;
+  /// The softmax scale: (nope + rope)^-1/2, times YaRN's mscale squared.
+  double softmaxScale = 1.0;
+  /// Layers before this one have a dense MLP, the others a mixture of
+  /// experts.
+  int64_t firstDenseLayers = 0;
+  int64_t numExperts = 0, expertsPerToken = 0, numGroups = 1, topkGroups = 1;
+  int64_t sharedExperts = 0, moeIntermediateSize = 0;
+  bool normTopkProb = true;
+  double routedScalingFactor = 1.0;
+};
+
+/// A decoder: Llama family (Llama, Mistral, Qwen2, Qwen3) or DeepSeek-V3.
 struct ModelConfig {
   std::string architecture;
   int64_t vocabSize = 0, hiddenSize = 0, intermediateSize = 0;
@@ -43,10 +63,19 @@ struct ModelConfig {
   /// Per layer: the sliding window, or nullopt for full attention.
   llvm::SmallVector<std::optional<int64_t>> layerWindows;
   bool qkNorm = false;
+  /// Biases of the q/k/v projections, and of the output projection.
   bool attentionBias = false;
+  bool outputBias = false;
   bool mlpBias = false;
   bool tieWordEmbeddings = false;
+  /// Set for DeepseekV3ForCausalLM.
+  std::optional<DeepSeekConfig> deepseek;
 };
+
+class ConfigReader;
+/// Reads the DeepSeek-V3 keys of `top` into `config.deepseek`
+/// (DeepSeekConfig.cpp); problems go to `top`'s error.
+void parseDeepSeekConfig(ConfigReader &top, ModelConfig &config);
 
 /// Reads and checks `path` (a config.json). On failure sets `error` to one
 /// line naming the file and the key at fault.

@@ -383,6 +383,8 @@ void mlir::mnemo::onnx_import::registerElementwiseHandlers(
   r.add("", "Xor", 7, logical<arith::XOrIOp>);
   r.add("", "Not", 1, notOp);
   r.add("", "Gelu", 20, gelu);
+  r.add("", "Max", 12, binary<arith::MaximumFOp, arith::MaxSIOp>);
+  r.add("", "Min", 12, binary<arith::MinimumFOp, arith::MinSIOp>);
   r.add("", "Cast", 6, castOp);
   r.add("", "Identity", 1, identity);
 }

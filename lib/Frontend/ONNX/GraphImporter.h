@@ -47,6 +47,15 @@ public:
   std::string error;
 
   FailureOr<Value> lookup(llvm::StringRef name);
+  /// Small integer tensors known element by element (shape computations):
+  /// constants as attributes, extents of dynamic tensors as index values.
+  const SmallVector<OpFoldResult> *lookupKnown(llvm::StringRef name) const {
+    auto it = known.find(name);
+    return it == known.end() ? nullptr : &it->second;
+  }
+  void defineKnown(llvm::StringRef name, ArrayRef<OpFoldResult> elements) {
+    known[name] = SmallVector<OpFoldResult>(elements);
+  }
   DenseElementsAttr lookupConstant(llvm::StringRef name) const {
     return constants.lookup(name);
   }
@@ -70,6 +79,9 @@ private:
   FailureOr<RankedTensorType> valueType(const onnx::ValueInfoProto &info);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &b);
+  /// Folds a shape computation at `node` (ShapeFolding.cpp); true when it
+  /// defined the node's output.
+  bool foldShape(const onnx::NodeProto &node, OpBuilder &b, Location loc);
   /// Tries the raising patterns anchored at `node`; true when one fired.
   bool raise(const onnx::NodeProto &node, OpBuilder &b, Location loc);
 
@@ -80,6 +92,7 @@ private:
   llvm::StringMap<Value> values;
   llvm::StringMap<DenseElementsAttr> constants;
   llvm::StringMap<const onnx::NodeProto *> producers;
+  llvm::StringMap<SmallVector<OpFoldResult>> known;
   llvm::DenseSet<const onnx::NodeProto *> covered;
   Block *entry = nullptr;
 };

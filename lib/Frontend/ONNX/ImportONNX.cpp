@@ -107,7 +107,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     domain = "";
   Location loc = NameLoc::get(StringAttr::get(ctx, name),
                               FileLineColLoc::get(ctx, fileName, 0, 0));
-  if (domain.empty() && raise(node, b, loc))
+  if (domain.empty() && (foldShape(node, b, loc) || raise(node, b, loc)))
     return success();
   auto opset = opsets.find(domain);
   Handler handler =

@@ -52,6 +52,10 @@ public:
   FailureOr<DenseElementsAttr> constantInput(unsigned i);
   /// A constant integer tensor input, as int64 values.
   FailureOr<SmallVector<int64_t>> intsInput(unsigned i);
+  /// A small integer input known element by element (a constant, or a shape
+  /// computation folded at import, ShapeFolding.cpp): attributes where
+  /// constant, index values where dynamic.
+  FailureOr<SmallVector<OpFoldResult>> shapeInput(unsigned i);
 
   /// Attributes.
   const onnx::AttributeProto *attr(llvm::StringRef name) const;

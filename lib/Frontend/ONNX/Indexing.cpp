@@ -13,6 +13,13 @@
 #include "Importer.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::onnx_import;
@@ -92,11 +99,14 @@ LogicalResult scatterND(NodeContext &ctx) {
     return ctx.error("only reduction 'none' is supported");
   auto dt = cast<RankedTensorType>(data->getType());
   auto it = cast<RankedTensorType>(indices->getType());
-  if (!dt.hasStaticShape() || it.getRank() < 1)
-    return ctx.error("expects static data and indices of rank >= 1");
+  if (it.getRank() < 1)
+    return ctx.error("expects indices of rank >= 1");
   int64_t k = it.getShape().back(), m = it.getRank() - 1;
   if (k < m || k > dt.getRank())
     return ctx.error("unsupported indices shape (not a slice of the data)");
+  for (int64_t d = 0; d < k; ++d)
+    if (dt.isDynamicDim(d))
+      return ctx.error("indexed data dims must be static");
   SmallVector<int64_t> idx = toInt64s(*indices);
   ArrayRef<int64_t> box = it.getShape().drop_back();
   SmallVector<int64_t> base(idx.begin(), idx.begin() + std::min<int64_t>(
@@ -123,12 +133,19 @@ LogicalResult scatterND(NodeContext &ctx) {
     }
   }
   OpBuilder &b = ctx.builder();
+  SmallVector<OpFoldResult> dataSizes =
+      builders::tensorSizes(b, ctx.getLoc(), *data);
   SmallVector<OpFoldResult> offsets, sizes, strides;
   for (int64_t d = 0; d < dt.getRank(); ++d) {
-    int64_t size = d < k - m   ? 1
-                   : d < k     ? box[d - (k - m)]
-                               : dt.getDimSize(d);
-    int64_t offset = d < k ? base[d] : 0;
+    if (d >= k) {
+      // The trailing dims are copied whole (and may be dynamic).
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(dataSizes[d]);
+      strides.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    int64_t size = d < k - m ? 1 : box[d - (k - m)];
+    int64_t offset = base[d];
     if (offset < 0 || offset + size > dt.getDimSize(d))
       return ctx.error("indices are out of range");
     offsets.push_back(b.getIndexAttr(offset));
@@ -138,9 +155,22 @@ LogicalResult scatterND(NodeContext &ctx) {
   auto ut = cast<RankedTensorType>(updates->getType());
   SmallVector<int64_t> want(box);
   want.append(dt.getShape().begin() + k, dt.getShape().end());
-  if (ut.getShape() != ArrayRef<int64_t>(want))
+  bool matches = ut.getRank() == int64_t(want.size());
+  for (int64_t d = 0; matches && d < ut.getRank(); ++d)
+    matches = ut.getDimSize(d) == want[d] || ut.isDynamicDim(d) ||
+              ShapedType::isDynamic(want[d]);
+  if (!matches)
     return ctx.error("updates shape does not match the indexed slice");
-  Value out = tensor::InsertSliceOp::create(b, ctx.getLoc(), *updates, *data,
+  // The slice type, static where the sizes are; updates cast to it.
+  SmallVector<int64_t> sliceShape;
+  for (OpFoldResult sz : sizes) {
+    std::optional<int64_t> c = getConstantIntValue(sz);
+    sliceShape.push_back(c ? *c : ShapedType::kDynamic);
+  }
+  Value source = builders::castToType(
+      b, ctx.getLoc(), *updates,
+      RankedTensorType::get(sliceShape, ut.getElementType()));
+  Value out = tensor::InsertSliceOp::create(b, ctx.getLoc(), source, *data,
                                             offsets, sizes, strides);
   return ctx.setOutput(0, out);
 }
@@ -177,12 +207,9 @@ LogicalResult constant(NodeContext &ctx) {
 }
 
 LogicalResult constantOfShape(NodeContext &ctx) {
-  FailureOr<SmallVector<int64_t>> shape = ctx.intsInput(0);
+  FailureOr<SmallVector<OpFoldResult>> shape = ctx.shapeInput(0);
   if (failed(shape))
     return failure();
-  for (int64_t d : *shape)
-    if (d < 0)
-      return ctx.error("negative dimension in shape");
   Builder b(ctx.getContext());
   DenseElementsAttr fill =
       DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()), 0.0f);
@@ -194,9 +221,172 @@ LogicalResult constantOfShape(NodeContext &ctx) {
       return ctx.error("value must have one element");
     fill = *v;
   }
-  auto type = RankedTensorType::get(*shape, fill.getElementType());
-  return ctx.setConstantOutput(
-      0, DenseElementsAttr::get(type, fill.getValues<Attribute>()[0]));
+  SmallVector<int64_t> dims;
+  for (OpFoldResult d : *shape) {
+    std::optional<int64_t> c = getConstantIntValue(d);
+    if (c && *c < 0)
+      return ctx.error("negative dimension in shape");
+    dims.push_back(c ? *c : ShapedType::kDynamic);
+  }
+  auto type = RankedTensorType::get(dims, fill.getElementType());
+  TypedAttr scalar = cast<TypedAttr>(fill.getValues<Attribute>()[0]);
+  if (type.hasStaticShape())
+    return ctx.setConstantOutput(0, DenseElementsAttr::get(type, scalar));
+  OpBuilder &ob = ctx.builder();
+  Location loc = ctx.getLoc();
+  Value init = builders::emptyTensor(ob, loc, *shape, fill.getElementType());
+  Value value = arith::ConstantOp::create(ob, loc, scalar);
+  return ctx.setOutput(
+      0, linalg::FillOp::create(ob, loc, value, init).getResult(0));
+}
+
+/// Range(start, limit, delta): start + i * delta for i < max(ceil((limit -
+/// start) / delta), 0). Integer bounds may be computed from shapes.
+LogicalResult range(NodeContext &ctx) {
+  FailureOr<RankedTensorType> t = ctx.inputType(0);
+  if (failed(t))
+    return failure();
+  Type element = t->getElementType();
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  if (isa<FloatType>(element)) {
+    FailureOr<DenseElementsAttr> s = ctx.constantInput(0),
+                                 l = ctx.constantInput(1),
+                                 d = ctx.constantInput(2);
+    if (failed(s) || failed(l) || failed(d))
+      return failure();
+    double start = (*s->getValues<APFloat>().begin()).convertToDouble();
+    double limit = (*l->getValues<APFloat>().begin()).convertToDouble();
+    double delta = (*d->getValues<APFloat>().begin()).convertToDouble();
+    if (delta == 0.0)
+      return ctx.error("delta is zero");
+    int64_t n = std::max<int64_t>(
+        int64_t(std::ceil((limit - start) / delta)), 0);
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat v(start + double(i) * delta);
+      bool lost;
+      v.convert(cast<FloatType>(element).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(v);
+    }
+    return ctx.setConstantOutput(
+        0, DenseElementsAttr::get(RankedTensorType::get({n}, element),
+                                  values));
+  }
+  FailureOr<SmallVector<OpFoldResult>> s = ctx.shapeInput(0),
+                                       l = ctx.shapeInput(1),
+                                       d = ctx.shapeInput(2);
+  if (failed(s) || failed(l) || failed(d))
+    return failure();
+  if (s->size() != 1 || l->size() != 1 || d->size() != 1)
+    return ctx.error("start, limit and delta must be scalars");
+  std::optional<int64_t> cd = getConstantIntValue((*d)[0]);
+  if (!cd || *cd == 0)
+    return ctx.error("delta must be a non-zero constant");
+  auto value = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  std::optional<int64_t> cs = getConstantIntValue((*s)[0]),
+                         cl = getConstantIntValue((*l)[0]);
+  if (cs && cl) {
+    // A constant range.
+    SmallVector<APInt> values;
+    for (int64_t v = *cs; *cd > 0 ? v < *cl : v > *cl; v += *cd)
+      values.push_back(APInt(element.getIntOrFloatBitWidth(), v, true));
+    return ctx.setConstantOutput(
+        0, DenseElementsAttr::get(
+               RankedTensorType::get({int64_t(values.size())}, element),
+               values));
+  }
+  Value start = value((*s)[0]);
+  Value span = arith::SubIOp::create(b, loc, value((*l)[0]), start);
+  Value n = arith::MaxSIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, span,
+                                 arith::ConstantIndexOp::create(b, loc, *cd)),
+      arith::ConstantIndexOp::create(b, loc, 0));
+  OpFoldResult size = getAsOpFoldResult(n);
+  Value init = builders::emptyTensor(b, loc, {size}, element);
+  auto id = AffineMap::getMultiDimIdentityMap(1, b.getContext());
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{}, init, ArrayRef<AffineMap>{id},
+          builders::iterators(1),
+          [&](OpBuilder &nb, Location nl, ValueRange) {
+            Value i = linalg::IndexOp::create(nb, nl, 0);
+            Value v = arith::AddIOp::create(
+                nb, nl, start,
+                arith::MulIOp::create(
+                    nb, nl, i, arith::ConstantIndexOp::create(nb, nl, *cd)));
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::IndexCastOp::create(nb, nl, element, v).getResult());
+          })
+          .getResult(0);
+  return ctx.setOutput(0, out);
+}
+
+/// GatherND with batch_dims = 0: out[i..., rest...] =
+/// data[indices[i..., 0], ..., indices[i..., k-1], rest...].
+LogicalResult gatherND(NodeContext &ctx) {
+  if (ctx.getInt("batch_dims", 0) != 0)
+    return ctx.error("batch_dims other than 0 are not supported yet");
+  FailureOr<Value> data = ctx.input(0), indices = ctx.input(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  auto dt = cast<RankedTensorType>(data->getType());
+  auto it = cast<RankedTensorType>(indices->getType());
+  if (!it.getElementType().isInteger() || it.getRank() < 1 ||
+      it.isDynamicDim(it.getRank() - 1))
+    return ctx.error("indices must be integers with a static last dim");
+  int64_t k = it.getDimSize(it.getRank() - 1);
+  if (k > dt.getRank())
+    return ctx.error("indices address more dims than the data has");
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  SmallVector<OpFoldResult> is = builders::tensorSizes(b, loc, *indices);
+  SmallVector<OpFoldResult> ds = builders::tensorSizes(b, loc, *data);
+  SmallVector<OpFoldResult> sizes(is.begin(), is.end() - 1);
+  sizes.append(ds.begin() + k, ds.end());
+  int64_t lead = it.getRank() - 1, rank = sizes.size();
+  Value init = builders::emptyTensor(b, loc, sizes, dt.getElementType());
+  auto id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{}, init, ArrayRef<AffineMap>{id},
+          builders::iterators(rank),
+          [&](OpBuilder &nb, Location nl, ValueRange) {
+            SmallVector<Value> at, idx;
+            for (int64_t d = 0; d < lead; ++d)
+              idx.push_back(linalg::IndexOp::create(nb, nl, d));
+            for (int64_t j = 0; j < k; ++j) {
+              SmallVector<Value> where(idx);
+              where.push_back(arith::ConstantIndexOp::create(nb, nl, j));
+              Value v = tensor::ExtractOp::create(nb, nl, *indices, where);
+              v = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v);
+              // Negative indices count from the end; out of range reads 0.
+              Value dim = tensor::DimOp::create(nb, nl, *data, j);
+              Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+              Value neg = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::slt, v, zero);
+              v = arith::SelectOp::create(
+                  nb, nl, neg, arith::AddIOp::create(nb, nl, v, dim), v);
+              Value ok = arith::AndIOp::create(
+                  nb, nl,
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, v,
+                                        zero),
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, v,
+                                        dim));
+              at.push_back(arith::SelectOp::create(nb, nl, ok, v, zero));
+            }
+            for (int64_t d = lead; d < rank; ++d)
+              at.push_back(linalg::IndexOp::create(nb, nl, d));
+            linalg::YieldOp::create(
+                nb, nl, tensor::ExtractOp::create(nb, nl, *data, at).getResult());
+          })
+          .getResult(0);
+  return ctx.setOutput(0, out);
 }
 
 LogicalResult shapeOp(NodeContext &ctx) {
@@ -228,4 +418,6 @@ void mlir::mnemo::onnx_import::registerIndexingHandlers(HandlerRegistry &r) {
   r.add("", "Constant", 1, constant);
   r.add("", "ConstantOfShape", 9, constantOfShape);
   r.add("", "Shape", 1, shapeOp);
+  r.add("", "Range", 11, range);
+  r.add("", "GatherND", 11, gatherND);
 }

@@ -79,6 +79,19 @@ FailureOr<SmallVector<int64_t>> NodeContext::intsInput(unsigned i) {
   return toInt64s(*c);
 }
 
+FailureOr<SmallVector<OpFoldResult>> NodeContext::shapeInput(unsigned i) {
+  if (hasInput(i))
+    if (const SmallVector<OpFoldResult> *k = graph.lookupKnown(node.input(i)))
+      return *k;
+  FailureOr<SmallVector<int64_t>> ints = intsInput(i);
+  if (failed(ints))
+    return failure();
+  SmallVector<OpFoldResult> out;
+  for (int64_t v : *ints)
+    out.push_back(b.getIndexAttr(v));
+  return out;
+}
+
 const onnx::AttributeProto *NodeContext::attr(llvm::StringRef name) const {
   for (const onnx::AttributeProto &a : node.attribute())
     if (a.name() == name)

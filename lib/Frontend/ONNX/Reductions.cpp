@@ -242,9 +242,73 @@ LogicalResult reduce(NodeContext &ctx) {
   return ctx.setOutput(0, r);
 }
 
+/// CumSum along a constant axis (exclusive, reverse): for each output
+/// element the sum over the axis of the elements at or before it (after
+/// it, when reversed), as a reduction over a second loop on the axis.
+LogicalResult cumSum(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> axisIn = ctx.intsInput(1);
+  if (failed(x) || failed(axisIn))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  if (axisIn->size() != 1)
+    return ctx.error("axis must hold one value");
+  FailureOr<int64_t> axis = ctx.normalizeAxis((*axisIn)[0], rank);
+  if (failed(axis))
+    return failure();
+  bool exclusive = ctx.getInt("exclusive", 0), reverse = ctx.getInt("reverse", 0);
+  Type element = type.getElementType();
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  MLIRContext *mctx = b.getContext();
+  bool isFloatElem = isa<FloatType>(element);
+  TypedAttr zeroAttr = isFloatElem ? TypedAttr(b.getFloatAttr(element, 0.0))
+                                   : TypedAttr(b.getIntegerAttr(element, 0));
+  Value zero = arith::ConstantOp::create(b, loc, zeroAttr);
+  Value acc = linalg::FillOp::create(
+                  b, loc, zero,
+                  builders::emptyTensor(b, loc,
+                                        builders::tensorSizes(b, loc, *x),
+                                        element))
+                  .getResult(0);
+  // Loops: the output's dims, then j along the axis (reduction).
+  SmallVector<AffineExpr> in;
+  for (int64_t d = 0; d < rank; ++d)
+    in.push_back(getAffineDimExpr(d == *axis ? rank : d, mctx));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank + 1, 0, in, mctx),
+      builders::projection(mctx, rank + 1,
+                           llvm::to_vector(llvm::seq<unsigned>(0, rank)))};
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, acc.getType(), *x, acc, maps,
+          builders::iterators(rank + 1, {unsigned(rank)}),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value i = linalg::IndexOp::create(nb, nl, *axis);
+            Value j = linalg::IndexOp::create(nb, nl, rank);
+            auto pred = reverse ? (exclusive ? arith::CmpIPredicate::sgt
+                                             : arith::CmpIPredicate::sge)
+                                : (exclusive ? arith::CmpIPredicate::slt
+                                             : arith::CmpIPredicate::sle);
+            Value take = arith::CmpIOp::create(nb, nl, pred, j, i);
+            Value sum = isFloatElem
+                            ? arith::AddFOp::create(nb, nl, a[1], a[0])
+                                  .getResult()
+                            : arith::AddIOp::create(nb, nl, a[1], a[0])
+                                  .getResult();
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::SelectOp::create(nb, nl, take, sum, a[1]).getResult());
+          })
+          .getResult(0);
+  return ctx.setOutput(0, out);
+}
+
 } // namespace
 
 void mlir::mnemo::onnx_import::registerReductionHandlers(HandlerRegistry &r) {
+  r.add("", "CumSum", 11, cumSum);
   r.add("", "Softmax", 13, softmax);
   r.add("", "ReduceSum", 1, reduce<ReduceKind::Sum, false>);
   r.add("", "ReduceSum", 13, reduce<ReduceKind::Sum, true>);

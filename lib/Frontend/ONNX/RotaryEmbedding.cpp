@@ -11,7 +11,7 @@
 //   from the cache width when the attribute is absent, as ORT does);
 // * the half-width caches [P, r/2] are gathered at position_ids [B, S] (a
 //   position outside the cache reads row 0 rather than memory past it), or
-//   are [B, S, r/2] already; they are widened to the full rotary width r as
+//   are [B, S, r/2] (or [1, S, r/2], shared by the batch) already; they are widened to the full rotary width r as
 //   the pairing reads them (halves repeated, or each entry twice when
 //   `interleaved`);
 // * rotary_embedding_dim r (0 or absent: D); features past r pass through.
@@ -64,7 +64,9 @@ Value mlir::mnemo::onnx_import::ropeTable(OpBuilder &b, Location loc, Value cach
                      nb, nl, arith::CmpIPredicate::ult, p, rows);
                  at = {arith::SelectOp::create(nb, nl, valid, p, cIdx(0)), k};
                } else {
-                 at = {bi, si, k};
+                 // [1, S, r/2] serves every batch entry.
+                 Value row = cacheType.getDimSize(0) == 1 ? cIdx(0) : bi;
+                 at = {row, si, k};
                }
                linalg::YieldOp::create(
                    nb, nl,

@@ -11,9 +11,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -55,14 +62,158 @@ Value reshapeTo(OpBuilder &b, Location loc, Value src, ArrayRef<int64_t> shape) 
       dstType.getRank() ? all : SmallVector<ReassociationIndices>{});
 }
 
+/// Where extent `dim` of `v` comes from, followed through ops whose result
+/// extents are operand extents (destination-style ops to their inits,
+/// tensor.empty to its size operands, shape-preserving mnemo ops, casts,
+/// reshapes to their shape elements, tensor.dim to what it reads): two
+/// extents with the same origin are equal at run time.
+std::pair<Value, int64_t> extentOrigin(Value v, int64_t dim) {
+  for (int steps = 0; steps < 256; ++steps) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      break;
+    auto result = dyn_cast<OpResult>(v);
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+      v = dps.getDpsInits()[result.getResultNumber()];
+      continue;
+    }
+    if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+      if (!empty.getType().isDynamicDim(dim))
+        break;
+      Value size = empty.getDynamicSize(dim);
+      auto d = size.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index = d ? d.getConstantIndex() : std::nullopt;
+      if (!index)
+        return {size, -1};
+      v = d.getSource();
+      dim = *index;
+      continue;
+    }
+    if (auto reshape = dyn_cast<tensor::ReshapeOp>(op)) {
+      auto from = reshape.getShape().getDefiningOp<tensor::FromElementsOp>();
+      if (!from)
+        break;
+      Value size = from.getElements()[dim];
+      auto d = size.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index = d ? d.getConstantIndex() : std::nullopt;
+      if (!index)
+        return {size, -1};
+      v = d.getSource();
+      dim = *index;
+      continue;
+    }
+    if (isa<tensor::CastOp, mnemo::RmsNormOp, mnemo::SwiGluOp, mnemo::RopeOp,
+            mnemo::RopeTablesOp>(op)) {
+      v = op->getOperand(0);
+      continue;
+    }
+    break;
+  }
+  return {v, dim};
+}
+
+/// Reshape to sizes that are not all known at compile time: tensor.reshape
+/// with the shape built at run time (0 copies the input extent, -1 takes
+/// what is left; statically when the dynamic extents of the input and of
+/// the target have the same origins).
+LogicalResult dynamicReshape(NodeContext &ctx, Value x,
+                             ArrayRef<OpFoldResult> target, bool allowZero) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> in = builders::tensorSizes(b, loc, x);
+  auto value = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (OpFoldResult d : in)
+    count = arith::MulIOp::create(b, loc, count, value(d));
+  SmallVector<OpFoldResult> sizes(target);
+  int64_t inferred = -1;
+  Value known = arith::ConstantIndexOp::create(b, loc, 1);
+  for (auto [i, d] : llvm::enumerate(sizes)) {
+    std::optional<int64_t> c = getConstantIntValue(d);
+    if (c && *c == 0 && !allowZero) {
+      if (int64_t(i) >= type.getRank())
+        return ctx.error("shape copies a dimension the input does not have");
+      d = in[i];
+    } else if (c && *c == -1) {
+      if (inferred >= 0)
+        return ctx.error("shape has more than one -1");
+      inferred = i;
+      continue;
+    } else if (c && *c < 0) {
+      return ctx.error("bad target dimension " + llvm::Twine(*c));
+    }
+    known = arith::MulIOp::create(b, loc, known, value(d));
+  }
+  if (inferred >= 0) {
+    // Cancel the dynamic extents of the target against the input's.
+    SmallVector<std::pair<Value, int64_t>> pending;
+    int64_t staticIn = 1, staticOut = 1;
+    for (auto [i, d] : llvm::enumerate(in)) {
+      if (std::optional<int64_t> c = getConstantIntValue(d))
+        staticIn *= *c;
+      else
+        pending.push_back(extentOrigin(x, i));
+    }
+    bool cancelled = true;
+    for (auto [i, d] : llvm::enumerate(sizes)) {
+      if (int64_t(i) == inferred)
+        continue;
+      if (std::optional<int64_t> c = getConstantIntValue(d)) {
+        staticOut *= *c;
+        continue;
+      }
+      auto dimOp = cast<Value>(d).getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index =
+          dimOp ? dimOp.getConstantIndex() : std::nullopt;
+      auto origin = index ? extentOrigin(dimOp.getSource(), *index)
+                          : std::make_pair(cast<Value>(d), int64_t(-1));
+      auto it = llvm::find(pending, origin);
+      if (it == pending.end()) {
+        cancelled = false;
+        break;
+      }
+      pending.erase(it);
+    }
+    if (cancelled && pending.empty() && staticOut > 0 &&
+        staticIn % staticOut == 0)
+      sizes[inferred] = b.getIndexAttr(staticIn / staticOut);
+    else
+      sizes[inferred] =
+          arith::DivSIOp::create(b, loc, count, known).getResult();
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<Value> elements;
+  for (OpFoldResult d : sizes) {
+    std::optional<int64_t> c = getConstantIntValue(d);
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+    elements.push_back(value(d));
+  }
+  Value shapeTensor = tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({int64_t(elements.size())},
+                                    b.getIndexType()),
+      elements);
+  Value out = tensor::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+      shapeTensor);
+  return ctx.setOutput(0, out);
+}
+
 LogicalResult reshape(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.inputType(0);
-  FailureOr<SmallVector<int64_t>> target = ctx.intsInput(1);
-  if (failed(type) || failed(target))
+  FailureOr<SmallVector<OpFoldResult>> symbolic = ctx.shapeInput(1);
+  if (failed(type) || failed(symbolic))
     return failure();
-  if (!type->hasStaticShape())
-    return ctx.error("dynamic input shapes are not supported yet");
   bool allowZero = ctx.getInt("allowzero", 0);
+  SmallVector<int64_t> constant;
+  for (OpFoldResult d : *symbolic)
+    if (std::optional<int64_t> c = getConstantIntValue(d))
+      constant.push_back(*c);
+  if (!type->hasStaticShape() || constant.size() != symbolic->size())
+    return dynamicReshape(ctx, *ctx.input(0), *symbolic, allowZero);
+  SmallVector<int64_t> *target = &constant;
   SmallVector<int64_t> shape(*target);
   int64_t known = 1, inferred = -1;
   for (auto [i, d] : llvm::enumerate(shape)) {
@@ -135,17 +286,36 @@ LogicalResult concat(NodeContext &ctx) {
     if (t.getRank() != first.getRank() ||
         t.getElementType() != first.getElementType())
       return ctx.error("inputs differ in rank or element type");
-    if (t.isDynamicDim(*axis))
-      return ctx.error("dynamic extents along the axis are not supported yet");
   }
   return ctx.setOutput(0,
                        concatValues(ctx.builder(), ctx.getLoc(), inputs, *axis));
 }
 
+/// `v` (a start or end of Slice) normalized against extent `dim`: negative
+/// values count from the end, the result is clamped to [0, dim].
+OpFoldResult sliceBound(OpBuilder &b, Location loc, OpFoldResult v,
+                        OpFoldResult dim) {
+  std::optional<int64_t> cv = getConstantIntValue(v),
+                         cd = getConstantIntValue(dim);
+  if (cv && cd) {
+    int64_t x = *cv < 0 ? *cv + *cd : *cv;
+    return b.getIndexAttr(std::clamp<int64_t>(x, 0, *cd));
+  }
+  Value x = getValueOrCreateConstantIndexOp(b, loc, v);
+  Value d = getValueOrCreateConstantIndexOp(b, loc, dim);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+  x = arith::SelectOp::create(b, loc, negative,
+                              arith::AddIOp::create(b, loc, x, d), x);
+  x = arith::MaxSIOp::create(b, loc, x, zero);
+  return arith::MinSIOp::create(b, loc, x, d).getResult();
+}
+
 LogicalResult slice(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<SmallVector<int64_t>> starts = ctx.intsInput(1),
-                                  ends = ctx.intsInput(2);
+  FailureOr<SmallVector<OpFoldResult>> starts = ctx.shapeInput(1),
+                                       ends = ctx.shapeInput(2);
   if (failed(x) || failed(starts) || failed(ends))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
@@ -181,18 +351,26 @@ LogicalResult slice(NodeContext &ctx) {
     int64_t step = steps[i];
     if (step <= 0)
       return ctx.error("only positive steps are supported");
-    int64_t dim = type.getDimSize(*axis);
-    if (ShapedType::isDynamic(dim))
-      return ctx.error("slicing a dynamic dimension is not supported yet");
-    auto clampIndex = [&](int64_t v) {
-      if (v < 0)
-        v += dim;
-      return std::clamp<int64_t>(v, 0, dim);
-    };
-    int64_t start = clampIndex((*starts)[i]), end = clampIndex((*ends)[i]);
-    int64_t size = end > start ? (end - start + step - 1) / step : 0;
-    offsets[*axis] = b.getIndexAttr(start);
-    sizes[*axis] = b.getIndexAttr(size);
+    OpFoldResult dim = sizes[*axis];
+    OpFoldResult start = sliceBound(b, loc, (*starts)[i], dim);
+    OpFoldResult end = sliceBound(b, loc, (*ends)[i], dim);
+    std::optional<int64_t> cs = getConstantIntValue(start),
+                           ce = getConstantIntValue(end);
+    OpFoldResult size;
+    if (cs && ce) {
+      size = b.getIndexAttr(*ce > *cs ? (*ce - *cs + step - 1) / step : 0);
+    } else {
+      Value e = getValueOrCreateConstantIndexOp(b, loc, end);
+      Value st = getValueOrCreateConstantIndexOp(b, loc, start);
+      Value span = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, e, st),
+          arith::ConstantIndexOp::create(b, loc, 0));
+      size = arith::CeilDivSIOp::create(
+                 b, loc, span, arith::ConstantIndexOp::create(b, loc, step))
+                 .getResult();
+    }
+    offsets[*axis] = start;
+    sizes[*axis] = size;
     strides[*axis] = b.getIndexAttr(step);
   }
   Value out =
@@ -331,18 +509,50 @@ LogicalResult squeeze(NodeContext &ctx) {
 
 LogicalResult expand(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<SmallVector<int64_t>> target = ctx.intsInput(1);
+  FailureOr<SmallVector<OpFoldResult>> target = ctx.shapeInput(1);
   if (failed(x) || failed(target))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
-  FailureOr<SmallVector<int64_t>> shape =
-      broadcastShapes(type.getShape(), *target);
-  if (failed(shape))
-    return ctx.error("input does not broadcast to the target shape");
-  FailureOr<Value> out = broadcastElementwise(
-      ctx, {*x}, type.getElementType(),
-      [](OpBuilder &, Location, ValueRange a) { return a[0]; }, *shape);
-  return failed(out) ? failure() : ctx.setOutput(0, *out);
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  SmallVector<OpFoldResult> in = builders::tensorSizes(b, loc, *x);
+  int64_t rank = std::max<int64_t>(type.getRank(), target->size());
+  // numpy broadcast of the input's extents with the target's: a target
+  // extent of 1 keeps the input's, an input extent of 1 takes the target's.
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t di = d - (rank - type.getRank());
+    int64_t dt = d - (rank - int64_t(target->size()));
+    OpFoldResult t = dt >= 0 ? (*target)[dt] : b.getIndexAttr(1);
+    OpFoldResult v = di >= 0 ? in[di] : b.getIndexAttr(1);
+    std::optional<int64_t> ct = getConstantIntValue(t),
+                           cv = getConstantIntValue(v);
+    OpFoldResult r;
+    if (ct && *ct == 1)
+      r = v;
+    else if (cv && *cv == 1)
+      r = t;
+    else if (ct && cv && *ct != *cv)
+      return ctx.error("input does not broadcast to the target shape");
+    else
+      r = cv ? v : t;
+    sizes.push_back(r);
+    std::optional<int64_t> cr = getConstantIntValue(r);
+    shape.push_back(cr ? *cr : ShapedType::kDynamic);
+  }
+  MLIRContext *mctx = b.getContext();
+  Value init = builders::emptyTensor(b, loc, sizes, type.getElementType());
+  SmallVector<AffineMap> maps = {builders::broadcastMap(mctx, rank, type),
+                                 AffineMap::getMultiDimIdentityMap(rank, mctx)};
+  Value out = linalg::GenericOp::create(
+                  b, loc, init.getType(), *x, init, maps,
+                  builders::iterators(rank),
+                  [](OpBuilder &nb, Location nl, ValueRange a) {
+                    linalg::YieldOp::create(nb, nl, a[0]);
+                  })
+                  .getResult(0);
+  return ctx.setOutput(0, out);
 }
 
 } // namespace
@@ -362,20 +572,31 @@ Value mlir::mnemo::onnx_import::transposeValue(OpBuilder &b, Location loc,
 Value mlir::mnemo::onnx_import::concatValues(OpBuilder &b, Location loc,
                                              ValueRange inputs, int64_t axis) {
   auto first = cast<RankedTensorType>(inputs[0].getType());
-  int64_t total = 0;
+  // Offsets along the axis, folded while the extents are static.
+  auto add = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx + *cy);
+    return arith::AddIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, x),
+                                 getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
+  };
+  OpFoldResult total = b.getIndexAttr(0);
   for (Value v : inputs)
-    total += cast<RankedTensorType>(v.getType()).getDimSize(axis);
+    total = add(total, tensor::getMixedSize(b, loc, v, axis));
   SmallVector<OpFoldResult> sizes = builders::tensorSizes(b, loc, inputs[0]);
-  sizes[axis] = b.getIndexAttr(total);
+  sizes[axis] = total;
   Value result = builders::emptyTensor(b, loc, sizes, first.getElementType());
-  int64_t offset = 0;
+  OpFoldResult offset = b.getIndexAttr(0);
   for (Value v : inputs) {
     SmallVector<OpFoldResult> offsets(first.getRank(), b.getIndexAttr(0));
-    offsets[axis] = b.getIndexAttr(offset);
+    offsets[axis] = offset;
     SmallVector<OpFoldResult> strides(first.getRank(), b.getIndexAttr(1));
     result = tensor::InsertSliceOp::create(
         b, loc, v, result, offsets, builders::tensorSizes(b, loc, v), strides);
-    offset += cast<RankedTensorType>(v.getType()).getDimSize(axis);
+    offset = add(offset, tensor::getMixedSize(b, loc, v, axis));
   }
   return result;
 }

@@ -1,0 +1,280 @@
+//===- DecoderBuilder.cpp - shared pieces of the decoder builders -*- C++ -*-=//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "DecoderBuilder.h"
+
+#include "dialects/Mnemo/IR/MnemoAttrs.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/Endian.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// Widens F16/BF16 or copies F32 little-endian data to floats.
+static std::vector<float> toFloats(const SafetensorsTensor &tensor) {
+  size_t size = getDTypeSize(tensor.dtype);
+  size_t count = tensor.bytes.size() / size;
+  std::vector<float> values(count);
+  const char *data = tensor.bytes.data();
+  if (tensor.dtype == SafetensorsDType::F32) {
+    std::memcpy(values.data(), data, count * sizeof(float));
+    return values;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    uint16_t bits = llvm::support::endian::read16le(data + i * size);
+    if (tensor.dtype == SafetensorsDType::BF16) {
+      uint32_t wide = uint32_t(bits) << 16;
+      std::memcpy(&values[i], &wide, sizeof(float));
+    } else {
+      llvm::APFloat half(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+      values[i] = half.convertToFloat();
+    }
+  }
+  return values;
+}
+
+DecoderBuilder::DecoderBuilder(const ModelConfig &config,
+                               const SafetensorsCheckpoint &weights,
+                               ImplicitLocOpBuilder &b, std::string &error)
+    : config(config), weights(weights), b(b), error(error),
+      f32(b.getF32Type()) {}
+
+bool DecoderBuilder::hasWeight(const Twine &name) const {
+  return weights.lookup(name.str()) != nullptr;
+}
+
+const SafetensorsTensor *DecoderBuilder::lookup(const Twine &nameTwine,
+                                                ArrayRef<int64_t> shape,
+                                                const SafetensorsFile **file) {
+  if (failed())
+    return nullptr;
+  std::string name = nameTwine.str();
+  const SafetensorsTensor *tensor = weights.lookup(name, file);
+  if (!tensor) {
+    error = (weights.getPath() + ": missing tensor '" + name + "'").str();
+    return nullptr;
+  }
+  if (!llvm::equal(tensor->shape, shape)) {
+    error = ((*file)->getPath() + ": tensor '" + name + "' has shape " +
+             formatShape(tensor->shape) + ", expected " + formatShape(shape))
+                .str();
+    return nullptr;
+  }
+  switch (tensor->dtype) {
+  case SafetensorsDType::F32:
+  case SafetensorsDType::F16:
+  case SafetensorsDType::BF16:
+    return tensor;
+  default:
+    error = ((*file)->getPath() + ": tensor '" + name + "' has dtype " +
+             tensor->dtypeName + ", expected F32, F16 or BF16")
+                .str();
+    return nullptr;
+  }
+}
+
+Value DecoderBuilder::weight(const Twine &name, ArrayRef<int64_t> shape) {
+  const SafetensorsFile *file = nullptr;
+  const SafetensorsTensor *tensor = lookup(name, shape, &file);
+  if (!tensor)
+    return {};
+  auto type = RankedTensorType::get(shape, f32);
+  DenseElementsAttr attr;
+  if (tensor->dtype == SafetensorsDType::F32)
+    attr = DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size()));
+  else
+    attr = DenseElementsAttr::get(type, ArrayRef<float>(toFloats(*tensor)));
+  return arith::ConstantOp::create(b, attr);
+}
+
+std::optional<std::vector<float>>
+DecoderBuilder::weightData(const Twine &name, ArrayRef<int64_t> shape) {
+  const SafetensorsFile *file = nullptr;
+  const SafetensorsTensor *tensor = lookup(name, shape, &file);
+  if (!tensor)
+    return std::nullopt;
+  return toFloats(*tensor);
+}
+
+Value DecoderBuilder::constant(ArrayRef<int64_t> shape,
+                               ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, f32);
+  return arith::ConstantOp::create(b, DenseElementsAttr::get(type, values));
+}
+
+RankedTensorType DecoderBuilder::act(ArrayRef<int64_t> tail) {
+  SmallVector<int64_t> shape = {kDyn, kDyn};
+  shape.append(tail.begin(), tail.end());
+  return RankedTensorType::get(shape, f32);
+}
+
+Value DecoderBuilder::empty(RankedTensorType type, ValueRange dynamic) {
+  return tensor::EmptyOp::create(b, type.getShape(), type.getElementType(),
+                                 dynamic);
+}
+
+Value DecoderBuilder::add(Value x, Value y) {
+  Value init = empty(cast<RankedTensorType>(x.getType()), {batch, seq});
+  return linalg::AddOp::create(b, ValueRange{x, y}, ValueRange{init})
+      ->getResult(0);
+}
+
+Value DecoderBuilder::linear(Value x, Value w, Value bias, int64_t out) {
+  return LinearOp::create(b, act({out}), x, w, bias, WeightLayout::OutIn);
+}
+
+Value DecoderBuilder::rmsNorm(Value x, Value w, double eps) {
+  return RmsNormOp::create(b, x.getType(), x, w, llvm::APFloat(eps));
+}
+
+Value DecoderBuilder::positions() {
+  auto type = RankedTensorType::get({1, kDyn}, b.getI64Type());
+  Value init = empty(type, {seq});
+  AffineMap map = b.getMultiDimIdentityMap(2);
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, TypeRange{type}, ValueRange{}, ValueRange{init},
+      ArrayRef<AffineMap>{map}, iterators,
+      [](OpBuilder &nb, Location loc, ValueRange) {
+        Value i = linalg::IndexOp::create(nb, loc, 1);
+        Value p = arith::IndexCastOp::create(nb, loc, nb.getI64Type(), i);
+        linalg::YieldOp::create(nb, loc, p);
+      });
+  return generic->getResult(0);
+}
+
+Value DecoderBuilder::splitHeads(Value x, int64_t heads, int64_t d) {
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}};
+  SmallVector<OpFoldResult> shape = {batch, seq, b.getIndexAttr(heads),
+                                     b.getIndexAttr(d)};
+  return tensor::ExpandShapeOp::create(b, act({heads, d}), x, groups, shape);
+}
+
+Value DecoderBuilder::swap12(Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(2),
+                                type.getDimSize(1), type.getDimSize(3)};
+  SmallVector<Value> dynamic = {batch, seq};
+  Value init =
+      tensor::EmptyOp::create(b, shape, type.getElementType(), dynamic);
+  return linalg::TransposeOp::create(b, x, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      ->getResult(0);
+}
+
+Value DecoderBuilder::mergeHeads(Value x) {
+  Value bshd = swap12(x);
+  auto type = cast<RankedTensorType>(bshd.getType());
+  int64_t width = type.getDimSize(2) * type.getDimSize(3);
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}};
+  return tensor::CollapseShapeOp::create(b, act({width}), bshd, groups);
+}
+
+Value DecoderBuilder::rope(Value x, bool interleaved) {
+  const RopeScalingConfig &s = config.ropeScaling;
+  RopeScalingAttr scaling;
+  if (s.kind != RopeScalingConfig::Kind::None) {
+    RopeScalingKind kind;
+    switch (s.kind) {
+    case RopeScalingConfig::Kind::Linear:
+      kind = RopeScalingKind::Linear;
+      break;
+    case RopeScalingConfig::Kind::Dynamic:
+      kind = RopeScalingKind::Dynamic;
+      break;
+    case RopeScalingConfig::Kind::Yarn:
+      kind = RopeScalingKind::Yarn;
+      break;
+    default:
+      kind = RopeScalingKind::Llama3;
+      break;
+    }
+    scaling = RopeScalingAttr::get(b.getContext(), kind, s.factor,
+                                   s.originalMaxPosition, s.lowFreqFactor,
+                                   s.highFreqFactor, s.betaFast, s.betaSlow,
+                                   s.attentionFactor, s.truncate);
+  }
+  IntegerAttr rotaryDim;
+  int64_t d = cast<RankedTensorType>(x.getType()).getDimSize(3);
+  if (config.rotaryDim != d)
+    rotaryDim = b.getI64IntegerAttr(config.rotaryDim);
+  return RopeOp::create(b, x.getType(), x, pos,
+                        b.getF64FloatAttr(config.ropeTheta),
+                        interleaved ? b.getUnitAttr() : UnitAttr(), rotaryDim,
+                        scaling);
+}
+
+Value DecoderBuilder::swigluMLP(Value x, Value wg, Value bg, Value wu,
+                                Value bu, Value wd, Value bd, int64_t inter) {
+  Value gate = linear(x, wg, bg, inter);
+  Value up = linear(x, wu, bu, inter);
+  Value s = SwiGluOp::create(b, gate, up);
+  return linear(s, wd, bd, config.hiddenSize);
+}
+
+Value DecoderBuilder::build(Value ids) {
+  int64_t vocab = config.vocabSize, hidden = config.hiddenSize;
+  Value embed = weight("model.embed_tokens.weight", {vocab, hidden});
+  Value finalNorm = weight("model.norm.weight", {hidden});
+  Value head = config.tieWordEmbeddings
+                   ? embed
+                   : weight("lm_head.weight", {vocab, hidden});
+  if (failed())
+    return {};
+  batch = tensor::DimOp::create(b, ids, 0);
+  seq = tensor::DimOp::create(b, ids, 1);
+  pos = positions();
+  Value h = EmbeddingOp::create(b, act({hidden}), embed, ids);
+  for (int64_t i = 0; i < config.numLayers; ++i) {
+    h = layer(h, i);
+    if (failed())
+      return {};
+  }
+  return linear(rmsNorm(h, finalNorm), head, Value(), vocab);
+}
+
+OwningOpRef<ModuleOp> mnemo::buildForwardModule(
+    const ModelConfig &config, const SafetensorsCheckpoint &weights,
+    MLIRContext *context, std::string &error,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value)> body) {
+  context->loadDialect<arith::ArithDialect, func::FuncDialect,
+                       linalg::LinalgDialect, tensor::TensorDialect,
+                       MnemoDialect>();
+  Location loc = FileLineColLoc::get(context, weights.getPath(), 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  ImplicitLocOpBuilder b(loc, context);
+  b.setInsertionPointToEnd(module->getBody());
+
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  auto idsType = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  auto logitsType =
+      RankedTensorType::get({kDyn, kDyn, config.vocabSize}, b.getF32Type());
+  auto func = func::FuncOp::create(
+      b, "forward", b.getFunctionType({idsType}, {logitsType}));
+  func.setArgAttr(0, "mnemo.name", b.getStringAttr("input_ids"));
+  func.setResultAttr(0, "mnemo.name", b.getStringAttr("logits"));
+  b.setInsertionPointToStart(func.addEntryBlock());
+
+  Value logits = body(b, func.getArgument(0));
+  if (!logits)
+    return nullptr;
+  func::ReturnOp::create(b, logits);
+  return module;
+}

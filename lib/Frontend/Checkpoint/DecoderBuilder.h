@@ -1,0 +1,104 @@
+//===- DecoderBuilder.h - shared pieces of the decoder builders -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What every checkpoint decoder builder needs: weights read and checked by
+// name and shape, activations [B, S, ...] with dynamic B and S, the mnemo
+// and linalg ops a layer is made of, and the forward function around the
+// layers (embedding, final norm, LM head). An architecture derives from
+// DecoderBuilder and emits its layers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_LIB_FRONTEND_CHECKPOINT_DECODERBUILDER_H
+#define MNEMO_LIB_FRONTEND_CHECKPOINT_DECODERBUILDER_H
+
+#include "ModelConfig.h"
+#include "mnemo/Frontend/Checkpoint/Safetensors.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OwningOpRef.h"
+#include <optional>
+#include <vector>
+
+namespace mlir::mnemo {
+
+class DecoderBuilder {
+public:
+  DecoderBuilder(const ModelConfig &config,
+                 const SafetensorsCheckpoint &weights, ImplicitLocOpBuilder &b,
+                 std::string &error);
+  virtual ~DecoderBuilder() = default;
+
+  /// The logits [B, S, V] of `ids` [B, S]; null after an error.
+  Value build(Value ids);
+
+protected:
+  static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+  /// Decoder layer `i` applied to the hidden states `h` [B, S, hidden].
+  virtual Value layer(Value h, int64_t i) = 0;
+
+  bool failed() const { return !error.empty(); }
+  /// Tensor `name` as an f32 constant, checked to have `shape`; null (and
+  /// `error` set) if it is missing, mis-shaped or not a float tensor.
+  Value weight(const llvm::Twine &name, ArrayRef<int64_t> shape);
+  Value optionalBias(bool present, const llvm::Twine &name, int64_t size) {
+    return present ? weight(name, {size}) : Value();
+  }
+  /// The values of tensor `name` (checked as `weight` does), for weights the
+  /// builder rearranges before use.
+  std::optional<std::vector<float>> weightData(const llvm::Twine &name,
+                                               ArrayRef<int64_t> shape);
+  /// An f32 constant of `shape` holding `values`.
+  Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
+  /// Whether the checkpoint holds a tensor called `name`.
+  bool hasWeight(const llvm::Twine &name) const;
+
+  /// [B, S, tail...] f32.
+  RankedTensorType act(ArrayRef<int64_t> tail);
+  Value empty(RankedTensorType type, ValueRange dynamic);
+  Value add(Value x, Value y);
+  Value linear(Value x, Value w, Value bias, int64_t out);
+  Value rmsNorm(Value x, Value w) { return rmsNorm(x, w, config.rmsNormEps); }
+  Value rmsNorm(Value x, Value w, double eps);
+  /// [B, S, heads*d] -> [B, S, heads, d].
+  Value splitHeads(Value x, int64_t heads, int64_t d);
+  /// Swaps dims 1 and 2 of a rank-4 tensor: [B, S, H, D] <-> [B, H, S, D].
+  Value swap12(Value x);
+  /// [B, H, S, D] -> [B, S, H*D].
+  Value mergeHeads(Value x);
+  /// mnemo.rope at positions 0..S-1 with the config's theta and scaling.
+  Value rope(Value x, bool interleaved = false);
+  /// silu(x Wg^T) * (x Wu^T), projected by Wd^T (the SwiGLU MLP).
+  Value swigluMLP(Value x, Value wg, Value bg, Value wu, Value bu, Value wd,
+                  Value bd, int64_t inter);
+
+  const ModelConfig &config;
+  const SafetensorsCheckpoint &weights;
+  ImplicitLocOpBuilder &b;
+  std::string &error;
+  Type f32;
+  Value batch, seq, pos;
+
+private:
+  /// The tensor `name`, checked to exist and have `shape`.
+  const SafetensorsTensor *lookup(const llvm::Twine &name,
+                                  ArrayRef<int64_t> shape,
+                                  const SafetensorsFile **file);
+  Value positions();
+};
+
+/// A module with `@forward(input_ids) -> logits` whose body `builder`
+/// emits; null with `error` set when the builder fails.
+OwningOpRef<ModuleOp> buildForwardModule(
+    const ModelConfig &config, const SafetensorsCheckpoint &weights,
+    MLIRContext *context, std::string &error,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value ids)> body);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_LIB_FRONTEND_CHECKPOINT_DECODERBUILDER_H

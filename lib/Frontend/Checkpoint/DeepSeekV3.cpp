@@ -1,0 +1,305 @@
+//===- DeepSeekV3.cpp - DeepSeek-V3 decoder builder -------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits transformers' DeepseekV3ForCausalLM forward pass over `input_ids`
+// [B, S] at positions 0..S-1. Each layer is pre-norm multi-head latent
+// attention as one mnemo.mla_attention (its form left to
+// mnemo-select-mla-form) and an MLP: SwiGLU for the first
+// `first_k_dense_replace` layers, a mixture of experts after them.
+//
+// Attention: q = q_b(rmsnorm(q_a(x))) (or q_proj(x)), split per head into
+// q_nope and q_pe; [c_kv, k_pe] = kv_a_proj_with_mqa(x), c_kv normalized;
+// kv_b_proj holds W_UK and W_UV. The weights are split here, at import
+// time, into the operands the op takes. With `rope_interleave`,
+// transformers rotates the pairs (2i, 2i+1) and stores the results
+// de-interleaved (evens first); mnemo.rope's interleaved mode rotates the
+// same pairs by the same angles and keeps them in place. Queries and keys
+// are permuted alike, so every q_pe . k_pe, the only use of either, is the
+// same sum.
+//
+// Mixture of experts: computed densely. Every routed expert runs on every
+// token and its output is weighted by the router's weight for that token,
+// which is 0 for the experts the router did not select, so the sum equals
+// transformers' sparse dispatch. The experts' gate and up projections are
+// concatenated into one linear each and the weighted down projections into
+// one more, so a layer's routed experts are three mnemo.linear ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeepSeekV3.h"
+
+#include "DecoderBuilder.h"
+#include "MoERouting.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+
+/// Row indices `first + b*stride + j` for blocks b < blocks, j < count.
+SmallVector<int64_t> blockRows(int64_t blocks, int64_t stride, int64_t first,
+                               int64_t count) {
+  SmallVector<int64_t> rows;
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t j = 0; j < count; ++j)
+      rows.push_back(blk * stride + first + j);
+  return rows;
+}
+
+/// The listed rows of a row-major matrix with `cols` columns.
+std::vector<float> gatherRows(ArrayRef<float> data, int64_t cols,
+                              ArrayRef<int64_t> rows) {
+  std::vector<float> out;
+  out.reserve(rows.size() * cols);
+  for (int64_t r : rows)
+    out.insert(out.end(), data.begin() + r * cols,
+               data.begin() + (r + 1) * cols);
+  return out;
+}
+
+class DeepSeekBuilder final : public DecoderBuilder {
+public:
+  DeepSeekBuilder(const ModelConfig &config,
+                  const SafetensorsCheckpoint &weights,
+                  ImplicitLocOpBuilder &b, std::string &error)
+      : DecoderBuilder(config, weights, b, error), ds(*config.deepseek) {}
+
+private:
+  Value layer(Value h, int64_t i) override;
+  Value attention(Value x, const std::string &p);
+  Value moe(Value x, const std::string &p);
+  /// The rows of tensor `name` ([rows, cols]) in `rows`, as a constant of
+  /// `shape`.
+  Value rowsOf(const std::string &name, int64_t numRows, int64_t cols,
+               ArrayRef<int64_t> rows, ArrayRef<int64_t> shape);
+  /// [B, S, d] <-> [B, 1, S, d].
+  Value unitHeads(Value x, int64_t d);
+  Value dropUnitHeads(Value x, int64_t d);
+
+  const DeepSeekConfig &ds;
+};
+
+} // namespace
+
+Value DeepSeekBuilder::rowsOf(const std::string &name, int64_t numRows,
+                              int64_t cols, ArrayRef<int64_t> rows,
+                              ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> stored = {numRows};
+  if (cols != 1 || shape.size() != 1)
+    stored.push_back(cols);
+  std::optional<std::vector<float>> data = weightData(name, stored);
+  if (!data)
+    return {};
+  return constant(shape, gatherRows(*data, cols, rows));
+}
+
+Value DeepSeekBuilder::unitHeads(Value x, int64_t d) {
+  return swap12(splitHeads(x, 1, d));
+}
+
+Value DeepSeekBuilder::dropUnitHeads(Value x, int64_t d) {
+  SmallVector<ReassociationIndices> groups = {{0, 1}, {2}, {3}};
+  return tensor::CollapseShapeOp::create(b, act({d}), x, groups);
+}
+
+Value DeepSeekBuilder::attention(Value x, const std::string &p) {
+  int64_t hidden = config.hiddenSize, heads = config.numHeads;
+  int64_t dn = ds.nopeDim, dr = ds.ropeDim, dv = ds.valueDim;
+  int64_t r = ds.kvLoraRank, dq = dn + dr;
+  bool ab = config.attentionBias;
+  std::string a = p + "self_attn.";
+
+  // Queries, from the low-rank q_a/q_b pair or q_proj, split per head into
+  // the nope and rope rows.
+  std::string qName = a + (ds.qLoraRank ? "q_b_proj.weight" : "q_proj.weight");
+  int64_t qIn = ds.qLoraRank.value_or(hidden);
+  Value qSource = x;
+  if (ds.qLoraRank) {
+    Value wqa = weight(a + "q_a_proj.weight", {qIn, hidden});
+    Value bqa = optionalBias(ab, a + "q_a_proj.bias", qIn);
+    Value qaNorm = weight(a + "q_a_layernorm.weight", {qIn});
+    if (failed())
+      return {};
+    qSource = rmsNorm(linear(x, wqa, bqa, qIn), qaNorm, 1e-6);
+  }
+  Value wqNope = rowsOf(qName, heads * dq, qIn, blockRows(heads, dq, 0, dn),
+                        {heads * dn, qIn});
+  Value wqPe = rowsOf(qName, heads * dq, qIn, blockRows(heads, dq, dn, dr),
+                      {heads * dr, qIn});
+  // The latent and the shared rope key, from kv_a_proj_with_mqa's rows.
+  std::string kvA = a + "kv_a_proj_with_mqa.";
+  Value wc = rowsOf(kvA + "weight", r + dr, hidden, blockRows(1, 0, 0, r),
+                    {r, hidden});
+  Value wkPe = rowsOf(kvA + "weight", r + dr, hidden, blockRows(1, 0, r, dr),
+                      {dr, hidden});
+  Value bc, bkPe;
+  if (ab) {
+    bc = rowsOf(kvA + "bias", r + dr, 1, blockRows(1, 0, 0, r), {r});
+    bkPe = rowsOf(kvA + "bias", r + dr, 1, blockRows(1, 0, r, dr), {dr});
+  }
+  Value kvNorm = weight(a + "kv_a_layernorm.weight", {r});
+  // kv_b_proj viewed as [H, dn + dv, r]: W_UK then W_UV in each head.
+  std::string kvB = a + "kv_b_proj.weight";
+  int64_t kvRows = heads * (dn + dv);
+  Value wuk = rowsOf(kvB, kvRows, r, blockRows(heads, dn + dv, 0, dn),
+                     {heads, dn, r});
+  Value wuv = rowsOf(kvB, kvRows, r, blockRows(heads, dn + dv, dn, dv),
+                     {heads, dv, r});
+  Value wo = weight(a + "o_proj.weight", {hidden, heads * dv});
+  Value bo = optionalBias(config.outputBias, a + "o_proj.bias", hidden);
+  if (failed())
+    return {};
+
+  Value qNope = swap12(splitHeads(linear(qSource, wqNope, Value(), heads * dn),
+                                  heads, dn));
+  Value qPe = swap12(
+      splitHeads(linear(qSource, wqPe, Value(), heads * dr), heads, dr));
+  qPe = rope(qPe, ds.ropeInterleave);
+  Value c = rmsNorm(linear(x, wc, bc, r), kvNorm, 1e-6);
+  Value kPe = unitHeads(linear(x, wkPe, bkPe, dr), dr);
+  kPe = dropUnitHeads(rope(kPe, ds.ropeInterleave), dr);
+
+  FloatAttr scale;
+  if (std::abs(ds.softmaxScale * std::sqrt(double(dq)) - 1.0) > 1e-15)
+    scale = b.getF64FloatAttr(ds.softmaxScale);
+  auto type = RankedTensorType::get({kDyn, heads, kDyn, dv}, f32);
+  Value o = MLAAttentionOp::create(b, type, qNope, qPe, c, kPe, wuk, wuv,
+                                   /*q_offset=*/Value(), /*causal=*/true, scale,
+                                   MLAFormAttr());
+  return linear(mergeHeads(o), wo, bo, hidden);
+}
+
+Value DeepSeekBuilder::moe(Value x, const std::string &p) {
+  int64_t hidden = config.hiddenSize, e = ds.numExperts;
+  int64_t inter = ds.moeIntermediateSize, wide = e * inter;
+  std::string m = p + "mlp.";
+  Value gate = weight(m + "gate.weight", {e, hidden});
+  Value bias = weight(m + "gate.e_score_correction_bias", {e});
+
+  // All experts' gate and up rows stacked ([E*I, hidden]) and their down
+  // projections side by side ([hidden, E*I]).
+  std::vector<float> gates, ups, downs(hidden * wide);
+  auto addExpert = [&](int64_t i, ArrayRef<float> g, ArrayRef<float> u,
+                       ArrayRef<float> d) {
+    gates.insert(gates.end(), g.begin(), g.end());
+    ups.insert(ups.end(), u.begin(), u.end());
+    for (int64_t o = 0; o < hidden; ++o)
+      std::copy(d.begin() + o * inter, d.begin() + (o + 1) * inter,
+                downs.begin() + o * wide + i * inter);
+  };
+  if (hasWeight(m + "experts.gate_up_proj")) {
+    // transformers' fused layout: gate_up_proj [E, 2I, hidden] (gate rows
+    // first), down_proj [E, hidden, I].
+    auto gu = weightData(m + "experts.gate_up_proj", {e, 2 * inter, hidden});
+    auto dp = weightData(m + "experts.down_proj", {e, hidden, inter});
+    if (!gu || !dp)
+      return {};
+    ArrayRef<float> guRef(*gu), dpRef(*dp);
+    int64_t block = inter * hidden;
+    for (int64_t i = 0; i < e; ++i)
+      addExpert(i, guRef.slice(2 * i * block, block),
+                guRef.slice((2 * i + 1) * block, block),
+                dpRef.slice(i * block, block));
+  } else {
+    for (int64_t i = 0; i < e; ++i) {
+      std::string ex = m + "experts." + std::to_string(i) + ".";
+      auto g = weightData(ex + "gate_proj.weight", {inter, hidden});
+      auto u = weightData(ex + "up_proj.weight", {inter, hidden});
+      auto d = weightData(ex + "down_proj.weight", {hidden, inter});
+      if (!g || !u || !d)
+        return {};
+      addExpert(i, *g, *u, *d);
+    }
+  }
+  int64_t shared = inter * ds.sharedExperts;
+  Value sg, su, sd;
+  if (shared) {
+    std::string s = m + "shared_experts.";
+    sg = weight(s + "gate_proj.weight", {shared, hidden});
+    su = weight(s + "up_proj.weight", {shared, hidden});
+    sd = weight(s + "down_proj.weight", {hidden, shared});
+  }
+  if (failed())
+    return {};
+
+  Value logits = linear(x, gate, Value(), e);
+  Value w = buildExpertWeights(b, logits, bias, ds, batch, seq);
+  Value act = SwiGluOp::create(
+      b, linear(x, constant({wide, hidden}, gates), Value(), wide),
+      linear(x, constant({wide, hidden}, ups), Value(), wide));
+  // Each expert's activations scaled by its weight (0 when not selected):
+  // down_e(w_e h_e) = w_e down_e(h_e), summed by one linear.
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  AffineMap id = AffineMap::get(3, 0, {d0, d1, d2}, ctx);
+  AffineMap perExpert = AffineMap::get(3, 0, {d0, d1, d2.floorDiv(inter)}, ctx);
+  SmallVector<utils::IteratorType> par(3, utils::IteratorType::parallel);
+  Value weighted =
+      linalg::GenericOp::create(
+          b, TypeRange{act.getType()}, ValueRange{act, w},
+          ValueRange{empty(cast<RankedTensorType>(act.getType()),
+                           {batch, seq})},
+          ArrayRef<AffineMap>{id, perExpert, id}, par,
+          [](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MulFOp::create(nb, nl, args[0], args[1]).getResult());
+          })
+          ->getResult(0);
+  Value routed =
+      linear(weighted, constant({hidden, wide}, downs), Value(), hidden);
+  if (!shared)
+    return routed;
+  return add(routed, swigluMLP(x, sg, Value(), su, Value(), sd, Value(),
+                               shared));
+}
+
+Value DeepSeekBuilder::layer(Value h, int64_t i) {
+  std::string p = "model.layers." + std::to_string(i) + ".";
+  int64_t hidden = config.hiddenSize;
+  Value inNorm = weight(p + "input_layernorm.weight", {hidden});
+  Value postNorm = weight(p + "post_attention_layernorm.weight", {hidden});
+  if (failed())
+    return {};
+  Value a = attention(rmsNorm(h, inNorm), p);
+  if (failed())
+    return {};
+  Value r = add(h, a);
+  Value m = rmsNorm(r, postNorm);
+  Value mlp;
+  if (i >= ds.firstDenseLayers) {
+    mlp = moe(m, p);
+  } else {
+    int64_t inter = config.intermediateSize;
+    Value wg = weight(p + "mlp.gate_proj.weight", {inter, hidden});
+    Value wu = weight(p + "mlp.up_proj.weight", {inter, hidden});
+    Value wd = weight(p + "mlp.down_proj.weight", {hidden, inter});
+    if (failed())
+      return {};
+    mlp = swigluMLP(m, wg, Value(), wu, Value(), wd, Value(), inter);
+  }
+  if (failed())
+    return {};
+  return add(r, mlp);
+}
+
+OwningOpRef<ModuleOp>
+mnemo::buildDeepSeekV3(const ModelConfig &config,
+                       const SafetensorsCheckpoint &weights,
+                       MLIRContext *context, std::string &error) {
+  return buildForwardModule(
+      config, weights, context, error,
+      [&](ImplicitLocOpBuilder &b, Value ids) {
+        return DeepSeekBuilder(config, weights, b, error).build(ids);
+      });
+}
