@@ -62,6 +62,19 @@ if shutil.which("qemu-aarch64") and all(
                      "mnemo-runtime-load-test"]):
     config.available_features.add("aarch64-runtime")
 
+# ptxas (CUDA toolkit) validates emitted PTX; tests of that need the
+# `ptxas` feature and are UNSUPPORTED where it is missing.
+ptxas = shutil.which("ptxas") or next(
+    (p for p in [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"),
+                              "bin", "ptxas"), "/usr/local/cuda/bin/ptxas"]
+     if os.access(p, os.X_OK)), None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note("ptxas not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): "
+                    "PTX validation tests are UNSUPPORTED")
+
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
 tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf",
          "mnemo-fuzz-onnx", "mnemo-fuzz-safetensors"]

@@ -113,7 +113,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   report("tiling attention and decomposing");
   TilingOptions tiling;
   tiling.tileAttention = options.tileAttention;
-  tiling.tileLinear = options.tileLinear;
+  tiling.tileLinear = options.tileLinear && target->getInfo().tileLinear;
   tiling.mlaForm = options.mlaForm;
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
@@ -148,6 +148,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   static const std::pair<EmitStage, OutputKind> kinds[] = {
       {EmitStage::LLVM, OutputKind::LLVMIR},
       {EmitStage::Asm, OutputKind::Assembly},
+      {EmitStage::PTX, OutputKind::PTX},
       {EmitStage::Obj, OutputKind::Object},
       {EmitStage::Artifact, OutputKind::SharedObject}};
   OutputKind kind = OutputKind::SharedObject;

@@ -10,6 +10,7 @@
 #include "dialects/Mnemo/Transforms/Passes.h"
 #include "mnemo/Conversion/Passes.h"
 #include "mnemo/Target/CPU/Passes.h"
+#include "mnemo/Target/NVPTX/Passes.h"
 #include "mnemo/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -28,5 +29,6 @@ void mlir::mnemo::registerAllPasses() {
   registerMnemoPasses();
   registerConversionPasses();
   registerCPUPasses();
+  registerNVPTXPasses();
   registerPipelines();
 }

@@ -10,7 +10,7 @@
 // RUN: not mnemoc %t/empty.mlir -o %t.out 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: not mnemoc %t/ok.mlir -o %t.out --max-seq-len=0 2>&1 | FileCheck %s --check-prefix=MAX
 
-// TARGET: mnemoc: error: unknown target 'riscv' (expected host, x86_64, aarch64)
+// TARGET: mnemoc: error: unknown target 'riscv' (expected host, x86_64, aarch64, sm_80, sm_90a)
 // NOOUT: mnemoc: error: binary output needs -o FILE
 // MISSING: mnemoc: error: cannot open input file '{{.*}}missing.mlir': No such file or directory
 // SUFFIX: mnemoc: error: {{.*}}model.txt: unsupported input (this build reads .mlir and .onnx models and checkpoint directories)

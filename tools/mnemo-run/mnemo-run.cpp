@@ -6,16 +6,20 @@
 //
 //   mnemo-run OUT.mnemo --input NAME=FILE.npy ... [--output-dir DIR]
 //             [--repeat N] [--function NAME]
+//   mnemo-run MODEL.ptx --device=cuda --input NAME=FILE.npy ...
 //
 // Loads the artifact, binds each input from a .npy file, runs the function
 // N times, prints every output's name, dtype and shape and the median
 // latency of the runs, and writes the outputs to DIR/<name>.npy. Every
 // failure is one line, "mnemo-run: error: <file or tensor>: <reason>", and
-// a non-zero exit.
+// a non-zero exit. With --device=cuda the model is a PTX module from
+// `mnemoc --emit=ptx` (its launch plan in its header), run through the CUDA
+// driver; without a driver that is the error "no CUDA driver: ...".
 //
 //===----------------------------------------------------------------------===//
 
 #include "npy.h"
+#include "run_cuda.h"
 
 #include "mnemo/runtime.h"
 
@@ -33,7 +37,7 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
-    "[--output-dir DIR] [--repeat N] [--function NAME]";
+    "[--output-dir DIR] [--repeat N] [--function NAME] [--device cpu|cuda]";
 
 struct Options {
   const char *artifact = nullptr;
@@ -41,6 +45,7 @@ struct Options {
   std::string outputDir; // empty: do not write outputs
   long repeat = 1;
   std::string function; // empty: the first function
+  bool cuda = false;     // --device=cuda: the model is a PTX module
 };
 
 int fail(const std::string &subject, const std::string &reason) {
@@ -78,7 +83,8 @@ int parseArgs(int argc, char **argv, Options &options) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     } else if (flag == "--input" || flag == "--output-dir" ||
-               flag == "--repeat" || flag == "--function") {
+               flag == "--repeat" || flag == "--function" ||
+               flag == "--device") {
       if (i + 1 >= argc)
         return fail(flag, "expects a value");
       value = argv[++i];
@@ -94,6 +100,10 @@ int parseArgs(int argc, char **argv, Options &options) {
       options.outputDir = value;
     } else if (flag == "--function") {
       options.function = value;
+    } else if (flag == "--device") {
+      if (value != "cpu" && value != "cuda")
+        return fail("--device", "expected cpu or cuda, got '" + value + "'");
+      options.cuda = value == "cuda";
     } else if (flag == "--repeat") {
       char *end = nullptr;
       errno = 0;
@@ -324,5 +334,9 @@ int main(int argc, char **argv) {
   int rc = parseArgs(argc, argv, options);
   if (rc >= 0)
     return rc;
+  if (options.cuda)
+    return mnemo::run::runCuda(options.artifact, options.inputs,
+                               options.outputDir, options.repeat,
+                               options.function);
   return run(options);
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   mnemoc INPUT -o OUT.mnemo --target=host|aarch64 [--emit=STAGE]
+//   mnemoc INPUT -o OUT.mnemo --target=host|aarch64|sm_80|sm_90a [--emit=STAGE]
 //
 // INPUT is a .mlir or .onnx model or a Hugging Face checkpoint directory
 // (config.json + safetensors). Parses or imports the model, then hands it to the compiler library (lib/Compiler).
@@ -43,7 +43,7 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"));
 static cl::opt<std::string>
-    targetName("target", cl::desc("Target: host, x86_64 or aarch64"),
+    targetName("target", cl::desc("Target: host, x86_64, aarch64, sm_80 or sm_90a"),
                cl::init("host"));
 static cl::opt<mnemo::EmitStage> emit(
     "emit", cl::desc("Stop after a stage and write it"),
@@ -55,6 +55,8 @@ static cl::opt<mnemo::EmitStage> emit(
                           "after FlashAttention tiling and decomposition"),
                clEnumValN(mnemo::EmitStage::LLVM, "llvm", "LLVM IR"),
                clEnumValN(mnemo::EmitStage::Asm, "asm", "assembly"),
+               clEnumValN(mnemo::EmitStage::PTX, "ptx",
+                          "PTX of every kernel, one module (GPU targets)"),
                clEnumValN(mnemo::EmitStage::Obj, "obj", "relocatable object"),
                clEnumValN(mnemo::EmitStage::Artifact, "artifact",
                           "the .mnemo artifact (default)")));

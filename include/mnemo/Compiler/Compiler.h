@@ -19,7 +19,7 @@
 namespace mlir::mnemo {
 
 /// The stages `--emit=` can stop after, in pipeline order.
-enum class EmitStage { Mnemo, Fused, Tiled, LLVM, Asm, Obj, Artifact };
+enum class EmitStage { Mnemo, Fused, Tiled, LLVM, Asm, PTX, Obj, Artifact };
 
 struct CompileOptions {
   std::string target = "host";

@@ -28,17 +28,19 @@ struct TargetInfo {
   /// Default FlashAttention tile sizes (query rows, key/value rows).
   int64_t attentionBlockQ = 32;
   int64_t attentionBlockKV = 64;
+  /// Whether linear layers are cache-tiled (mnemo-tile-linear).
+  bool tileLinear = true;
 };
 
 /// What the serializer produces.
-enum class OutputKind { LLVMIR, Assembly, Object, SharedObject };
+enum class OutputKind { LLVMIR, Assembly, Object, SharedObject, PTX };
 
 /// A code generation target (one per ISA family).
 class TargetBackend {
 public:
   virtual ~TargetBackend() = default;
 
-  /// Name used on the command line ("host", "aarch64").
+  /// Name used on the command line ("host", "aarch64", "sm_90a").
   virtual llvm::StringRef getName() const = 0;
   /// Target triple, CPU and features the code is generated for.
   virtual std::string getTriple() const = 0;
@@ -56,7 +58,8 @@ public:
                                            OutputKind kind) const = 0;
 };
 
-/// The backend for `name` ("host", "aarch64", "x86_64"), or null.
+/// The backend for `name` ("host", "aarch64", "x86_64", "sm_80",
+/// "sm_90a"), or null.
 std::unique_ptr<TargetBackend> createTargetBackend(llvm::StringRef name);
 
 /// Names accepted by createTargetBackend, for help and diagnostics.

@@ -40,7 +40,7 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
 }
 
 std::unique_ptr<TargetBackend>
-mnemo::createTargetBackend(llvm::StringRef name) {
+mnemo::createCPUTargetBackend(llvm::StringRef name) {
   TargetInfo info;
   if (name == "host" || name == "x86_64") {
     if (name == "x86_64" || llvm::sys::getProcessTriple().find("x86_64") == 0) {
@@ -66,8 +66,4 @@ mnemo::createTargetBackend(llvm::StringRef name) {
     return std::make_unique<CPUTargetBackend>(
         "aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon", info);
   return nullptr;
-}
-
-std::vector<std::string> mnemo::getTargetBackendNames() {
-  return {"host", "x86_64", "aarch64"};
 }

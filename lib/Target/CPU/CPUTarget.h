@@ -31,6 +31,9 @@ private:
   TargetInfo info;
 };
 
+/// The backend for a CPU name ("host", "x86_64", "aarch64"), or null.
+std::unique_ptr<TargetBackend> createCPUTargetBackend(llvm::StringRef name);
+
 } // namespace mlir::mnemo
 
 #endif // MNEMO_LIB_TARGET_CPU_CPUTARGET_H

@@ -141,6 +141,9 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
 
 FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
                                                    OutputKind kind) const {
+  if (kind == OutputKind::PTX)
+    return module.emitError("target '")
+           << name << "' does not emit PTX (use --target=sm_80 or sm_90a)";
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(module, *this);
   if (!tm)
     return failure();

@@ -258,6 +258,44 @@ mnemo_status_t mnemo_session_get_output_by_name(mnemo_session_t *session,
                                                 const char *name,
                                                 mnemo_tensor_t *out_tensor);
 
+/*===------------------------------------------------------------------===*
+ * CUDA (experimental)
+ *
+ * Runs a PTX module written by `mnemoc --target=sm_80|sm_90a --emit=ptx`:
+ * its kernels and, in its `// mnemo.*` header, the launch plan of each
+ * function (docs/GPU.md). The CUDA driver is opened at run time
+ * (libcuda.so.1, or the library the environment variable MNEMO_CUDA_DRIVER
+ * names); without one, loading returns MNEMO_STATUS_UNAVAILABLE with a
+ * message starting "no CUDA driver". Static shapes only for now; the
+ * artifact will carry the PTX and its plans later.
+ *===------------------------------------------------------------------===*/
+
+typedef struct mnemo_cuda_program_s mnemo_cuda_program_t;
+
+/* Loads the PTX file at `path` for `function` (NULL: the first function of
+ * its plan) on device 0 and allocates its buffers. */
+mnemo_status_t mnemo_cuda_program_load_file(const char *path,
+                                            const char *function,
+                                            mnemo_cuda_program_t **out_program);
+void mnemo_cuda_program_free(mnemo_cuda_program_t *program);
+
+size_t mnemo_cuda_program_input_count(const mnemo_cuda_program_t *program);
+size_t mnemo_cuda_program_output_count(const mnemo_cuda_program_t *program);
+/* The signature's tensors (static: max_shape equals shape). */
+mnemo_status_t mnemo_cuda_program_input_info(const mnemo_cuda_program_t *program,
+                                             size_t index,
+                                             mnemo_tensor_info_t *out_info);
+mnemo_status_t mnemo_cuda_program_output_info(
+    const mnemo_cuda_program_t *program, size_t index,
+    mnemo_tensor_info_t *out_info);
+
+/* Runs the function: inputs[i] holds input i (row-major, its signature's
+ * dtype and shape), outputs[i] receives output i. Returns after the device
+ * has finished. */
+mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *program,
+                                      const void *const *inputs,
+                                      void *const *outputs);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,82 @@
+//===- LaunchPlan.h - what the host does to run GPU kernels -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// After kernel outlining, a public function is a list of buffers and kernel
+// launches. This is that list, in the form the runtime's CUDA executor
+// consumes (docs/GPU.md describes it and its text form).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_TARGET_NVPTX_LAUNCHPLAN_H
+#define MNEMO_TARGET_NVPTX_LAUNCHPLAN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+#include <array>
+#include <string>
+#include <vector>
+
+namespace mlir::mnemo {
+
+/// A value that is known when compiling, or computed from dynamic dims at
+/// run time (not serialized yet).
+inline constexpr int64_t kDynamicValue = -1;
+
+struct GpuBuffer {
+  enum class Kind { Input, Temporary, Weight };
+  Kind kind = Kind::Temporary;
+  /// Input: argument index. Weight: the global's name.
+  int64_t input = -1;
+  std::string weight;
+  /// Size in bytes, or kDynamicValue.
+  int64_t bytes = kDynamicValue;
+};
+
+struct GpuArgument {
+  enum class Kind { Buffer, Scalar };
+  Kind kind = Kind::Buffer;
+  /// Buffer: index into GpuFunctionPlan::buffers; the kernel gets the
+  /// buffer's base address (offsets are compiled into the kernel).
+  int64_t buffer = -1;
+  /// Scalar: its type ("i64", "i32", "f32") and value, or kDynamicValue.
+  std::string type;
+  int64_t value = kDynamicValue;
+};
+
+struct GpuLaunch {
+  std::string kernel;
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::vector<GpuArgument> args;
+};
+
+/// A tensor of the function's signature; dynamic dims are kDynamicValue.
+struct GpuTensor {
+  std::string name;
+  /// The runtime's dtype name ("f32", "i64", ...).
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+struct GpuFunctionPlan {
+  std::string name;
+  std::vector<GpuTensor> inputs, outputs;
+  std::vector<GpuBuffer> buffers;
+  std::vector<GpuLaunch> launches;
+  /// Buffer index of each result.
+  std::vector<int64_t> outputBuffers;
+};
+
+/// Reads the plans of the public functions of a module whose kernels are
+/// outlined into gpu.launch_func. Fails on host work that is not a launch.
+FailureOr<std::vector<GpuFunctionPlan>> buildLaunchPlans(ModuleOp module);
+
+/// Writes a plan as `// mnemo.*` comment lines (the header of --emit=ptx).
+void printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_TARGET_NVPTX_LAUNCHPLAN_H

@@ -1,0 +1,110 @@
+//===- Passes.td - NVPTX code generation passes ------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_TARGET_NVPTX_PASSES
+#define MNEMO_TARGET_NVPTX_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def HoistTileBuffersPass
+    : Pass<"mnemo-gpu-hoist-tile-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Moves the buffers of a tile out of its scf.forall";
+  let description = [{
+    A buffer allocated inside an `scf.forall` (the temporaries of one
+    FlashAttention tile) would be a device-side malloc per thread once the
+    loop is a kernel. Each such `memref.alloc` of static shape becomes one
+    byte buffer in front of the loop, with one slot per iteration, and
+    inside the loop a `memref.view` of the iteration's slot (same type, so
+    no use changes). The slot of a tile is its linearized iteration index.
+    Buffers allocated inside a sequential loop of the tile are reused by
+    every iteration, which is what bufferization produces: such buffers
+    never live across iterations.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def LaunchLoopsPass : Pass<"mnemo-gpu-launch-loops", "::mlir::func::FuncOp"> {
+  let summary = "Turns outermost parallel loops into gpu.launch";
+  let description = [{
+    Each outermost loop of a function becomes one `gpu.launch`:
+    - an `scf.forall` (a tile loop) runs one thread block per iteration;
+      inside it, every `scf.parallel` at block level is spread over the
+      block's threads (a block-stride loop over its linearized iteration
+      space) between two `gpu.barrier`s, writes at block level that are
+      not loops are done by thread 0, and ops without effects are computed
+      by every thread;
+    - an `scf.parallel` (an elementwise or row-wise loop nest) runs one
+      thread per iteration of its linearized space, guarded by its size.
+    Parallel loops nested in the work of one thread run sequentially.
+  }];
+  let options = [
+    Option<"blockThreads", "block-threads", "int64_t", "128",
+           "Threads per block of a tile loop">,
+    Option<"elementThreads", "element-threads", "int64_t", "256",
+           "Threads per block of an elementwise loop">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def SplitKernelMemRefsPass
+    : Pass<"mnemo-gpu-split-kernel-memrefs", "::mlir::func::FuncOp"> {
+  let summary = "Passes dynamic memrefs into kernels as base + metadata";
+  let description = [{
+    Kernels take bare pointers, which needs buffers of static shape and
+    layout. A memref with a dynamic size, stride or offset that a
+    `gpu.launch` uses from outside is split on the host with
+    `memref.extract_strided_metadata` and rebuilt at the top of the launch
+    with `memref.reinterpret_cast`: the kernel receives the base pointer and
+    the dynamic sizes, strides and offset as index operands.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def SinkConstantGlobalsPass
+    : Pass<"mnemo-gpu-sink-constant-globals", "::mlir::func::FuncOp"> {
+  let summary = "Moves constant globals that kernels read into the kernels";
+  let description = [{
+    A `memref.get_global` of a constant global that a `gpu.launch` uses from
+    outside is cloned into the launch, so the constant becomes device data
+    of the kernel module (`mnemo-gpu-merge-kernel-modules` copies the
+    global) instead of a buffer the host must provide. Weights that the
+    artifact stores are function arguments by then and are not affected.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MathToIntrinsicsPass : Pass<"mnemo-gpu-math-to-intrinsics"> {
+  let summary = "Rewrites f32 math ops as LLVM intrinsics the NVPTX back-end has";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers math ops to libdevice calls, which makes
+    the PTX depend on a CUDA toolkit found at compile time. After
+    `mnemo-cpu-approximate-math` has replaced the transcendental functions
+    with polynomials, what remains (sqrt, rsqrt, floor, ceil, trunc,
+    roundeven, absf, copysign, fma on f32) becomes `llvm.call_intrinsic` of
+    the LLVM intrinsic, which the NVPTX back-end implements with one PTX
+    instruction (sqrt.rn, cvt.rmi, abs, fma.rn, ...).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MergeKernelModulesPass
+    : Pass<"mnemo-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per launch. The artifact
+    stores one PTX module per model, so all kernels move into
+    `gpu.module @mnemo_kernels` (renamed where names clash) and every
+    `gpu.launch_func` is updated. The `memref.global`s the kernels read are
+    copied into that module.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // MNEMO_TARGET_NVPTX_PASSES

@@ -1,0 +1,248 @@
+//===- LaunchPlan.cpp - buffers and launches of a GPU function --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Target/NVPTX/LaunchPlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+
+int64_t constantOr(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return kDynamicValue;
+}
+
+int64_t bytesOf(MemRefType type) {
+  if (!type.hasStaticShape())
+    return kDynamicValue;
+  return (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8;
+}
+
+class PlanBuilder {
+public:
+  explicit PlanBuilder(GpuFunctionPlan &plan) : plan(plan) {}
+
+  /// The buffer a memref value lives in.
+  FailureOr<int64_t> bufferOf(Value value) {
+    while (true) {
+      if (auto it = ids.find(value); it != ids.end())
+        return it->second;
+      if (auto meta = value.getDefiningOp<memref::ExtractStridedMetadataOp>()) {
+        value = meta.getSource();
+        continue;
+      }
+      if (auto view = value.getDefiningOp<ViewLikeOpInterface>();
+          view && !isa<memref::ViewOp>(view)) {
+        value = view.getViewSource();
+        continue;
+      }
+      break;
+    }
+    GpuBuffer buffer;
+    auto type = cast<MemRefType>(value.getType());
+    buffer.bytes = bytesOf(type);
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      buffer.kind = GpuBuffer::Kind::Input;
+      buffer.input = arg.getArgNumber();
+    } else if (auto global = value.getDefiningOp<memref::GetGlobalOp>()) {
+      buffer.kind = GpuBuffer::Kind::Weight;
+      buffer.weight = global.getName().str();
+    } else if (auto alloc = value.getDefiningOp<memref::AllocOp>()) {
+      buffer.kind = GpuBuffer::Kind::Temporary;
+    } else {
+      return emitError(value.getLoc(), "buffer of a kernel argument is not an "
+                                       "input, weight or allocation");
+    }
+    plan.buffers.push_back(buffer);
+    return ids[value] = plan.buffers.size() - 1;
+  }
+
+  LogicalResult addLaunch(gpu::LaunchFuncOp op) {
+    GpuLaunch launch;
+    launch.kernel = op.getKernelName().str();
+    gpu::KernelDim3 grid = op.getGridSizeOperandValues();
+    gpu::KernelDim3 block = op.getBlockSizeOperandValues();
+    launch.grid = {constantOr(grid.x), constantOr(grid.y), constantOr(grid.z)};
+    launch.block = {constantOr(block.x), constantOr(block.y),
+                    constantOr(block.z)};
+    if (Value shared = op.getDynamicSharedMemorySize())
+      launch.sharedBytes = constantOr(shared);
+    for (Value operand : op.getKernelOperands()) {
+      GpuArgument arg;
+      if (isa<MemRefType>(operand.getType())) {
+        FailureOr<int64_t> id = bufferOf(operand);
+        if (failed(id))
+          return failure();
+        arg.buffer = *id;
+      } else {
+        Type type = operand.getType();
+        arg.kind = GpuArgument::Kind::Scalar;
+        arg.type = type.isIndex() ? "i64"
+                   : type.isF32() ? "f32"
+                   : type.isInteger(32) ? "i32"
+                   : type.isInteger(64) ? "i64"
+                                        : "";
+        if (arg.type.empty())
+          return op.emitOpError("kernel argument of type ")
+                 << type << " has no launch-plan form";
+        if (!type.isF32())
+          arg.value = constantOr(operand);
+        else {
+          FloatAttr f;
+          arg.value = matchPattern(operand, m_Constant(&f))
+                          ? static_cast<int64_t>(llvm::bit_cast<uint32_t>(
+                                f.getValue().convertToFloat()))
+                          : kDynamicValue;
+        }
+      }
+      launch.args.push_back(arg);
+    }
+    plan.launches.push_back(std::move(launch));
+    return success();
+  }
+
+private:
+  GpuFunctionPlan &plan;
+  DenseMap<Value, int64_t> ids;
+};
+
+/// The runtime's name of an element type, or "".
+std::string dtypeName(Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(64)) return "i64";
+  if (t.isInteger(32)) return "i32";
+  if (t.isInteger(8)) return t.isUnsignedInteger() ? "u8" : "i8";
+  if (t.isInteger(1)) return "bool";
+  return "";
+}
+
+LogicalResult signature(func::FuncOp func, TypeRange types, bool results,
+                        std::vector<GpuTensor> &out) {
+  for (auto [i, type] : llvm::enumerate(types)) {
+    auto memref = dyn_cast<MemRefType>(type);
+    DictionaryAttr attrs =
+        results ? func.getResultAttrDict(i) : func.getArgAttrDict(i);
+    auto name = attrs ? attrs.getAs<StringAttr>("mnemo.name") : StringAttr();
+    GpuTensor t;
+    t.name = name ? name.str()
+                  : (results ? "output" : "input") + std::to_string(i);
+    t.dtype = memref ? dtypeName(memref.getElementType()) : "";
+    if (t.dtype.empty())
+      return func.emitOpError("signature type ")
+             << type << " has no launch-plan form";
+    for (int64_t d : memref.getShape())
+      t.shape.push_back(ShapedType::isDynamic(d) ? kDynamicValue : d);
+    out.push_back(std::move(t));
+  }
+  return success();
+}
+
+LogicalResult buildPlan(func::FuncOp func, GpuFunctionPlan &plan) {
+  plan.name = func.getName().str();
+  if (failed(signature(func, func.getArgumentTypes(), false, plan.inputs)) ||
+      failed(signature(func, func.getResultTypes(), true, plan.outputs)))
+    return failure();
+  PlanBuilder builder(plan);
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
+      return failed(builder.addLaunch(launch)) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands()) {
+        FailureOr<int64_t> id = builder.bufferOf(v);
+        if (failed(id))
+          return WalkResult::interrupt();
+        plan.outputBuffers.push_back(*id);
+      }
+      return WalkResult::advance();
+    }
+    if (op == func.getOperation() || isMemoryEffectFree(op) ||
+        isa<memref::AllocOp, memref::DeallocOp, memref::GetGlobalOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("runs on the host between kernels; a GPU launch plan "
+                    "cannot hold it");
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+} // namespace
+
+FailureOr<std::vector<GpuFunctionPlan>>
+mnemo::buildLaunchPlans(ModuleOp module) {
+  std::vector<GpuFunctionPlan> plans;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    plans.emplace_back();
+    if (failed(buildPlan(func, plans.back())))
+      return failure();
+  }
+  return plans;
+}
+
+void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) {
+  auto value = [](int64_t v) {
+    return v == kDynamicValue ? std::string("?") : std::to_string(v);
+  };
+  auto tensor = [&](const GpuTensor &t) {
+    os << " " << t.name << " " << t.dtype << " ";
+    for (auto [i, d] : llvm::enumerate(t.shape))
+      os << (i ? "x" : "") << value(d);
+  };
+  os << "// mnemo.function " << plan.name << "\n";
+  for (auto [i, t] : llvm::enumerate(plan.inputs)) {
+    os << "// mnemo.input " << i;
+    tensor(t);
+    os << "\n";
+  }
+  for (auto [i, b] : llvm::enumerate(plan.buffers)) {
+    os << "// mnemo.buffer " << i << " ";
+    switch (b.kind) {
+    case GpuBuffer::Kind::Input:
+      os << "input " << b.input;
+      break;
+    case GpuBuffer::Kind::Weight:
+      os << "weight " << b.weight;
+      break;
+    case GpuBuffer::Kind::Temporary:
+      os << "temporary";
+      break;
+    }
+    os << " bytes " << value(b.bytes) << "\n";
+  }
+  for (const GpuLaunch &l : plan.launches) {
+    os << "// mnemo.launch " << l.kernel << " grid " << value(l.grid[0]) << " "
+       << value(l.grid[1]) << " " << value(l.grid[2]) << " block "
+       << value(l.block[0]) << " " << value(l.block[1]) << " "
+       << value(l.block[2]) << " shared " << value(l.sharedBytes) << " args";
+    for (const GpuArgument &a : l.args) {
+      if (a.kind == GpuArgument::Kind::Buffer)
+        os << " buffer:" << a.buffer;
+      else
+        os << " " << a.type << ":" << value(a.value);
+    }
+    os << "\n";
+  }
+  for (auto [i, b] : llvm::enumerate(plan.outputBuffers)) {
+    os << "// mnemo.output " << i << " buffer " << b;
+    tensor(plan.outputs[i]);
+    os << "\n";
+  }
+}

@@ -1,0 +1,133 @@
+//===- NVPTXTarget.cpp - NVIDIA GPU code generation -------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Tiled tensor IR is bufferized and its loops become kernels; the kernels
+// are lowered through NVVM and LLVM's NVPTX back-end to PTX text. What stays
+// on the host (buffers and launches) is read into a launch plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVPTXTarget.h"
+
+#include "mnemo/Target/CPU/Passes.h"
+#include "mnemo/Target/NVPTX/LaunchPlan.h"
+#include "mnemo/Target/NVPTX/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
+                                       TargetInfo info)
+    : chip(std::move(chip)), features(std::move(features)), info(info) {}
+
+void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
+  // Buffers are not freed: the launch plan owns every buffer's lifetime.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createLowerCopiesPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createHoistTileBuffersPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createLaunchLoopsPass());
+  // Launch sizes and loop bounds fold to constants before outlining, so
+  // kernels get them as constants instead of arguments.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addNestedPass<func::FuncOp>(createSinkConstantGlobalsPass());
+  // After canonicalization, which would fold the split back.
+  pm.addNestedPass<func::FuncOp>(createSplitKernelMemRefsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeKernelModulesPass());
+  pm.addPass(createCanonicalizerPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = chip;
+  target.features = features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Polynomials instead of libdevice calls: the PTX must not depend on a
+  // CUDA toolkit being found at compile time.
+  kernels.addPass(createApproximateMathPass());
+  // What is left (floor, fma, sqrt, ...) maps to LLVM intrinsics that the
+  // NVPTX back-end implements natively.
+  kernels.addPass(createMathToIntrinsicsPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
+FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
+                                                     OutputKind kind) const {
+  if (kind != OutputKind::PTX && kind != OutputKind::Assembly)
+    return module.emitError("target ")
+           << chip << " writes PTX only so far (--emit=ptx)";
+  FailureOr<std::vector<GpuFunctionPlan>> plans = buildLaunchPlans(module);
+  if (failed(plans))
+    return failure();
+
+  DialectRegistry registry;
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  PassManager pm(module.getContext());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (failed(pm.run(module)))
+    return failure();
+
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "// Kernels of a Mnemo model for " << chip << ".\n";
+  for (const GpuFunctionPlan &plan : *plans)
+    printLaunchPlan(plan, os);
+  for (auto binaryOp : module.getOps<gpu::BinaryOp>())
+    for (Attribute object : binaryOp.getObjects())
+      os << cast<gpu::ObjectAttr>(object).getObject().getValue();
+  return out;
+}
+
+std::unique_ptr<TargetBackend>
+mnemo::createNVPTXTargetBackend(llvm::StringRef name) {
+  if (name != "sm_80" && name != "sm_90a")
+    return nullptr;
+  TargetInfo info;
+  info.vectorBits = 128;
+  // Linear layers run one thread per output element; the CPU's cache
+  // tiling would put dynamically sized buffers into its tiles.
+  info.tileLinear = false;
+  return std::make_unique<NVPTXTargetBackend>(name.str(), "+ptx80", info);
+}

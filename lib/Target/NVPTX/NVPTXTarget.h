@@ -1,0 +1,45 @@
+//===- NVPTXTarget.h - NVIDIA GPU code generation ---------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_LIB_TARGET_NVPTX_NVPTXTARGET_H
+#define MNEMO_LIB_TARGET_NVPTX_NVPTXTARGET_H
+
+#include "mnemo/Target/TargetBackend.h"
+
+namespace mlir::mnemo {
+
+class NVPTXTargetBackend final : public TargetBackend {
+public:
+  /// `chip` is an sm_* name, `features` the PTX version (+ptx80).
+  NVPTXTargetBackend(std::string chip, std::string features, TargetInfo info);
+
+  llvm::StringRef getName() const override { return chip; }
+  std::string getTriple() const override { return "nvptx64-nvidia-cuda"; }
+  std::string getCPU() const override { return chip; }
+  std::string getFeatures() const override { return features; }
+  const TargetInfo &getInfo() const override { return info; }
+
+  /// Bufferizes, turns loops into kernels (one thread block per attention
+  /// tile, one thread per element elsewhere), outlines them into one
+  /// gpu.module and lowers that to NVVM. Host functions keep only buffers
+  /// and gpu.launch_func.
+  void buildCodegenPipeline(OpPassManager &pm) const override;
+  /// PTX (OutputKind::PTX or Assembly): the launch plans as comments, then
+  /// the module of all kernels.
+  FailureOr<std::string> serialize(ModuleOp module,
+                                   OutputKind kind) const override;
+
+private:
+  std::string chip, features;
+  TargetInfo info;
+};
+
+/// The backend for an sm_* name this build supports, or null.
+std::unique_ptr<TargetBackend> createNVPTXTargetBackend(llvm::StringRef name);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_LIB_TARGET_NVPTX_NVPTXTARGET_H

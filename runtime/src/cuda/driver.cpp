@@ -1,0 +1,100 @@
+//===- driver.cpp - the CUDA driver API, loaded at run time -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/driver.h"
+
+#include "status.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+
+using namespace mnemo::rt;
+using namespace mnemo::rt::cuda;
+
+namespace {
+
+struct Loaded {
+  Driver driver;
+  mnemo_status_t error = nullptr; // kept for every later caller
+};
+
+template <typename F>
+bool lookup(void *library, const char *name, F &fn) {
+  fn = reinterpret_cast<F>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+mnemo_status_t load(Driver &d) {
+  const char *path = std::getenv("MNEMO_CUDA_DRIVER");
+  if (!path || !*path)
+    path = "libcuda.so.1";
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE, "no CUDA driver: %s",
+                      why ? why : path);
+  }
+  // The _v2 names are the driver API's current 64-bit entry points.
+  bool ok = lookup(library, "cuInit", d.init) &&
+            lookup(library, "cuDeviceGet", d.deviceGet) &&
+            lookup(library, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain) &&
+            lookup(library, "cuCtxSetCurrent", d.ctxSetCurrent) &&
+            lookup(library, "cuCtxSynchronize", d.ctxSynchronize) &&
+            lookup(library, "cuModuleLoadData", d.moduleLoadData) &&
+            lookup(library, "cuModuleUnload", d.moduleUnload) &&
+            lookup(library, "cuModuleGetFunction", d.moduleGetFunction) &&
+            lookup(library, "cuMemAlloc_v2", d.memAlloc) &&
+            lookup(library, "cuMemFree_v2", d.memFree) &&
+            lookup(library, "cuMemcpyHtoD_v2", d.memcpyHtoD) &&
+            lookup(library, "cuMemcpyDtoH_v2", d.memcpyDtoH) &&
+            lookup(library, "cuMemsetD8_v2", d.memsetD8) &&
+            lookup(library, "cuLaunchKernel", d.launchKernel) &&
+            lookup(library, "cuGetErrorString", d.getErrorString);
+  if (!ok)
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                      "no CUDA driver: %s lacks the driver API entry points",
+                      path);
+  CUdevice device = 0;
+  CUresult r = d.init(0);
+  if (r == 0)
+    r = d.deviceGet(&device, 0);
+  if (r != 0)
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                      "no CUDA device: the driver's initialization failed "
+                      "(error %d)",
+                      r);
+  if ((r = d.primaryCtxRetain(&d.context, device)) != 0)
+    return driverError(d, r, "CUDA device 0", "cuDevicePrimaryCtxRetain");
+  return nullptr;
+}
+
+} // namespace
+
+mnemo_status_t mnemo::rt::cuda::getDriver(const Driver **out) {
+  static Loaded loaded;
+  static std::once_flag once;
+  std::call_once(once, [] { loaded.error = load(loaded.driver); });
+  *out = nullptr;
+  if (loaded.error)
+    return makeStatus(mnemo_status_code(loaded.error), "%s",
+                      mnemo_status_message(loaded.error));
+  CUresult r = loaded.driver.ctxSetCurrent(loaded.driver.context);
+  if (r != 0)
+    return driverError(loaded.driver, r, "CUDA device 0", "cuCtxSetCurrent");
+  *out = &loaded.driver;
+  return nullptr;
+}
+
+mnemo_status_t mnemo::rt::cuda::driverError(const Driver &driver,
+                                             CUresult result, const char *what,
+                                             const char *call) {
+  const char *text = nullptr;
+  if (driver.getErrorString(result, &text) != 0 || !text)
+    text = "unknown error";
+  return makeStatus(MNEMO_STATUS_INTERNAL, "%s: %s failed: %s (error %d)",
+                    what, call, text, result);
+}

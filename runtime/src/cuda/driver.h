@@ -1,0 +1,68 @@
+//===- driver.h - the CUDA driver API, loaded at run time -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The runtime builds and runs without CUDA: the driver library is opened
+// with dlopen on first use, and only the few entry points the executor
+// needs are looked up. Declarations follow the driver API's C ABI (cuda.h);
+// no CUDA header is needed to build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_RUNTIME_CUDA_DRIVER_H
+#define MNEMO_RUNTIME_CUDA_DRIVER_H
+
+#include "mnemo/runtime.h"
+
+#include <cstddef>
+
+namespace mnemo::rt::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+struct Driver {
+  CUresult (*init)(unsigned flags);
+  CUresult (*deviceGet)(CUdevice *device, int ordinal);
+  CUresult (*primaryCtxRetain)(CUcontext *ctx, CUdevice device);
+  CUresult (*ctxSetCurrent)(CUcontext ctx);
+  CUresult (*ctxSynchronize)();
+  CUresult (*moduleLoadData)(CUmodule *module, const void *image);
+  CUresult (*moduleUnload)(CUmodule module);
+  CUresult (*moduleGetFunction)(CUfunction *fn, CUmodule module,
+                                const char *name);
+  CUresult (*memAlloc)(CUdeviceptr *ptr, size_t bytes);
+  CUresult (*memFree)(CUdeviceptr ptr);
+  CUresult (*memcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+  CUresult (*memcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+  CUresult (*memsetD8)(CUdeviceptr dst, unsigned char value, size_t bytes);
+  CUresult (*launchKernel)(CUfunction fn, unsigned gridX, unsigned gridY,
+                           unsigned gridZ, unsigned blockX, unsigned blockY,
+                           unsigned blockZ, unsigned sharedBytes,
+                           CUstream stream, void **params, void **extra);
+  CUresult (*getErrorString)(CUresult result, const char **text);
+  /// The primary context of device 0, current on the calling thread after
+  /// getDriver.
+  CUcontext context = nullptr;
+};
+
+/// The driver, loaded and initialized once per process (device 0's primary
+/// context). The library is libcuda.so.1, or the path in the environment
+/// variable MNEMO_CUDA_DRIVER. Without it: MNEMO_STATUS_UNAVAILABLE, "no
+/// CUDA driver: ...".
+mnemo_status_t getDriver(const Driver **out);
+
+/// An error status for a failed driver call: "<what>: <call> failed: <text>".
+mnemo_status_t driverError(const Driver &driver, CUresult result,
+                           const char *what, const char *call);
+
+} // namespace mnemo::rt::cuda
+
+#endif // MNEMO_RUNTIME_CUDA_DRIVER_H

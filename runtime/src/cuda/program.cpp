@@ -1,0 +1,220 @@
+//===- program.cpp - runs a PTX module's launch plan ------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The C API's mnemo_cuda_program_*: loads the PTX with cuModuleLoadData,
+// allocates the plan's buffers once, and per run copies the inputs in,
+// launches every kernel of the plan in order with its recorded grid, block
+// and arguments, and copies the outputs out. The runtime does no arithmetic
+// of its own: every kernel comes from the compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/driver.h"
+#include "cuda/ptx_plan.h"
+
+#include "status.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+
+using namespace mnemo::rt;
+using namespace mnemo::rt::cuda;
+
+struct mnemo_cuda_program_s {
+  const Driver *driver = nullptr;
+  std::string path;
+  PlanFunction plan;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> kernels;   // per launch
+  std::vector<CUdeviceptr> buffers;  // per plan buffer (inputs too)
+
+  ~mnemo_cuda_program_s() {
+    if (!driver)
+      return;
+    for (CUdeviceptr b : buffers)
+      if (b)
+        driver->memFree(b);
+    if (module)
+      driver->moduleUnload(module);
+  }
+};
+
+namespace {
+
+mnemo_status_t readFile(const char *path, std::string &out) {
+  std::FILE *f = std::fopen(path, "rb");
+  if (!f)
+    return makeStatus(MNEMO_STATUS_NOT_FOUND, "%s: cannot open: %s", path,
+                      std::strerror(errno));
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    out.append(chunk, n);
+  bool error = std::ferror(f);
+  std::fclose(f);
+  if (error)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: read error", path);
+  return nullptr;
+}
+
+mnemo_status_t load(const char *path, const char *function,
+                    mnemo_cuda_program_s &p) {
+  std::string text;
+  MNEMO_RETURN_IF_ERROR(readFile(path, text));
+  std::vector<PlanFunction> plans;
+  MNEMO_RETURN_IF_ERROR(parsePtxPlans(path, text, plans));
+  size_t chosen = 0;
+  if (function) {
+    chosen = plans.size();
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (plans[i].name == function)
+        chosen = i;
+    if (chosen == plans.size())
+      return makeStatus(MNEMO_STATUS_NOT_FOUND, "%s: no function '%s'", path,
+                        function);
+  }
+  p.plan = std::move(plans[chosen]);
+  p.path = path;
+  if (!p.plan.unsupported.empty())
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s",
+                      p.plan.unsupported.c_str());
+  MNEMO_RETURN_IF_ERROR(getDriver(&p.driver));
+  const Driver &d = *p.driver;
+  CUresult r = d.moduleLoadData(&p.module, text.c_str());
+  if (r != 0)
+    return driverError(d, r, path, "cuModuleLoadData");
+  for (const PlanLaunch &l : p.plan.launches) {
+    CUfunction fn = nullptr;
+    if ((r = d.moduleGetFunction(&fn, p.module, l.kernel.c_str())) != 0)
+      return driverError(d, r, (p.path + ": " + l.kernel).c_str(),
+                         "cuModuleGetFunction");
+    p.kernels.push_back(fn);
+  }
+  for (const PlanBuffer &b : p.plan.buffers) {
+    CUdeviceptr ptr = 0;
+    if ((r = d.memAlloc(&ptr, b.bytes ? b.bytes : 1)) != 0)
+      return driverError(d, r, path, "cuMemAlloc");
+    p.buffers.push_back(ptr);
+  }
+  return nullptr;
+}
+
+mnemo_status_t info(const mnemo_cuda_program_t *p, bool input, size_t index,
+                    mnemo_tensor_info_t *out) {
+  const auto &list = input ? p->plan.inputs : p->plan.outputs;
+  if (index >= list.size())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND, "%s: no %s %zu", p->path.c_str(),
+                      input ? "input" : "output", index);
+  const PlanTensor &t = list[index];
+  out->name = t.name.c_str();
+  out->dtype = t.dtype;
+  out->rank = t.shape.size();
+  out->shape = t.shape.data();
+  out->max_shape = t.shape.data();
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+mnemo_status_t mnemo_cuda_program_load_file(const char *path,
+                                            const char *function,
+                                            mnemo_cuda_program_t **out) {
+  if (!out || !path)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_cuda_program_load_file: null argument");
+  *out = nullptr;
+  std::unique_ptr<mnemo_cuda_program_s> p(new (std::nothrow)
+                                              mnemo_cuda_program_s);
+  if (!p)
+    return outOfMemory();
+  MNEMO_RETURN_IF_ERROR(load(path, function, *p));
+  *out = p.release();
+  return nullptr;
+}
+
+void mnemo_cuda_program_free(mnemo_cuda_program_t *program) {
+  delete program;
+}
+
+size_t mnemo_cuda_program_input_count(const mnemo_cuda_program_t *p) {
+  return p->plan.inputs.size();
+}
+
+size_t mnemo_cuda_program_output_count(const mnemo_cuda_program_t *p) {
+  return p->plan.outputs.size();
+}
+
+mnemo_status_t mnemo_cuda_program_input_info(const mnemo_cuda_program_t *p,
+                                             size_t index,
+                                             mnemo_tensor_info_t *out) {
+  return info(p, true, index, out);
+}
+
+mnemo_status_t mnemo_cuda_program_output_info(const mnemo_cuda_program_t *p,
+                                              size_t index,
+                                              mnemo_tensor_info_t *out) {
+  return info(p, false, index, out);
+}
+
+mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *p,
+                                      const void *const *inputs,
+                                      void *const *outputs) {
+  // Makes the context current on this thread.
+  MNEMO_RETURN_IF_ERROR(getDriver(&p->driver));
+  const Driver &d = *p->driver;
+  const char *what = p->path.c_str();
+  CUresult r = 0;
+  for (size_t i = 0; i < p->plan.buffers.size(); ++i) {
+    const PlanBuffer &b = p->plan.buffers[i];
+    // Inputs in; temporaries poisoned (NaN bytes), so that nothing can
+    // depend on a previous run.
+    r = b.input ? d.memcpyHtoD(p->buffers[i], inputs[b.index], b.bytes)
+                : d.memsetD8(p->buffers[i], 0xff, b.bytes);
+    if (r != 0)
+      return driverError(d, r, what, b.input ? "cuMemcpyHtoD" : "cuMemsetD8");
+  }
+  std::vector<uint64_t> values;
+  std::vector<void *> params;
+  for (size_t k = 0; k < p->plan.launches.size(); ++k) {
+    const PlanLaunch &l = p->plan.launches[k];
+    values.assign(l.args.size(), 0);
+    params.assign(l.args.size(), nullptr);
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const PlanArgument &a = l.args[i];
+      if (a.kind == PlanArgument::Kind::Buffer)
+        values[i] = p->buffers[a.buffer];
+      else if (a.kind == PlanArgument::Kind::I64)
+        values[i] = a.bits;
+      else { // 4-byte scalars: the low bytes of the slot
+        uint32_t v = static_cast<uint32_t>(a.bits);
+        std::memcpy(&values[i], &v, sizeof(v));
+      }
+      params[i] = &values[i];
+    }
+    r = d.launchKernel(p->kernels[k], l.grid[0], l.grid[1], l.grid[2],
+                       l.block[0], l.block[1], l.block[2], l.sharedBytes,
+                       nullptr, params.data(), nullptr);
+    if (r != 0)
+      return driverError(d, r, (p->path + ": " + l.kernel).c_str(),
+                         "cuLaunchKernel");
+  }
+  if ((r = d.ctxSynchronize()) != 0)
+    return driverError(d, r, what, "cuCtxSynchronize");
+  for (size_t i = 0; i < p->plan.outputs.size(); ++i) {
+    r = d.memcpyDtoH(outputs[i], p->buffers[p->plan.outputBuffers[i]],
+                     p->plan.outputs[i].bytes);
+    if (r != 0)
+      return driverError(d, r, what, "cuMemcpyDtoH");
+  }
+  return nullptr;
+}
+
+} // extern "C"

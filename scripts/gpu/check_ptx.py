@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Runs Mnemo's PTX on a GPU and compares it with float64 references.
+
+    python3 scripts/gpu/check_ptx.py CASE_DIR [--out DIR] [--mnemo-run PATH]
+
+CASE_DIR is written by scripts/gpu/make_cases.py (PTX with the launch plan
+in its `// mnemo.*` header, cases.json). For every case this loads the PTX
+with CuPy, makes fresh random inputs, fills every temporary buffer with NaN
+bytes, launches the kernels exactly as the plan says (grid, block, buffers,
+scalars), and compares the output with a float64 numpy reference computed
+here from the same inputs (test/Numerics/numpy_refs.py for attention and
+RoPE). A case passes when every output is finite and max |diff| is within
+its tolerance (1e-3 for attention, 1e-4 for the layers). With --mnemo-run,
+every case also runs through `mnemo-run --device=cuda` (the runtime's CUDA
+executor) on the same inputs, against the same reference.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import cupy as cp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "test", "Numerics"))
+import numpy_refs  # noqa: E402
+
+
+def parse_plan(text):
+    """The `// mnemo.*` lines of a PTX file (one function)."""
+    plan = {"buffers": {}, "launches": [], "outputs": [], "inputs": [], "output_names": []}
+    for line in text.splitlines():
+        if not line.startswith("// mnemo."):
+            continue
+        p = line[3:].split()
+        if p[0] == "mnemo.buffer":
+            kind = p[2]
+            ref = None if kind == "temporary" else p[3]
+            size = p[-1]
+            plan["buffers"][int(p[1])] = (kind, ref, None if size == "?" else int(size))
+        elif p[0] == "mnemo.launch":
+            plan["launches"].append({"kernel": p[1], "grid": p[3:6], "block": p[7:10],
+                                     "shared": p[11], "args": p[13:]})
+        elif p[0] == "mnemo.input":
+            plan["inputs"].append(p[2])
+        elif p[0] == "mnemo.output":
+            plan["outputs"].append(int(p[3]))
+            plan["output_names"].append(p[4])
+    return plan
+
+
+def reference(ref, inputs, case_dir):
+    op = ref["op"]
+    f64 = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
+    if op == "attention":
+        return numpy_refs.attention(inputs["q"], inputs["k"], inputs["v"],
+                                    causal=ref.get("causal", False), offset=ref.get("offset", 0),
+                                    window=ref.get("window"), softcap=ref.get("softcap"))
+    if op == "linear":
+        return f64["x"] @ f64["w"].T
+    if op == "rms_norm":
+        x = f64["x"]
+        return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + ref["eps"]) * f64["w"]
+    if op == "rope":
+        x = inputs["x"]
+        return numpy_refs.rope(x, inputs["pos"], ref["theta"], x.shape[-1], False, None)
+    if op == "swiglu":
+        g = f64["g"]
+        return g / (1.0 + np.exp(-g)) * f64["u"]
+    if op == "embedding":
+        return f64["t"][inputs["ids"]]
+    if op == "add":
+        return f64["a"] + f64["b"]
+    if op == "stored":
+        return np.load(os.path.join(case_dir, ref["file"])).astype(np.float64)
+    raise ValueError(f"unknown reference {op}")
+
+
+def run_plan(ptx_path, plan, inputs):
+    module = cp.RawModule(path=ptx_path)
+    names = list(inputs)
+    buffers = {}
+    for idx, (kind, ref, size) in plan["buffers"].items():
+        if kind == "input":
+            buffers[idx] = cp.asarray(np.ascontiguousarray(inputs[names[int(ref)]]))
+        elif kind == "temporary":
+            if size is None:
+                raise RuntimeError(f"buffer {idx} has a dynamic size")
+            buffers[idx] = cp.full(size, 0xFF, dtype=cp.uint8)  # NaN poison
+        else:
+            raise RuntimeError(f"weight buffers are not supported here ({ref})")
+    for launch in plan["launches"]:
+        dims = launch["grid"] + launch["block"] + [launch["shared"]]
+        if "?" in dims:
+            raise RuntimeError(f"{launch['kernel']}: dynamic launch configuration")
+        args = []
+        for a in launch["args"]:
+            kind, value = a.split(":")
+            if value == "?":
+                raise RuntimeError(f"{launch['kernel']}: dynamic scalar argument")
+            if kind == "buffer":
+                args.append(buffers[int(value)])
+            elif kind == "i64":
+                args.append(np.int64(value))
+            elif kind == "i32":
+                args.append(np.int32(value))
+            elif kind == "f32":
+                args.append(np.uint32(value).view(np.float32))
+        kernel = module.get_function(launch["kernel"])
+        kernel(tuple(int(d) for d in launch["grid"]), tuple(int(d) for d in launch["block"]),
+               tuple(args), shared_mem=int(launch["shared"]))
+    cp.cuda.runtime.deviceSynchronize()
+    return buffers[plan["outputs"][0]], len(plan["launches"])
+
+
+def run_mnemo_run(tool, ptx, plan, inputs, shape):
+    """The case through the runtime's CUDA executor; returns the output."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [tool, ptx, "--device=cuda", "--output-dir", os.path.join(tmp, "out")]
+        for name, array in zip(plan["inputs"], inputs.values()):
+            path = os.path.join(tmp, name + ".npy")
+            np.save(path, array)
+            args += ["--input", f"{name}={path}"]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"mnemo-run: {r.stderr.strip()}")
+        out = np.load(os.path.join(tmp, "out", plan["output_names"][0] + ".npy"))
+    return out.reshape(shape)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("cases")
+    p.add_argument("--out", default=os.environ.get("OUT", "."))
+    p.add_argument("--mnemo-run", help="also run every case with this mnemo-run --device=cuda")
+    a = p.parse_args()
+    manifest = json.load(open(os.path.join(a.cases, "cases.json")))
+    print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+    rng = np.random.default_rng()
+    results, failed = [], 0
+    for case in manifest:
+        inputs = {}
+        for inp in case["inputs"]:
+            shape = tuple(inp["shape"])
+            if "file" in inp:
+                inputs[inp["name"]] = np.load(os.path.join(a.cases, inp["file"]))
+            elif "ints" in inp:
+                inputs[inp["name"]] = rng.integers(0, inp["ints"], size=shape).astype(np.int64)
+            else:
+                inputs[inp["name"]] = rng.standard_normal(shape).astype(np.float32)
+        row = {"name": case["name"], "tolerance": case["tolerance"]}
+        try:
+            ref = reference(case["reference"], inputs, a.cases)
+            ptx = os.path.join(a.cases, case["ptx"])
+            start = time.perf_counter()
+            plan = parse_plan(open(ptx).read())
+            out_buf, launches = run_plan(ptx, plan, inputs)
+            row["seconds"] = time.perf_counter() - start
+            out = cp.asnumpy(out_buf.view(cp.float32)[: ref.size]).reshape(ref.shape)
+            diff = np.abs(out.astype(np.float64) - ref)
+            row.update(launches=launches, finite=bool(np.isfinite(out).all()),
+                       max_abs=float(diff.max()),
+                       rel=float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)))
+            row["ok"] = row["finite"] and row["max_abs"] <= case["tolerance"]
+            if a.mnemo_run:
+                rt = run_mnemo_run(a.mnemo_run, ptx, plan, inputs, ref.shape)
+                row["runtime_max_abs"] = float(np.abs(rt.astype(np.float64) - ref).max())
+                row["ok"] = (row["ok"] and bool(np.isfinite(rt).all())
+                             and row["runtime_max_abs"] <= case["tolerance"])
+        except Exception as e:  # report and go on with the next case
+            row.update(ok=False, error=f"{type(e).__name__}: {e}")
+        failed += not row["ok"]
+        results.append(row)
+    json.dump(results, open(os.path.join(a.out, "check_ptx.json"), "w"), indent=1)
+    print(f"{'case':32} {'launches':>8} {'max|diff|':>10} {'rel':>9} {'mnemo-run':>10}  result")
+    for r in results:
+        if "error" in r:
+            print(f"{r['name']:32} {'':>8} {'':>10} {'':>9}  FAIL {r['error']}")
+            continue
+        rt = f"{r['runtime_max_abs']:10.2e}" if "runtime_max_abs" in r else f"{'-':>10}"
+        print(f"{r['name']:32} {r['launches']:>8} {r['max_abs']:10.2e} {r['rel']:9.1e} {rt}  "
+              f"{'ok' if r['ok'] else 'FAIL'}{'' if r['finite'] else ' (non-finite)'}")
+    print(f"check_ptx: {len(results) - failed} of {len(results)} cases pass")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Writes the GPU correctness cases: for each, a static-shape model, its PTX
+(mnemoc --emit=ptx) and a manifest entry saying how to make its inputs and
+its float64 reference. scripts/gpu/check_ptx.py runs them on a GPU.
+
+    scripts/gpu/make_cases.py OUT_DIR [--mnemoc build/bin/mnemoc] [--target sm_90a]
+
+Attention: non-tile-multiple lengths, GQA/MQA, causal with offset, sliding
+window, softcap, D != Dv. Layers: linear, rms_norm, rope, swiglu, embedding,
+add. The tiny decoder (examples/tiny-decoder) at the prompt's length, its
+weights passed as inputs, against its stored reference logits.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def ttype(shape, dtype="f32"):
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + dtype + ">"
+
+
+def attention(name, b, hq, hkv, sq, skv, d, dv, **opts):
+    q, k, v, r = (b, hq, sq, d), (b, hkv, skv, d), (b, hkv, skv, dv), (b, hq, sq, dv)
+    attrs, pre = [], ""
+    if opts.get("causal"):
+        attrs.append("causal")
+    if opts.get("window") is not None:
+        attrs.append(f"window({opts['window']})")
+    if opts.get("softcap") is not None:
+        attrs.append(f"softcap({opts['softcap']!r})")
+    if opts.get("offset"):
+        pre = f"  %off = arith.constant {opts['offset']} : index\n"
+        attrs.append("q_offset(%off)")
+    mlir = (f"func.func @main(%q: {ttype(q)}, %k: {ttype(k)}, %v: {ttype(v)}) -> {ttype(r)} {{\n"
+            f"{pre}  %r = mnemo.attention %q, %k, %v {' '.join(attrs)} : "
+            f"{ttype(q)}, {ttype(k)}, {ttype(v)} -> {ttype(r)}\n  return %r : {ttype(r)}\n}}\n")
+    inputs = [{"name": "q", "shape": q}, {"name": "k", "shape": k}, {"name": "v", "shape": v}]
+    return name, mlir, inputs, {"op": "attention", **opts}, 1e-3
+
+
+def layer(name, op, shapes, body, result, ref, ids=None):
+    args = ", ".join(f"%{n}: {ttype(s, 'i64' if n in (ids or {}) else 'f32')}"
+                     for n, s in shapes)
+    mlir = (f"func.func @main({args}) -> {ttype(result)} {{\n  {body}\n"
+            f"  return %r : {ttype(result)}\n}}\n")
+    inputs = [{"name": n, "shape": s, **({"ints": ids[n]} if n in (ids or {}) else {})}
+              for n, s in shapes]
+    return name, mlir, inputs, {"op": op, **ref}, 1e-4
+
+
+def layer_cases():
+    x, w = (2, 7, 48), (40, 48)
+    yield layer("linear", "linear", [("x", x), ("w", w)],
+                f"%r = mnemo.linear %x, %w layout(out_in) : {ttype(x)}, {ttype(w)} -> {ttype((2, 7, 40))}",
+                (2, 7, 40), {})
+    x = (3, 5, 40)
+    yield layer("rms_norm", "rms_norm", [("x", x), ("w", (40,))],
+                f"%r = mnemo.rms_norm %x, %w eps(1.0e-05) : {ttype(x)}, {ttype((40,))} -> {ttype(x)}",
+                x, {"eps": 1e-5})
+    x, pos = (2, 4, 9, 16), (2, 9)
+    yield layer("rope", "rope", [("x", x), ("pos", pos)],
+                f"%r = mnemo.rope %x, %pos theta(10000.0) : {ttype(x)}, {ttype(pos, 'i64')} -> {ttype(x)}",
+                x, {"theta": 10000.0}, ids={"pos": 64})
+    x = (2, 5, 24)
+    yield layer("swiglu", "swiglu", [("g", x), ("u", x)],
+                f"%r = mnemo.swiglu %g, %u : {ttype(x)}", x, {})
+    t, ids = (50, 16), (2, 7)
+    yield layer("embedding", "embedding", [("t", t), ("ids", ids)],
+                f"%r = mnemo.embedding %t[%ids] : {ttype(t)}, {ttype(ids, 'i64')} -> {ttype((2, 7, 16))}",
+                (2, 7, 16), {}, ids={"ids": 50})
+    x = (3, 33)
+    yield layer("add", "add", [("a", x), ("b", x)],
+                f"%e = tensor.empty() : {ttype(x)}\n  %r = linalg.add ins(%a, %b : {ttype(x)}, {ttype(x)}) "
+                f"outs(%e : {ttype(x)}) -> {ttype(x)}", x, {})
+
+
+def attention_cases():
+    yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)
+    yield attention("att_mha_noncausal_5x7_d8", 2, 2, 2, 5, 7, 8, 8)
+    yield attention("att_mqa_19x23_d40", 2, 4, 1, 19, 23, 40, 40)
+    yield attention("att_decode_offset44_d128", 2, 8, 2, 1, 45, 128, 128, causal=True, offset=44)
+    yield attention("att_offset16_3x19_d64", 1, 4, 2, 3, 19, 64, 64, causal=True, offset=16)
+    yield attention("att_window16_s67_d40", 1, 4, 2, 67, 67, 40, 40, causal=True, window=16)
+    yield attention("att_softcap_11x13_d48", 1, 4, 2, 11, 13, 48, 48, softcap=2.0)
+    yield attention("att_dv_ne_d_13x17", 2, 4, 1, 13, 17, 96, 64, causal=True)
+    yield attention("att_gqa4_causal_s150_d64", 1, 8, 2, 150, 150, 64, 64, causal=True)
+
+
+def tiny_decoder(out):
+    """The tiny decoder at the prompt's length, its constants as inputs."""
+    src = open(os.path.join(ROOT, "examples/tiny-decoder/model.mlir")).read()
+    ids = np.load(os.path.join(ROOT, "examples/tiny-decoder/prompt_ids.npy"))
+    s = ids.shape[1]
+    weights, args = [], []
+    pat = re.compile(r'^  %(\w+) = arith\.constant dense<"0x([0-9A-F]+)"> : tensor<([0-9x]+)xf32>\n',
+                     re.M)
+    for m in pat.finditer(src):
+        shape = tuple(int(d) for d in m.group(3).split("x"))
+        data = np.frombuffer(bytes.fromhex(m.group(2)), "<f4").reshape(shape)
+        np.save(os.path.join(out, f"tiny_decoder.{m.group(1)}.npy"), data)
+        weights.append({"name": m.group(1), "shape": shape, "file": f"tiny_decoder.{m.group(1)}.npy"})
+        args.append(f"%{m.group(1)}: {ttype(shape)}")
+    src = pat.sub("", src)
+    src = src.replace("tensor<1x?xi64> {mnemo.name = \"input_ids\"}",
+                      f"tensor<1x{s}xi64> {{mnemo.name = \"input_ids\"}}, " + ", ".join(args))
+    src = re.sub(r"^  %seq = tensor\.dim.*\n", "", src, flags=re.M)
+    src = src.replace("tensor.empty(%seq)", "tensor.empty()").replace("%seq", str(s))
+    src = src.replace("x?x", f"x{s}x").replace("x?x", f"x{s}x")
+    np.save(os.path.join(out, "tiny_decoder.input_ids.npy"), ids)
+    np.save(os.path.join(out, "tiny_decoder.reference.npy"),
+            np.load(os.path.join(ROOT, "examples/tiny-decoder/reference_logits.npy")))
+    inputs = [{"name": "input_ids", "shape": ids.shape, "file": "tiny_decoder.input_ids.npy"}] + weights
+    return "tiny_decoder", src, inputs, {"op": "stored", "file": "tiny_decoder.reference.npy"}, 1e-4
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--mnemoc", default=os.path.join(ROOT, "build/bin/mnemoc"))
+    p.add_argument("--target", default="sm_90a")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    cases = list(attention_cases()) + list(layer_cases()) + [tiny_decoder(a.out)]
+    manifest = []
+    for name, mlir, inputs, ref, tol in cases:
+        path = os.path.join(a.out, name + ".mlir")
+        open(path, "w").write(mlir)
+        ptx = os.path.join(a.out, name + ".ptx")
+        r = subprocess.run([a.mnemoc, path, f"--target={a.target}", "--emit=ptx", "-o", ptx],
+                           capture_output=True, text=True)
+        if r.returncode:
+            sys.exit(f"{name}: mnemoc failed:\n{r.stderr}")
+        manifest.append({"name": name, "ptx": name + ".ptx", "inputs": inputs,
+                         "reference": ref, "tolerance": tol})
+    json.dump(manifest, open(os.path.join(a.out, "cases.json"), "w"), indent=1)
+    print(f"{len(manifest)} cases in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
