@@ -98,6 +98,9 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   if (!target)
     return module.emitError("unknown target '") << options.target << "'";
 
+  if (!options.inputShapes.empty() &&
+      failed(specializeInputShapes(module, options.inputShapes)))
+    return failure();
   if (options.emit == EmitStage::Mnemo) {
     module.print(os);
     return success();
@@ -122,6 +125,8 @@ LogicalResult mnemo::compileModule(ModuleOp module,
         buildTilingPipeline(pm, tiling);
       })))
     return failure();
+  if (!options.inputShapes.empty())
+    refineEntryResultTypes(module);
   if (options.emit == EmitStage::Tiled) {
     module.print(os);
     return success();

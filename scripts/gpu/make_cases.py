@@ -8,7 +8,11 @@ its float64 reference. scripts/gpu/check_ptx.py runs them on a GPU.
 Attention: non-tile-multiple lengths, GQA/MQA, causal with offset, sliding
 window, softcap, D != Dv. Layers: linear, rms_norm, rope, swiglu, embedding,
 add. The tiny decoder (examples/tiny-decoder) at the prompt's length, its
-weights passed as inputs, against its stored reference logits.
+weights passed as inputs, against its stored reference logits. With
+--models, the reference models (checkpoint directories and ONNX files with
+input_ids.npy and logits.npy beside them) compiled for their prompt's shape
+(`--input-shape input_ids=BxS`), weights in the module, against their
+logits.
 """
 
 import argparse
@@ -121,21 +125,44 @@ def tiny_decoder(out):
     return "tiny_decoder", src, inputs, {"op": "stored", "file": "tiny_decoder.reference.npy"}, 1e-4
 
 
+def reference_model(out, path):
+    """A checkpoint directory or ONNX file with input_ids.npy and logits.npy
+    beside it: compiled for the prompt's shape, checked against the logits."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    kind = "checkpoint" if os.path.isdir(path) else "onnx"
+    name = f"{kind}_{os.path.basename(os.path.normpath(folder))}"
+    ids = np.load(os.path.join(folder, "input_ids.npy")).astype(np.int64)
+    np.save(os.path.join(out, f"{name}.input_ids.npy"), ids)
+    np.save(os.path.join(out, f"{name}.reference.npy"),
+            np.load(os.path.join(folder, "logits.npy")))
+    inputs = [{"name": "input_ids", "shape": ids.shape, "file": f"{name}.input_ids.npy"}]
+    shape = "x".join(str(d) for d in ids.shape)
+    return (name, path, inputs, {"op": "stored", "file": f"{name}.reference.npy"}, 1e-4,
+            [f"--input-shape=input_ids={shape}"])
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--mnemoc", default=os.path.join(ROOT, "build/bin/mnemoc"))
     p.add_argument("--target", default="sm_90a")
+    p.add_argument("--models", nargs="*", default=[],
+                   help="reference checkpoint directories / ONNX files")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    cases = list(attention_cases()) + list(layer_cases()) + [tiny_decoder(a.out)]
+    cases = [c + ([],) for c in list(attention_cases()) + list(layer_cases())
+             + [tiny_decoder(a.out)]]
+    cases += [reference_model(a.out, m) for m in a.models]
     manifest = []
-    for name, mlir, inputs, ref, tol in cases:
-        path = os.path.join(a.out, name + ".mlir")
-        open(path, "w").write(mlir)
+    for name, source, inputs, ref, tol, flags in cases:
+        if flags:  # a model file or directory
+            path = source
+        else:
+            path = os.path.join(a.out, name + ".mlir")
+            open(path, "w").write(source)
         ptx = os.path.join(a.out, name + ".ptx")
-        r = subprocess.run([a.mnemoc, path, f"--target={a.target}", "--emit=ptx", "-o", ptx],
-                           capture_output=True, text=True)
+        r = subprocess.run([a.mnemoc, path, f"--target={a.target}", "--emit=ptx", "-o", ptx]
+                           + flags, capture_output=True, text=True)
         if r.returncode:
             sys.exit(f"{name}: mnemoc failed:\n{r.stderr}")
         manifest.append({"name": name, "ptx": name + ".ptx", "inputs": inputs,

@@ -101,6 +101,11 @@ static cl::opt<mnemo::WeightDType> weightDType(
                           "bfloat16, rounded to nearest even"),
                clEnumValN(mnemo::WeightDType::F16, "f16",
                           "IEEE half, rounded to nearest even")));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Compile for one static shape of an input: NAME=DIMxDIMx... "
+             "(repeatable; targets without dynamic shapes need it)"),
+    cl::value_desc("name=shape"));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("Query tile rows (0: target default)"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv",
@@ -181,6 +186,24 @@ int main(int argc, char **argv) {
   options.tileAttention = tileAttention;
   options.tileLinear = tileLinear;
   options.mlaForm = mlaForm;
+  for (const std::string &spec : inputShapes) {
+    auto [name, dims] = llvm::StringRef(spec).rsplit('=');
+    mnemo::InputShape s{name.str(), {}};
+    llvm::SmallVector<llvm::StringRef> parts;
+    dims.split(parts, 'x');
+    for (llvm::StringRef p : parts) {
+      int64_t d;
+      if (p.getAsInteger(10, d) || d <= 0) {
+        s.shape.clear();
+        break;
+      }
+      s.shape.push_back(d);
+    }
+    if (name.empty() || s.shape.empty())
+      return fail("--input-shape '" + spec +
+                  "': expected NAME=DIMxDIM... with positive dims");
+    options.inputShapes.push_back(std::move(s));
+  }
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.sourceName =

@@ -21,6 +21,21 @@ namespace mlir::mnemo {
 /// The stages `--emit=` can stop after, in pipeline order.
 enum class EmitStage { Mnemo, Fused, Tiled, LLVM, Asm, PTX, Obj, Artifact };
 
+/// A static shape for the input called `name` (its `mnemo.name`).
+struct InputShape {
+  std::string name;
+  SmallVector<int64_t> shape;
+};
+
+/// Gives the named inputs of every public function the static `shapes`
+/// (each must fit the declared type); an error when a name matches no
+/// input.
+LogicalResult specializeInputShapes(ModuleOp module,
+                                    ArrayRef<InputShape> shapes);
+/// Public functions returning a tensor.cast of a more static tensor return
+/// that tensor instead, with the refined result type.
+void refineEntryResultTypes(ModuleOp module);
+
 struct CompileOptions {
   std::string target = "host";
   EmitStage emit = EmitStage::Artifact;
@@ -39,6 +54,8 @@ struct CompileOptions {
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// Constants of at least this many bytes go to the weights segment.
   int64_t minWeightBytes = 1024;
+  /// Inputs compiled for one static shape (specializeInputShapes).
+  SmallVector<InputShape> inputShapes;
   /// Provenance recorded in the artifact.
   std::string sourceName;
   std::string sourceHash;

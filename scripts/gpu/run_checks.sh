@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# On a GPU machine: the correctness cases and reference models
+# (scripts/gpu/check_ptx.py, through CuPy and through mnemo-run
+# --device=cuda), then the attention benchmark against the peers
+# (scripts/gpu/bench_attention.py). DIR was filled on the build machine:
+#   DIR/bin/mnemo-run
+#   DIR/cases90[.tar.xz]   make_cases.py --target sm_90a --models ...
+#   DIR/cases80            make_cases.py --target sm_80
+#   DIR/bench              bench_attention.py prepare
+# Results go to $OUT (check_ptx.json per chip, bench/results.json, the plot).
+set -u
+dir=${1:-.device}
+out=${OUT:-/tmp/mnemo-gpu}
+here=$(cd "$(dirname "$0")" && pwd)
+status=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+for archive in "$dir"/*.tar.xz; do
+  [ -e "$archive" ] && tar xJf "$archive" -C "$dir"
+done
+for chip in 90 80; do
+  [ -d "$dir/cases$chip" ] || continue
+  mkdir -p "$out/sm$chip"
+  echo "== sm_$chip cases"
+  python3 "$here/check_ptx.py" "$dir/cases$chip" --out "$out/sm$chip" \
+    --mnemo-run "$dir/bin/mnemo-run" || status=1
+done
+if [ -d "$dir/bench" ]; then
+  echo "== attention benchmark"
+  python3 "$here/bench_attention.py" run "$dir/bench" --out "$out/bench" \
+    --budget-s "${BENCH_BUDGET_S:-300}" || status=1
+fi
+exit $status
