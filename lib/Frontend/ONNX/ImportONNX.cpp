@@ -300,6 +300,15 @@ mlir::mnemo::importONNXFile(llvm::StringRef path, MLIRContext *context,
                                    : importer.error;
     return nullptr;
   }
+  // The onnx checker where it knows the opset, after the import (whose
+  // errors name the node and the reason more precisely) succeeded: what
+  // the importer let through must still be a valid model.
+  if (importer.opset() <= kCheckerMaxOpset) {
+    if (std::optional<std::string> invalid = checkModel(model)) {
+      error = fileName + ": invalid model (onnx checker): " + *invalid;
+      return nullptr;
+    }
+  }
   // A handler bug must not reach the pipeline as invalid IR: report the
   // first verifier message, naming the node through its location.
   std::string first;

@@ -120,6 +120,12 @@ void registerContribAttentionHandlers(HandlerRegistry &registry);
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 Type convertElementType(MLIRContext *ctx, int32_t dataType);
 
+/// The onnx package's checker on `model` (Checker.cpp): its first message
+/// when the model is invalid. Only for ai.onnx opsets up to
+/// kCheckerMaxOpset, the newest the linked onnx library knows.
+constexpr int64_t kCheckerMaxOpset = 17;
+std::optional<std::string> checkModel(const onnx::ModelProto &model);
+
 /// Reads TensorProtos (initializers, Constant values), mapping each external
 /// data file once.
 class TensorLoader {

@@ -18,7 +18,8 @@
 # RUN: not mnemoc %t/type_mismatch.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=TYPE
 # RUN: not mnemoc %t/shape_mismatch.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=SHAPE
 # RUN: not mnemoc %t/unbound_dim.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=UNBOUND
-# RUN: for f in short_data opset12 type_mismatch shape_mismatch unbound_dim; do not mnemoc %t/$f.onnx -o %t/out.mnemo 2>&1 | count 1; done
+# RUN: not mnemoc %t/checker.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=CHECKER
+# RUN: for f in short_data opset12 checker type_mismatch shape_mismatch unbound_dim; do not mnemoc %t/$f.onnx -o %t/out.mnemo 2>&1 | count 1; done
 
 # NOTONNX: mnemoc: error: not_onnx.onnx: not an ONNX model (protobuf parse failed: truncated or not a ModelProto)
 # TRUNCATED: mnemoc: error: truncated.onnx: not an ONNX model (protobuf parse failed: truncated or not a ModelProto)
@@ -29,6 +30,7 @@
 # OPSET: mnemoc: error: opset12.onnx: ai.onnx opset 12 is not supported (this importer reads opsets 13 to 25)
 # TYPE: mnemoc: error: type_mismatch.onnx: node 'node_mixed' (Add): operand element types differ
 # SHAPE: mnemoc: error: shape_mismatch.onnx: node 'node_mm' (MatMul): contracted dimensions differ (4 vs 3)
+# CHECKER: mnemoc: error: checker.onnx: invalid model (onnx checker): {{.*}}axis{{.*}}; Bad node spec for node. Name: node_softmax OpType: Softmax
 # UNBOUND: mnemoc: error: unbound_dim.onnx: graph output 'y' is declared tensor<?x5xf32> but computed as tensor<?x4xf32>
 # OPSET-NOT: error
 """Bad ONNX input gives one line naming the file and the node or tensor at

@@ -11,6 +11,7 @@ Usage: make_models.py OUT_DIR
   type_mismatch.onnx Add of a float and an int64 tensor
   shape_mismatch.onnx MatMul of [batch, 4] by [3, 2]
   unbound_dim.onnx   an output declared [batch, 5] computed as [batch, 4]
+  checker.onnx       Softmax with a float `axis` (the onnx checker rejects it)
 """
 
 import os
@@ -95,6 +96,11 @@ def main(out):
     onnx.save(model([helper.make_node("Add", ["x", "w"], ["y"], name="node_add")],
                     [x], [out5], [w]),
               os.path.join(out, "unbound_dim.onnx"))
+
+    # An attribute of the wrong type: left to the onnx checker.
+    softmax = helper.make_node("Softmax", ["x"], ["y"], name="node_softmax")
+    softmax.attribute.append(helper.make_attribute("axis", 1.0))
+    onnx.save(model([softmax], [x], [y]), os.path.join(out, "checker.onnx"))
 
 
 if __name__ == "__main__":
