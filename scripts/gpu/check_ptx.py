@@ -55,6 +55,20 @@ def parse_plan(text):
     return plan
 
 
+def round_bf16(x):
+    """float32 values rounded to the nearest bf16 (even on ties), as float32."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+def device_array(x, dtype):
+    """The bytes a kernel reads for `x`: bf16 as its upper 16 bits."""
+    if dtype == "bf16":
+        return cp.asarray((round_bf16(x).view(np.uint32) >> 16).astype(np.uint16))
+    return cp.asarray(np.ascontiguousarray(x))
+
+
 def reference(ref, inputs, case_dir):
     op = ref["op"]
     f64 = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
@@ -82,13 +96,14 @@ def reference(ref, inputs, case_dir):
     raise ValueError(f"unknown reference {op}")
 
 
-def run_plan(ptx_path, plan, inputs):
+def run_plan(ptx_path, plan, inputs, dtypes):
     module = cp.RawModule(path=ptx_path)
     names = list(inputs)
     buffers = {}
     for idx, (kind, ref, size) in plan["buffers"].items():
         if kind == "input":
-            buffers[idx] = cp.asarray(np.ascontiguousarray(inputs[names[int(ref)]]))
+            name = names[int(ref)]
+            buffers[idx] = device_array(inputs[name], dtypes.get(name, "f32"))
         elif kind == "temporary":
             if size is None:
                 raise RuntimeError(f"buffer {idx} has a dynamic size")
@@ -153,26 +168,40 @@ def main():
             elif "ints" in inp:
                 inputs[inp["name"]] = rng.integers(0, inp["ints"], size=shape).astype(np.int64)
             else:
-                inputs[inp["name"]] = rng.standard_normal(shape).astype(np.float32)
+                x = rng.standard_normal(shape).astype(np.float32)
+                inputs[inp["name"]] = round_bf16(x) if inp.get("dtype") == "bf16" else x
+        dtypes = {inp["name"]: inp.get("dtype", "f32") for inp in case["inputs"]}
+        out_dtype = "bf16" if "bf16" in dtypes.values() else "f32"
         row = {"name": case["name"], "tolerance": case["tolerance"]}
         try:
             ref = reference(case["reference"], inputs, a.cases)
             ptx = os.path.join(a.cases, case["ptx"])
             start = time.perf_counter()
             plan = parse_plan(open(ptx).read())
-            out_buf, launches = run_plan(ptx, plan, inputs)
+            out_buf, launches = run_plan(ptx, plan, inputs, dtypes)
             row["seconds"] = time.perf_counter() - start
-            out = cp.asnumpy(out_buf.view(cp.float32)[: ref.size]).reshape(ref.shape)
-            diff = np.abs(out.astype(np.float64) - ref)
+            if out_dtype == "bf16":
+                bits = cp.asnumpy(out_buf.view(cp.uint16)[: ref.size]).astype(np.uint32) << 16
+                out = bits.view(np.float32).reshape(ref.shape)
+            else:
+                out = cp.asnumpy(out_buf.view(cp.float32)[: ref.size]).reshape(ref.shape)
+            rel_tol = case["reference"].get("rel")
+            row["tolerance"] = case["tolerance"] if rel_tol is None else f"rel {rel_tol}"
+
+            def within(y):
+                """Finite, and within the case's absolute or relative bound."""
+                d = y.astype(np.float64) - ref
+                rel = float(np.linalg.norm(d) / max(np.linalg.norm(ref), 1e-30))
+                bound = rel <= rel_tol if rel_tol is not None else np.abs(d).max() <= case["tolerance"]
+                return bool(np.isfinite(y).all() and bound), float(np.abs(d).max()), rel
+
+            ok, max_abs, rel = within(out)
             row.update(launches=launches, finite=bool(np.isfinite(out).all()),
-                       max_abs=float(diff.max()),
-                       rel=float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)))
-            row["ok"] = row["finite"] and row["max_abs"] <= case["tolerance"]
+                       max_abs=max_abs, rel=rel, ok=ok)
             if a.mnemo_run:
                 rt = run_mnemo_run(a.mnemo_run, ptx, plan, inputs, ref.shape)
-                row["runtime_max_abs"] = float(np.abs(rt.astype(np.float64) - ref).max())
-                row["ok"] = (row["ok"] and bool(np.isfinite(rt).all())
-                             and row["runtime_max_abs"] <= case["tolerance"])
+                rt_ok, row["runtime_max_abs"], _ = within(rt)
+                row["ok"] = row["ok"] and rt_ok
         except Exception as e:  # report and go on with the next case
             row.update(ok=False, error=f"{type(e).__name__}: {e}")
         failed += not row["ok"]

@@ -31,7 +31,8 @@ def ttype(shape, dtype="f32"):
     return "tensor<" + "x".join(str(d) for d in shape) + "x" + dtype + ">"
 
 
-def attention(name, b, hq, hkv, sq, skv, d, dv, **opts):
+def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
+    """An attention case; bf16 ones are checked by relative error (2e-2)."""
     q, k, v, r = (b, hq, sq, d), (b, hkv, skv, d), (b, hkv, skv, dv), (b, hq, sq, dv)
     attrs, pre = [], ""
     if opts.get("causal"):
@@ -43,10 +44,13 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, **opts):
     if opts.get("offset"):
         pre = f"  %off = arith.constant {opts['offset']} : index\n"
         attrs.append("q_offset(%off)")
-    mlir = (f"func.func @main(%q: {ttype(q)}, %k: {ttype(k)}, %v: {ttype(v)}) -> {ttype(r)} {{\n"
+    t = {x: ttype(x, dtype) for x in (q, k, v, r)}
+    mlir = (f"func.func @main(%q: {t[q]}, %k: {t[k]}, %v: {t[v]}) -> {t[r]} {{\n"
             f"{pre}  %r = mnemo.attention %q, %k, %v {' '.join(attrs)} : "
-            f"{ttype(q)}, {ttype(k)}, {ttype(v)} -> {ttype(r)}\n  return %r : {ttype(r)}\n}}\n")
-    inputs = [{"name": "q", "shape": q}, {"name": "k", "shape": k}, {"name": "v", "shape": v}]
+            f"{t[q]}, {t[k]}, {t[v]} -> {t[r]}\n  return %r : {t[r]}\n}}\n")
+    inputs = [{"name": n, "shape": s, "dtype": dtype} for n, s in (("q", q), ("k", k), ("v", v))]
+    if dtype == "bf16":
+        return name, mlir, inputs, {"op": "attention", "rel": 2e-2, **opts}, None
     return name, mlir, inputs, {"op": "attention", **opts}, 1e-3
 
 
@@ -87,6 +91,9 @@ def layer_cases():
 
 
 def attention_cases():
+    yield attention("att_bf16_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, "bf16",
+                    causal=True)
+    yield attention("att_bf16_noncausal_33x45_d256", 1, 4, 4, 33, 45, 256, 256, "bf16")
     yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)
     yield attention("att_mha_noncausal_5x7_d8", 2, 2, 2, 5, 7, 8, 8)
     yield attention("att_mqa_19x23_d40", 2, 4, 1, 19, 23, 40, 40)
@@ -125,20 +132,25 @@ def tiny_decoder(out):
     return "tiny_decoder", src, inputs, {"op": "stored", "file": "tiny_decoder.reference.npy"}, 1e-4
 
 
-def reference_model(out, path):
+def reference_model(out, path, dtype=None):
     """A checkpoint directory or ONNX file with input_ids.npy and logits.npy
-    beside it: compiled for the prompt's shape, checked against the logits."""
+    beside it: compiled for the prompt's shape, checked against the logits
+    (with `dtype`, a checkpoint's weight matrices stored in it: relative
+    error within 2e-2)."""
     folder = path if os.path.isdir(path) else os.path.dirname(path)
     kind = "checkpoint" if os.path.isdir(path) else "onnx"
-    name = f"{kind}_{os.path.basename(os.path.normpath(folder))}"
+    name = f"{kind}_{os.path.basename(os.path.normpath(folder))}" + (f"_{dtype}" if dtype else "")
     ids = np.load(os.path.join(folder, "input_ids.npy")).astype(np.int64)
     np.save(os.path.join(out, f"{name}.input_ids.npy"), ids)
     np.save(os.path.join(out, f"{name}.reference.npy"),
             np.load(os.path.join(folder, "logits.npy")))
     inputs = [{"name": "input_ids", "shape": ids.shape, "file": f"{name}.input_ids.npy"}]
     shape = "x".join(str(d) for d in ids.shape)
-    return (name, path, inputs, {"op": "stored", "file": f"{name}.reference.npy"}, 1e-4,
-            [f"--input-shape=input_ids={shape}"])
+    flags = [f"--input-shape=input_ids={shape}"]
+    ref = {"op": "stored", "file": f"{name}.reference.npy"}
+    if dtype:
+        return name, path, inputs, {**ref, "rel": 2e-2}, None, flags + [f"--dtype={dtype}"]
+    return name, path, inputs, ref, 1e-4, flags
 
 
 def main():
@@ -148,11 +160,15 @@ def main():
     p.add_argument("--target", default="sm_90a")
     p.add_argument("--models", nargs="*", default=[],
                    help="reference checkpoint directories / ONNX files")
+    p.add_argument("--model-dtype", choices=["bf16", "f16"],
+                   help="also compile the checkpoints with --dtype=this")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     cases = [c + ([],) for c in list(attention_cases()) + list(layer_cases())
              + [tiny_decoder(a.out)]]
     cases += [reference_model(a.out, m) for m in a.models]
+    if a.model_dtype:
+        cases += [reference_model(a.out, m, a.model_dtype) for m in a.models if os.path.isdir(m)]
     manifest = []
     for name, source, inputs, ref, tol, flags in cases:
         if flags:  # a model file or directory

@@ -131,21 +131,6 @@ std::string formatShape(const int64_t *shape, size_t rank) {
   return s + "]";
 }
 
-uint16_t floatToBF16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return 0x7fc0; // NaN
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
-
 /// A file name for output `name`: characters outside [A-Za-z0-9._-] become
 /// '_'.
 std::string fileNameFor(const char *name) {
@@ -204,20 +189,7 @@ int readInputs(const Options &options, mnemo_model_t *model, size_t function,
     if (!mnemo::npy::read(file.c_str(), input.array, error))
       return fail(file, error);
     // bf16 has no NumPy dtype: a float32 file stands in for it.
-    mnemo::npy::Array &a = input.array;
-    if (sigs[index].dtype == MNEMO_DTYPE_BF16 && a.dtype == MNEMO_DTYPE_F32) {
-      // In place: element k moves from byte 4k to byte 2k.
-      size_t n = a.bytes / 4;
-      uint8_t *bytes = a.data.get();
-      for (size_t k = 0; k < n; ++k) {
-        float f;
-        std::memcpy(&f, bytes + 4 * k, 4);
-        uint16_t h = floatToBF16(f);
-        std::memcpy(bytes + 2 * k, &h, 2);
-      }
-      a.dtype = MNEMO_DTYPE_BF16;
-      a.bytes = n * 2;
-    }
+    mnemo::npy::narrowStandIn(input.array, sigs[index].dtype);
     inputs.push_back(std::move(input));
   }
   for (size_t i = 0; i < count; ++i)
@@ -244,18 +216,8 @@ int writeOutput(const char *dir, const char *name, const mnemo_tensor_t &t,
                 std::string &path) {
   path = std::string(dir) + "/" + fileNameFor(name) + ".npy";
   std::string error;
-  bool ok;
-  if (t.dtype == MNEMO_DTYPE_BF16) {
-    size_t n = t.size_bytes / 2;
-    std::vector<float> widened(n);
-    for (size_t k = 0; k < n; ++k)
-      widened[k] = bf16ToFloat(static_cast<const uint16_t *>(t.data)[k]);
-    ok = mnemo::npy::write(path.c_str(), MNEMO_DTYPE_F32, t.shape, t.rank,
-                           widened.data(), n * 4, error);
-  } else {
-    ok = mnemo::npy::write(path.c_str(), t.dtype, t.shape, t.rank, t.data,
-                           t.size_bytes, error);
-  }
+  bool ok = mnemo::npy::writeWidened(path.c_str(), t.dtype, t.shape, t.rank,
+                                     t.data, t.size_bytes, error);
   return ok ? -1 : fail(path, error);
 }
 

@@ -317,3 +317,38 @@ bool npy::write(const char *path, mnemo_dtype_t dtype, const int64_t *shape,
     return fail(error, "write error");
   return true;
 }
+
+void npy::narrowStandIn(Array &a, mnemo_dtype_t want) {
+  if (want != MNEMO_DTYPE_BF16 || a.dtype != MNEMO_DTYPE_F32)
+    return;
+  // In place: element k moves from byte 4k to byte 2k; nearest even, NaN
+  // kept a NaN.
+  size_t n = a.bytes / 4;
+  uint8_t *bytes = a.data.get();
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t u;
+    std::memcpy(&u, bytes + 4 * k, 4);
+    uint16_t h = (u & 0x7fffffffu) > 0x7f800000u
+                     ? uint16_t(0x7fc0)
+                     : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    std::memcpy(bytes + 2 * k, &h, 2);
+  }
+  a.dtype = MNEMO_DTYPE_BF16;
+  a.bytes = n * 2;
+}
+
+bool npy::writeWidened(const char *path, mnemo_dtype_t dtype,
+                       const int64_t *shape, size_t rank, const void *data,
+                       size_t bytes, std::string &error) {
+  if (dtype != MNEMO_DTYPE_BF16)
+    return write(path, dtype, shape, rank, data, bytes, error);
+  size_t n = bytes / 2;
+  std::vector<uint32_t> widened(n);
+  for (size_t k = 0; k < n; ++k) {
+    uint16_t h;
+    std::memcpy(&h, static_cast<const uint8_t *>(data) + 2 * k, 2);
+    widened[k] = uint32_t(h) << 16;
+  }
+  return write(path, MNEMO_DTYPE_F32, shape, rank, widened.data(), n * 4,
+               error);
+}

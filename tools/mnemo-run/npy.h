@@ -54,6 +54,15 @@ bool serialize(mnemo_dtype_t dtype, const int64_t *shape, size_t rank,
 bool write(const char *path, mnemo_dtype_t dtype, const int64_t *shape,
            size_t rank, const void *data, size_t bytes, std::string &error);
 
+/// bf16 has no NumPy dtype: a float32 array stands in for it. Narrows `a`
+/// to bf16 in place (round to nearest even) when `want` is bf16 and `a` is
+/// float32; otherwise leaves it alone.
+void narrowStandIn(Array &a, mnemo_dtype_t want);
+/// Writes as `write` does, a bf16 tensor widened to a float32 file.
+bool writeWidened(const char *path, mnemo_dtype_t dtype, const int64_t *shape,
+                  size_t rank, const void *data, size_t bytes,
+                  std::string &error);
+
 } // namespace mnemo::npy
 
 #endif // MNEMO_TOOLS_MNEMO_RUN_NPY_H

@@ -63,6 +63,7 @@ int readInput(const mnemo_tensor_info_t &info,
   std::string error;
   if (!mnemo::npy::read(file->c_str(), out, error))
     return fail(*file, error);
+  mnemo::npy::narrowStandIn(out, info.dtype);
   if (out.dtype != info.dtype ||
       !std::equal(out.shape.begin(), out.shape.end(), info.shape,
                   info.shape + info.rank) ||
@@ -143,8 +144,9 @@ int mnemo::run::runCuda(
                        " " + formatShape(t.shape, t.rank);
     if (!outputDir.empty()) {
       std::string path = outputDir + "/" + t.name + ".npy", error;
-      if (!mnemo::npy::write(path.c_str(), t.dtype, t.shape, t.rank,
-                             outData[i].data(), outData[i].size(), error))
+      if (!mnemo::npy::writeWidened(path.c_str(), t.dtype, t.shape, t.rank,
+                                    outData[i].data(), outData[i].size(),
+                                    error))
         return fail(path, error);
       line += " -> " + path;
     }
