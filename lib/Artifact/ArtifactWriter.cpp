@@ -144,6 +144,14 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
         return failure();
       outputs.push_back(*sig);
     }
+    auto name = b.CreateString(f.name);
+    auto inputsVec = b.CreateVector(inputs);
+    auto outputsVec = b.CreateVector(outputs);
+    if (contents.ptx) {
+      // The PTX's launch plan runs the function.
+      functions.push_back(fb::CreateFunction(b, name, inputsVec, outputsVec));
+      continue;
+    }
     uint32_t numArgs = f.inputs.size() + f.weights.size();
     uint32_t numResults = f.outputs.size();
     // Descriptor ranks: the inputs, then the weights, then the outputs.
@@ -172,9 +180,6 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     auto resultsVec = b.CreateVector(results);
     auto call = fb::CreateCall(b, kernelIndex, argsVec, resultsVec);
     auto calls = b.CreateVector(std::vector{call});
-    auto name = b.CreateString(f.name);
-    auto inputsVec = b.CreateVector(inputs);
-    auto outputsVec = b.CreateVector(outputs);
     auto weightsVec = b.CreateVector(f.weights.data(), f.weights.size());
     auto outputSlots = b.CreateVector(results);
     functions.push_back(fb::CreateFunction(b, name, inputsVec, outputsVec,
@@ -199,7 +204,9 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   // The checksum is patched in once the bytes are final; any value other
   // than null reserves the field.
   auto root = fb::CreateArtifact(b, kAbiVersion, target,
-                                 fb::CodeFormat::ELF_SHARED_OBJECT, code,
+                                 contents.ptx ? fb::CodeFormat::PTX
+                                              : fb::CodeFormat::ELF_SHARED_OBJECT,
+                                 code,
                                  kernelsVec, functionsVec, weightsVec,
                                  weightsFile, segmentOffset,
                                  segment.bytes.size(), provenance,

@@ -76,6 +76,20 @@ LogicalResult prepareArtifact(ModuleOp module, const CompileOptions &options,
   return success();
 }
 
+/// Tags each weight operand prepareArtifact added with its weight's index
+/// (`mnemo.weight`), for the GPU launch plan.
+void markWeightArguments(ModuleOp module, const ArtifactContents &contents) {
+  auto funcs = llvm::make_filter_range(
+      module.getOps<func::FuncOp>(),
+      [](func::FuncOp f) { return !f.isPrivate() && !f.isExternal(); });
+  for (auto [func, f] : llvm::zip(funcs, contents.functions)) {
+    Builder b(func.getContext());
+    for (auto [k, w] : llvm::enumerate(f.weights))
+      func.setArgAttr(f.inputs.size() + k, "mnemo.weight",
+                      b.getI64IntegerAttr(w));
+  }
+}
+
 LogicalResult runPasses(ModuleOp module,
                         llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext());
@@ -98,6 +112,11 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   if (!target)
     return module.emitError("unknown target '") << options.target << "'";
 
+  bool ptx = target->getInfo().ptx;
+  if (ptx && options.emit == EmitStage::Obj)
+    return emitError(module.getLoc(), "target ")
+           << options.target
+           << " writes PTX, not object files: use --emit=ptx or an artifact";
   if (!options.inputShapes.empty() &&
       failed(specializeInputShapes(module, options.inputShapes)))
     return failure();
@@ -137,6 +156,10 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     report("outlining weights");
     if (failed(prepareArtifact(module, options, contents)))
       return failure();
+    // The launch plan names the weight operands of a PTX function by their
+    // index in the artifact's weights; the executor uploads them once.
+    if (ptx)
+      markWeightArguments(module, contents);
     uint64_t bytes = 0;
     for (const ArtifactWeight &w : contents.weights)
       bytes += w.value.getRawData().size();
@@ -160,6 +183,8 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   for (auto [stage, k] : kinds)
     if (stage == options.emit)
       kind = k;
+  if (ptx && options.emit == EmitStage::Artifact)
+    kind = OutputKind::PTX;
   report("generating native code");
   FailureOr<std::string> code = target->serialize(module, kind);
   if (failed(code))
@@ -174,6 +199,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   contents.cpu = target->getCPU();
   contents.features = target->getFeatures();
   contents.code = std::move(*code);
+  contents.ptx = ptx;
   contents.compiler = "mnemoc " MNEMO_VERSION;
   contents.source = options.sourceName;
   contents.sourceHash = options.sourceHash;

@@ -516,7 +516,7 @@ mnemo_status_t verifyFunction(const mnemo_model_t &model,
 
 mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
                                        size_t size, const fb::Artifact **out,
-                                       uint64_t *metadataEnd) {
+                                       uint64_t *metadataEnd, bool ptx) {
   constexpr size_t kHeader = 12; // size prefix, root offset, identifier
   if (size < kHeader)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
@@ -560,6 +560,23 @@ mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
   if (!a->target() || !isName(a->target()->triple()))
     return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: no target triple", what);
   const char *triple = a->target()->triple()->c_str();
+  const char *cpu = a->target()->cpu() ? a->target()->cpu()->c_str() : "";
+  bool isPtx = a->code_format() == fb::CodeFormat::PTX;
+  if (ptx != isPtx)
+    return isPtx ? makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                              "%s: holds PTX for %s; run it with the CUDA "
+                              "executor (mnemo_cuda_program_load_file, "
+                              "mnemo-run --device=cuda)",
+                              what, cpu)
+                 : makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                              "%s: holds code for '%s', not PTX; load it with "
+                              "mnemo_model_load_file",
+                              what, triple);
+  if (ptx) {
+    *out = a;
+    *metadataEnd = bufferSize;
+    return nullptr;
+  }
   if (tripleArch(triple) != hostArchitecture())
     return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
                       "%s: compiled for '%s', this machine is %s; recompile "

@@ -25,10 +25,11 @@
 namespace mnemo::rt {
 
 /// Step 1. On success `*out` is the root table and `*metadataEnd` the file
-/// offset just past the size-prefixed FlatBuffer.
+/// offset just past the size-prefixed FlatBuffer. `ptx` says which code the
+/// caller runs: PTX (the CUDA executor) or a shared object for this host.
 mnemo_status_t verifyHeader(const char *what, const uint8_t *data, size_t size,
                             const ::mnemo::artifact::Artifact **out,
-                            uint64_t *metadataEnd);
+                            uint64_t *metadataEnd, bool ptx = false);
 
 /// Step 2: the segment [offset, offset + size) must lie within a region of
 /// `regionSize` bytes, start 64-byte aligned and not before `minOffset`.

@@ -12,7 +12,9 @@ here from the same inputs (test/Numerics/numpy_refs.py for attention and
 RoPE). A case passes when every output is finite and max |diff| is within
 its tolerance (1e-3 for attention, 1e-4 for the layers). With --mnemo-run,
 every case also runs through `mnemo-run --device=cuda` (the runtime's CUDA
-executor) on the same inputs, against the same reference.
+executor) on the same inputs, against the same reference: from the case's
+.mnemo artifact when there is one (weights uploaded as plan buffers), else
+from its PTX.
 """
 
 import argparse
@@ -199,7 +201,8 @@ def main():
             row.update(launches=launches, finite=bool(np.isfinite(out).all()),
                        max_abs=max_abs, rel=rel, ok=ok)
             if a.mnemo_run:
-                rt = run_mnemo_run(a.mnemo_run, ptx, plan, inputs, ref.shape)
+                model = os.path.join(a.cases, case.get("artifact", case["ptx"]))
+                rt = run_mnemo_run(a.mnemo_run, model, plan, inputs, ref.shape)
                 rt_ok, row["runtime_max_abs"], _ = within(rt)
                 row["ok"] = row["ok"] and rt_ok
         except Exception as e:  # report and go on with the next case

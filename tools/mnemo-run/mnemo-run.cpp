@@ -6,15 +6,16 @@
 //
 //   mnemo-run OUT.mnemo --input NAME=FILE.npy ... [--output-dir DIR]
 //             [--repeat N] [--function NAME]
-//   mnemo-run MODEL.ptx --device=cuda --input NAME=FILE.npy ...
+//   mnemo-run MODEL.ptx|MODEL.mnemo --device=cuda --input NAME=FILE.npy ...
 //
 // Loads the artifact, binds each input from a .npy file, runs the function
 // N times, prints every output's name, dtype and shape and the median
 // latency of the runs, and writes the outputs to DIR/<name>.npy. Every
 // failure is one line, "mnemo-run: error: <file or tensor>: <reason>", and
 // a non-zero exit. With --device=cuda the model is a PTX module from
-// `mnemoc --emit=ptx` (its launch plan in its header), run through the CUDA
-// driver; without a driver that is the error "no CUDA driver: ...".
+// `mnemoc --emit=ptx` (its launch plan in its header) or an artifact holding
+// one (`mnemoc --target=sm_90a -o OUT.mnemo`), run through the CUDA driver;
+// without a driver that is the error "no CUDA driver: ...".
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +46,7 @@ struct Options {
   std::string outputDir; // empty: do not write outputs
   long repeat = 1;
   std::string function; // empty: the first function
-  bool cuda = false;     // --device=cuda: the model is a PTX module
+  bool cuda = false;     // --device=cuda: PTX, or an artifact holding PTX
 };
 
 int fail(const std::string &subject, const std::string &reason) {

@@ -43,6 +43,9 @@ struct ArtifactFunction {
 
 struct ArtifactContents {
   std::string triple, cpu, features;
+  /// ELF shared object (CPU), or PTX text with launch plans: then the
+  /// functions are signatures only (no kernels, calls or weights).
+  bool ptx = false;
   std::string code; // ELF shared object
   std::vector<ArtifactFunction> functions;
   std::vector<ArtifactWeight> weights;

@@ -30,6 +30,9 @@ struct TargetInfo {
   int64_t attentionBlockKV = 64;
   /// Whether linear layers are cache-tiled (mnemo-tile-linear).
   bool tileLinear = true;
+  /// Whether the code is PTX text (the GPU targets): no object files, and
+  /// artifacts hold the PTX with its launch plans.
+  bool ptx = false;
 };
 
 /// What the serializer produces.

@@ -55,8 +55,15 @@ public:
     auto type = cast<MemRefType>(value.getType());
     buffer.bytes = bytesOf(type);
     if (auto arg = dyn_cast<BlockArgument>(value)) {
-      buffer.kind = GpuBuffer::Kind::Input;
-      buffer.input = arg.getArgNumber();
+      auto func = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+      if (auto w = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                      "mnemo.weight")) {
+        buffer.kind = GpuBuffer::Kind::Weight;
+        buffer.weight = std::to_string(w.getInt());
+      } else {
+        buffer.kind = GpuBuffer::Kind::Input;
+        buffer.input = arg.getArgNumber();
+      }
     } else if (auto global = value.getDefiningOp<memref::GetGlobalOp>()) {
       buffer.kind = GpuBuffer::Kind::Weight;
       buffer.weight = global.getName().str();
@@ -138,6 +145,9 @@ LogicalResult signature(func::FuncOp func, TypeRange types, bool results,
     auto memref = dyn_cast<MemRefType>(type);
     DictionaryAttr attrs =
         results ? func.getResultAttrDict(i) : func.getArgAttrDict(i);
+    // Weight operands of an artifact are plan buffers, not inputs.
+    if (attrs && attrs.get("mnemo.weight"))
+      continue;
     auto name = attrs ? attrs.getAs<StringAttr>("mnemo.name") : StringAttr();
     GpuTensor t;
     t.name = name ? name.str()

@@ -88,8 +88,8 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
 FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
                                                      OutputKind kind) const {
   if (kind != OutputKind::PTX && kind != OutputKind::Assembly)
-    return module.emitError("target ")
-           << chip << " writes PTX only so far (--emit=ptx)";
+    return emitError(module.getLoc(), "target ")
+           << chip << " writes PTX (--emit=ptx) or artifacts holding it";
   FailureOr<std::vector<GpuFunctionPlan>> plans = buildLaunchPlans(module);
   if (failed(plans))
     return failure();
@@ -129,5 +129,6 @@ mnemo::createNVPTXTargetBackend(llvm::StringRef name) {
   // Linear layers run one thread per output element; the CPU's cache
   // tiling would put dynamically sized buffers into its tiles.
   info.tileLinear = false;
+  info.ptx = true;
   return std::make_unique<NVPTXTargetBackend>(name.str(), "+ptx80", info);
 }

@@ -266,14 +266,14 @@ mnemo_status_t mnemo_session_get_output_by_name(mnemo_session_t *session,
  * function (docs/GPU.md). The CUDA driver is opened at run time
  * (libcuda.so.1, or the library the environment variable MNEMO_CUDA_DRIVER
  * names); without one, loading returns MNEMO_STATUS_UNAVAILABLE with a
- * message starting "no CUDA driver". Static shapes only for now; the
- * artifact will carry the PTX and its plans later.
+ * message starting "no CUDA driver". Static shapes only for now.
  *===------------------------------------------------------------------===*/
 
 typedef struct mnemo_cuda_program_s mnemo_cuda_program_t;
 
-/* Loads the PTX file at `path` for `function` (NULL: the first function of
- * its plan) on device 0 and allocates its buffers. */
+/* Loads the PTX file, or the .mnemo artifact holding PTX (mnemoc
+ * --target=sm_80|sm_90a -o FILE.mnemo), at `path` for `function` (NULL: the
+ * first function of its plan) on device 0 and allocates its buffers. */
 mnemo_status_t mnemo_cuda_program_load_file(const char *path,
                                             const char *function,
                                             mnemo_cuda_program_t **out_program);

@@ -16,6 +16,7 @@
 #include "cuda/ptx_plan.h"
 
 #include "status.h"
+#include "verify.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -63,10 +64,84 @@ mnemo_status_t readFile(const char *path, std::string &out) {
   return nullptr;
 }
 
+/// A verified artifact holding PTX, and its weights segment.
+struct Artifact {
+  const ::mnemo::artifact::Artifact *root = nullptr;
+  std::string side;                // the side weights file, when there is one
+  const uint8_t *segment = nullptr; // the weights segment
+  uint64_t segmentSize = 0;
+};
+
+mnemo_status_t openArtifact(const char *path, const std::string &file,
+                            Artifact &out) {
+  const auto *data = reinterpret_cast<const uint8_t *>(file.data());
+  uint64_t metadataEnd = 0;
+  MNEMO_RETURN_IF_ERROR(verifyHeader(path, data, file.size(), &out.root,
+                                     &metadataEnd, /*ptx=*/true));
+  const ::mnemo::artifact::Artifact &a = *out.root;
+  if (!a.code() || a.code()->size() == 0)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: the artifact has no code",
+                      path);
+  const uint8_t *region = data;
+  uint64_t regionSize = file.size(), minOffset = metadataEnd;
+  if (a.weights_file() && a.weights_file()->size() > 0) {
+    std::string dir = path;
+    size_t slash = dir.find_last_of('/');
+    dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
+    std::string sidePath = dir + a.weights_file()->str();
+    MNEMO_RETURN_IF_ERROR(readFile(sidePath.c_str(), out.side));
+    region = reinterpret_cast<const uint8_t *>(out.side.data());
+    regionSize = out.side.size();
+    minOffset = 0;
+  }
+  MNEMO_RETURN_IF_ERROR(verifyWeightsSegment(path, a.weights_offset(),
+                                             a.weights_size(), regionSize,
+                                             minOffset));
+  out.segment = region + a.weights_offset();
+  out.segmentSize = a.weights_size();
+  return nullptr;
+}
+
+/// The bytes of weight buffer `b`, checked against the artifact's table.
+mnemo_status_t weightBytes(const char *path, const Artifact &artifact,
+                           const PlanBuffer &b, const uint8_t **out) {
+  const auto *weights = artifact.root ? artifact.root->weights() : nullptr;
+  if (!weights)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: the plan reads weight %llu, which only an "
+                      "artifact holds",
+                      path, static_cast<unsigned long long>(b.index));
+  if (b.index >= weights->size())
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: the plan reads weight %llu of %u", path,
+                      static_cast<unsigned long long>(b.index),
+                      weights->size());
+  const auto *w = weights->Get(static_cast<flatbuffers::uoffset_t>(b.index));
+  if (!w || w->size() != b.bytes || w->offset() > artifact.segmentSize ||
+      w->size() > artifact.segmentSize - w->offset())
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: weight %llu: its bytes do not match the plan's "
+                      "buffer or lie outside the weights segment",
+                      path, static_cast<unsigned long long>(b.index));
+  *out = artifact.segment + w->offset();
+  return nullptr;
+}
+
 mnemo_status_t load(const char *path, const char *function,
                     mnemo_cuda_program_s &p) {
+  std::string file;
+  MNEMO_RETURN_IF_ERROR(readFile(path, file));
+  // A .mnemo artifact (identifier at bytes 8..12) holding PTX: verified
+  // (checksum, ABI, code format) like any artifact; its code is the PTX.
+  Artifact artifact;
   std::string text;
-  MNEMO_RETURN_IF_ERROR(readFile(path, text));
+  if (file.size() >= 12 && file.compare(8, 4, "MNA1") == 0) {
+    MNEMO_RETURN_IF_ERROR(openArtifact(path, file, artifact));
+    text.assign(reinterpret_cast<const char *>(artifact.root->code()->data()),
+                artifact.root->code()->size());
+  } else {
+    text = std::move(file);
+  }
   std::vector<PlanFunction> plans;
   MNEMO_RETURN_IF_ERROR(parsePtxPlans(path, text, plans));
   size_t chosen = 0;
@@ -84,6 +159,12 @@ mnemo_status_t load(const char *path, const char *function,
   if (!p.plan.unsupported.empty())
     return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s",
                       p.plan.unsupported.c_str());
+  // The weights, checked against the artifact before the driver is needed.
+  std::vector<const uint8_t *> weights(p.plan.buffers.size(), nullptr);
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (p.plan.buffers[i].weight)
+      MNEMO_RETURN_IF_ERROR(
+          weightBytes(path, artifact, p.plan.buffers[i], &weights[i]));
   MNEMO_RETURN_IF_ERROR(getDriver(&p.driver));
   const Driver &d = *p.driver;
   CUresult r = d.moduleLoadData(&p.module, text.c_str());
@@ -101,6 +182,9 @@ mnemo_status_t load(const char *path, const char *function,
     if ((r = d.memAlloc(&ptr, b.bytes ? b.bytes : 1)) != 0)
       return driverError(d, r, path, "cuMemAlloc");
     p.buffers.push_back(ptr);
+    const uint8_t *bytes = weights[p.buffers.size() - 1];
+    if (bytes && (r = d.memcpyHtoD(ptr, bytes, b.bytes)) != 0)
+      return driverError(d, r, path, "cuMemcpyHtoD");
   }
   return nullptr;
 }
@@ -174,6 +258,8 @@ mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *p,
   CUresult r = 0;
   for (size_t i = 0; i < p->plan.buffers.size(); ++i) {
     const PlanBuffer &b = p->plan.buffers[i];
+    if (b.weight)
+      continue; // uploaded at load
     // Inputs in; temporaries poisoned (NaN bytes), so that nothing can
     // depend on a previous run.
     r = b.input ? d.memcpyHtoD(p->buffers[i], inputs[b.index], b.bytes)

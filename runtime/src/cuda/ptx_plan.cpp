@@ -168,7 +168,12 @@ private:
       b.input = true;
       size = 5;
     } else if (w[2] == "weight") {
-      return unsupported("weight buffers");
+      // An artifact's weight, by index (program.cpp checks it against the
+      // artifact's weights).
+      if (!parseU64(w[3], 1u << 30, b.index))
+        return bad("bad weight index");
+      b.weight = true;
+      size = 5;
     } else if (w[2] != "temporary") {
       return bad("unknown buffer kind");
     }

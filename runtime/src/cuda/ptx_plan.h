@@ -30,8 +30,10 @@ struct PlanTensor {
 };
 
 struct PlanBuffer {
-  bool input = false; // else a temporary the executor allocates
-  uint64_t index = 0; // input: the argument
+  bool input = false;  // an input the caller gives at each run
+  bool weight = false; // a weight of the artifact, uploaded once
+  // (else a temporary the executor allocates)
+  uint64_t index = 0;  // input: the argument; weight: the artifact's weight
   uint64_t bytes = 0;
 };
 
@@ -61,8 +63,8 @@ struct PlanFunction {
 
 /// Reads the plans of `text` (the PTX of `what`). Fails with a message
 /// naming `what` and the line on anything malformed or out of range. What
-/// the executor cannot run yet (dynamic shapes, weight buffers) marks the
-/// function as unsupported instead.
+/// the executor cannot run yet (dynamic shapes) marks the function as
+/// unsupported instead.
 mnemo_status_t parsePtxPlans(const char *what, const std::string &text,
                              std::vector<PlanFunction> &out);
 

@@ -1,9 +1,13 @@
-// RUN: not mnemoc %s --target=sm_80 -o %t.mnemo 2>&1 | FileCheck %s --check-prefix=ARTIFACT
-// RUN: not mnemoc %s --target=sm_90a --emit=llvm 2>&1 | FileCheck %s --check-prefix=ARTIFACT
+// One line each (an object file is refused before any code is generated).
+// RUN: not mnemoc %s --target=sm_80 --emit=obj -o %t.o 2>&1 | FileCheck %s --check-prefix=OBJ
+// RUN: not mnemoc %s --target=sm_80 --emit=obj -o %t.o 2>&1 | count 1
+// RUN: not mnemoc %s --target=sm_90a --emit=llvm 2>&1 | FileCheck %s --check-prefix=LLVM
+// RUN: not mnemoc %s --target=sm_90a --emit=llvm 2>&1 | count 1
 // RUN: not mnemoc %s --target=host --emit=ptx 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: not mnemoc %s --target=sm_75 --emit=ptx 2>&1 | FileCheck %s --check-prefix=CHIP
 
-// ARTIFACT: error: target sm_{{80|90a}} writes PTX only so far (--emit=ptx)
+// OBJ: error: target sm_80 writes PTX, not object files: use --emit=ptx or an artifact
+// LLVM: error: target sm_90a writes PTX (--emit=ptx) or artifacts holding it
 // HOST: error: target 'host' does not emit PTX (use --target=sm_80 or sm_90a)
 // CHIP: unknown target 'sm_75' (expected host, x86_64, aarch64, sm_80, sm_90a)
 
