@@ -78,9 +78,11 @@ private:
   Value attention(Value x, const std::string &p);
   Value moe(Value x, const std::string &p);
   /// The rows of tensor `name` ([rows, cols]) in `rows`, as a constant of
-  /// `shape`.
+  /// `shape`: a weight matrix of a linear layer (`isMatrix`, stored in the
+  /// --dtype type) or f32.
   Value rowsOf(const std::string &name, int64_t numRows, int64_t cols,
-               ArrayRef<int64_t> rows, ArrayRef<int64_t> shape);
+               ArrayRef<int64_t> rows, ArrayRef<int64_t> shape,
+               bool isMatrix = false);
   /// [B, S, d] <-> [B, 1, S, d].
   Value unitHeads(Value x, int64_t d);
   Value dropUnitHeads(Value x, int64_t d);
@@ -92,14 +94,15 @@ private:
 
 Value DeepSeekBuilder::rowsOf(const std::string &name, int64_t numRows,
                               int64_t cols, ArrayRef<int64_t> rows,
-                              ArrayRef<int64_t> shape) {
+                              ArrayRef<int64_t> shape, bool isMatrix) {
   SmallVector<int64_t> stored = {numRows};
   if (cols != 1 || shape.size() != 1)
     stored.push_back(cols);
   std::optional<std::vector<float>> data = weightData(name, stored);
   if (!data)
     return {};
-  return constant(shape, gatherRows(*data, cols, rows));
+  std::vector<float> picked = gatherRows(*data, cols, rows);
+  return isMatrix ? matrixConstant(shape, picked) : constant(shape, picked);
 }
 
 Value DeepSeekBuilder::unitHeads(Value x, int64_t d) {
@@ -132,15 +135,15 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p) {
     qSource = rmsNorm(linear(x, wqa, bqa, qIn), qaNorm, 1e-6);
   }
   Value wqNope = rowsOf(qName, heads * dq, qIn, blockRows(heads, dq, 0, dn),
-                        {heads * dn, qIn});
+                        {heads * dn, qIn}, /*isMatrix=*/true);
   Value wqPe = rowsOf(qName, heads * dq, qIn, blockRows(heads, dq, dn, dr),
-                      {heads * dr, qIn});
+                      {heads * dr, qIn}, /*isMatrix=*/true);
   // The latent and the shared rope key, from kv_a_proj_with_mqa's rows.
   std::string kvA = a + "kv_a_proj_with_mqa.";
   Value wc = rowsOf(kvA + "weight", r + dr, hidden, blockRows(1, 0, 0, r),
-                    {r, hidden});
+                    {r, hidden}, /*isMatrix=*/true);
   Value wkPe = rowsOf(kvA + "weight", r + dr, hidden, blockRows(1, 0, r, dr),
-                      {dr, hidden});
+                      {dr, hidden}, /*isMatrix=*/true);
   Value bc, bkPe;
   if (ab) {
     bc = rowsOf(kvA + "bias", r + dr, 1, blockRows(1, 0, 0, r), {r});
