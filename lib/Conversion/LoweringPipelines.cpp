@@ -7,7 +7,6 @@
 #include "mnemo/Conversion/LoweringPipelines.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,16 +38,6 @@ void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
 }
 
 void mnemo::buildConvertToLLVMPasses(OpPassManager &pm) {
-  // bf16 arithmetic in f32, and bf16 conversions as integer arithmetic
-  // (round to nearest even): LLVM would call compiler-rt's __truncsfbf2,
-  // which the code object cannot count on finding when it is loaded.
-  arith::ArithEmulateUnsupportedFloatsOptions emulate;
-  emulate.sourceTypeStrs = {"bf16"};
-  emulate.targetTypeStr = "f32";
-  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

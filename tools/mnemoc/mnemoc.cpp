@@ -202,6 +202,9 @@ int main(int argc, char **argv) {
     if (name.empty() || s.shape.empty())
       return fail("--input-shape '" + spec +
                   "': expected NAME=DIMxDIM... with positive dims");
+    for (const mnemo::InputShape &other : options.inputShapes)
+      if (other.name == s.name)
+        return fail("--input-shape: input '" + s.name + "' given twice");
     options.inputShapes.push_back(std::move(s));
   }
   options.blockQ = blockQ;

@@ -7,6 +7,7 @@
 // libonnx's checker (onnx 1.12) validates a model against the operator
 // schemas it knows: ai.onnx up to opset 17. It reports by throwing, so this
 // file alone is compiled with exceptions and turns them into a message.
+// Models whose IR version is newer than the library's are not checked.
 // Shapes are not taken from onnx's shape inference: the importer derives
 // every type itself, for opsets the library does not know as well.
 //
@@ -19,9 +20,15 @@
 #include <exception>
 
 std::optional<std::string>
-mlir::mnemo::onnx_import::checkModel(const onnx::ModelProto &model) {
+mlir::mnemo::onnx_import::checkModel(const onnx::ModelProto &model,
+                                     const std::string &path) {
+  // Models newer than the library's IR version are not its to judge (it
+  // would reject them for that alone).
+  if (model.ir_version() > onnx::IR_VERSION)
+    return std::nullopt;
   try {
-    onnx::checker::check_model(model);
+    // From the file, so that external data is looked up beside it.
+    onnx::checker::check_model(path);
   } catch (const std::exception &e) {
     // One line: the reason, then the checker's context (which names the
     // node: "==> Context: Bad node spec for node. Name: ... OpType: ...").

@@ -14,7 +14,10 @@
 // Elements are evaluated in double precision and rounded once to the result
 // type: exact for integers up to 2^53 and for booleans, and correctly rounded
 // for one addition, subtraction or multiplication of two float32 (or
-// narrower) operands.
+// narrower) operands. Nodes the evaluation could get wrong are left to the
+// generic ops: integers beyond 2^53, 8- and 16-bit integers (whose ONNX
+// signedness the constant no longer records), casts of non-finite or
+// out-of-range floats to integers, and results over kMaxFoldedElements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +38,12 @@ struct Array {
   Type element;
 };
 
-Array toArray(DenseElementsAttr c) {
+/// Integers whose magnitude a double holds exactly.
+constexpr int64_t kMaxExactInteger = int64_t(1) << 53;
+
+/// The elements of `c` as doubles, or nothing when they would not be exact
+/// (see the file comment).
+std::optional<Array> toArray(DenseElementsAttr c) {
   auto type = cast<RankedTensorType>(c.getType());
   Array a{SmallVector<int64_t>(type.getShape()), {}, type.getElementType()};
   a.data.reserve(c.getNumElements());
@@ -45,13 +53,31 @@ Array toArray(DenseElementsAttr c) {
   } else if (a.element.isInteger(1)) {
     for (bool v : c.getValues<bool>())
       a.data.push_back(v ? 1.0 : 0.0);
+  } else if (a.element.isInteger(32) || a.element.isInteger(64)) {
+    for (const APInt &v : c.getValues<APInt>()) {
+      int64_t x = v.getSExtValue();
+      if (x > kMaxExactInteger || x < -kMaxExactInteger)
+        return std::nullopt;
+      a.data.push_back(double(x));
+    }
   } else {
-    bool isUnsigned = a.element.isUnsignedInteger();
-    for (const APInt &v : c.getValues<APInt>())
-      a.data.push_back(isUnsigned ? double(v.getZExtValue())
-                                  : double(v.getSExtValue()));
+    return std::nullopt;
   }
   return a;
+}
+
+/// The number of elements of `shape`, or nothing when it exceeds the
+/// folding limit (checked before each multiplication: no overflow).
+std::optional<int64_t> foldableCount(ArrayRef<int64_t> shape) {
+  int64_t total = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxFoldedElements)
+      return std::nullopt;
+    if (d != 0 && total > kMaxFoldedElements / d)
+      return std::nullopt;
+    total *= d;
+  }
+  return total;
 }
 
 /// `data` (row-major under `shape`) as a constant of `element`s.
@@ -96,11 +122,10 @@ broadcastMap(ArrayRef<const Array *> inputs, SmallVector<int64_t> &shape,
       return std::nullopt;
     shape = *s;
   }
-  int64_t total = 1;
-  for (int64_t d : shape)
-    total *= d;
-  if (total > kMaxFoldedElements)
+  std::optional<int64_t> count = foldableCount(shape);
+  if (!count)
     return std::nullopt;
+  int64_t total = *count;
   size_t rank = shape.size();
   // Per input, the stride of each result dim (0 where broadcast).
   SmallVector<SmallVector<int64_t>> strides;
@@ -186,7 +211,10 @@ bool GraphImporter::foldConstants(const onnx::NodeProto &node) {
     DenseElementsAttr c = lookupConstant(name);
     if (!c || c.getNumElements() > kMaxFoldedElements)
       return false;
-    inputs.push_back(toArray(c));
+    std::optional<Array> a = toArray(c);
+    if (!a)
+      return false;
+    inputs.push_back(std::move(*a));
   }
   auto intAttr = [&](llvm::StringRef name, int64_t otherwise) {
     for (const onnx::AttributeProto &a : node.attribute())
@@ -196,6 +224,12 @@ bool GraphImporter::foldConstants(const onnx::NodeProto &node) {
   };
   auto define = [&](ArrayRef<int64_t> shape, ArrayRef<double> data,
                     Type element) {
+    // Integer results a double may not have held exactly stay unfolded.
+    if (isa<IntegerType>(element) && !element.isInteger(1) &&
+        llvm::any_of(data, [](double v) {
+          return !(std::fabs(v) <= double(kMaxExactInteger));
+        }))
+      return false;
     return defineConstant(node.output(0), toAttr(shape, data, element));
   };
   Type first = inputs[0].element;
@@ -223,25 +257,38 @@ bool GraphImporter::foldConstants(const onnx::NodeProto &node) {
     Type to = convertElementType(ctx, int32_t(intAttr("to", 0)));
     if (!to || !(isa<FloatType>(to) || isa<IntegerType>(to)))
       return false;
+    if (!(to.isInteger(1) || to.isInteger(32) || to.isInteger(64) ||
+          isa<FloatType>(to)))
+      return false;
     std::vector<double> out = inputs[0].data;
     if (!isa<FloatType>(to))
-      for (double &v : out)
-        v = to.isInteger(1) ? double(v != 0) : std::trunc(v);
+      for (double &v : out) {
+        if (to.isInteger(1)) {
+          v = double(v != 0);
+          continue;
+        }
+        // Only casts a double represents exactly and the target holds.
+        double limit = to.isInteger(32) ? 2147483647.0 : double(kMaxExactInteger);
+        if (!std::isfinite(v) || std::fabs(v) > limit)
+          return false;
+        v = std::trunc(v);
+      }
     return define(inputs[0].shape, out, to);
   }
   if (op == "Expand" && inputs.size() == 2 && inputs[1].element) {
     // x broadcast with a zero tensor of the requested shape.
+    if (!inputs[1].element.isInteger(64))
+      return false;
     Array zeros{{}, {}, first};
-    int64_t total = 1;
     for (double d : inputs[1].data) {
-      if (d < 0)
+      if (d < 0 || d > double(kMaxFoldedElements))
         return false;
       zeros.shape.push_back(int64_t(d));
-      total *= int64_t(d);
     }
-    if (total > kMaxFoldedElements)
+    std::optional<int64_t> total = foldableCount(zeros.shape);
+    if (!total)
       return false;
-    zeros.data.assign(total, 0.0);
+    zeros.data.assign(*total, 0.0);
     std::optional<std::vector<double>> out =
         broadcastMap({&inputs[0], &zeros}, shape,
                      [](ArrayRef<double> a) { return a[0]; });
@@ -266,13 +313,14 @@ bool GraphImporter::foldConstants(const onnx::NodeProto &node) {
     }
     return define(s, out, first);
   }
-  if (op == "Range" && inputs.size() == 3 && isa<FloatType>(first)) {
+  if (op == "Range" && inputs.size() == 3 && isa<FloatType>(first) &&
+      llvm::all_of(inputs, [](const Array &a) { return a.data.size() == 1; })) {
     double start = inputs[0].data[0], limit = inputs[1].data[0],
            delta = inputs[2].data[0];
     if (delta == 0.0)
       return false;
     double n = std::max(0.0, std::ceil((limit - start) / delta));
-    if (n > double(kMaxFoldedElements))
+    if (!(n <= double(kMaxFoldedElements)))
       return false;
     std::vector<double> out(static_cast<size_t>(n));
     for (size_t i = 0; i < out.size(); ++i)

@@ -304,7 +304,7 @@ mlir::mnemo::importONNXFile(llvm::StringRef path, MLIRContext *context,
   // errors name the node and the reason more precisely) succeeded: what
   // the importer let through must still be a valid model.
   if (importer.opset() <= kCheckerMaxOpset) {
-    if (std::optional<std::string> invalid = checkModel(model)) {
+    if (std::optional<std::string> invalid = checkModel(model, path.str())) {
       error = fileName + ": invalid model (onnx checker): " + *invalid;
       return nullptr;
     }

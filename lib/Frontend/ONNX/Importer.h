@@ -120,11 +120,13 @@ void registerContribAttentionHandlers(HandlerRegistry &registry);
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 Type convertElementType(MLIRContext *ctx, int32_t dataType);
 
-/// The onnx package's checker on `model` (Checker.cpp): its first message
-/// when the model is invalid. Only for ai.onnx opsets up to
-/// kCheckerMaxOpset, the newest the linked onnx library knows.
+/// The onnx package's checker on `model`, read from `path` (Checker.cpp):
+/// its message, on one line, when the model is invalid. Only for ai.onnx
+/// opsets up to kCheckerMaxOpset and IR versions up to the library's, the
+/// newest the linked onnx library knows.
 constexpr int64_t kCheckerMaxOpset = 17;
-std::optional<std::string> checkModel(const onnx::ModelProto &model);
+std::optional<std::string> checkModel(const onnx::ModelProto &model,
+                                      const std::string &path);
 
 /// Reads TensorProtos (initializers, Constant values), mapping each external
 /// data file once.

@@ -34,6 +34,7 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addPass(createLowerCopiesPass());
   buildLinalgToLoopsPasses(pm);
   pm.addPass(createApproximateMathPass());
+  pm.addPass(createExpandBF16Pass());
   pm.addPass(createMarkEntryPointsPass());
   buildConvertToLLVMPasses(pm);
   pm.addPass(createAddEntryPointsPass());

@@ -25,10 +25,13 @@ int64_t constantOr(Value v) {
   return kDynamicValue;
 }
 
+/// Bytes of a buffer: whole bytes per element, as the kernels address them
+/// (an i1 takes a byte).
 int64_t bytesOf(MemRefType type) {
   if (!type.hasStaticShape())
     return kDynamicValue;
-  return (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8;
+  return type.getNumElements() *
+         std::max<int64_t>(1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
 }
 
 class PlanBuilder {
@@ -65,8 +68,10 @@ public:
         buffer.input = arg.getArgNumber();
       }
     } else if (auto global = value.getDefiningOp<memref::GetGlobalOp>()) {
-      buffer.kind = GpuBuffer::Kind::Weight;
-      buffer.weight = global.getName().str();
+      // Constants are sunk into the kernels (mnemo-gpu-sink-constant-globals);
+      // the plan has no way to pass one.
+      return emitError(value.getLoc(), "constant global '")
+             << global.getName() << "' passed to a kernel (not sunk into it)";
     } else if (auto alloc = value.getDefiningOp<memref::AllocOp>()) {
       buffer.kind = GpuBuffer::Kind::Temporary;
     } else {

@@ -85,10 +85,21 @@ mnemo_status_t openArtifact(const char *path, const std::string &file,
   const uint8_t *region = data;
   uint64_t regionSize = file.size(), minOffset = metadataEnd;
   if (a.weights_file() && a.weights_file()->size() > 0) {
+    // A file name beside the artifact: no absolute path, no directories
+    // above it, no embedded NUL.
+    const std::string side = a.weights_file()->str();
+    if (side.find('\0') != std::string::npos || side[0] == '/' ||
+        side == ".." || side.rfind("../", 0) == 0 ||
+        side.find("/../") != std::string::npos ||
+        (side.size() >= 3 && side.compare(side.size() - 3, 3, "/..") == 0))
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: weights_file '%s' is not a path beside the "
+                        "artifact",
+                        path, side.c_str());
     std::string dir = path;
     size_t slash = dir.find_last_of('/');
     dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
-    std::string sidePath = dir + a.weights_file()->str();
+    std::string sidePath = dir + side;
     MNEMO_RETURN_IF_ERROR(readFile(sidePath.c_str(), out.side));
     region = reinterpret_cast<const uint8_t *>(out.side.data());
     regionSize = out.side.size();

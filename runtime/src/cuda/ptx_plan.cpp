@@ -57,9 +57,9 @@ bool parseTensor(const std::vector<std::string> &words, size_t at,
     if (!parseU64(dim, kMaxBytes, d))
       return false;
     t.shape.push_back(static_cast<int64_t>(d));
+    if (d != 0 && elements > kMaxBytes / d)
+      return false; // checked before multiplying: no overflow
     elements *= d;
-    if (elements > kMaxBytes)
-      return false;
   }
   t.bytes = elements * mnemo_dtype_size(t.dtype);
   return true;

@@ -19,6 +19,7 @@
 # RUN: not mnemoc %t/shape_mismatch.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=SHAPE
 # RUN: not mnemoc %t/unbound_dim.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=UNBOUND
 # RUN: not mnemoc %t/checker.onnx -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=CHECKER
+# RUN: cd / && mnemoc %t/external17.onnx --emit=mnemo -o %t/external17.mlir
 # RUN: for f in short_data opset12 checker type_mismatch shape_mismatch unbound_dim; do not mnemoc %t/$f.onnx -o %t/out.mnemo 2>&1 | count 1; done
 
 # NOTONNX: mnemoc: error: not_onnx.onnx: not an ONNX model (protobuf parse failed: truncated or not a ModelProto)

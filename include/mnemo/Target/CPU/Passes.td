@@ -42,6 +42,19 @@ def ApproximateMathPass : Pass<"mnemo-cpu-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ExpandBF16Pass : Pass<"mnemo-cpu-expand-bf16"> {
+  let summary = "Computes bf16 arithmetic in f32 and bf16 conversions inline";
+  let description = [{
+    Rewrites arithmetic on bf16 as f32 arithmetic between conversions
+    (upstream's float emulation), then each `arith.extf`/`arith.truncf`
+    between bf16 and f32 as integer arithmetic (shift; round to nearest
+    even, NaN kept a NaN). LLVM would otherwise promote bf16 operations and
+    call compiler-rt's `__truncsfbf2`, which a code object cannot count on
+    finding when the runtime loads it. Other ops are left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LowerCopiesPass : Pass<"mnemo-cpu-lower-copies"> {
   let summary = "Rewrites memref.copy as linalg.copy";
   let description = [{

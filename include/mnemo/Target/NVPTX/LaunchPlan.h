@@ -28,8 +28,8 @@ inline constexpr int64_t kDynamicValue = -1;
 struct GpuBuffer {
   enum class Kind { Input, Temporary, Weight };
   Kind kind = Kind::Temporary;
-  /// Input: argument index. Weight: the global's name, or the index of the
-  /// artifact weight an argument tagged `mnemo.weight` carries.
+  /// Input: argument index. Weight: the index of the artifact weight that
+  /// an argument tagged `mnemo.weight` carries.
   int64_t input = -1;
   std::string weight;
   /// Size in bytes, or kDynamicValue.

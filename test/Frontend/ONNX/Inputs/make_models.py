@@ -12,6 +12,7 @@ Usage: make_models.py OUT_DIR
   shape_mismatch.onnx MatMul of [batch, 4] by [3, 2]
   unbound_dim.onnx   an output declared [batch, 5] computed as [batch, 4]
   checker.onnx       Softmax with a float `axis` (the onnx checker rejects it)
+  external17.onnx    valid external data at opset 17 (the checker runs)
 """
 
 import os
@@ -61,6 +62,17 @@ def main(out):
                                       name="node_add")], [x], [y], [ext])
     with open(os.path.join(out, "missing_data.onnx"), "wb") as f:
         f.write(missing.SerializeToString())
+
+    # Valid external data beside an opset-17 model (the onnx checker runs on
+    # it and must find the file next to the model, from any directory).
+    for entry in ext.external_data:
+        if entry.key == "location":
+            entry.value = "external17.onnx.data"
+    with open(os.path.join(out, "external17.onnx.data"), "wb") as f:
+        f.write(np.arange(4, dtype=np.float32).tobytes())
+    with open(os.path.join(out, "external17.onnx"), "wb") as f:
+        f.write(model([helper.make_node("Add", ["x", "w"], ["y"], name="node_add")],
+                      [x], [y], [ext]).SerializeToString())
 
     # External data shorter than the offset + length the tensor claims.
     for entry in ext.external_data:
