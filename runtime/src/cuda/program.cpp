@@ -138,6 +138,49 @@ mnemo_status_t weightBytes(const char *path, const Artifact &artifact,
   return nullptr;
 }
 
+/// Checks every launch of `plan` against its kernel's `.entry` declaration
+/// in the PTX `text`: one argument per parameter, 8 bytes for buffers and
+/// i64 (.u64/.b64/.s64 parameters), 4 for i32 and f32. cuLaunchKernel trusts
+/// the argument array, so a plan that does not match its kernels is refused.
+mnemo_status_t checkKernelParameters(const char *path, const std::string &text,
+                                     const PlanFunction &plan) {
+  for (const PlanLaunch &l : plan.launches) {
+    std::string head = ".entry " + l.kernel + "(";
+    size_t at = text.find(head);
+    size_t end = at == std::string::npos ? at : text.find(')', at);
+    if (end == std::string::npos)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: the plan launches '%s', which the PTX does not "
+                        "define",
+                        path, l.kernel.c_str());
+    std::vector<unsigned> sizes;
+    for (size_t p = text.find(".param", at); p != std::string::npos && p < end;
+         p = text.find(".param", p + 6)) {
+      std::string type = text.substr(p + 7, 4);
+      sizes.push_back(type == ".u64" || type == ".b64" || type == ".s64" ? 8
+                      : type == ".u32" || type == ".b32" || type == ".s32" ||
+                              type == ".f32"
+                          ? 4
+                          : 0);
+    }
+    bool match = sizes.size() == l.args.size();
+    for (size_t i = 0; match && i < sizes.size(); ++i) {
+      PlanArgument::Kind k = l.args[i].kind;
+      unsigned want = k == PlanArgument::Kind::Buffer ||
+                              k == PlanArgument::Kind::I64
+                          ? 8
+                          : 4;
+      match = sizes[i] == want;
+    }
+    if (!match)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: the plan's arguments of '%s' (%zu) do not match "
+                        "its parameters (%zu)",
+                        path, l.kernel.c_str(), l.args.size(), sizes.size());
+  }
+  return nullptr;
+}
+
 mnemo_status_t load(const char *path, const char *function,
                     mnemo_cuda_program_s &p) {
   std::string file;
@@ -170,6 +213,7 @@ mnemo_status_t load(const char *path, const char *function,
   if (!p.plan.unsupported.empty())
     return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s",
                       p.plan.unsupported.c_str());
+  MNEMO_RETURN_IF_ERROR(checkKernelParameters(path, text, p.plan));
   // The weights, checked against the artifact before the driver is needed.
   std::vector<const uint8_t *> weights(p.plan.buffers.size(), nullptr);
   for (size_t i = 0; i < weights.size(); ++i)
