@@ -282,14 +282,6 @@ def check(out, q, k, v, causal, rtol):
             "ok": finite and rel <= rtol}
 
 
-def scalar_argument(kind, value):
-    """A plan's scalar kernel argument (`i64:N`, `i32:N`, `f32:BITS`) as a numpy scalar."""
-    import numpy as np
-    if kind == "f32":
-        return np.uint32(int(value) & 0xFFFFFFFF)  # the float's bits, passed as they are
-    return {"i64": np.int64, "i32": np.int32}[kind](int(value))
-
-
 class MnemoPlan:
     """Mnemo's PTX module with its launch plan bound to torch-owned device buffers.
 
@@ -304,7 +296,7 @@ class MnemoPlan:
         import torch
         if HERE not in sys.path:
             sys.path.insert(0, HERE)
-        from check_ptx import parse_plan  # beside this script
+        from check_ptx import parse_plan, plan_launches  # beside this script
         with open(ptx_path) as f:
             plan = parse_plan(f.read())
         self.module = cp.RawModule(path=ptx_path)
@@ -320,35 +312,13 @@ class MnemoPlan:
             elif sets[0][int(ref)].nbytes != size:
                 raise RuntimeError(f"buffer {idx}: plan says {size} bytes, input {ref} has "
                                    f"{sets[0][int(ref)].nbytes}")
-        kernels = {}
         self.launches = []  # per input set: [(kernel, grid, block, args, shared)]
         for inputs in sets:
-            seq = []
-            for launch in plan["launches"]:
-                dims = launch["grid"] + launch["block"] + [launch["shared"]]
-                if "?" in dims:
-                    raise RuntimeError(f"{launch['kernel']}: dynamic launch configuration")
-                if launch["kernel"] not in kernels:
-                    kernels[launch["kernel"]] = self.module.get_function(launch["kernel"])
-                    if int(launch["shared"]) > 48 * 1024:
-                        kernels[launch["kernel"]].max_dynamic_shared_size_bytes = \
-                            int(launch["shared"])
-                args = []
-                for arg in launch["args"]:
-                    kind, value = arg.split(":")
-                    if value == "?":
-                        raise RuntimeError(f"{launch['kernel']}: dynamic scalar argument")
-                    if kind == "buffer":
-                        b_kind, ref, _ = plan["buffers"][int(value)]
-                        t = inputs[int(ref)] if b_kind == "input" else \
-                            self.temporaries[int(value)]
-                        args.append(np.uint64(t.data_ptr()))
-                    else:
-                        args.append(scalar_argument(kind, value))
-                seq.append((kernels[launch["kernel"]], tuple(int(x) for x in launch["grid"]),
-                            tuple(int(x) for x in launch["block"]), tuple(args),
-                            int(launch["shared"])))
-            self.launches.append(seq)
+            def buffer_arg(index, inputs=inputs):
+                b_kind, ref, _ = plan["buffers"][index]
+                t = inputs[int(ref)] if b_kind == "input" else self.temporaries[index]
+                return np.uint64(t.data_ptr())
+            self.launches.append(plan_launches(self.module, plan, buffer_arg))
         self.output_buffer = plan["outputs"][0]
         if self.output_buffer not in self.temporaries:
             raise RuntimeError("the output is not a temporary buffer")

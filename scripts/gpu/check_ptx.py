@@ -100,6 +100,37 @@ def reference(ref, inputs, case_dir):
     raise ValueError(f"unknown reference {op}")
 
 
+def plan_launches(module, plan, buffer_arg):
+    """The plan's launches as (kernel, grid, block, args, shared bytes): kernels
+    from the CuPy `module` (dynamic shared memory above 48 KiB enabled),
+    buffer arguments from buffer_arg(index), scalars as numpy scalars (an f32
+    as its bits). Dynamic launch sizes or scalars are refused."""
+    kernels, out = {}, []
+    for launch in plan["launches"]:
+        name = launch["kernel"]
+        if "?" in launch["grid"] + launch["block"] + [launch["shared"]]:
+            raise RuntimeError(f"{name}: dynamic launch configuration")
+        shared = int(launch["shared"])
+        if name not in kernels:
+            kernels[name] = module.get_function(name)
+            if shared > 48 * 1024:
+                kernels[name].max_dynamic_shared_size_bytes = shared
+        args = []
+        for a in launch["args"]:
+            kind, value = a.split(":")
+            if value == "?":
+                raise RuntimeError(f"{name}: dynamic scalar argument")
+            if kind == "buffer":
+                args.append(buffer_arg(int(value)))
+            elif kind == "f32":
+                args.append(np.uint32(int(value) & 0xFFFFFFFF))
+            else:
+                args.append({"i64": np.int64, "i32": np.int32}[kind](int(value)))
+        out.append((kernels[name], tuple(int(d) for d in launch["grid"]),
+                    tuple(int(d) for d in launch["block"]), tuple(args), shared))
+    return out
+
+
 def run_plan(ptx_path, plan, inputs, dtypes):
     module = cp.RawModule(path=ptx_path)
     names = list(inputs)
@@ -114,26 +145,9 @@ def run_plan(ptx_path, plan, inputs, dtypes):
             buffers[idx] = cp.full(size, 0xFF, dtype=cp.uint8)  # NaN poison
         else:
             raise RuntimeError(f"weight buffers are not supported here ({ref})")
-    for launch in plan["launches"]:
-        dims = launch["grid"] + launch["block"] + [launch["shared"]]
-        if "?" in dims:
-            raise RuntimeError(f"{launch['kernel']}: dynamic launch configuration")
-        args = []
-        for a in launch["args"]:
-            kind, value = a.split(":")
-            if value == "?":
-                raise RuntimeError(f"{launch['kernel']}: dynamic scalar argument")
-            if kind == "buffer":
-                args.append(buffers[int(value)])
-            elif kind == "i64":
-                args.append(np.int64(value))
-            elif kind == "i32":
-                args.append(np.int32(value))
-            elif kind == "f32":
-                args.append(np.uint32(value).view(np.float32))
-        kernel = module.get_function(launch["kernel"])
-        kernel(tuple(int(d) for d in launch["grid"]), tuple(int(d) for d in launch["block"]),
-               tuple(args), shared_mem=int(launch["shared"]))
+    for kernel, grid, block, args, shared in plan_launches(module, plan,
+                                                          buffers.__getitem__):
+        kernel(grid, block, args, shared_mem=shared)
     cp.cuda.runtime.deviceSynchronize()
     return buffers[plan["outputs"][0]], len(plan["launches"])
 

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cli.h"
 #include "npy.h"
 #include "run_cuda.h"
 
@@ -29,10 +30,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
+
+using namespace mnemo::run;
 
 namespace {
 
@@ -48,19 +49,6 @@ struct Options {
   std::string function; // empty: the first function
   bool cuda = false;     // --device=cuda: PTX, or an artifact holding PTX
 };
-
-int fail(const std::string &subject, const std::string &reason) {
-  std::fprintf(stderr, "mnemo-run: error: %s: %s\n", subject.c_str(),
-               reason.c_str());
-  return 1;
-}
-
-/// Reports a runtime status (its message already names the subject).
-int fail(mnemo_status_t status) {
-  std::fprintf(stderr, "mnemo-run: error: %s\n", mnemo_status_message(status));
-  mnemo_status_free(status);
-  return 1;
-}
 
 /// Parses the command line; returns -1 to go on, else the exit code.
 int parseArgs(int argc, char **argv, Options &options) {
@@ -120,35 +108,6 @@ int parseArgs(int argc, char **argv, Options &options) {
   if (!options.artifact)
     return fail("arguments", std::string("no artifact given; ") + kUsage);
   return -1;
-}
-
-std::string formatShape(const int64_t *shape, size_t rank) {
-  std::string s = "[";
-  for (size_t i = 0; i < rank; ++i) {
-    if (i)
-      s += ", ";
-    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-/// A file name for output `name`: characters outside [A-Za-z0-9._-] become
-/// '_'.
-std::string fileNameFor(const char *name) {
-  std::string s = name;
-  for (char &c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
-      c = '_';
-  if (s.empty() || s == "." || s == "..")
-    s = "output";
-  return s;
-}
-
-double nowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /// An input read from its file, converted to the signature's dtype.
@@ -253,9 +212,8 @@ int run(const Options &options) {
 
   const char *outputDir =
       options.outputDir.empty() ? nullptr : options.outputDir.c_str();
-  if (rc < 0 && outputDir && mkdir(outputDir, 0777) != 0 && errno != EEXIST)
-    rc = fail(outputDir, std::string("cannot create the directory: ") +
-                             std::strerror(errno));
+  if (rc < 0 && outputDir)
+    rc = makeOutputDir(outputDir);
   size_t outputs = mnemo_session_output_count(session);
   for (size_t i = 0; rc < 0 && i < outputs; ++i) {
     mnemo_tensor_info_t info;
@@ -279,11 +237,8 @@ int run(const Options &options) {
       std::printf("%s\n", line.c_str());
   }
   if (rc < 0) {
-    std::sort(times.begin(), times.end());
     size_t n = times.size();
-    double median =
-        n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    std::printf("latency: %.4g ms (median of %zu)\n", median, n);
+    std::printf("latency: %.4g ms (median of %zu)\n", median(times), n);
     rc = 0;
   }
   mnemo_session_free(session);

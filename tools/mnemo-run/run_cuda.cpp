@@ -6,44 +6,19 @@
 
 #include "run_cuda.h"
 
+#include "cli.h"
 #include "npy.h"
 
 #include "mnemo/runtime.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <memory>
-#include <sys/stat.h>
+
+using namespace mnemo::run;
 
 namespace {
-
-int fail(const std::string &subject, const std::string &reason) {
-  std::fprintf(stderr, "mnemo-run: error: %s: %s\n", subject.c_str(),
-               reason.c_str());
-  return 1;
-}
-
-int fail(mnemo_status_t status) {
-  std::fprintf(stderr, "mnemo-run: error: %s\n", mnemo_status_message(status));
-  mnemo_status_free(status);
-  return 1;
-}
-
-std::string formatShape(const int64_t *shape, size_t rank) {
-  std::string s = "[";
-  for (size_t i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-double nowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /// Reads input `info` from the file given for it, checking dtype and shape.
 int readInput(const mnemo_tensor_info_t &info,
@@ -134,16 +109,15 @@ int mnemo::run::runCuda(
     times.push_back(nowMs() - start);
   }
 
-  if (!outputDir.empty() && mkdir(outputDir.c_str(), 0777) != 0 &&
-      errno != EEXIST)
-    return fail(outputDir, std::string("cannot create the directory: ") +
-                               std::strerror(errno));
+  if (!outputDir.empty())
+    if (int rc = makeOutputDir(outputDir.c_str()); rc >= 0)
+      return rc;
   for (size_t i = 0; i < numOutputs; ++i) {
     const mnemo_tensor_info_t &t = outInfo[i];
     std::string line = std::string(t.name) + ": " + mnemo_dtype_name(t.dtype) +
                        " " + formatShape(t.shape, t.rank);
     if (!outputDir.empty()) {
-      std::string path = outputDir + "/" + t.name + ".npy", error;
+      std::string path = outputDir + "/" + fileNameFor(t.name) + ".npy", error;
       if (!mnemo::npy::writeWidened(path.c_str(), t.dtype, t.shape, t.rank,
                                     outData[i].data(), outData[i].size(),
                                     error))
@@ -152,9 +126,7 @@ int mnemo::run::runCuda(
     }
     std::printf("%s\n", line.c_str());
   }
-  std::sort(times.begin(), times.end());
   size_t n = times.size();
-  double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-  std::printf("latency: %.4g ms (median of %zu, cuda)\n", median, n);
+  std::printf("latency: %.4g ms (median of %zu, cuda)\n", median(times), n);
   return 0;
 }
