@@ -15,10 +15,10 @@
 #include "cuda/driver.h"
 #include "cuda/ptx_plan.h"
 
+#include "region.h"
 #include "status.h"
 #include "verify.h"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -48,42 +48,32 @@ struct mnemo_cuda_program_s {
 
 namespace {
 
-mnemo_status_t readFile(const char *path, std::string &out) {
-  std::FILE *f = std::fopen(path, "rb");
-  if (!f)
-    return makeStatus(MNEMO_STATUS_NOT_FOUND, "%s: cannot open: %s", path,
-                      std::strerror(errno));
-  char chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    out.append(chunk, n);
-  bool error = std::ferror(f);
-  std::fclose(f);
-  if (error)
-    return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: read error", path);
-  return nullptr;
-}
+/// A mapped file, released with its owner.
+struct MappedFile {
+  Region region;
+  ~MappedFile() { releaseRegion(region); }
+};
 
 /// A verified artifact holding PTX, and its weights segment.
 struct Artifact {
   const ::mnemo::artifact::Artifact *root = nullptr;
-  std::string side;                // the side weights file, when there is one
+  MappedFile side;                 // the side weights file, when there is one
   const uint8_t *segment = nullptr; // the weights segment
   uint64_t segmentSize = 0;
 };
 
-mnemo_status_t openArtifact(const char *path, const std::string &file,
+mnemo_status_t openArtifact(const char *path, const Region &file,
                             Artifact &out) {
-  const auto *data = reinterpret_cast<const uint8_t *>(file.data());
+  const uint8_t *data = file.data;
   uint64_t metadataEnd = 0;
-  MNEMO_RETURN_IF_ERROR(verifyHeader(path, data, file.size(), &out.root,
+  MNEMO_RETURN_IF_ERROR(verifyHeader(path, data, file.size, &out.root,
                                      &metadataEnd, /*ptx=*/true));
   const ::mnemo::artifact::Artifact &a = *out.root;
   if (!a.code() || a.code()->size() == 0)
     return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: the artifact has no code",
                       path);
   const uint8_t *region = data;
-  uint64_t regionSize = file.size(), minOffset = metadataEnd;
+  uint64_t regionSize = file.size, minOffset = metadataEnd;
   if (a.weights_file() && a.weights_file()->size() > 0) {
     // A file name beside the artifact: no absolute path, no directories
     // above it, no embedded NUL.
@@ -100,9 +90,10 @@ mnemo_status_t openArtifact(const char *path, const std::string &file,
     size_t slash = dir.find_last_of('/');
     dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
     std::string sidePath = dir + side;
-    MNEMO_RETURN_IF_ERROR(readFile(sidePath.c_str(), out.side));
-    region = reinterpret_cast<const uint8_t *>(out.side.data());
-    regionSize = out.side.size();
+    MNEMO_RETURN_IF_ERROR(
+        mapFile(sidePath.c_str(), "weights file", out.side.region));
+    region = out.side.region.data;
+    regionSize = out.side.region.size;
     minOffset = 0;
   }
   MNEMO_RETURN_IF_ERROR(verifyWeightsSegment(path, a.weights_offset(),
@@ -183,18 +174,20 @@ mnemo_status_t checkKernelParameters(const char *path, const std::string &text,
 
 mnemo_status_t load(const char *path, const char *function,
                     mnemo_cuda_program_s &p) {
-  std::string file;
-  MNEMO_RETURN_IF_ERROR(readFile(path, file));
+  // Mapped, not read: an artifact's weights are uploaded from the mapping.
+  MappedFile file;
+  MNEMO_RETURN_IF_ERROR(mapFile(path, "model", file.region));
   // A .mnemo artifact (identifier at bytes 8..12) holding PTX: verified
   // (checksum, ABI, code format) like any artifact; its code is the PTX.
   Artifact artifact;
-  std::string text;
-  if (file.size() >= 12 && file.compare(8, 4, "MNA1") == 0) {
-    MNEMO_RETURN_IF_ERROR(openArtifact(path, file, artifact));
+  std::string text; // NUL-terminated for cuModuleLoadData
+  const Region &f = file.region;
+  if (f.size >= 12 && std::memcmp(f.data + 8, "MNA1", 4) == 0) {
+    MNEMO_RETURN_IF_ERROR(openArtifact(path, f, artifact));
     text.assign(reinterpret_cast<const char *>(artifact.root->code()->data()),
                 artifact.root->code()->size());
   } else {
-    text = std::move(file);
+    text.assign(reinterpret_cast<const char *>(f.data), f.size);
   }
   std::vector<PlanFunction> plans;
   MNEMO_RETURN_IF_ERROR(parsePtxPlans(path, text, plans));
