@@ -137,6 +137,9 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.tileAttention = options.tileAttention;
   tiling.tileLinear = options.tileLinear && target->getInfo().tileLinear;
   tiling.mlaForm = options.mlaForm;
+  tiling.selectKernels = [&](OpPassManager &pm) {
+    target->buildKernelSelectionPipeline(pm);
+  };
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;

@@ -30,6 +30,8 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::DecomposeMLAPassOptions mla;
   mla.form = options.mlaForm;
   pm.addPass(mnemo::createDecomposeMLAPass(mla));
+  if (options.selectKernels)
+    options.selectKernels(pm);
   if (options.tileAttention) {
     mnemo::TileAttentionPassOptions tile;
     tile.blockQ = options.blockQ;

@@ -70,6 +70,8 @@ def device_array(x, dtype):
     """The bytes a kernel reads for `x`: bf16 as its upper 16 bits."""
     if dtype == "bf16":
         return cp.asarray((round_bf16(x).view(np.uint32) >> 16).astype(np.uint16))
+    if dtype == "f16":
+        return cp.asarray(x.astype(np.float16))
     return cp.asarray(np.ascontiguousarray(x))
 
 
@@ -79,7 +81,8 @@ def reference(ref, inputs, case_dir):
     if op == "attention":
         return numpy_refs.attention(inputs["q"], inputs["k"], inputs["v"],
                                     causal=ref.get("causal", False), offset=ref.get("offset", 0),
-                                    window=ref.get("window"), softcap=ref.get("softcap"))
+                                    window=ref.get("window"), softcap=ref.get("softcap"),
+                                    sink=inputs.get("sink"))
     if op == "linear":
         return f64["x"] @ f64["w"].T
     if op == "rms_norm":
@@ -152,19 +155,20 @@ def run_plan(ptx_path, plan, inputs, dtypes):
     return buffers[plan["outputs"][0]], len(plan["launches"])
 
 
-def run_mnemo_run(tool, ptx, plan, inputs, shape):
-    """The case through the runtime's CUDA executor; returns the output."""
+def run_mnemo_run(tool, ptx, plan, inputs, dtypes, shape):
+    """The case through the runtime's CUDA executor; returns the output
+    (bf16 goes in and out as float32 files, f16 as float16)."""
     with tempfile.TemporaryDirectory() as tmp:
         args = [tool, ptx, "--device=cuda", "--output-dir", os.path.join(tmp, "out")]
-        for name, array in zip(plan["inputs"], inputs.values()):
+        for name, (key, array) in zip(plan["inputs"], inputs.items()):
             path = os.path.join(tmp, name + ".npy")
-            np.save(path, array)
+            np.save(path, array.astype(np.float16) if dtypes[key] == "f16" else array)
             args += ["--input", f"{name}={path}"]
         r = subprocess.run(args, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"mnemo-run: {r.stderr.strip()}")
         out = np.load(os.path.join(tmp, "out", plan["output_names"][0] + ".npy"))
-    return out.reshape(shape)
+    return out.astype(np.float32).reshape(shape)
 
 
 def main():
@@ -187,7 +191,11 @@ def main():
                 inputs[inp["name"]] = rng.integers(0, inp["ints"], size=shape).astype(np.int64)
             else:
                 x = rng.standard_normal(shape).astype(np.float32)
-                inputs[inp["name"]] = round_bf16(x) if inp.get("dtype") == "bf16" else x
+                if inp.get("dtype") == "bf16":
+                    x = round_bf16(x)
+                elif inp.get("dtype") == "f16":
+                    x = x.astype(np.float16).astype(np.float32)
+                inputs[inp["name"]] = x
         dtypes = {inp["name"]: inp.get("dtype", "f32") for inp in case["inputs"]}
         row = {"name": case["name"], "tolerance": case["tolerance"]}
         try:
@@ -201,6 +209,8 @@ def main():
             if out_dtype == "bf16":
                 bits = cp.asnumpy(out_buf.view(cp.uint16)[: ref.size]).astype(np.uint32) << 16
                 out = bits.view(np.float32).reshape(ref.shape)
+            elif out_dtype == "f16":
+                out = cp.asnumpy(out_buf.view(cp.float16)[: ref.size]).astype(np.float32).reshape(ref.shape)
             else:
                 out = cp.asnumpy(out_buf.view(cp.float32)[: ref.size]).reshape(ref.shape)
             rel_tol = case["reference"].get("rel")
@@ -218,7 +228,7 @@ def main():
                        max_abs=max_abs, rel=rel, ok=ok)
             if a.mnemo_run:
                 model = os.path.join(a.cases, case.get("artifact", case["ptx"]))
-                rt = run_mnemo_run(a.mnemo_run, model, plan, inputs, ref.shape)
+                rt = run_mnemo_run(a.mnemo_run, model, plan, inputs, dtypes, ref.shape)
                 rt_ok, row["runtime_max_abs"], _ = within(rt)
                 row["ok"] = row["ok"] and rt_ok
         except Exception as e:  # report and go on with the next case

@@ -41,15 +41,21 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
         attrs.append(f"window({opts['window']})")
     if opts.get("softcap") is not None:
         attrs.append(f"softcap({opts['softcap']!r})")
+    sink = opts.pop("sink", False)
+    if sink:
+        attrs.append(f"sink(%sink : {ttype((hq,))})")
     if opts.get("offset"):
         pre = f"  %off = arith.constant {opts['offset']} : index\n"
         attrs.append("q_offset(%off)")
     t = {x: ttype(x, dtype) for x in (q, k, v, r)}
-    mlir = (f"func.func @main(%q: {t[q]}, %k: {t[k]}, %v: {t[v]}) -> {t[r]} {{\n"
+    extra = f", %sink: {ttype((hq,))}" if sink else ""
+    mlir = (f"func.func @main(%q: {t[q]}, %k: {t[k]}, %v: {t[v]}{extra}) -> {t[r]} {{\n"
             f"{pre}  %r = mnemo.attention %q, %k, %v {' '.join(attrs)} : "
             f"{t[q]}, {t[k]}, {t[v]} -> {t[r]}\n  return %r : {t[r]}\n}}\n")
     inputs = [{"name": n, "shape": s, "dtype": dtype} for n, s in (("q", q), ("k", k), ("v", v))]
-    if dtype == "bf16":
+    if sink:
+        inputs.append({"name": "sink", "shape": (hq,)})
+    if dtype in ("bf16", "f16"):
         return name, mlir, inputs, {"op": "attention", "rel": 2e-2, **opts}, None
     return name, mlir, inputs, {"op": "attention", **opts}, 1e-3
 
@@ -94,6 +100,26 @@ def attention_cases():
     yield attention("att_bf16_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, "bf16",
                     causal=True)
     yield attention("att_bf16_noncausal_33x45_d256", 1, 4, 4, 33, 45, 256, 256, "bf16")
+    # 16-bit cases of the tensor-core kernel: lengths off the 64-row tiles,
+    # GQA groups that do not divide the block (12/4), MQA, decode.
+    yield attention("att_bf16_mha_100x130_d64", 2, 4, 4, 100, 130, 64, 64, "bf16")
+    yield attention("att_bf16_mqa8_causal_s129_d128", 1, 8, 1, 129, 129, 128, 128, "bf16",
+                    causal=True)
+    yield attention("att_bf16_gqa3_causal_s70_d64", 1, 12, 4, 70, 70, 64, 64, "bf16",
+                    causal=True)
+    yield attention("att_bf16_decode_gqa4_kv1000_d128", 2, 32, 8, 1, 1000, 128, 128, "bf16",
+                    causal=True, offset=999)
+    yield attention("att_bf16_prefill_offset_5x300_d128", 1, 8, 2, 5, 300, 128, 128, "bf16",
+                    causal=True, offset=295)
+    yield attention("att_bf16_window40_s200_d64", 1, 4, 2, 200, 200, 64, 64, "bf16",
+                    causal=True, window=40)
+    yield attention("att_bf16_softcap_37x45_d64", 1, 4, 2, 37, 45, 64, 64, "bf16", softcap=2.0)
+    yield attention("att_bf16_sink_causal_s50_d64", 1, 4, 2, 50, 50, 64, 64, "bf16",
+                    causal=True, sink=True)
+    yield attention("att_bf16_dv_ne_d_40x70_d96", 1, 4, 2, 40, 70, 96, 64, "bf16", causal=True)
+    yield attention("att_bf16_d32_1x2048", 1, 8, 8, 1, 2048, 32, 32, "bf16")
+    yield attention("att_f16_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, "f16",
+                    causal=True)
     yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)
     yield attention("att_mha_noncausal_5x7_d8", 2, 2, 2, 5, 7, 8, 8)
     yield attention("att_mqa_19x23_d40", 2, 4, 1, 19, 23, 40, 40)

@@ -11,6 +11,8 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
+
 namespace mlir::mnemo {
 
 /// Options of the target-independent tiling stage.
@@ -21,6 +23,9 @@ struct TilingOptions {
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
+  /// The target's kernel selection, run after MLA is decomposed and before
+  /// attention is tiled (TargetBackend::buildKernelSelectionPipeline).
+  std::function<void(OpPassManager &)> selectKernels;
 };
 
 /// Graph-level rewrites on mnemo ops (the `fused` stage).

@@ -56,6 +56,10 @@ public:
   /// function (the artifact's kernel ABI).
   virtual void buildCodegenPipeline(OpPassManager &pm) const = 0;
 
+  /// Appends passes that replace ops with the target's own kernels before
+  /// the target-independent tiling (which takes what they leave).
+  virtual void buildKernelSelectionPipeline(OpPassManager &pm) const {}
+
   /// Translates an LLVM-dialect module to the requested form.
   virtual FailureOr<std::string> serialize(ModuleOp module,
                                            OutputKind kind) const = 0;

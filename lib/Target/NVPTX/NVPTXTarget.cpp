@@ -36,6 +36,10 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
                                        TargetInfo info)
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
+void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
+  pm.addNestedPass<func::FuncOp>(createAttentionKernelPass());
+}
+
 void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   // Buffers are not freed: the launch plan owns every buffer's lifetime.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -76,6 +80,9 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
+  // The tensor-core kernels' cp.async, ldmatrix and fragment vectors.
+  kernels.addPass(createConvertNVGPUToNVVMPass());
+  kernels.addPass(createConvertVectorToLLVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));

@@ -27,6 +27,8 @@ public:
   /// gpu.module and lowers that to NVVM. Host functions keep only buffers
   /// and gpu.launch_func.
   void buildCodegenPipeline(OpPassManager &pm) const override;
+  /// 16-bit attention becomes a tensor-core kernel (mnemo-gpu-attention-kernel).
+  void buildKernelSelectionPipeline(OpPassManager &pm) const override;
   /// PTX (OutputKind::PTX or Assembly): the launch plans as comments, then
   /// the module of all kernels.
   FailureOr<std::string> serialize(ModuleOp module,

@@ -9,6 +9,52 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttentionKernelPass
+    : Pass<"mnemo-gpu-attention-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Replaces 16-bit mnemo.attention with a tensor-core kernel";
+  let description = [{
+    Runs before `mnemo-tile-attention`. Each `mnemo.attention` whose Q, K, V
+    and result are all bf16 or all f16, of static shape, with head dims
+    that are multiples of 16 and without an additive mask, becomes one
+    `gpu.launch` of a FlashAttention-2-style kernel (the rest keeps the
+    tiled path):
+
+    - a thread block of 4 warps owns 64 query rows of one (batch, KV head);
+      the G query heads of a GQA group are packed into those rows
+      (`64 / G` positions per head), so each K/V tile is read once for the
+      whole group;
+    - Q, K and V tiles are copied to shared memory with `cp.async`
+      (`nvgpu.device_async_copy`, rows past the sequence zero-filled) in an
+      XOR-swizzled layout, and read as MMA fragments with `ldmatrix`
+      (`nvgpu.ldmatrix`, transposed for V);
+    - S = QK^T and O += PV are `mma.sync.m16n8k16` with f32 accumulators
+      (`nvvm.mma.sync`); the online softmax runs on the accumulators in
+      registers (row maxima and sums across the lane quad with
+      `gpu.shuffle xor`, `ex2.approx`), and P is repacked to 16-bit A
+      fragments in registers;
+    - KV tiles hidden by causal or window limits are not visited; only
+      tiles that cross a limit or the end of the keys are masked.
+
+    Tensors enter through `bufferization.to_buffer` and the result leaves
+    through `bufferization.to_tensor` of a new buffer, so bufferization
+    sees no tensor op of its own.
+  }];
+  let options = [
+    Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "49152",
+           "Largest static shared memory a kernel may use">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def HoistTileBuffersPass
     : Pass<"mnemo-gpu-hoist-tile-buffers", "::mlir::func::FuncOp"> {
   let summary = "Moves the buffers of a tile out of its scf.forall";

@@ -1,0 +1,622 @@
+//===- AttentionKernel.cpp - tensor-core attention kernels ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites a 16-bit mnemo.attention into one gpu.launch of a
+// FlashAttention-2-style kernel: mma.sync m16n8k16 for both GEMMs, the online
+// softmax on the accumulators in registers, K/V tiles staged in shared memory
+// with cp.async and read with ldmatrix. docs/GPU-TensorCores.md has the
+// design; the fragment layouts below are those of the PTX ISA
+// ("Matrix fragments for mma.m16n8k16").
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Target/NVPTX/Passes.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_ATTENTIONKERNELPASS
+#include "mnemo/Target/NVPTX/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+
+namespace {
+
+/// Query rows per thread block (4 warps of 16 rows) and keys per KV tile.
+constexpr int64_t kBlockQ = 64;
+constexpr int64_t kBlockKV = 64;
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = 32 * kWarps;
+
+/// Static facts of one attention op the kernel is generated for.
+struct Problem {
+  Type elem;                       // bf16 or f16
+  int64_t batch, hq, hkv, sq, skv, d, dv;
+  int64_t group;                   // query heads per KV head
+  int64_t rowsPerHead;             // query positions per block and head
+  double scale;                    // softmax scale
+  std::optional<double> softcap;
+  std::optional<int64_t> window;
+  bool causal;
+
+  int64_t sharedBytes() const {
+    return 2 * (kBlockQ * d + kBlockKV * (d + dv));
+  }
+};
+
+/// Why `op` keeps the tiled path, or the problem to generate.
+FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t sharedLimit,
+                           std::string &why) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
+  auto r = cast<RankedTensorType>(op.getResult().getType());
+  Type elem = q.getElementType();
+  if (!elem.isBF16() && !elem.isF16())
+    return why = "element type is not bf16 or f16", failure();
+  if (k.getElementType() != elem || v.getElementType() != elem ||
+      r.getElementType() != elem)
+    return why = "Q, K, V and result differ in element type", failure();
+  if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape())
+    return why = "dynamic shape", failure();
+  if (op.getMask())
+    return why = "additive mask", failure();
+  Problem p;
+  p.elem = elem;
+  p.batch = q.getDimSize(0);
+  p.hq = q.getDimSize(1);
+  p.sq = q.getDimSize(2);
+  p.d = q.getDimSize(3);
+  p.hkv = k.getDimSize(1);
+  p.skv = k.getDimSize(2);
+  p.dv = v.getDimSize(3);
+  p.group = op.getGroupSize();
+  if (p.d % 16 || p.dv % 16)
+    return why = "head dim not a multiple of 16", failure();
+  if (p.group > kBlockQ)
+    return why = "more query heads per KV head than rows per block",
+           failure();
+  if (p.sharedBytes() > sharedLimit)
+    return why = "tiles exceed the shared memory limit", failure();
+  p.rowsPerHead = kBlockQ / p.group;
+  p.scale = op.getEffectiveScale();
+  p.softcap = op.getSoftcapValue();
+  p.window = op.getWindowSize();
+  p.causal = op.getCausal();
+  return p;
+}
+
+/// An A (16x16) or B (16x8, two registers) MMA fragment: packed 16-bit
+/// pairs as i32.
+using Fragment = SmallVector<Value, 4>;
+/// Accumulator of one m16n8 block: c0, c1 (row g), c2, c3 (row g + 8).
+using Accumulator = SmallVector<Value, 4>;
+
+/// The first element of a staged row in global memory, and whether the row
+/// exists (rows past the sequence or the GQA group are zero-filled).
+struct RowSource {
+  Value memref;
+  SmallVector<Value> indices;
+  Value valid;
+};
+
+/// Emits the kernel body. Every fragment loop is unrolled here, so each
+/// fragment is an SSA value and stays in registers; only the KV loop is a
+/// loop of the IR.
+class KernelEmitter {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p)
+      : b(b), p(p), f32(b.getF32Type()), i32(b.getI32Type()) {
+    // mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.
+    reg = p.elem.isF16() ? Type(VectorType::get({2}, p.elem)) : i32;
+  }
+
+  /// Fills `launch`'s body: Q [B,Hq,Sq,D], K [B,Hkv,Skv,D], V [B,Hkv,Skv,Dv]
+  /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
+  /// `qOffset` (index) may be null.
+  void emit(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
+            Value sink, Value qOffset);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+  }
+  Value ge(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::sge, x, y);
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value either(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, c, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value exp2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+               ValueRange{x})
+        .getResult(0);
+  }
+  /// Reduces over the 4 lanes of a quad, which hold one accumulator row.
+  Value quadReduce(Value x, bool isMax);
+
+  /// Row `r` of the block's query tile: its head, position in the sequence
+  /// and whether it exists.
+  Value rowHead(Value r) { return add(headBase, div(r, p.rowsPerHead)); }
+  Value rowQuery(Value r) { return add(q0, rem(r, p.rowsPerHead)); }
+  Value rowValid(Value r) {
+    return both(lt(r, idx(p.group * p.rowsPerHead)),
+                lt(rowQuery(r), idx(p.sq)));
+  }
+
+  /// Chunk (8 elements) `chunk` of shared-memory row `row`, XOR-swizzled so
+  /// that the 8 rows one ldmatrix phase reads hit different banks.
+  Value swizzle(Value row, Value chunk, int64_t chunksPerRow) {
+    if (chunksPerRow % 8)
+      return chunk;
+    return arith::XOrIOp::create(b, chunk, rem(row, 8));
+  }
+  /// Starts the cp.async copies of a `rows` x `cols` tile into `smem`.
+  void stage(Value smem, int64_t rows, int64_t cols,
+             function_ref<RowSource(Value)> source,
+             SmallVectorImpl<Value> &tokens);
+  /// Commits the copies of `tokens` as one cp.async group.
+  void commit(ArrayRef<Value> tokens) {
+    nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+  /// Waits until every committed copy has landed, then for the whole block.
+  void waitAll();
+
+  /// ldmatrix.x4 (optionally .trans) at element (row, col) of `smem` for
+  /// this lane; the four registers in `reg` form.
+  Fragment ldmatrix(Value smem, Value row, Value col, int64_t cols,
+                    bool transpose);
+  Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c);
+  /// Two f32 values rounded to a 16-bit pair in `reg` form.
+  Value pack(Value lo, Value hi);
+  Value toReg(Value pair) {
+    if (reg == pair.getType())
+      return pair;
+    Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
+    return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
+  }
+
+  /// The scores of one KV tile with masking applied where `kv0` needs it.
+  SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
+
+  ImplicitLocOpBuilder &b;
+  const Problem &p;
+  Type f32, i32, reg;
+  Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
+  Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
+  Value rowA, rowB, posA, posB;
+};
+
+Value KernelEmitter::quadReduce(Value x, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value o = gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+    x = isMax ? Value(arith::MaximumFOp::create(b, x, o)) : fadd(x, o);
+  }
+  return x;
+}
+
+void KernelEmitter::stage(Value smem, int64_t rows, int64_t cols,
+                          function_ref<RowSource(Value)> source,
+                          SmallVectorImpl<Value> &tokens) {
+  int64_t chunksPerRow = cols / 8;
+  for (int64_t c0 = 0; c0 < rows * chunksPerRow; c0 += kThreads) {
+    Value c = add(tid, idx(c0));
+    Value row = div(c, chunksPerRow);
+    Value chunk = rem(c, chunksPerRow);
+    RowSource src = source(row);
+    // A missing row copies 0 bytes (zero fill) from a valid address.
+    SmallVector<Value> indices;
+    for (Value i : src.indices)
+      indices.push_back(select(src.valid, i, idx(0)));
+    indices.push_back(mul(chunk, 8));
+    Value elements = select(src.valid, idx(8), idx(0));
+    Value dstCol = mul(swizzle(row, chunk, chunksPerRow), 8);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
+        ValueRange{row, dstCol}, src.memref, indices, b.getIndexAttr(8),
+        elements, b.getUnitAttr()));
+  }
+}
+
+void KernelEmitter::waitAll() {
+  // cp.async.wait_group 0 waits for all groups; the token it takes only
+  // orders it in the IR, so an empty group stands in for groups committed
+  // in other regions (the previous iteration's prefetch).
+  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b);
+}
+
+Fragment KernelEmitter::ldmatrix(Value smem, Value row, Value col,
+                                 int64_t cols, bool transpose) {
+  Value chunk = swizzle(row, div(col, 8), cols / 8);
+  auto type = VectorType::get({4, 2}, p.elem);
+  Value m = nvgpu::LdMatrixOp::create(b, type, smem,
+                                      ValueRange{row, mul(chunk, 8)},
+                                      transpose, /*numTiles=*/4);
+  Fragment f;
+  for (int64_t i = 0; i < 4; ++i)
+    f.push_back(toReg(vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i})));
+  return f;
+}
+
+Accumulator KernelEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                               ArrayRef<Value> c) {
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               {f32, f32, f32, f32});
+  NVVM::MMATypes t =
+      p.elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  Value d = NVVM::MmaOp::create(
+      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  Accumulator out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  return out;
+}
+
+Value KernelEmitter::pack(Value lo, Value hi) {
+  Value pair = vector::FromElementsOp::create(
+      b, VectorType::get({2}, f32), ValueRange{lo, hi});
+  return toReg(arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair));
+}
+
+SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
+                                                   Value kv0) {
+  // Uniform over the block: does this tile cross the end of the keys, the
+  // causal diagonal or the window's edge?
+  Value need = lt(idx(p.skv), add(kv0, idx(kBlockKV)));
+  if (p.causal)
+    need = either(need, lt(firstPos, add(kv0, idx(kBlockKV - 1))));
+  if (p.window)
+    need = either(need, ge(sub(lastPos, kv0), idx(*p.window)));
+
+  SmallVector<Type> types(s.size() * 4, f32);
+  auto ifOp = scf::IfOp::create(b, types, need, /*withElseRegion=*/true);
+  SmallVector<Value> flat;
+  for (const Accumulator &acc : s)
+    flat.append(acc.begin(), acc.end());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, flat);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value negInf = cf(-INFINITY);
+    Value keyBase = add(kv0, mul(quadCol, 2));
+    SmallVector<Value> masked;
+    for (auto [j, acc] : llvm::enumerate(s)) {
+      for (int64_t e = 0; e < 4; ++e) {
+        Value key = add(keyBase, idx(8 * j + e % 2));
+        Value pos = e < 2 ? posA : posB;
+        Value hidden = ge(key, idx(p.skv));
+        if (p.causal)
+          hidden = either(hidden, lt(pos, key));
+        if (p.window)
+          hidden = either(hidden, ge(sub(pos, key), idx(*p.window)));
+        masked.push_back(select(hidden, negInf, acc[e]));
+      }
+    }
+    scf::YieldOp::create(b, masked);
+  }
+  SmallVector<Accumulator> out(s.size());
+  for (auto [i, r] : llvm::enumerate(ifOp.getResults()))
+    out[i / 4].push_back(r);
+  return out;
+}
+
+void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
+                         Value out, Value sink, Value qOffset) {
+  b.setInsertionPoint(launch.getBody().front().getTerminator());
+  ArrayRef<BlockArgument> smem = launch.getWorkgroupAttributions();
+  Value qs = smem[0], ks = smem[1], vs = smem[2];
+
+  tid = launch.getThreadIds().x;
+  lane = rem(tid, 32);
+  warp = div(tid, 32);
+  lane8 = rem(lane, 8);
+  laneMid = rem(div(lane, 8), 2);
+  laneHi = div(lane, 16);
+  quadCol = rem(lane, 4);
+  Value quadRow = div(lane, 4);
+
+  // Causal blocks run longest first: the last query tile sees most keys.
+  Value qTile = launch.getBlockIds().x;
+  if (p.causal)
+    qTile = sub(sub(launch.getGridSize().x, idx(1)), qTile);
+  kvHead = launch.getBlockIds().y;
+  batch = launch.getBlockIds().z;
+  headBase = mul(kvHead, p.group);
+  q0 = mul(qTile, p.rowsPerHead);
+  qOff = qOffset ? qOffset : idx(0);
+  firstPos = add(q0, qOff);
+  Value lastQuery = sub(
+      arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), idx(p.sq)),
+      idx(1));
+  lastPos = add(lastQuery, qOff);
+  rowA = add(mul(warp, 16), quadRow);
+  rowB = add(rowA, idx(8));
+  posA = add(rowQuery(rowA), qOff);
+  posB = add(rowQuery(rowB), qOff);
+
+  // KV tiles any row of the block can see.
+  Value kvHi = idx(p.skv);
+  if (p.causal)
+    kvHi = arith::MinSIOp::create(b, kvHi, add(lastPos, idx(1)));
+  Value kvLo = idx(0);
+  if (p.window)
+    kvLo = arith::MaxSIOp::create(
+        b, kvLo, sub(firstPos, idx(*p.window - 1)));
+  Value tLo = div(kvLo, kBlockKV);
+  Value tHi = arith::CeilDivSIOp::create(b, kvHi, idx(kBlockKV));
+  auto kvRow = [&](Value memref, Value kv0) {
+    return [&, memref, kv0](Value r) {
+      Value key = add(kv0, r);
+      return RowSource{memref, {batch, kvHead, key}, lt(key, idx(p.skv))};
+    };
+  };
+
+  // The Q tile and the first K tile; then this warp's 16 rows of Q as A
+  // fragments for all of D.
+  SmallVector<Value> tokens;
+  stage(qs, kBlockQ, p.d,
+        [&](Value r) {
+          return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
+        },
+        tokens);
+  stage(ks, kBlockKV, p.d, kvRow(k, mul(tLo, kBlockKV)), tokens);
+  commit(tokens);
+  waitAll();
+  SmallVector<Fragment> qFrag;
+  Value qRow = add(mul(warp, 16), rem(lane, 16));
+  for (int64_t kk = 0; kk < p.d / 16; ++kk)
+    qFrag.push_back(
+        ldmatrix(qs, qRow, add(idx(16 * kk), mul(laneHi, 8)), p.d, false));
+
+  // Loop state: O accumulators, then the running max (log2 units) and the
+  // lane's partial sum of rows A and B.
+  int64_t oBlocks = p.dv / 8;
+  SmallVector<Value> init(oBlocks * 4, cf(0.0));
+  Value mA = cf(-INFINITY), mB = mA, lA = cf(0.0), lB = lA;
+  if (sink) {
+    Value lastHead = idx(p.hq - 1);
+    auto sinkOf = [&](Value row) {
+      Value h = arith::MinUIOp::create(b, rowHead(row), lastHead);
+      Value s = memref::LoadOp::create(b, sink, ValueRange{h});
+      if (s.getType() != f32)
+        s = arith::ExtFOp::create(b, f32, s);
+      return fmul(s, cf(M_LOG2E));
+    };
+    mA = sinkOf(rowA);
+    mB = sinkOf(rowB);
+    // exp(sink) joins the denominator once per row: in lane 0 of the quad.
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol,
+                                        idx(0));
+    lA = lB = select(first, cf(1.0), cf(0.0));
+  }
+  init.append({mA, mB, lA, lB});
+
+  auto loop = scf::ForOp::create(b, tLo, tHi, idx(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange state = loop.getRegionIterArgs();
+    Value kv0 = mul(loop.getInductionVar(), kBlockKV);
+
+    // FlashAttention-2's schedule with one buffer each for K and V: K(t)
+    // is in flight from the last iteration; V(t) loads during S = QK^T and
+    // the softmax, K(t + 1) during O += PV. Each barrier also tells that
+    // every warp is done with the buffer the next copy overwrites.
+    waitAll();
+    tokens.clear();
+    stage(vs, kBlockKV, p.dv, kvRow(v, kv0), tokens);
+    commit(tokens);
+
+    // S = Q K^T: K's rows are the n dimension, read untransposed.
+    SmallVector<Accumulator> s(kBlockKV / 8, Accumulator(4, cf(0.0)));
+    for (int64_t kk = 0; kk < p.d / 16; ++kk)
+      for (int64_t jp = 0; jp < kBlockKV / 16; ++jp) {
+        Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
+        Fragment f = ldmatrix(ks, row, add(idx(16 * kk), mul(laneMid, 8)),
+                              p.d, false);
+        s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
+        s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
+      }
+
+    // Scores in log2 units: scale, softcap, then the masks.
+    for (Accumulator &acc : s)
+      for (Value &x : acc) {
+        if (p.softcap) {
+          Value c = cf(*p.softcap);
+          Value t = math::TanhOp::create(
+              b, fmul(x, cf(p.scale / *p.softcap)));
+          x = fmul(fmul(c, t), cf(M_LOG2E));
+        } else {
+          x = fmul(x, cf(p.scale * M_LOG2E));
+        }
+      }
+    s = maskScores(s, kv0);
+
+    // Online softmax of rows A (c0, c1) and B (c2, c3).
+    Value m[2] = {state[oBlocks * 4], state[oBlocks * 4 + 1]};
+    Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
+    Value alpha[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value mx = m[h];
+      for (const Accumulator &acc : s)
+        for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
+          mx = arith::MaximumFOp::create(b, mx, acc[e]);
+      mx = quadReduce(mx, /*isMax=*/true);
+      // A row that has seen no key yet keeps -inf and subtracts 0.
+      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
+                                         cf(-INFINITY));
+      Value base = select(none, cf(0.0), mx);
+      alpha[h] = exp2(fsub(m[h], base));
+      Value sum = cf(0.0);
+      for (Accumulator &acc : s)
+        for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
+          acc[e] = exp2(fsub(acc[e], base));
+          sum = fadd(sum, acc[e]);
+        }
+      l[h] = fadd(fmul(l[h], alpha[h]), sum);
+      m[h] = mx;
+    }
+
+    waitAll();
+    Value next = add(loop.getInductionVar(), idx(1));
+    auto prefetch = scf::IfOp::create(b, lt(next, tHi), /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(prefetch.thenBlock()->getTerminator());
+      tokens.clear();
+      stage(ks, kBlockKV, p.d, kvRow(k, mul(next, kBlockKV)), tokens);
+      commit(tokens);
+    }
+
+    // O = alpha O + P V, P repacked from the S accumulators as A fragments.
+    SmallVector<Accumulator> o(oBlocks);
+    for (int64_t j = 0; j < oBlocks; ++j)
+      for (int64_t e = 0; e < 4; ++e)
+        o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
+    for (int64_t c = 0; c < kBlockKV / 16; ++c) {
+      Fragment pa = {pack(s[2 * c][0], s[2 * c][1]),
+                     pack(s[2 * c][2], s[2 * c][3]),
+                     pack(s[2 * c + 1][0], s[2 * c + 1][1]),
+                     pack(s[2 * c + 1][2], s[2 * c + 1][3])};
+      for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
+        Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
+        Fragment f = ldmatrix(vs, row, add(idx(16 * jp), mul(laneHi, 8)),
+                              p.dv, true);
+        o[2 * jp] = mma(pa, {f[0], f[1]}, o[2 * jp]);
+        o[2 * jp + 1] = mma(pa, {f[2], f[3]}, o[2 * jp + 1]);
+      }
+    }
+    SmallVector<Value> yields;
+    for (const Accumulator &acc : o)
+      yields.append(acc.begin(), acc.end());
+    yields.append({m[0], m[1], l[0], l[1]});
+    scf::YieldOp::create(b, yields);
+  }
+
+  // O / l (0 for a row that saw no key), stored as 16-bit pairs.
+  ValueRange result = loop.getResults();
+  for (int64_t h = 0; h < 2; ++h) {
+    Value l = quadReduce(result[oBlocks * 4 + 2 + h], /*isMax=*/false);
+    Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l,
+                                       cf(0.0));
+    Value inv = select(seen, arith::DivFOp::create(b, cf(1.0), l), cf(0.0));
+    Value row = h ? rowB : rowA;
+    auto ifOp = scf::IfOp::create(b, rowValid(row), /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    Value head = rowHead(row), query = rowQuery(row);
+    for (int64_t j = 0; j < oBlocks; ++j) {
+      Value pair = vector::FromElementsOp::create(
+          b, VectorType::get({2}, f32),
+          ValueRange{fmul(result[4 * j + 2 * h], inv),
+                     fmul(result[4 * j + 2 * h + 1], inv)});
+      pair = arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair);
+      Value col = add(idx(8 * j), mul(quadCol, 2));
+      // Dv is a multiple of 16 and the column even: the pair is 4-byte
+      // aligned.
+      vector::StoreOp::create(b, pair, out,
+                              ValueRange{batch, head, query, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+  }
+}
+
+/// Replaces `op` with buffers, the kernel launch and the result tensor.
+void rewrite(mnemo::AttentionOp op, const Problem &p) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto buffer = [&](Value tensor) -> Value {
+    if (!tensor)
+      return nullptr;
+    auto t = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+        /*readOnly=*/true);
+  };
+  Value q = buffer(op.getQuery()), k = buffer(op.getKey()),
+        v = buffer(op.getValue()), sink = buffer(op.getSink());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get(resultType.getShape(), p.elem),
+      b.getI64IntegerAttr(64));
+
+  auto shared = [&](int64_t rows, int64_t cols) -> Type {
+    return MemRefType::get(
+        {rows, cols}, p.elem, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+  };
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  int64_t tiles = (p.sq + p.rowsPerHead - 1) / p.rowsPerHead;
+  auto launch = gpu::LaunchOp::create(
+      b, c(tiles), c(p.hkv), c(p.batch), c(kThreads), c(1), c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      ValueRange{},
+      TypeRange{shared(kBlockQ, p.d), shared(kBlockKV, p.d),
+                shared(kBlockKV, p.dv)},
+      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
+      FlatSymbolRefAttr::get(b.getContext(), "attention_mma"));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToEnd(&body);
+    gpu::TerminatorOp::create(b);
+    KernelEmitter(b, p).emit(launch, q, k, v, out, sink, op.getQOffset());
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, resultType, out, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+struct AttentionKernelPass
+    : mnemo::impl::AttentionKernelPassBase<AttentionKernelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<mnemo::AttentionOp> ops;
+    getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
+    for (mnemo::AttentionOp op : ops) {
+      std::string why;
+      FailureOr<Problem> p = analyze(op, sharedBytesLimit, why);
+      if (succeeded(p))
+        rewrite(op, *p);
+    }
+  }
+};
+
+} // namespace
