@@ -30,11 +30,8 @@ using namespace mlir;
 
 namespace {
 
-/// Query rows per thread block (4 warps of 16 rows) and keys per KV tile.
-constexpr int64_t kBlockQ = 64;
+/// Keys per KV tile. A block has one warp per 16 query rows.
 constexpr int64_t kBlockKV = 64;
-constexpr int64_t kWarps = 4;
-constexpr int64_t kThreads = 32 * kWarps;
 
 /// Static facts of one attention op the kernel is generated for.
 struct Problem {
@@ -46,15 +43,21 @@ struct Problem {
   std::optional<double> softcap;
   std::optional<int64_t> window;
   bool causal;
+  int64_t blockQ;                  // query rows per block: 64 or 128
 
-  int64_t sharedBytes() const {
-    return 2 * (kBlockQ * d + kBlockKV * (d + dv));
-  }
+  int64_t threads() const { return 2 * blockQ; }
+  /// Shared memory is one tile of rows of max(D, Dv) elements: K in rows
+  /// [0, 64), V in rows [64, 128) and Q after them, so that Q and the
+  /// first K tile load together.
+  int64_t width() const { return std::max(d, dv); }
+  int64_t qRow0() const { return 2 * kBlockKV; }
+  int64_t sharedRows() const { return qRow0() + blockQ; }
+  int64_t sharedBytes() const { return 2 * sharedRows() * width(); }
 };
 
 /// Why `op` keeps the tiled path, or the problem to generate.
-FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t sharedLimit,
-                           std::string &why) {
+FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
+                           int64_t sharedLimit, std::string &why) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto k = cast<RankedTensorType>(op.getKey().getType());
   auto v = cast<RankedTensorType>(op.getValue().getType());
@@ -81,12 +84,13 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t sharedLimit,
   p.group = op.getGroupSize();
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
-  if (p.group > kBlockQ)
+  p.blockQ = blockQ;
+  if (p.group > p.blockQ)
     return why = "more query heads per KV head than rows per block",
            failure();
   if (p.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
-  p.rowsPerHead = kBlockQ / p.group;
+  p.rowsPerHead = p.blockQ / p.group;
   p.scale = op.getEffectiveScale();
   p.softcap = op.getSoftcapValue();
   p.window = op.getWindowSize();
@@ -169,13 +173,14 @@ private:
 
   /// Chunk (8 elements) `chunk` of shared-memory row `row`, XOR-swizzled so
   /// that the 8 rows one ldmatrix phase reads hit different banks.
-  Value swizzle(Value row, Value chunk, int64_t chunksPerRow) {
-    if (chunksPerRow % 8)
+  Value swizzle(Value row, Value chunk) {
+    if ((p.width() / 8) % 8)
       return chunk;
     return arith::XOrIOp::create(b, chunk, rem(row, 8));
   }
-  /// Starts the cp.async copies of a `rows` x `cols` tile into `smem`.
-  void stage(Value smem, int64_t rows, int64_t cols,
+  /// Starts the cp.async copies of a `rows` x `cols` tile into the shared
+  /// tile's rows from `firstRow`.
+  void stage(int64_t firstRow, int64_t rows, int64_t cols,
              function_ref<RowSource(Value)> source,
              SmallVectorImpl<Value> &tokens);
   /// Commits the copies of `tokens` as one cp.async group.
@@ -186,10 +191,9 @@ private:
   /// Waits until every committed copy has landed, then for the whole block.
   void waitAll();
 
-  /// ldmatrix.x4 (optionally .trans) at element (row, col) of `smem` for
-  /// this lane; the four registers in `reg` form.
-  Fragment ldmatrix(Value smem, Value row, Value col, int64_t cols,
-                    bool transpose);
+  /// ldmatrix.x4 (optionally .trans) at element (row, col) of the shared
+  /// tile for this lane; the four registers in `reg` form.
+  Fragment ldmatrix(Value row, Value col, bool transpose);
   Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c);
   /// Two f32 values rounded to a 16-bit pair in `reg` form.
   Value pack(Value lo, Value hi);
@@ -206,6 +210,7 @@ private:
   ImplicitLocOpBuilder &b;
   const Problem &p;
   Type f32, i32, reg;
+  Value tiles;
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value rowA, rowB, posA, posB;
@@ -220,12 +225,18 @@ Value KernelEmitter::quadReduce(Value x, bool isMax) {
   return x;
 }
 
-void KernelEmitter::stage(Value smem, int64_t rows, int64_t cols,
+void KernelEmitter::stage(int64_t firstRow, int64_t rows, int64_t cols,
                           function_ref<RowSource(Value)> source,
                           SmallVectorImpl<Value> &tokens) {
-  int64_t chunksPerRow = cols / 8;
-  for (int64_t c0 = 0; c0 < rows * chunksPerRow; c0 += kThreads) {
+  int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
+  for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
     Value c = add(tid, idx(c0));
+    // The last round may have fewer chunks than threads.
+    OpBuilder::InsertionGuard guard(b);
+    if (c0 + p.threads() > chunks) {
+      auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
+      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    }
     Value row = div(c, chunksPerRow);
     Value chunk = rem(c, chunksPerRow);
     RowSource src = source(row);
@@ -235,11 +246,15 @@ void KernelEmitter::stage(Value smem, int64_t rows, int64_t cols,
       indices.push_back(select(src.valid, i, idx(0)));
     indices.push_back(mul(chunk, 8));
     Value elements = select(src.valid, idx(8), idx(0));
-    Value dstCol = mul(swizzle(row, chunk, chunksPerRow), 8);
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
-        ValueRange{row, dstCol}, src.memref, indices, b.getIndexAttr(8),
-        elements, b.getUnitAttr()));
+    Value dstRow = add(row, idx(firstRow));
+    Value dstCol = mul(swizzle(dstRow, chunk), 8);
+    Value token = nvgpu::DeviceAsyncCopyOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
+        ValueRange{dstRow, dstCol}, src.memref, indices, b.getIndexAttr(8),
+        elements, b.getUnitAttr());
+    // A copy under the guard needs no token: waitAll waits for all groups.
+    if (c0 + p.threads() <= chunks)
+      tokens.push_back(token);
   }
 }
 
@@ -253,11 +268,10 @@ void KernelEmitter::waitAll() {
   gpu::BarrierOp::create(b);
 }
 
-Fragment KernelEmitter::ldmatrix(Value smem, Value row, Value col,
-                                 int64_t cols, bool transpose) {
-  Value chunk = swizzle(row, div(col, 8), cols / 8);
+Fragment KernelEmitter::ldmatrix(Value row, Value col, bool transpose) {
+  Value chunk = swizzle(row, div(col, 8));
   auto type = VectorType::get({4, 2}, p.elem);
-  Value m = nvgpu::LdMatrixOp::create(b, type, smem,
+  Value m = nvgpu::LdMatrixOp::create(b, type, tiles,
                                       ValueRange{row, mul(chunk, 8)},
                                       transpose, /*numTiles=*/4);
   Fragment f;
@@ -335,8 +349,7 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
 void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                          Value out, Value sink, Value qOffset) {
   b.setInsertionPoint(launch.getBody().front().getTerminator());
-  ArrayRef<BlockArgument> smem = launch.getWorkgroupAttributions();
-  Value qs = smem[0], ks = smem[1], vs = smem[2];
+  tiles = launch.getWorkgroupAttributions()[0];
 
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
@@ -386,19 +399,18 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   // The Q tile and the first K tile; then this warp's 16 rows of Q as A
   // fragments for all of D.
   SmallVector<Value> tokens;
-  stage(qs, kBlockQ, p.d,
+  stage(p.qRow0(), p.blockQ, p.d,
         [&](Value r) {
           return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
         },
         tokens);
-  stage(ks, kBlockKV, p.d, kvRow(k, mul(tLo, kBlockKV)), tokens);
+  stage(0, kBlockKV, p.d, kvRow(k, mul(tLo, kBlockKV)), tokens);
   commit(tokens);
   waitAll();
   SmallVector<Fragment> qFrag;
-  Value qRow = add(mul(warp, 16), rem(lane, 16));
+  Value qRow = add(idx(p.qRow0()), add(mul(warp, 16), rem(lane, 16)));
   for (int64_t kk = 0; kk < p.d / 16; ++kk)
-    qFrag.push_back(
-        ldmatrix(qs, qRow, add(idx(16 * kk), mul(laneHi, 8)), p.d, false));
+    qFrag.push_back(ldmatrix(qRow, add(idx(16 * kk), mul(laneHi, 8)), false));
 
   // Loop state: O accumulators, then the running max (log2 units) and the
   // lane's partial sum of rows A and B.
@@ -436,7 +448,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     // every warp is done with the buffer the next copy overwrites.
     waitAll();
     tokens.clear();
-    stage(vs, kBlockKV, p.dv, kvRow(v, kv0), tokens);
+    stage(kBlockKV, kBlockKV, p.dv, kvRow(v, kv0), tokens);
     commit(tokens);
 
     // S = Q K^T: K's rows are the n dimension, read untransposed.
@@ -444,45 +456,47 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     for (int64_t kk = 0; kk < p.d / 16; ++kk)
       for (int64_t jp = 0; jp < kBlockKV / 16; ++jp) {
         Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
-        Fragment f = ldmatrix(ks, row, add(idx(16 * kk), mul(laneMid, 8)),
-                              p.d, false);
+        Fragment f = ldmatrix(row, add(idx(16 * kk), mul(laneMid, 8)), false);
         s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
         s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
       }
 
-    // Scores in log2 units: scale, softcap, then the masks.
-    for (Accumulator &acc : s)
-      for (Value &x : acc) {
-        if (p.softcap) {
-          Value c = cf(*p.softcap);
-          Value t = math::TanhOp::create(
-              b, fmul(x, cf(p.scale / *p.softcap)));
-          x = fmul(fmul(c, t), cf(M_LOG2E));
-        } else {
-          x = fmul(x, cf(p.scale * M_LOG2E));
+    // Scores in log2 units are `unit * x`. Without a softcap the scale is
+    // folded into the exponent (one fma per score); with one, the capped
+    // scores are computed first. Masks set -inf either way.
+    double unit = p.scale * M_LOG2E;
+    if (p.softcap) {
+      unit = 1.0;
+      for (Accumulator &acc : s)
+        for (Value &x : acc) {
+          Value t = math::TanhOp::create(b, fmul(x, cf(p.scale / *p.softcap)));
+          x = fmul(t, cf(*p.softcap * M_LOG2E));
         }
-      }
+    }
     s = maskScores(s, kv0);
 
-    // Online softmax of rows A (c0, c1) and B (c2, c3).
+    // Online softmax of rows A (c0, c1) and B (c2, c3); m is kept in log2
+    // units (scale > 0, so the unit commutes with the maximum).
     Value m[2] = {state[oBlocks * 4], state[oBlocks * 4 + 1]};
     Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
     Value alpha[2];
     for (int64_t h = 0; h < 2; ++h) {
-      Value mx = m[h];
+      Value mx = cf(-INFINITY);
       for (const Accumulator &acc : s)
         for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
           mx = arith::MaximumFOp::create(b, mx, acc[e]);
-      mx = quadReduce(mx, /*isMax=*/true);
+      mx = arith::MaximumFOp::create(
+          b, m[h], fmul(quadReduce(mx, /*isMax=*/true), cf(unit)));
       // A row that has seen no key yet keeps -inf and subtracts 0.
       Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
                                          cf(-INFINITY));
       Value base = select(none, cf(0.0), mx);
       alpha[h] = exp2(fsub(m[h], base));
+      Value negBase = arith::NegFOp::create(b, base);
       Value sum = cf(0.0);
       for (Accumulator &acc : s)
         for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
-          acc[e] = exp2(fsub(acc[e], base));
+          acc[e] = exp2(math::FmaOp::create(b, acc[e], cf(unit), negBase));
           sum = fadd(sum, acc[e]);
         }
       l[h] = fadd(fmul(l[h], alpha[h]), sum);
@@ -496,7 +510,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(prefetch.thenBlock()->getTerminator());
       tokens.clear();
-      stage(ks, kBlockKV, p.d, kvRow(k, mul(next, kBlockKV)), tokens);
+      stage(0, kBlockKV, p.d, kvRow(k, mul(next, kBlockKV)), tokens);
       commit(tokens);
     }
 
@@ -511,9 +525,8 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                      pack(s[2 * c + 1][0], s[2 * c + 1][1]),
                      pack(s[2 * c + 1][2], s[2 * c + 1][3])};
       for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
-        Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
-        Fragment f = ldmatrix(vs, row, add(idx(16 * jp), mul(laneHi, 8)),
-                              p.dv, true);
+        Value row = add(idx(kBlockKV + 16 * c), add(mul(laneMid, 8), lane8));
+        Fragment f = ldmatrix(row, add(idx(16 * jp), mul(laneHi, 8)), true);
         o[2 * jp] = mma(pa, {f[0], f[1]}, o[2 * jp]);
         o[2 * jp + 1] = mma(pa, {f[2], f[3]}, o[2 * jp + 1]);
       }
@@ -582,11 +595,10 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
   };
   int64_t tiles = (p.sq + p.rowsPerHead - 1) / p.rowsPerHead;
   auto launch = gpu::LaunchOp::create(
-      b, c(tiles), c(p.hkv), c(p.batch), c(kThreads), c(1), c(1),
+      b, c(tiles), c(p.hkv), c(p.batch), c(p.threads()), c(1), c(1),
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       ValueRange{},
-      TypeRange{shared(kBlockQ, p.d), shared(kBlockKV, p.d),
-                shared(kBlockKV, p.dv)},
+      TypeRange{shared(p.sharedRows(), p.width())},
       /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
       /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
       FlatSymbolRefAttr::get(b.getContext(), "attention_mma"));
@@ -608,11 +620,17 @@ struct AttentionKernelPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (blockQ != 64 && blockQ != 128) {
+      getOperation().emitError("mnemo-gpu-attention-kernel: block-q must be "
+                               "64 or 128, not ")
+          << blockQ;
+      return signalPassFailure();
+    }
     SmallVector<mnemo::AttentionOp> ops;
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
     for (mnemo::AttentionOp op : ops) {
       std::string why;
-      FailureOr<Problem> p = analyze(op, sharedBytesLimit, why);
+      FailureOr<Problem> p = analyze(op, blockQ, sharedBytesLimit, why);
       if (succeeded(p))
         rewrite(op, *p);
     }
