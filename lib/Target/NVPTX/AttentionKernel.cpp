@@ -623,7 +623,7 @@ struct AttentionKernelPass
     if (blockQ != 64 && blockQ != 128) {
       getOperation().emitError("mnemo-gpu-attention-kernel: block-q must be "
                                "64 or 128, not ")
-          << blockQ;
+          << static_cast<int64_t>(blockQ);
       return signalPassFailure();
     }
     SmallVector<mnemo::AttentionOp> ops;
@@ -633,6 +633,8 @@ struct AttentionKernelPass
       FailureOr<Problem> p = analyze(op, blockQ, sharedBytesLimit, why);
       if (succeeded(p))
         rewrite(op, *p);
+      else if (report)
+        op.emitRemark("keeps the tiled path: ") << why;
     }
   }
 };

@@ -73,6 +73,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // Polynomials instead of libdevice calls: the PTX must not depend on a
   // CUDA toolkit being found at compile time.
+  kernels.addPass(createAlignWorkgroupMemoryPass());
   kernels.addPass(createApproximateMathPass());
   // What is left (floor, fma, sqrt, ...) maps to LLVM intrinsics that the
   // NVPTX back-end implements natively.

@@ -44,6 +44,8 @@ def AttentionKernelPass
            "Query rows per thread block, 16 per warp: 64 or 128">,
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "49152",
            "Largest static shared memory a kernel may use">,
+    Option<"report", "report", "bool", "false",
+           "Emit a remark naming why an attention keeps the tiled path">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -55,6 +57,22 @@ def AttentionKernelPass
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def AlignWorkgroupMemoryPass
+    : Pass<"mnemo-gpu-align-workgroup-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Aligns the kernels' shared-memory buffers";
+  let description = [{
+    Sets `llvm.align` on every workgroup attribution of the module's
+    `gpu.func`s, which `convert-gpu-to-nvvm` gives the `.shared` variable.
+    Without it a buffer is aligned to its element type only, while cp.async
+    writes 16-byte chunks and swizzled tiles need the swizzle pattern's
+    alignment.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "1024",
+           "Alignment in bytes (at least; larger ones are kept)">,
+  ];
 }
 
 def HoistTileBuffersPass

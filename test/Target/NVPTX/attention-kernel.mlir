@@ -1,0 +1,84 @@
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="report=true" --canonicalize --cse --verify-diagnostics | FileCheck %s
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="block-q=128" | FileCheck %s --check-prefix=Q128
+// RUN: not mnemo-opt %s --mnemo-gpu-attention-kernel="block-q=32" 2>&1 | FileCheck %s --check-prefix=BADQ
+
+// GQA 32/8, D 128, lengths off the tiles: one block of 4 warps per 16
+// positions x 4 packed heads, reversed for causal; K, V and Q share one
+// shared tile [64 K rows | 64 V rows | 64 Q rows] x 128.
+// CHECK-LABEL: func.func @gqa_causal
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x32x100x128xbf16>
+// CHECK: gpu.launch
+// CHECK-SAME: blocks({{.*}}) in ({{.*}} = %[[C7]], {{.*}} = %[[C8]], {{.*}} = %[[C2]])
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %[[C128]],
+// CHECK-SAME: workgroup(%[[TILE:.*]] : memref<192x128xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy {{.*}}, %[[TILE]][{{.*}}], 8, {{.*}} {bypassL1}
+// CHECK: nvgpu.ldmatrix %[[TILE]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// The KV loop: S = QK^T (8 k-steps x 8 n-blocks), then PV (4 x 16).
+// CHECK: scf.for
+// CHECK-COUNT-64: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: scf.if
+// CHECK: gpu.shuffle  xor
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: nvgpu.ldmatrix %[[TILE]]{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-64: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: vector.store {{.*}}, %[[OUT]]{{.*}} {alignment = 4 : i64} : memref<2x32x100x128xbf16>, vector<2xbf16>
+// CHECK: gpu.terminator
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: return %[[R]]
+// BADQ: block-q must be 64 or 128, not 32
+func.func @gqa_causal(%q: tensor<2x32x100x128xbf16>, %k: tensor<2x8x100x128xbf16>,
+                      %v: tensor<2x8x100x128xbf16>) -> tensor<2x32x100x128xbf16> {
+  %o = mnemo.attention %q, %k, %v causal : tensor<2x32x100x128xbf16>, tensor<2x8x100x128xbf16>, tensor<2x8x100x128xbf16> -> tensor<2x32x100x128xbf16>
+  return %o : tensor<2x32x100x128xbf16>
+}
+
+// f16, D != Dv, window, softcap, sink and a decode offset all take the
+// kernel; the sink is read per packed head (canonicalized from a
+// memref.load of its to_buffer, bufferized again later).
+// CHECK-LABEL: func.func @f16_everything
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup({{.*}} : memref<192x64xf16, #gpu.address_space<workgroup>>)
+// CHECK: tensor.extract %arg3[%{{.*}}] : tensor<4xf32>
+// CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: math.tanh
+// CHECK-NOT: mnemo.attention
+// With 8 warps (128 query rows) the tile has 256 rows: Q rows 128 to 255.
+// Q128-LABEL: func.func @f16_everything
+// Q128: threads({{.*}}) in ({{.*}} = %c256,
+// Q128-SAME: workgroup({{.*}} : memref<256x64xf16, #gpu.address_space<workgroup>>)
+func.func @f16_everything(%q: tensor<1x4x3x64xf16>, %k: tensor<1x2x19x64xf16>,
+                          %v: tensor<1x2x19x32xf16>, %sink: tensor<4xf32>) -> tensor<1x4x3x32xf16> {
+  %off = arith.constant 16 : index
+  %o = mnemo.attention %q, %k, %v causal window(8) softcap(2.0) sink(%sink : tensor<4xf32>) q_offset(%off) : tensor<1x4x3x64xf16>, tensor<1x2x19x64xf16>, tensor<1x2x19x32xf16> -> tensor<1x4x3x32xf16>
+  return %o : tensor<1x4x3x32xf16>
+}
+
+// What the kernel does not take keeps mnemo.attention for the tiled path.
+// CHECK-LABEL: func.func @fallbacks
+// CHECK-COUNT-5: mnemo.attention
+func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
+                     %q: tensor<1x4x9x256xbf16>, %k: tensor<1x4x9x256xbf16>,
+                     %qd: tensor<1x4x?x64xbf16>, %kd: tensor<1x4x?x64xbf16>,
+                     %q40: tensor<1x4x9x40xbf16>, %k40: tensor<1x4x9x40xbf16>,
+                     %qs: tensor<1x4x9x64xbf16>, %ks: tensor<1x4x9x64xbf16>,
+                     %mask: tensor<9x9xbf16>)
+    -> (tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>) {
+  // expected-remark @below {{keeps the tiled path: element type is not bf16 or f16}}
+  %a = mnemo.attention %q32, %k32, %k32 : tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32> -> tensor<1x4x9x64xf32>
+  // expected-remark @below {{keeps the tiled path: tiles exceed the shared memory limit}}
+  %b = mnemo.attention %q, %k, %k : tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16> -> tensor<1x4x9x256xbf16>
+  // expected-remark @below {{keeps the tiled path: dynamic shape}}
+  %c = mnemo.attention %qd, %kd, %kd : tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16> -> tensor<1x4x?x64xbf16>
+  // expected-remark @below {{keeps the tiled path: head dim not a multiple of 16}}
+  %d = mnemo.attention %q40, %k40, %k40 : tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16> -> tensor<1x4x9x40xbf16>
+  // expected-remark @below {{keeps the tiled path: additive mask}}
+  %e = mnemo.attention %qs, %ks, %ks mask(%mask : tensor<9x9xbf16>) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
+  return %a, %b, %c, %d, %e : tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>
+}
