@@ -44,20 +44,35 @@ struct Problem {
   std::optional<int64_t> window;
   bool causal;
   int64_t blockQ;                  // query rows per block: 64 or 128
+  bool wgmma;                      // sm_90a warpgroup MMA (else mma.sync)
 
   int64_t threads() const { return 2 * blockQ; }
-  /// Shared memory is one tile of rows of max(D, Dv) elements: K in rows
-  /// [0, 64), V in rows [64, 128) and Q after them, so that Q and the
-  /// first K tile load together.
-  int64_t width() const { return std::max(d, dv); }
-  int64_t qRow0() const { return 2 * kBlockKV; }
-  int64_t sharedRows() const { return qRow0() + blockQ; }
-  int64_t sharedBytes() const { return 2 * sharedRows() * width(); }
+  /// Shared memory holds the K tile, the V tile and the Q tile, in that
+  /// order (Q and the first K tile load together).
+  int64_t kBase() const { return 0; }
+  int64_t vBase() const { return kBlockKV * d; }
+  int64_t qBase() const { return kBlockKV * (d + dv); }
+  int64_t sharedElements() const { return qBase() + blockQ * d; }
+  int64_t sharedBytes() const { return 2 * sharedElements(); }
+};
+
+/// A tile of `rows` x `width` 16-bit elements in shared memory from element
+/// `base`. Widths that are multiples of 64 are stored as 64-column panels
+/// of 128-byte rows whose 16-byte chunks are XOR-swizzled with the row (the
+/// 128B swizzle of wgmma and TMA, which also keeps ldmatrix free of bank
+/// conflicts); other widths are plain rows.
+struct Region {
+  int64_t base, rows, width;
+
+  int64_t panelWidth() const { return width % 64 ? width : 64; }
+  bool swizzled() const { return width % 64 == 0; }
+  /// Bytes from one panel to the next.
+  int64_t panelBytes() const { return rows * 128; }
 };
 
 /// Why `op` keeps the tiled path, or the problem to generate.
 FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
-                           int64_t sharedLimit, std::string &why) {
+                           bool wgmma, int64_t sharedLimit, std::string &why) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto k = cast<RankedTensorType>(op.getKey().getType());
   auto v = cast<RankedTensorType>(op.getValue().getType());
@@ -85,6 +100,10 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
   p.blockQ = blockQ;
+  // One warpgroup owns the 64 rows of a block on sm_90a; its PV product
+  // keeps Dv / 2 accumulators per thread.
+  p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 &&
+            (p.dv == 64 || p.dv == 128);
   if (p.group > p.blockQ)
     return why = "more query heads per KV head than rows per block",
            failure();
@@ -171,17 +190,18 @@ private:
                 lt(rowQuery(r), idx(p.sq)));
   }
 
-  /// Chunk (8 elements) `chunk` of shared-memory row `row`, XOR-swizzled so
-  /// that the 8 rows one ldmatrix phase reads hit different banks.
-  Value swizzle(Value row, Value chunk) {
-    if ((p.width() / 8) % 8)
-      return chunk;
-    return arith::XOrIOp::create(b, chunk, rem(row, 8));
+  /// The element offset in shared memory of (row, col) of `r`; `col` is a
+  /// multiple of 8.
+  Value offset(const Region &r, Value row, Value col) {
+    int64_t w = r.panelWidth();
+    Value chunk = div(rem(col, w), 8);
+    if (r.swizzled())
+      chunk = arith::XOrIOp::create(b, chunk, rem(row, 8));
+    Value panel = mul(div(col, w), r.rows * w);
+    return add(idx(r.base), add(panel, add(mul(row, w), mul(chunk, 8))));
   }
-  /// Starts the cp.async copies of a `rows` x `cols` tile into the shared
-  /// tile's rows from `firstRow`.
-  void stage(int64_t firstRow, int64_t rows, int64_t cols,
-             function_ref<RowSource(Value)> source,
+  /// Starts the cp.async copies of all rows of `r`.
+  void stage(const Region &r, function_ref<RowSource(Value)> source,
              SmallVectorImpl<Value> &tokens);
   /// Commits the copies of `tokens` as one cp.async group.
   void commit(ArrayRef<Value> tokens) {
@@ -191,9 +211,21 @@ private:
   /// Waits until every committed copy has landed, then for the whole block.
   void waitAll();
 
-  /// ldmatrix.x4 (optionally .trans) at element (row, col) of the shared
-  /// tile for this lane; the four registers in `reg` form.
-  Fragment ldmatrix(Value row, Value col, bool transpose);
+  /// ldmatrix.x4 (optionally .trans) at (row, col) of `r` for this lane;
+  /// the four registers in `reg` form.
+  Fragment ldmatrix(const Region &r, Value row, Value col, bool transpose);
+
+  /// The wgmma shared-memory descriptor of the 128B-swizzled tile at byte
+  /// `address` (start address, leading and stride byte offsets, swizzle).
+  Value descriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
+  /// Byte address in shared memory of element `element` of the tiles.
+  Value sharedAddress(int64_t element, Value extraBytes = nullptr);
+  /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory.
+  SmallVector<Accumulator> wgmmaScores();
+  /// O += P V with P in registers (`pa`, one A fragment per 16 keys) and V
+  /// in shared memory; returns the new accumulators.
+  SmallVector<Accumulator> wgmmaValues(ArrayRef<Fragment> pa,
+                                       ArrayRef<Accumulator> o);
   Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c);
   /// Two f32 values rounded to a 16-bit pair in `reg` form.
   Value pack(Value lo, Value hi);
@@ -210,7 +242,8 @@ private:
   ImplicitLocOpBuilder &b;
   const Problem &p;
   Type f32, i32, reg;
-  Value tiles;
+  Value tiles, tilesAddress;
+  Region kTile, vTile, qTile;
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value rowA, rowB, posA, posB;
@@ -225,10 +258,10 @@ Value KernelEmitter::quadReduce(Value x, bool isMax) {
   return x;
 }
 
-void KernelEmitter::stage(int64_t firstRow, int64_t rows, int64_t cols,
+void KernelEmitter::stage(const Region &r,
                           function_ref<RowSource(Value)> source,
                           SmallVectorImpl<Value> &tokens) {
-  int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
+  int64_t chunksPerRow = r.width / 8, chunks = r.rows * chunksPerRow;
   for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
     Value c = add(tid, idx(c0));
     // The last round may have fewer chunks than threads.
@@ -246,12 +279,11 @@ void KernelEmitter::stage(int64_t firstRow, int64_t rows, int64_t cols,
       indices.push_back(select(src.valid, i, idx(0)));
     indices.push_back(mul(chunk, 8));
     Value elements = select(src.valid, idx(8), idx(0));
-    Value dstRow = add(row, idx(firstRow));
-    Value dstCol = mul(swizzle(dstRow, chunk), 8);
+    Value dst = offset(r, row, mul(chunk, 8));
     Value token = nvgpu::DeviceAsyncCopyOp::create(
         b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
-        ValueRange{dstRow, dstCol}, src.memref, indices, b.getIndexAttr(8),
-        elements, b.getUnitAttr());
+        ValueRange{dst}, src.memref, indices, b.getIndexAttr(8), elements,
+        b.getUnitAttr());
     // A copy under the guard needs no token: waitAll waits for all groups.
     if (c0 + p.threads() <= chunks)
       tokens.push_back(token);
@@ -265,19 +297,145 @@ void KernelEmitter::waitAll() {
   Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
       b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
   nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(0));
+  // wgmma reads shared memory through the async proxy: the copies (made
+  // through the generic proxy) must be fenced before the barrier.
+  if (p.wgmma)
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   gpu::BarrierOp::create(b);
 }
 
-Fragment KernelEmitter::ldmatrix(Value row, Value col, bool transpose) {
-  Value chunk = swizzle(row, div(col, 8));
+Fragment KernelEmitter::ldmatrix(const Region &r, Value row, Value col,
+                                 bool transpose) {
   auto type = VectorType::get({4, 2}, p.elem);
   Value m = nvgpu::LdMatrixOp::create(b, type, tiles,
-                                      ValueRange{row, mul(chunk, 8)},
+                                      ValueRange{offset(r, row, col)},
                                       transpose, /*numTiles=*/4);
   Fragment f;
   for (int64_t i = 0; i < 4; ++i)
     f.push_back(toReg(vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i})));
   return f;
+}
+
+Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
+  Value a = add(tilesAddress, idx(2 * element));
+  if (extraBytes)
+    a = add(a, extraBytes);
+  return arith::IndexCastUIOp::create(b, b.getI64Type(), a);
+}
+
+Value KernelEmitter::descriptor(Value address, int64_t leadingBytes,
+                                int64_t strideBytes) {
+  // Bits 0-13: address >> 4 (shared window offsets fit 18 bits); 16-29:
+  // leading byte offset >> 4; 32-45: stride byte offset >> 4; 49-51: base
+  // offset (0: tiles are 1024-byte aligned); 62-63: swizzle (1 = 128B).
+  Type i64 = b.getI64Type();
+  auto c = [&](uint64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getIntegerAttr(i64, v));
+  };
+  Value start = arith::AndIOp::create(
+      b, arith::ShRUIOp::create(b, address, c(4)), c(0x3FFF));
+  uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
+                   (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, start, c(fixed));
+}
+
+SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
+  // K-major A (Q) and B (K): 8-row groups 1024 bytes apart (stride); a
+  // k16 step is 32 bytes within a 128-byte row, a 64-column panel further.
+  MLIRContext *ctx = b.getContext();
+  auto type = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(kBlockKV / 2, f32));
+  NVVM::WGMMATypes t =
+      p.elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  Value acc = LLVM::UndefOp::create(b, type);
+  for (int64_t kk = 0; kk < p.d / 16; ++kk) {
+    int64_t panel = kk / 4, step = 32 * (kk % 4);
+    Value a = descriptor(
+        sharedAddress(qTile.base, idx(panel * qTile.panelBytes() + step)), 16,
+        1024);
+    Value bDesc = descriptor(
+        sharedAddress(kTile.base, idx(panel * kTile.panelBytes() + step)), 16,
+        1024);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, type, acc, a, bDesc,
+        NVVM::MMAShapeAttr::get(ctx, 64, kBlockKV, 16), t, t,
+        NVVM::WGMMATypes::f32,
+        kk ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  // Warp w holds rows 16w + g and 16w + g + 8 of each n8 block, as the
+  // mma.sync accumulators do.
+  SmallVector<Accumulator> s(kBlockKV / 8);
+  for (int64_t i = 0; i < kBlockKV / 2; ++i)
+    s[i / 4].push_back(
+        LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
+  return s;
+}
+
+SmallVector<Accumulator>
+KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
+  // upstream NVVM has no wgmma with A in registers: it is inline PTX, the
+  // accumulators tied in and out. V is MN-major (transposed B): 8 key rows
+  // of 128 bytes are 1024 bytes apart (stride), 64-column panels one panel
+  // apart (leading); a k16 step is 16 key rows.
+  int64_t n = p.dv, regs = n / 2;
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                    std::to_string(2 * regs + 5) + ", 0;\n";
+  ptx += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+         "k16.f32." + (p.elem.isF16() ? "f16.f16" : "bf16.bf16") + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    ptx += (i ? ", $" : "$") + std::to_string(i);
+    constraints += (i ? ",=f" : "=f");
+  }
+  ptx += "}, {";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "," + std::to_string(i);
+  for (int64_t i = 0; i < 4; ++i) {
+    ptx += (i ? ", $" : "$") + std::to_string(2 * regs + i);
+    constraints += ",r";
+  }
+  ptx += "}, $" + std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}\n";
+  constraints += ",l,r";
+
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(regs, f32));
+  SmallVector<Value> acc;
+  for (const Accumulator &a : o)
+    acc.append(a.begin(), a.end());
+  Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  Value result;
+  for (int64_t c = 0; c < kBlockKV / 16; ++c) {
+    Value bDesc = descriptor(
+        sharedAddress(vTile.base, idx(16 * c * 128)), vTile.panelBytes(),
+        1024);
+    SmallVector<Value> operands(acc);
+    operands.append(pa[c].begin(), pa[c].end());
+    operands.append({bDesc, one});
+    result = LLVM::InlineAsmOp::create(
+                 b, type, operands, ptx, constraints,
+                 /*has_side_effects=*/true, /*is_align_stack=*/false,
+                 LLVM::tailcallkind::TailCallKind::None,
+                 /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+                 .getResult(0);
+    for (int64_t i = 0; i < regs; ++i)
+      acc[i] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i});
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  SmallVector<Accumulator> out(regs / 4);
+  for (int64_t i = 0; i < regs; ++i)
+    out[i / 4].push_back(acc[i]);
+  return out;
 }
 
 Accumulator KernelEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
@@ -350,6 +508,11 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                          Value out, Value sink, Value qOffset) {
   b.setInsertionPoint(launch.getBody().front().getTerminator());
   tiles = launch.getWorkgroupAttributions()[0];
+  kTile = {p.kBase(), kBlockKV, p.d};
+  vTile = {p.vBase(), kBlockKV, p.dv};
+  qTile = {p.qBase(), p.blockQ, p.d};
+  if (p.wgmma)
+    tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
 
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
@@ -361,13 +524,13 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   Value quadRow = div(lane, 4);
 
   // Causal blocks run longest first: the last query tile sees most keys.
-  Value qTile = launch.getBlockIds().x;
+  Value qBlock = launch.getBlockIds().x;
   if (p.causal)
-    qTile = sub(sub(launch.getGridSize().x, idx(1)), qTile);
+    qBlock = sub(sub(launch.getGridSize().x, idx(1)), qBlock);
   kvHead = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
   headBase = mul(kvHead, p.group);
-  q0 = mul(qTile, p.rowsPerHead);
+  q0 = mul(qBlock, p.rowsPerHead);
   qOff = qOffset ? qOffset : idx(0);
   firstPos = add(q0, qOff);
   Value lastQuery = sub(
@@ -399,18 +562,20 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   // The Q tile and the first K tile; then this warp's 16 rows of Q as A
   // fragments for all of D.
   SmallVector<Value> tokens;
-  stage(p.qRow0(), p.blockQ, p.d,
+  stage(qTile,
         [&](Value r) {
           return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
         },
         tokens);
-  stage(0, kBlockKV, p.d, kvRow(k, mul(tLo, kBlockKV)), tokens);
+  stage(kTile, kvRow(k, mul(tLo, kBlockKV)), tokens);
   commit(tokens);
   waitAll();
+  // With wgmma, Q stays in shared memory as the A operand.
   SmallVector<Fragment> qFrag;
-  Value qRow = add(idx(p.qRow0()), add(mul(warp, 16), rem(lane, 16)));
-  for (int64_t kk = 0; kk < p.d / 16; ++kk)
-    qFrag.push_back(ldmatrix(qRow, add(idx(16 * kk), mul(laneHi, 8)), false));
+  Value qRow = add(mul(warp, 16), rem(lane, 16));
+  for (int64_t kk = 0; !p.wgmma && kk < p.d / 16; ++kk)
+    qFrag.push_back(
+        ldmatrix(qTile, qRow, add(idx(16 * kk), mul(laneHi, 8)), false));
 
   // Loop state: O accumulators, then the running max (log2 units) and the
   // lane's partial sum of rows A and B.
@@ -448,18 +613,24 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     // every warp is done with the buffer the next copy overwrites.
     waitAll();
     tokens.clear();
-    stage(kBlockKV, kBlockKV, p.dv, kvRow(v, kv0), tokens);
+    stage(vTile, kvRow(v, kv0), tokens);
     commit(tokens);
 
     // S = Q K^T: K's rows are the n dimension, read untransposed.
-    SmallVector<Accumulator> s(kBlockKV / 8, Accumulator(4, cf(0.0)));
-    for (int64_t kk = 0; kk < p.d / 16; ++kk)
-      for (int64_t jp = 0; jp < kBlockKV / 16; ++jp) {
-        Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
-        Fragment f = ldmatrix(row, add(idx(16 * kk), mul(laneMid, 8)), false);
-        s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
-        s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
-      }
+    SmallVector<Accumulator> s;
+    if (p.wgmma) {
+      s = wgmmaScores();
+    } else {
+      s.assign(kBlockKV / 8, Accumulator(4, cf(0.0)));
+      for (int64_t kk = 0; kk < p.d / 16; ++kk)
+        for (int64_t jp = 0; jp < kBlockKV / 16; ++jp) {
+          Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
+          Fragment f = ldmatrix(kTile, row,
+                                add(idx(16 * kk), mul(laneMid, 8)), false);
+          s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
+          s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
+        }
+    }
 
     // Scores in log2 units are `unit * x`. Without a softcap the scale is
     // folded into the exponent (one fma per score); with one, the capped
@@ -510,7 +681,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(prefetch.thenBlock()->getTerminator());
       tokens.clear();
-      stage(0, kBlockKV, p.d, kvRow(k, mul(next, kBlockKV)), tokens);
+      stage(kTile, kvRow(k, mul(next, kBlockKV)), tokens);
       commit(tokens);
     }
 
@@ -519,17 +690,23 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     for (int64_t j = 0; j < oBlocks; ++j)
       for (int64_t e = 0; e < 4; ++e)
         o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
-    for (int64_t c = 0; c < kBlockKV / 16; ++c) {
-      Fragment pa = {pack(s[2 * c][0], s[2 * c][1]),
-                     pack(s[2 * c][2], s[2 * c][3]),
-                     pack(s[2 * c + 1][0], s[2 * c + 1][1]),
-                     pack(s[2 * c + 1][2], s[2 * c + 1][3])};
-      for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
-        Value row = add(idx(kBlockKV + 16 * c), add(mul(laneMid, 8), lane8));
-        Fragment f = ldmatrix(row, add(idx(16 * jp), mul(laneHi, 8)), true);
-        o[2 * jp] = mma(pa, {f[0], f[1]}, o[2 * jp]);
-        o[2 * jp + 1] = mma(pa, {f[2], f[3]}, o[2 * jp + 1]);
-      }
+    SmallVector<Fragment> pa;
+    for (int64_t c = 0; c < kBlockKV / 16; ++c)
+      pa.push_back({pack(s[2 * c][0], s[2 * c][1]),
+                    pack(s[2 * c][2], s[2 * c][3]),
+                    pack(s[2 * c + 1][0], s[2 * c + 1][1]),
+                    pack(s[2 * c + 1][2], s[2 * c + 1][3])});
+    if (p.wgmma) {
+      o = wgmmaValues(pa, o);
+    } else {
+      for (int64_t c = 0; c < kBlockKV / 16; ++c)
+        for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
+          Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
+          Fragment f = ldmatrix(vTile, row, add(idx(16 * jp), mul(laneHi, 8)),
+                                true);
+          o[2 * jp] = mma(pa[c], {f[0], f[1]}, o[2 * jp]);
+          o[2 * jp + 1] = mma(pa[c], {f[2], f[3]}, o[2 * jp + 1]);
+        }
     }
     SmallVector<Value> yields;
     for (const Accumulator &acc : o)
@@ -584,9 +761,9 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
       b, MemRefType::get(resultType.getShape(), p.elem),
       b.getI64IntegerAttr(64));
 
-  auto shared = [&](int64_t rows, int64_t cols) -> Type {
+  auto shared = [&](int64_t elements) -> Type {
     return MemRefType::get(
-        {rows, cols}, p.elem, MemRefLayoutAttrInterface(),
+        {elements}, p.elem, MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(b.getContext(),
                                    gpu::AddressSpace::Workgroup));
   };
@@ -598,7 +775,7 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
       b, c(tiles), c(p.hkv), c(p.batch), c(p.threads()), c(1), c(1),
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       ValueRange{},
-      TypeRange{shared(p.sharedRows(), p.width())},
+      TypeRange{shared(p.sharedElements())},
       /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
       /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
       FlatSymbolRefAttr::get(b.getContext(), "attention_mma"));
@@ -630,7 +807,7 @@ struct AttentionKernelPass
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
     for (mnemo::AttentionOp op : ops) {
       std::string why;
-      FailureOr<Problem> p = analyze(op, blockQ, sharedBytesLimit, why);
+      FailureOr<Problem> p = analyze(op, blockQ, chip == "sm_90a", sharedBytesLimit, why);
       if (succeeded(p))
         rewrite(op, *p);
       else if (report)

@@ -37,7 +37,9 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
 void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
-  pm.addNestedPass<func::FuncOp>(createAttentionKernelPass());
+  AttentionKernelPassOptions options;
+  options.chip = chip;
+  pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
 }
 
 void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {

@@ -40,6 +40,8 @@ def AttentionKernelPass
     sees no tensor op of its own.
   }];
   let options = [
+    Option<"chip", "chip", "std::string", "\"sm_80\"",
+           "The GPU: sm_90a uses warpgroup MMA (wgmma) where shapes allow">,
     Option<"blockQ", "block-q", "int64_t", "64",
            "Query rows per thread block, 16 per warp: 64 or 128">,
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "49152",
