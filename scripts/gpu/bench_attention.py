@@ -287,6 +287,8 @@ class MnemoPlan:
 
     Inputs are the plan's `mnemo.input`s in order (q, k, v) for each input set;
     temporaries (the output among them) are allocated once and shared by the sets.
+    Tensor map buffers are encoded once per input set, over that set's buffers,
+    after the others exist; they are not temporaries and are never poisoned.
     Kernels take base addresses (bare pointers), passed as 64-bit integers.
     """
 
@@ -307,24 +309,50 @@ class MnemoPlan:
             if kind == "temporary":
                 self.temporaries[idx] = torch.empty(max(size, 1), dtype=torch.uint8,
                                                     device="cuda")
+            elif kind == "tensormap":
+                continue  # encoded per input set below
             elif kind != "input":
                 raise RuntimeError(f"buffer {idx}: {kind} buffers are not supported")
             elif sets[0][int(ref)].nbytes != size:
                 raise RuntimeError(f"buffer {idx}: plan says {size} bytes, input {ref} has "
                                    f"{sets[0][int(ref)].nbytes}")
+        self.tensor_maps = []  # per input set: {index: 128-byte device tensor}
         self.launches = []  # per input set: [(kernel, grid, block, args, shared)]
         for inputs in sets:
-            def buffer_arg(index, inputs=inputs):
-                b_kind, ref, _ = plan["buffers"][index]
-                t = inputs[int(ref)] if b_kind == "input" else self.temporaries[index]
-                return np.uint64(t.data_ptr())
+            maps = self.encode_maps(plan, inputs)
+            self.tensor_maps.append(maps)
+
+            def buffer_arg(index, inputs=inputs, maps=maps):
+                return np.uint64(self.buffer(plan, index, inputs, maps).data_ptr())
             self.launches.append(plan_launches(self.module, plan, buffer_arg))
         self.output_buffer = plan["outputs"][0]
         if self.output_buffer not in self.temporaries:
             raise RuntimeError("the output is not a temporary buffer")
 
+    def buffer(self, plan, index, inputs, maps=None):
+        """The device tensor of plan buffer `index` when running input set
+        `inputs` with that set's tensor maps `maps`."""
+        kind, ref, _ = plan["buffers"][index]
+        if kind == "input":
+            return inputs[int(ref)]
+        return maps[index] if kind == "tensormap" else self.temporaries[index]
+
+    def encode_maps(self, plan, inputs):
+        """The plan's tensor map buffers over input set `inputs` and the
+        temporaries: {index: 128 encoded bytes on the device}."""
+        import torch
+        from check_ptx import encode_tensor_map, tensor_map_source  # beside this script
+        maps = {}
+        for idx in plan["tensormaps"]:
+            src, desc = tensor_map_source(plan, idx)
+            source = self.buffer(plan, src, inputs)
+            encoded = encode_tensor_map(desc, source.data_ptr(), source.nbytes)
+            maps[idx] = torch.frombuffer(bytearray(encoded), dtype=torch.uint8).to("cuda")
+        return maps
+
     def poison(self):
-        """Fills every temporary, the output included, with 0xFF bytes (NaN)."""
+        """Fills every temporary, the output included, with 0xFF bytes (NaN);
+        tensor maps are left as encoded."""
         for t in self.temporaries.values():
             t.fill_(0xFF)
 

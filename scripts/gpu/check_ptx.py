@@ -6,7 +6,9 @@
 CASE_DIR is written by scripts/gpu/make_cases.py (PTX with the launch plan
 in its `// mnemo.*` header, cases.json). For every case this loads the PTX
 with CuPy, makes fresh random inputs, fills every temporary buffer with NaN
-bytes, launches the kernels exactly as the plan says (grid, block, buffers,
+bytes, encodes every TMA tensor map buffer (`cuTensorMapEncodeTiled` through
+the driver library, after the buffer it maps exists; never poisoned),
+launches the kernels exactly as the plan says (grid, block, buffers,
 scalars), and compares the output with a float64 numpy reference computed
 here from the same inputs (test/Numerics/numpy_refs.py for attention and
 RoPE). A case passes when every output is finite and max |diff| is within
@@ -19,6 +21,7 @@ from its PTX.
 """
 
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -35,9 +38,43 @@ sys.path.insert(0, os.path.join(ROOT, "test", "Numerics"))
 import numpy_refs  # noqa: E402
 
 
+# Tensor map fields of the driver's cuTensorMapEncodeTiled: data type and
+# swizzle enums by the plan's names, element bytes per data type.
+TENSOR_MAP_DTYPES = {"f16": 6, "f32": 7, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_*
+TENSOR_MAP_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CU_TENSOR_MAP_SWIZZLE_*
+TENSOR_MAP_ELEMENT_BYTES = {"f16": 2, "f32": 4, "bf16": 2}
+TENSOR_MAP_BYTES = 128
+
+
+def parse_tensor_map(p):
+    """The map of a `mnemo.buffer N tensormap of SRC DTYPE dims D0x.. strides
+    S1x.. box B0x.. swizzle BYTES bytes 128` line (p: its words): dtype, dims,
+    strides (bytes, dims 1..rank-1; `-` for rank 1), box, all innermost-first,
+    and swizzle in bytes."""
+    fields = dict(zip(p[6::2], p[7::2]))
+    if len(p) != 16 or p[3] != "of" or list(fields) != ["dims", "strides", "box", "swizzle",
+                                                       "bytes"]:
+        raise ValueError(f"malformed tensormap line: {' '.join(p)}")
+
+    def sizes(word):
+        return [] if fields[word] == "-" else [int(x) for x in fields[word].split("x")]
+    desc = {"dtype": p[5], "dims": sizes("dims"), "strides": sizes("strides"),
+            "box": sizes("box"), "swizzle": int(fields["swizzle"])}
+    rank = len(desc["dims"])
+    if (not 1 <= rank <= 5 or len(desc["strides"]) != rank - 1 or len(desc["box"]) != rank
+            or desc["dtype"] not in TENSOR_MAP_DTYPES
+            or desc["swizzle"] not in TENSOR_MAP_SWIZZLES
+            or fields["bytes"] != str(TENSOR_MAP_BYTES)):
+        raise ValueError(f"unsupported tensormap line: {' '.join(p)}")
+    return desc
+
+
 def parse_plan(text):
-    """The `// mnemo.*` lines of a PTX file (one function)."""
-    plan = {"buffers": {}, "launches": [], "outputs": [], "inputs": [], "output_names": []}
+    """The `// mnemo.*` lines of a PTX file (one function). Buffers are
+    (kind, ref, size); a tensormap's ref is its source buffer's index and its
+    map description is in plan["tensormaps"][index] (parse_tensor_map)."""
+    plan = {"buffers": {}, "launches": [], "outputs": [], "inputs": [], "output_names": [],
+            "tensormaps": {}}
     for line in text.splitlines():
         if not line.startswith("// mnemo."):
             continue
@@ -45,6 +82,9 @@ def parse_plan(text):
         if p[0] == "mnemo.buffer":
             kind = p[2]
             ref = None if kind == "temporary" else p[3]
+            if kind == "tensormap":
+                plan["tensormaps"][int(p[1])] = parse_tensor_map(p)
+                ref = p[4]
             size = p[-1]
             plan["buffers"][int(p[1])] = (kind, ref, None if size == "?" else int(size))
         elif p[0] == "mnemo.launch":
@@ -134,6 +174,72 @@ def plan_launches(module, plan, buffer_arg):
     return out
 
 
+_driver = None
+
+
+def cuda_driver():
+    """The CUDA driver library (libcuda.so.1) through ctypes, loaded on first use,
+    with the prototypes of the entry points used here."""
+    global _driver
+    if _driver is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        u64p, u32p = ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)
+        lib.cuTensorMapEncodeTiled.restype = ctypes.c_int
+        lib.cuTensorMapEncodeTiled.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p,
+            u32p, u32p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.cuGetErrorName.restype = ctypes.c_int
+        lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        _driver = lib
+    return _driver
+
+
+def tensor_map_span(desc):
+    """Bytes from the mapped tensor's base address to its last element's end."""
+    elem = TENSOR_MAP_ELEMENT_BYTES[desc["dtype"]]
+    strides = [elem] + desc["strides"]
+    return elem + sum((d - 1) * s for d, s in zip(desc["dims"], strides))
+
+
+def encode_tensor_map(desc, source_ptr, source_bytes=None):
+    """The 128-byte CUtensorMap of `desc` (parse_tensor_map) over the device
+    address source_ptr, by cuTensorMapEncodeTiled: element strides 1,
+    interleave none, L2 promotion 128B, out-of-bounds fill none (zeros). With
+    source_bytes, a map reaching past the source buffer is refused."""
+    if source_bytes is not None and tensor_map_span(desc) > source_bytes:
+        raise RuntimeError(f"tensor map spans {tensor_map_span(desc)} bytes, its source "
+                           f"has {source_bytes}")
+    lib, rank = cuda_driver(), len(desc["dims"])
+    dims = (ctypes.c_uint64 * rank)(*desc["dims"])
+    strides = (ctypes.c_uint64 * max(rank - 1, 1))(*desc["strides"])  # unread at rank 1
+    box = (ctypes.c_uint32 * rank)(*desc["box"])
+    element_strides = (ctypes.c_uint32 * rank)(*([1] * rank))
+    # CUtensorMap is 128 bytes, 64-byte aligned: align within a larger buffer.
+    storage = (ctypes.c_uint64 * ((TENSOR_MAP_BYTES + 64) // 8))()
+    address = ctypes.addressof(storage)
+    address += -address % 64
+    result = lib.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(address), TENSOR_MAP_DTYPES[desc["dtype"]], rank,
+        ctypes.c_void_p(source_ptr), dims, strides, box, element_strides,
+        0, TENSOR_MAP_SWIZZLES[desc["swizzle"]], 2, 0)  # interleave, swizzle, L2, OOB fill
+    if result:
+        name = ctypes.c_char_p()
+        lib.cuGetErrorName(result, ctypes.byref(name))
+        error = name.value.decode() if name.value else f"CUresult {result}"
+        raise RuntimeError(f"cuTensorMapEncodeTiled failed: {error} for {desc}")
+    return ctypes.string_at(address, TENSOR_MAP_BYTES)
+
+
+def tensor_map_source(plan, idx):
+    """(source index, map description) of tensormap buffer idx; the source must
+    be an input or temporary buffer."""
+    src = int(plan["buffers"][idx][1])
+    if plan["buffers"].get(src, ("?",))[0] not in ("input", "temporary"):
+        raise RuntimeError(f"buffer {idx}: tensor map of buffer {src}, not an input or "
+                           f"temporary")
+    return src, plan["tensormaps"][idx]
+
+
 def run_plan(ptx_path, plan, inputs, dtypes):
     module = cp.RawModule(path=ptx_path)
     names = list(inputs)
@@ -146,8 +252,12 @@ def run_plan(ptx_path, plan, inputs, dtypes):
             if size is None:
                 raise RuntimeError(f"buffer {idx} has a dynamic size")
             buffers[idx] = cp.full(size, 0xFF, dtype=cp.uint8)  # NaN poison
-        else:
+        elif kind != "tensormap":  # encoded below, once their sources exist
             raise RuntimeError(f"weight buffers are not supported here ({ref})")
+    for idx in plan["tensormaps"]:
+        src, desc = tensor_map_source(plan, idx)
+        encoded = encode_tensor_map(desc, buffers[src].data.ptr, buffers[src].nbytes)
+        buffers[idx] = cp.asarray(np.frombuffer(encoded, np.uint8))
     for kernel, grid, block, args, shared in plan_launches(module, plan,
                                                           buffers.__getitem__):
         kernel(grid, block, args, shared_mem=shared)

@@ -45,6 +45,7 @@ struct Problem {
   bool causal;
   int64_t blockQ;                  // query rows per block: 64 or 128
   bool wgmma;                      // sm_90a warpgroup MMA (else mma.sync)
+  bool tma;                        // sm_90a TMA loads (else cp.async)
 
   int64_t threads() const { return 2 * blockQ; }
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
@@ -53,7 +54,9 @@ struct Problem {
   int64_t vBase() const { return kBlockKV * d; }
   int64_t qBase() const { return kBlockKV * (d + dv); }
   int64_t sharedElements() const { return qBase() + blockQ * d; }
-  int64_t sharedBytes() const { return 2 * sharedElements(); }
+  /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
+  int64_t barrierOffset() const { return 2 * sharedElements(); }
+  int64_t sharedBytes() const { return barrierOffset() + (tma ? 16 : 0); }
 };
 
 /// A tile of `rows` x `width` 16-bit elements in shared memory from element
@@ -72,7 +75,8 @@ struct Region {
 
 /// Why `op` keeps the tiled path, or the problem to generate.
 FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
-                           bool wgmma, int64_t sharedLimit, std::string &why) {
+                           bool wgmma, bool tma, int64_t sharedLimit,
+                           std::string &why) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto k = cast<RankedTensorType>(op.getKey().getType());
   auto v = cast<RankedTensorType>(op.getValue().getType());
@@ -99,11 +103,16 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   p.group = op.getGroupSize();
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
+  // Q fragments (mma.sync) and O accumulators live in registers.
+  if (p.d > 128 || p.dv > 128)
+    return why = "head dim above 128", failure();
   p.blockQ = blockQ;
   // One warpgroup owns the 64 rows of a block on sm_90a; its PV product
   // keeps Dv / 2 accumulators per thread.
   p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 &&
             (p.dv == 64 || p.dv == 128);
+  // TMA boxes cover the packed heads of a Q tile: 64 / G positions each.
+  p.tma = p.wgmma && tma;
   if (p.group > p.blockQ)
     return why = "more query heads per KV head than rows per block",
            failure();
@@ -146,7 +155,7 @@ public:
   /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
   /// `qOffset` (index) may be null.
   void emit(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
-            Value sink, Value qOffset);
+            Value sink, Value qOffset, ArrayRef<Value> tensorMaps);
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -203,6 +212,32 @@ private:
   /// Starts the cp.async copies of all rows of `r`.
   void stage(const Region &r, function_ref<RowSource(Value)> source,
              SmallVectorImpl<Value> &tokens);
+  /// TMA: thread 0 expects the bytes of `tiles` on `barrier` and starts
+  /// their copies; each entry is (region, map, coordinates past the column,
+  /// innermost first).
+  struct TmaTile {
+    Region region;
+    Value map;
+    SmallVector<Value> coords;
+    /// Rows the box writes (a Q box of G heads x 64 / G positions may
+    /// leave the region's last rows untouched).
+    int64_t rows;
+  };
+  void tmaLoad(Value pred, int64_t barrier, ArrayRef<TmaTile> tiles);
+  /// Every thread waits for the phase `parity` of mbarrier `barrier`.
+  void tmaWait(int64_t barrier, Value parity);
+  Value i32c(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastOp::create(b, i32, index);
+  }
+  Value sharedPointer(Value address) {
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 3),
+        Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
+  }
+
   /// Commits the copies of `tokens` as one cp.async group.
   void commit(ArrayRef<Value> tokens) {
     nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -242,7 +277,8 @@ private:
   ImplicitLocOpBuilder &b;
   const Problem &p;
   Type f32, i32, reg;
-  Value tiles, tilesAddress;
+  Value tiles, tilesAddress, barriers[2];
+  Value maps[3]; // TMA tensor maps of Q, K, V
   Region kTile, vTile, qTile;
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
@@ -288,6 +324,50 @@ void KernelEmitter::stage(const Region &r,
     if (c0 + p.threads() <= chunks)
       tokens.push_back(token);
   }
+}
+
+void KernelEmitter::tmaLoad(Value pred, int64_t barrier,
+                            ArrayRef<TmaTile> loads) {
+  auto ifOp = scf::IfOp::create(b, pred, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  int64_t bytes = 0;
+  for (const TmaTile &t : loads)
+    bytes += 2 * t.rows * t.region.width;
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barriers[barrier],
+                                         i32c(bytes), NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false,
+                                         /*predicate=*/nullptr);
+  auto generic = LLVM::LLVMPointerType::get(b.getContext());
+  for (const TmaTile &t : loads) {
+    Value map = LLVM::IntToPtrOp::create(
+        b, generic,
+        Value(arith::IndexCastUIOp::create(
+            b, b.getI64Type(),
+            memref::ExtractAlignedPointerAsIndexOp::create(b, t.map))));
+    for (int64_t panel = 0; panel < t.region.width / 64; ++panel) {
+      int64_t element = t.region.base + panel * t.region.rows * 64;
+      SmallVector<Value> coords = {i32c(64 * panel)};
+      for (Value c : t.coords)
+        coords.push_back(toI32(c));
+      // The destination is in the cluster's shared window (address space
+      // 7); a block without a cluster is a cluster of one.
+      Value dst = LLVM::AddrSpaceCastOp::create(
+          b, LLVM::LLVMPointerType::get(b.getContext(), 7),
+          sharedPointer(add(tilesAddress, idx(2 * element))));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, dst, map, coords,
+          barriers[barrier], /*im2colOffsets=*/ValueRange{},
+          /*multicastMask=*/nullptr, /*l2CacheHint=*/nullptr,
+          NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
+          b.getBoolAttr(false), /*group=*/nullptr, /*predicate=*/nullptr);
+    }
+  }
+}
+
+void KernelEmitter::tmaWait(int64_t barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, barriers[barrier], toI32(parity),
+                                        i32c(1000000));
 }
 
 void KernelEmitter::waitAll() {
@@ -505,14 +585,33 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
 }
 
 void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
-                         Value out, Value sink, Value qOffset) {
+                         Value out, Value sink, Value qOffset,
+                         ArrayRef<Value> tensorMaps) {
   b.setInsertionPoint(launch.getBody().front().getTerminator());
-  tiles = launch.getWorkgroupAttributions()[0];
+  // The tiles (and mbarriers) in dynamic shared memory, 1024-byte aligned
+  // (mnemo-gpu-extern-dynamic-shared).
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  tiles = memref::ViewOp::create(
+      b,
+      MemRefType::get({p.sharedElements()}, p.elem,
+                      MemRefLayoutAttrInterface(), workgroup),
+      raw, idx(0), ValueRange{});
   kTile = {p.kBase(), kBlockKV, p.d};
   vTile = {p.vBase(), kBlockKV, p.dv};
   qTile = {p.qBase(), p.blockQ, p.d};
   if (p.wgmma)
     tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
+  if (p.tma) {
+    for (int64_t i = 0; i < 3; ++i)
+      maps[i] = tensorMaps[i];
+    for (int64_t i = 0; i < 2; ++i)
+      barriers[i] =
+          sharedPointer(add(tilesAddress, idx(p.barrierOffset() + 8 * i)));
+  }
 
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
@@ -559,17 +658,43 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     };
   };
 
-  // The Q tile and the first K tile; then this warp's 16 rows of Q as A
-  // fragments for all of D.
+  // The Q tile and the first K tile; then (mma.sync) this warp's 16 rows
+  // of Q as A fragments for all of D.
   SmallVector<Value> tokens;
-  stage(qTile,
-        [&](Value r) {
-          return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
-        },
-        tokens);
-  stage(kTile, kvRow(k, mul(tLo, kBlockKV)), tokens);
-  commit(tokens);
-  waitAll();
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
+                                      idx(0));
+  // TMA coordinates past the column, innermost first; a Q box holds the
+  // packed heads' positions.
+  auto kvCoords = [&](Value t) -> SmallVector<Value> {
+    return {mul(t, kBlockKV), kvHead, batch};
+  };
+  if (p.tma) {
+    auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      for (Value bar : barriers)
+        NVVM::MBarrierInitOp::create(b, bar, i32c(1), /*predicate=*/nullptr);
+      NVVM::FenceMbarrierInitOp::create(b);
+    }
+    gpu::BarrierOp::create(b);
+    // Nothing is loaded for a block without KV tiles: no copy may be in
+    // flight when it exits.
+    tmaLoad(both(first, lt(tLo, tHi)), 0,
+            {TmaTile{qTile, maps[0], {q0, headBase, batch},
+                     p.group * p.rowsPerHead},
+             TmaTile{kTile, maps[1], kvCoords(tLo), kBlockKV}});
+  } else {
+    stage(qTile,
+          [&](Value r) {
+            return RowSource{q, {batch, rowHead(r), rowQuery(r)},
+                             rowValid(r)};
+          },
+          tokens);
+    stage(kTile, kvRow(k, mul(tLo, kBlockKV)), tokens);
+    commit(tokens);
+    waitAll();
+  }
   // With wgmma, Q stays in shared memory as the A operand.
   SmallVector<Fragment> qFrag;
   Value qRow = add(mul(warp, 16), rem(lane, 16));
@@ -611,10 +736,20 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     // is in flight from the last iteration; V(t) loads during S = QK^T and
     // the softmax, K(t + 1) during O += PV. Each barrier also tells that
     // every warp is done with the buffer the next copy overwrites.
-    waitAll();
-    tokens.clear();
-    stage(vTile, kvRow(v, kv0), tokens);
-    commit(tokens);
+    // Phase of this iteration's use of both mbarriers.
+    Value parity = rem(sub(loop.getInductionVar(), tLo), 2);
+    if (p.tma) {
+      gpu::BarrierOp::create(b);
+      tmaLoad(first, 1,
+              {TmaTile{vTile, maps[2], kvCoords(loop.getInductionVar()),
+                       kBlockKV}});
+      tmaWait(0, parity);
+    } else {
+      waitAll();
+      tokens.clear();
+      stage(vTile, kvRow(v, kv0), tokens);
+      commit(tokens);
+    }
 
     // S = Q K^T: K's rows are the n dimension, read untransposed.
     SmallVector<Accumulator> s;
@@ -674,10 +809,15 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       m[h] = mx;
     }
 
-    waitAll();
     Value next = add(loop.getInductionVar(), idx(1));
-    auto prefetch = scf::IfOp::create(b, lt(next, tHi), /*withElse=*/false);
-    {
+    if (p.tma) {
+      gpu::BarrierOp::create(b);
+      tmaLoad(both(first, lt(next, tHi)), 0,
+              {TmaTile{kTile, maps[1], kvCoords(next), kBlockKV}});
+      tmaWait(1, parity);
+    } else {
+      waitAll();
+      auto prefetch = scf::IfOp::create(b, lt(next, tHi), /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(prefetch.thenBlock()->getTerminator());
       tokens.clear();
@@ -761,21 +901,47 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
       b, MemRefType::get(resultType.getShape(), p.elem),
       b.getI64IntegerAttr(64));
 
-  auto shared = [&](int64_t elements) -> Type {
-    return MemRefType::get(
-        {elements}, p.elem, MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup));
-  };
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);
   };
+  // TMA: a tensor map per operand, 64-column boxes with the 128B swizzle
+  // (box sizes in memref order). The plan builder turns each into a
+  // `tensormap` buffer that the executor encodes; the kernel takes its
+  // address as a memref<128xi8>.
+  SmallVector<Value> maps;
+  if (p.tma) {
+    MLIRContext *ctx = b.getContext();
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto map = [&](Value buffer, ArrayRef<int64_t> box) -> Value {
+      auto type = cast<MemRefType>(buffer.getType());
+      Value unranked = memref::CastOp::create(
+          b, UnrankedMemRefType::get(p.elem, type.getMemorySpace()), buffer);
+      SmallVector<Value> sizes;
+      for (int64_t d : box)
+        sizes.push_back(c(d));
+      auto descType = nvgpu::TensorMapDescriptorType::get(
+          ctx,
+          MemRefType::get(box, p.elem, MemRefLayoutAttrInterface(), workgroup),
+          nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+          nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+          nvgpu::TensorMapOOBKind::OOB_ZERO,
+          nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+      Value desc =
+          nvgpu::TmaCreateDescriptorOp::create(b, descType, unranked, sizes);
+      return UnrealizedConversionCastOp::create(
+                 b, MemRefType::get({128}, b.getI8Type()), desc)
+          .getResult(0);
+    };
+    maps = {map(q, {1, p.group, p.rowsPerHead, 64}),
+            map(k, {1, 1, kBlockKV, 64}), map(v, {1, 1, kBlockKV, 64})};
+  }
   int64_t tiles = (p.sq + p.rowsPerHead - 1) / p.rowsPerHead;
   auto launch = gpu::LaunchOp::create(
       b, c(tiles), c(p.hkv), c(p.batch), c(p.threads()), c(1), c(1),
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      ValueRange{},
-      TypeRange{shared(p.sharedElements())},
+      arith::ConstantIntOp::create(b, p.sharedBytes(), 32),
+      /*asyncTokenType=*/nullptr, ValueRange{},
+      /*workgroupAttributions=*/TypeRange{},
       /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
       /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
       FlatSymbolRefAttr::get(b.getContext(), "attention_mma"));
@@ -784,7 +950,8 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
     Block &body = launch.getBody().front();
     b.setInsertionPointToEnd(&body);
     gpu::TerminatorOp::create(b);
-    KernelEmitter(b, p).emit(launch, q, k, v, out, sink, op.getQOffset());
+    KernelEmitter(b, p).emit(launch, q, k, v, out, sink, op.getQOffset(),
+                             maps);
   }
   Value result = bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
@@ -807,7 +974,7 @@ struct AttentionKernelPass
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
     for (mnemo::AttentionOp op : ops) {
       std::string why;
-      FailureOr<Problem> p = analyze(op, blockQ, chip == "sm_90a", sharedBytesLimit, why);
+      FailureOr<Problem> p = analyze(op, blockQ, chip == "sm_90a", useTma, sharedBytesLimit, why);
       if (succeeded(p))
         rewrite(op, *p);
       else if (report)

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -74,12 +75,62 @@ public:
              << global.getName() << "' passed to a kernel (not sunk into it)";
     } else if (auto alloc = value.getDefiningOp<memref::AllocOp>()) {
       buffer.kind = GpuBuffer::Kind::Temporary;
+    } else if (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>()) {
+      FailureOr<GpuTensorMap> map = tensorMapOf(cast);
+      if (failed(map))
+        return failure();
+      buffer.kind = GpuBuffer::Kind::TensorMap;
+      buffer.map = *map;
+      buffer.bytes = 128;
     } else {
       return emitError(value.getLoc(), "buffer of a kernel argument is not an "
                                        "input, weight or allocation");
     }
     plan.buffers.push_back(buffer);
     return ids[value] = plan.buffers.size() - 1;
+  }
+
+  /// The tensor map that `cast` passes to a kernel as a byte buffer:
+  /// unrealized_conversion_cast(nvgpu.tma.create.descriptor(memref.cast X)).
+  FailureOr<GpuTensorMap> tensorMapOf(UnrealizedConversionCastOp cast) {
+    auto desc = cast.getNumOperands() == 1
+                    ? cast.getOperand(0)
+                          .getDefiningOp<nvgpu::TmaCreateDescriptorOp>()
+                    : nullptr;
+    auto unranked = desc ? desc.getTensor().getDefiningOp<memref::CastOp>()
+                         : nullptr;
+    auto type = unranked ? dyn_cast<MemRefType>(unranked.getSource().getType())
+                         : nullptr;
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+      return emitError(cast.getLoc(), "kernel argument is not a tensor map "
+                                      "of a buffer with a static shape");
+    FailureOr<int64_t> source = bufferOf(unranked.getSource());
+    if (failed(source))
+      return failure();
+    GpuTensorMap map;
+    map.source = *source;
+    map.dtype = type.getElementType().isBF16()  ? "bf16"
+                : type.getElementType().isF16() ? "f16"
+                                                : "f32";
+    int64_t bytes = type.getElementTypeBitWidth() / 8, stride = bytes;
+    ArrayRef<int64_t> shape = type.getShape();
+    for (int64_t i = shape.size() - 1; i >= 0; --i) {
+      map.dims.push_back(shape[i]);
+      if (i != static_cast<int64_t>(shape.size()) - 1)
+        map.strides.push_back(stride);
+      stride *= shape[i];
+    }
+    for (Value size : llvm::reverse(desc.getBoxDimensions()))
+      map.box.push_back(constantOr(size));
+    if (llvm::is_contained(map.box, kDynamicValue))
+      return emitError(cast.getLoc(), "tensor map box of dynamic size");
+    switch (desc.getTensorMap().getType().getSwizzle()) {
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE: map.swizzle = 0; break;
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B: map.swizzle = 32; break;
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B: map.swizzle = 64; break;
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B: map.swizzle = 128; break;
+    }
+    return map;
   }
 
   LogicalResult addLaunch(gpu::LaunchFuncOp op) {
@@ -188,7 +239,8 @@ LogicalResult buildPlan(func::FuncOp func, GpuFunctionPlan &plan) {
       return WalkResult::advance();
     }
     if (op == func.getOperation() || isMemoryEffectFree(op) ||
-        isa<memref::AllocOp, memref::DeallocOp, memref::GetGlobalOp>(op))
+        isa<memref::AllocOp, memref::DeallocOp, memref::GetGlobalOp,
+            nvgpu::TmaCreateDescriptorOp>(op))
       return WalkResult::advance();
     op->emitOpError("runs on the host between kernels; a GPU launch plan "
                     "cannot hold it");
@@ -239,6 +291,23 @@ void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) 
     case GpuBuffer::Kind::Temporary:
       os << "temporary";
       break;
+    case GpuBuffer::Kind::TensorMap: {
+      const GpuTensorMap &m = b.map;
+      auto list = [&](ArrayRef<int64_t> xs) {
+        if (xs.empty())
+          os << "-";
+        for (auto [j, x] : llvm::enumerate(xs))
+          os << (j ? "x" : "") << x;
+      };
+      os << "tensormap of " << m.source << " " << m.dtype << " dims ";
+      list(m.dims);
+      os << " strides ";
+      list(m.strides);
+      os << " box ";
+      list(m.box);
+      os << " swizzle " << m.swizzle;
+      break;
+    }
     }
     os << " bytes " << value(b.bytes) << "\n";
   }

@@ -75,7 +75,6 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // Polynomials instead of libdevice calls: the PTX must not depend on a
   // CUDA toolkit being found at compile time.
-  kernels.addPass(createAlignWorkgroupMemoryPass());
   kernels.addPass(createApproximateMathPass());
   // What is left (floor, fma, sqrt, ...) maps to LLVM intrinsics that the
   // NVPTX back-end implements natively.
@@ -89,6 +88,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createExternDynamicSharedPass());
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

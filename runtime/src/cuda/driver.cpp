@@ -53,12 +53,17 @@ mnemo_status_t load(Driver &d) {
             lookup(library, "cuMemcpyDtoH_v2", d.memcpyDtoH) &&
             lookup(library, "cuMemsetD8_v2", d.memsetD8) &&
             lookup(library, "cuLaunchKernel", d.launchKernel) &&
-            lookup(library, "cuGetErrorString", d.getErrorString);
+            lookup(library, "cuGetErrorString", d.getErrorString) &&
+            lookup(library, "cuFuncSetAttribute", d.funcSetAttribute) &&
+            lookup(library, "cuDeviceGetAttribute", d.deviceGetAttribute);
+  // Optional: only tensor-map plans (sm_90a) need it.
+  if (ok && !lookup(library, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled))
+    d.tensorMapEncodeTiled = nullptr;
   if (!ok)
     return makeStatus(MNEMO_STATUS_UNAVAILABLE,
                       "no CUDA driver: %s lacks the driver API entry points",
                       path);
-  CUdevice device = 0;
+  CUdevice &device = d.device;
   CUresult r = d.init(0);
   if (r == 0)
     r = d.deviceGet(&device, 0);

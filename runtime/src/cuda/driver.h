@@ -48,6 +48,18 @@ struct Driver {
                            unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
   CUresult (*getErrorString)(CUresult result, const char **text);
+  CUresult (*funcSetAttribute)(CUfunction fn, int attribute, int value);
+  CUresult (*deviceGetAttribute)(int *value, int attribute, CUdevice device);
+  /// CUDA 12 and later; null with an older driver (only plans holding
+  /// tensor maps need it).
+  CUresult (*tensorMapEncodeTiled)(void *map, int dtype, unsigned rank,
+                                   void *address, const uint64_t *dims,
+                                   const uint64_t *strides,
+                                   const unsigned *box,
+                                   const unsigned *elementStrides,
+                                   int interleave, int swizzle,
+                                   int l2Promotion, int oobFill) = nullptr;
+  CUdevice device = 0;
   /// The primary context of device 0, current on the calling thread after
   /// getDriver.
   CUcontext context = nullptr;

@@ -172,6 +172,73 @@ mnemo_status_t checkKernelParameters(const char *path, const std::string &text,
   return nullptr;
 }
 
+/// Dynamic shared memory above 48 KiB needs the kernel's opt-in, up to the
+/// device's limit.
+mnemo_status_t allowSharedMemory(const Driver &d, const char *path,
+                                 const PlanLaunch &l, CUfunction fn) {
+  constexpr unsigned kDefaultLimit = 48 * 1024;
+  constexpr int kMaxDynamicShared = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...
+  constexpr int kMaxSharedOptin = 97;   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_...
+  if (l.sharedBytes <= kDefaultLimit)
+    return nullptr;
+  int limit = 0;
+  CUresult r = d.deviceGetAttribute(&limit, kMaxSharedOptin, d.device);
+  if (r != 0)
+    return driverError(d, r, path, "cuDeviceGetAttribute");
+  if (l.sharedBytes > static_cast<unsigned>(limit))
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                      "%s: kernel '%s' needs %u bytes of shared memory; this "
+                      "GPU allows %d",
+                      path, l.kernel.c_str(), l.sharedBytes, limit);
+  if ((r = d.funcSetAttribute(fn, kMaxDynamicShared,
+                              static_cast<int>(l.sharedBytes))) != 0)
+    return driverError(d, r, (std::string(path) + ": " + l.kernel).c_str(),
+                       "cuFuncSetAttribute");
+  return nullptr;
+}
+
+/// Encodes the tensor map `b` of the already allocated `source` into the
+/// device buffer `ptr`.
+mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
+                               const PlanBuffer &b, CUdeviceptr source,
+                               uint64_t sourceBytes, CUdeviceptr ptr) {
+  if (!d.tensorMapEncodeTiled)
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                      "%s: the plan uses TMA tensor maps, which this CUDA "
+                      "driver cannot encode (cuTensorMapEncodeTiled needs "
+                      "CUDA 12)",
+                      path);
+  const PlanTensorMap &m = b.map;
+  // The map must stay inside its source buffer.
+  uint64_t span = m.dims[0] * (m.dtype == MNEMO_DTYPE_F32 ? 4 : 2);
+  for (size_t i = 1; i < m.dims.size(); ++i)
+    span += (m.dims[i] - 1) * m.strides[i - 1];
+  if (span > sourceBytes)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: a tensor map spans %llu bytes of a %llu-byte "
+                      "buffer",
+                      path, static_cast<unsigned long long>(span),
+                      static_cast<unsigned long long>(sourceBytes));
+  // CUtensorMapDataType and CUtensorMapSwizzle values.
+  int dtype = m.dtype == MNEMO_DTYPE_BF16 ? 9 : m.dtype == MNEMO_DTYPE_F16 ? 6
+                                                                           : 7;
+  int swizzle = m.swizzle == 128 ? 3 : m.swizzle == 64 ? 2
+                                   : m.swizzle == 32  ? 1
+                                                      : 0;
+  std::vector<unsigned> ones(m.dims.size(), 1);
+  alignas(64) unsigned char map[128];
+  CUresult r = d.tensorMapEncodeTiled(
+      map, dtype, static_cast<unsigned>(m.dims.size()),
+      reinterpret_cast<void *>(source), m.dims.data(), m.strides.data(),
+      m.box.data(), ones.data(), /*interleave=*/0, swizzle,
+      /*l2Promotion: 128 bytes*/ 2, /*oobFill: zeros*/ 0);
+  if (r != 0)
+    return driverError(d, r, path, "cuTensorMapEncodeTiled");
+  if ((r = d.memcpyHtoD(ptr, map, sizeof(map))) != 0)
+    return driverError(d, r, path, "cuMemcpyHtoD");
+  return nullptr;
+}
+
 mnemo_status_t load(const char *path, const char *function,
                     mnemo_cuda_program_s &p) {
   // Mapped, not read: an artifact's weights are uploaded from the mapping.
@@ -223,6 +290,7 @@ mnemo_status_t load(const char *path, const char *function,
     if ((r = d.moduleGetFunction(&fn, p.module, l.kernel.c_str())) != 0)
       return driverError(d, r, (p.path + ": " + l.kernel).c_str(),
                          "cuModuleGetFunction");
+    MNEMO_RETURN_IF_ERROR(allowSharedMemory(d, path, l, fn));
     p.kernels.push_back(fn);
   }
   for (const PlanBuffer &b : p.plan.buffers) {
@@ -234,6 +302,15 @@ mnemo_status_t load(const char *path, const char *function,
     if (bytes && (r = d.memcpyHtoD(ptr, bytes, b.bytes)) != 0)
       return driverError(d, r, path, "cuMemcpyHtoD");
   }
+  // Buffers keep their addresses for the program's life (inputs are copied
+  // into them at each run), so each map is encoded once.
+  for (size_t i = 0; i < p.plan.buffers.size(); ++i)
+    if (p.plan.buffers[i].tensorMap)
+      MNEMO_RETURN_IF_ERROR(
+          encodeTensorMap(d, path, p.plan.buffers[i],
+                          p.buffers[p.plan.buffers[i].map.source],
+                          p.plan.buffers[p.plan.buffers[i].map.source].bytes,
+                          p.buffers[i]));
   return nullptr;
 }
 
@@ -306,8 +383,8 @@ mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *p,
   CUresult r = 0;
   for (size_t i = 0; i < p->plan.buffers.size(); ++i) {
     const PlanBuffer &b = p->plan.buffers[i];
-    if (b.weight)
-      continue; // uploaded at load
+    if (b.weight || b.tensorMap)
+      continue; // uploaded or encoded at load
     // Inputs in; temporaries poisoned (NaN bytes), so that nothing can
     // depend on a previous run.
     r = b.input ? d.memcpyHtoD(p->buffers[i], inputs[b.index], b.bytes)

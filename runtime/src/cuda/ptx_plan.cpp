@@ -174,6 +174,11 @@ private:
         return bad("bad weight index");
       b.weight = true;
       size = 5;
+    } else if (w[2] == "tensormap") {
+      if (mnemo_status_t s = tensorMap(f, w, b.map))
+        return s;
+      b.tensorMap = true;
+      size = 15;
     } else if (w[2] != "temporary") {
       return bad("unknown buffer kind");
     }
@@ -183,7 +188,65 @@ private:
       return unsupported("dynamic shapes");
     if (!parseU64(w[size], kMaxBytes, b.bytes))
       return bad("bad byte size");
+    if (b.tensorMap && b.bytes != 128)
+      return bad("a tensor map has 128 bytes");
     f.buffers.push_back(b);
+    return nullptr;
+  }
+
+  /// `AxBxC` (or `-` for none when `allowEmpty`) into `out`, each at most
+  /// `max`.
+  static bool parseList(const std::string &s, uint64_t max, bool allowEmpty,
+                        std::vector<uint64_t> &out) {
+    out.clear();
+    if (s == "-")
+      return allowEmpty;
+    size_t start = 0;
+    while (true) {
+      size_t x = s.find('x', start);
+      uint64_t v;
+      if (!parseU64(s.substr(start, x - start), max, v))
+        return false;
+      out.push_back(v);
+      if (x == std::string::npos)
+        return true;
+      start = x + 1;
+    }
+  }
+
+  // mnemo.buffer I tensormap of S DTYPE dims D strides S box B swizzle N
+  // bytes 128
+  mnemo_status_t tensorMap(const PlanFunction &f,
+                           const std::vector<std::string> &w,
+                           PlanTensorMap &m) {
+    if (w.size() != 16 || w[3] != "of" || w[6] != "dims" ||
+        w[8] != "strides" || w[10] != "box" || w[12] != "swizzle")
+      return bad("expected 'mnemo.buffer I tensormap of S DTYPE dims D "
+                 "strides S box B swizzle N bytes 128'");
+    if (!parseU64(w[4], f.buffers.size() ? f.buffers.size() - 1 : 0,
+                  m.source) ||
+        f.buffers.empty() || f.buffers[m.source].tensorMap)
+      return bad("a tensor map must map an earlier buffer");
+    if (!parseDType(w[5], m.dtype) ||
+        (m.dtype != MNEMO_DTYPE_BF16 && m.dtype != MNEMO_DTYPE_F16 &&
+         m.dtype != MNEMO_DTYPE_F32))
+      return bad("a tensor map's type is bf16, f16 or f32");
+    std::vector<uint64_t> box;
+    uint64_t swizzle;
+    if (!parseList(w[7], kMaxBytes, false, m.dims) || m.dims.empty() ||
+        m.dims.size() > 5 ||
+        !parseList(w[9], kMaxBytes, true, m.strides) ||
+        m.strides.size() + 1 != m.dims.size() ||
+        !parseList(w[11], 256, false, box) || box.size() != m.dims.size() ||
+        !parseU64(w[13], 128, swizzle) ||
+        (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128))
+      return bad("bad tensor map dims, strides, box or swizzle");
+    for (uint64_t b : box) {
+      if (b == 0)
+        return bad("bad tensor map box");
+      m.box.push_back(static_cast<unsigned>(b));
+    }
+    m.swizzle = static_cast<unsigned>(swizzle);
     return nullptr;
   }
 

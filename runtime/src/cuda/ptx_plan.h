@@ -29,12 +29,25 @@ struct PlanTensor {
   uint64_t bytes = 0;
 };
 
+/// A TMA tensor map (128 bytes) of buffer `source`, encoded at load: sizes
+/// innermost first, byte strides of dims 1.., element strides 1, zeros out
+/// of bounds, L2 promotion 128 bytes.
+struct PlanTensorMap {
+  uint64_t source = 0;
+  mnemo_dtype_t dtype = MNEMO_DTYPE_BF16;
+  std::vector<uint64_t> dims, strides;
+  std::vector<unsigned> box;
+  unsigned swizzle = 0; // bytes: 0, 32, 64, 128
+};
+
 struct PlanBuffer {
-  bool input = false;  // an input the caller gives at each run
-  bool weight = false; // a weight of the artifact, uploaded once
+  bool input = false;     // an input the caller gives at each run
+  bool weight = false;    // a weight of the artifact, uploaded once
+  bool tensorMap = false; // a tensor map of another buffer, encoded at load
   // (else a temporary the executor allocates)
   uint64_t index = 0;  // input: the argument; weight: the artifact's weight
   uint64_t bytes = 0;
+  PlanTensorMap map;
 };
 
 struct PlanArgument {

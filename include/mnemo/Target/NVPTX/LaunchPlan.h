@@ -25,8 +25,22 @@ namespace mlir::mnemo {
 /// run time (not serialized yet).
 inline constexpr int64_t kDynamicValue = -1;
 
+/// A TMA tensor map of another buffer (sm_90a): 128 bytes that the executor
+/// encodes (cuTensorMapEncodeTiled) once the buffers exist. Sizes are
+/// innermost first; the element strides are 1, out-of-bounds elements read
+/// as zeros, L2 promotion is 128 bytes, no interleave.
+struct GpuTensorMap {
+  int64_t source = -1;
+  std::string dtype;
+  std::vector<int64_t> dims, box;
+  /// Byte strides of dims 1 to rank - 1.
+  std::vector<int64_t> strides;
+  /// 0, 32, 64 or 128 bytes.
+  int64_t swizzle = 0;
+};
+
 struct GpuBuffer {
-  enum class Kind { Input, Temporary, Weight };
+  enum class Kind { Input, Temporary, Weight, TensorMap };
   Kind kind = Kind::Temporary;
   /// Input: argument index. Weight: the index of the artifact weight that
   /// an argument tagged `mnemo.weight` carries.
@@ -34,6 +48,7 @@ struct GpuBuffer {
   std::string weight;
   /// Size in bytes, or kDynamicValue.
   int64_t bytes = kDynamicValue;
+  GpuTensorMap map;
 };
 
 struct GpuArgument {

@@ -42,10 +42,13 @@ def AttentionKernelPass
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_80\"",
            "The GPU: sm_90a uses warpgroup MMA (wgmma) where shapes allow">,
+    Option<"useTma", "tma", "bool", "true",
+           "On sm_90a, load tiles with TMA and mbarriers (else cp.async)">,
     Option<"blockQ", "block-q", "int64_t", "64",
            "Query rows per thread block, 16 per warp: 64 or 128">,
-    Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "49152",
-           "Largest static shared memory a kernel may use">,
+    Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
+           "Largest dynamic shared memory a block may use (two blocks fit "
+           "an sm_80 SM)">,
     Option<"report", "report", "bool", "false",
            "Emit a remark naming why an attention keeps the tiled path">,
   ];
@@ -61,20 +64,22 @@ def AttentionKernelPass
                            "::mlir::vector::VectorDialect"];
 }
 
-def AlignWorkgroupMemoryPass
-    : Pass<"mnemo-gpu-align-workgroup-memory", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Aligns the kernels' shared-memory buffers";
+def ExternDynamicSharedPass
+    : Pass<"mnemo-gpu-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declares dynamic shared memory as PTX extern, aligned";
   let description = [{
-    Sets `llvm.align` on every workgroup attribution of the module's
-    `gpu.func`s, which `convert-gpu-to-nvvm` gives the `.shared` variable.
-    Without it a buffer is aligned to its element type only, while cp.async
-    writes 16-byte chunks and swizzled tiles need the swizzle pattern's
-    alignment.
+    `convert-gpu-to-nvvm` lowers `gpu.dynamic_shared_memory` to an internal
+    zero-sized `addr_space = 3` global, which the NVPTX back-end prints as a
+    1-byte static `.shared` variable, aligned to 16. Each such global becomes
+    external, so the PTX is `.extern .shared .align A .b8 name[];`, the
+    block's dynamic shared memory, aligned to `alignment` (the 1024 bytes of
+    a 128B-swizzle pattern, which wgmma descriptors and TMA boxes assume).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "1024",
            "Alignment in bytes (at least; larger ones are kept)">,
   ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def HoistTileBuffersPass
