@@ -1,10 +1,13 @@
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="report=true" --canonicalize --cse --verify-diagnostics | FileCheck %s
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="block-q=128" | FileCheck %s --check-prefix=Q128
 // RUN: not mnemo-opt %s --mnemo-gpu-attention-kernel="block-q=32" 2>&1 | FileCheck %s --check-prefix=BADQ
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="shared-bytes-limit=16384 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=SM90
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a tma=false" --canonicalize --cse | FileCheck %s --check-prefix=NOTMA
 
 // GQA 32/8, D 128, lengths off the tiles: one block of 4 warps per 16
-// positions x 4 packed heads, reversed for causal; K, V and Q share one
-// shared tile [64 K rows | 64 V rows | 64 Q rows] x 128.
+// positions x 4 packed heads, reversed for causal; K, V and Q tiles follow
+// each other in dynamic shared memory, 3 x 64 x 128 bf16.
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -15,7 +18,9 @@
 // CHECK: gpu.launch
 // CHECK-SAME: blocks({{.*}}) in ({{.*}} = %[[C7]], {{.*}} = %[[C8]], {{.*}} = %[[C2]])
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %[[C128]],
-// CHECK-SAME: workgroup(%[[TILE:.*]] : memref<192x128xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: dynamic_shared_memory_size %c49152_i32 function(@attention_mma)
+// CHECK: %[[RAW:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[TILE:.*]] = memref.view %[[RAW]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<24576xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}}, %[[TILE]][{{.*}}], 8, {{.*}} {bypassL1}
 // CHECK: nvgpu.ldmatrix %[[TILE]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // The KV loop: S = QK^T (8 k-steps x 8 n-blocks), then PV (4 x 16).
@@ -33,6 +38,36 @@
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // BADQ: block-q must be 64 or 128, not 32
+// SMEM: remark: keeps the tiled path: tiles exceed the shared memory limit
+// sm_90a: a tensor map per operand on the host (Q boxes hold 4 heads x 16
+// positions), mbarriers after the tiles, TMA loads issued by thread 0,
+// S = QK^T as wgmma from shared memory and PV as wgmma with P in registers.
+// SM90-LABEL: func.func @gqa_causal
+// SM90: %[[QMAP:.*]] = nvgpu.tma.create.descriptor %{{.*}} box[%c1, %c4, %c16, %c64] : memref<*xbf16> -> <tensor = memref<1x4x16x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+// SM90: builtin.unrealized_conversion_cast %[[QMAP]] : {{.*}} to memref<128xi8>
+// SM90-COUNT-2: nvgpu.tma.create.descriptor %{{.*}} box[%c1, %c1, %c64, %c64]
+// SM90: gpu.launch {{.*}} dynamic_shared_memory_size %c49168_i32
+// SM90: nvvm.mbarrier.init
+// SM90: nvvm.fence.mbarrier.init
+// SM90: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// SM90-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// SM90: scf.for
+// SM90: nvvm.mbarrier.try_wait.parity
+// SM90: nvvm.wgmma.fence.aligned
+// SM90-COUNT-8: nvvm.wgmma.mma_async
+// SM90: nvvm.wgmma.wait.group.sync.aligned 0
+// SM90: gpu.shuffle  xor
+// SM90-COUNT-4: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// SM90-NOT: nvgpu.ldmatrix
+// SM90: gpu.terminator
+// Without TMA the sm_90a kernel stages with cp.async, fenced for wgmma.
+// NOTMA-LABEL: func.func @gqa_causal
+// NOTMA: gpu.launch {{.*}} dynamic_shared_memory_size %c49152_i32
+// NOTMA: nvgpu.device_async_copy
+// NOTMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// NOTMA: nvvm.wgmma.mma_async
+// NOTMA-NOT: nvvm.cp.async.bulk.tensor
+// NOTMA: gpu.terminator
 func.func @gqa_causal(%q: tensor<2x32x100x128xbf16>, %k: tensor<2x8x100x128xbf16>,
                       %v: tensor<2x8x100x128xbf16>) -> tensor<2x32x100x128xbf16> {
   %o = mnemo.attention %q, %k, %v causal : tensor<2x32x100x128xbf16>, tensor<2x8x100x128xbf16>, tensor<2x8x100x128xbf16> -> tensor<2x32x100x128xbf16>
@@ -44,15 +79,16 @@ func.func @gqa_causal(%q: tensor<2x32x100x128xbf16>, %k: tensor<2x8x100x128xbf16
 // memref.load of its to_buffer, bufferized again later).
 // CHECK-LABEL: func.func @f16_everything
 // CHECK: gpu.launch
-// CHECK-SAME: workgroup({{.*}} : memref<192x64xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: dynamic_shared_memory_size %c20480_i32
 // CHECK: tensor.extract %arg3[%{{.*}}] : tensor<4xf32>
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: math.tanh
 // CHECK-NOT: mnemo.attention
-// With 8 warps (128 query rows) the tile has 256 rows: Q rows 128 to 255.
+// With 8 warps (128 query rows) the Q tile has 128 rows.
 // Q128-LABEL: func.func @f16_everything
 // Q128: threads({{.*}}) in ({{.*}} = %c256,
-// Q128-SAME: workgroup({{.*}} : memref<256x64xf16, #gpu.address_space<workgroup>>)
+// Q128-SAME: dynamic_shared_memory_size %c{{[0-9]+}}_i32
+// Q128: memref.view {{.*}} to memref<14336xf16, #gpu.address_space<workgroup>>
 func.func @f16_everything(%q: tensor<1x4x3x64xf16>, %k: tensor<1x2x19x64xf16>,
                           %v: tensor<1x2x19x32xf16>, %sink: tensor<4xf32>) -> tensor<1x4x3x32xf16> {
   %off = arith.constant 16 : index
@@ -72,7 +108,7 @@ func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
     -> (tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>) {
   // expected-remark @below {{keeps the tiled path: element type is not bf16 or f16}}
   %a = mnemo.attention %q32, %k32, %k32 : tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32> -> tensor<1x4x9x64xf32>
-  // expected-remark @below {{keeps the tiled path: tiles exceed the shared memory limit}}
+  // expected-remark @below {{keeps the tiled path: head dim above 128}}
   %b = mnemo.attention %q, %k, %k : tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16> -> tensor<1x4x9x256xbf16>
   // expected-remark @below {{keeps the tiled path: dynamic shape}}
   %c = mnemo.attention %qd, %kd, %kd : tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16> -> tensor<1x4x?x64xbf16>
