@@ -30,8 +30,6 @@ using namespace mlir;
 
 namespace {
 
-/// Keys per KV tile. A block has one warp per 16 query rows.
-constexpr int64_t kBlockKV = 64;
 
 /// Static facts of one attention op the kernel is generated for.
 struct Problem {
@@ -44,6 +42,7 @@ struct Problem {
   std::optional<int64_t> window;
   bool causal;
   int64_t blockQ;                  // query rows per block: 64 or 128
+  int64_t blockKV;                 // keys per KV tile
   bool wgmma;                      // sm_90a warpgroup MMA (else mma.sync)
   bool tma;                        // sm_90a TMA loads (else cp.async)
 
@@ -51,8 +50,8 @@ struct Problem {
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
   /// order (Q and the first K tile load together).
   int64_t kBase() const { return 0; }
-  int64_t vBase() const { return kBlockKV * d; }
-  int64_t qBase() const { return kBlockKV * (d + dv); }
+  int64_t vBase() const { return blockKV * d; }
+  int64_t qBase() const { return blockKV * (d + dv); }
   int64_t sharedElements() const { return qBase() + blockQ * d; }
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
@@ -75,7 +74,8 @@ struct Region {
 
 /// Why `op` keeps the tiled path, or the problem to generate.
 FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
-                           bool wgmma, bool tma, int64_t sharedLimit,
+                           int64_t blockKV, bool wgmma, bool tma,
+                           int64_t sharedLimit,
                            std::string &why) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto k = cast<RankedTensorType>(op.getKey().getType());
@@ -113,6 +113,12 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
             (p.dv == 64 || p.dv == 128);
   // TMA boxes cover the packed heads of a Q tile: 64 / G positions each.
   p.tma = p.wgmma && tma;
+  // 64-key tiles: with mma.sync the S accumulators share the registers
+  // with Q's fragments; with wgmma, 128 keys measured slower on an H200
+  // (502 against 538 TFLOP/s, GQA 32/8 D128 S4096 causal).
+  p.blockKV = blockKV ? blockKV : 64;
+  if (p.blockKV == 128 && !p.wgmma)
+    return why = "128-key tiles need wgmma", failure();
   if (p.group > p.blockQ)
     return why = "more query heads per KV head than rows per block",
            failure();
@@ -427,7 +433,7 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
   // k16 step is 32 bytes within a 128-byte row, a 64-column panel further.
   MLIRContext *ctx = b.getContext();
   auto type = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(kBlockKV / 2, f32));
+      ctx, SmallVector<Type>(p.blockKV / 2, f32));
   NVVM::WGMMATypes t =
       p.elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
   NVVM::WgmmaFenceAlignedOp::create(b);
@@ -442,7 +448,7 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
         1024);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, type, acc, a, bDesc,
-        NVVM::MMAShapeAttr::get(ctx, 64, kBlockKV, 16), t, t,
+        NVVM::MMAShapeAttr::get(ctx, 64, p.blockKV, 16), t, t,
         NVVM::WGMMATypes::f32,
         kk ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
@@ -453,8 +459,8 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
   // Warp w holds rows 16w + g and 16w + g + 8 of each n8 block, as the
   // mma.sync accumulators do.
-  SmallVector<Accumulator> s(kBlockKV / 8);
-  for (int64_t i = 0; i < kBlockKV / 2; ++i)
+  SmallVector<Accumulator> s(p.blockKV / 8);
+  for (int64_t i = 0; i < p.blockKV / 2; ++i)
     s[i / 4].push_back(
         LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
   return s;
@@ -494,7 +500,7 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
   Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
   NVVM::WgmmaFenceAlignedOp::create(b);
   Value result;
-  for (int64_t c = 0; c < kBlockKV / 16; ++c) {
+  for (int64_t c = 0; c < p.blockKV / 16; ++c) {
     Value bDesc = descriptor(
         sharedAddress(vTile.base, idx(16 * c * 128)), vTile.panelBytes(),
         1024);
@@ -545,9 +551,9 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
                                                    Value kv0) {
   // Uniform over the block: does this tile cross the end of the keys, the
   // causal diagonal or the window's edge?
-  Value need = lt(idx(p.skv), add(kv0, idx(kBlockKV)));
+  Value need = lt(idx(p.skv), add(kv0, idx(p.blockKV)));
   if (p.causal)
-    need = either(need, lt(firstPos, add(kv0, idx(kBlockKV - 1))));
+    need = either(need, lt(firstPos, add(kv0, idx(p.blockKV - 1))));
   if (p.window)
     need = either(need, ge(sub(lastPos, kv0), idx(*p.window)));
 
@@ -600,8 +606,8 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       MemRefType::get({p.sharedElements()}, p.elem,
                       MemRefLayoutAttrInterface(), workgroup),
       raw, idx(0), ValueRange{});
-  kTile = {p.kBase(), kBlockKV, p.d};
-  vTile = {p.vBase(), kBlockKV, p.dv};
+  kTile = {p.kBase(), p.blockKV, p.d};
+  vTile = {p.vBase(), p.blockKV, p.dv};
   qTile = {p.qBase(), p.blockQ, p.d};
   if (p.wgmma)
     tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
@@ -649,8 +655,8 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   if (p.window)
     kvLo = arith::MaxSIOp::create(
         b, kvLo, sub(firstPos, idx(*p.window - 1)));
-  Value tLo = div(kvLo, kBlockKV);
-  Value tHi = arith::CeilDivSIOp::create(b, kvHi, idx(kBlockKV));
+  Value tLo = div(kvLo, p.blockKV);
+  Value tHi = arith::CeilDivSIOp::create(b, kvHi, idx(p.blockKV));
   auto kvRow = [&](Value memref, Value kv0) {
     return [&, memref, kv0](Value r) {
       Value key = add(kv0, r);
@@ -666,7 +672,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   // TMA coordinates past the column, innermost first; a Q box holds the
   // packed heads' positions.
   auto kvCoords = [&](Value t) -> SmallVector<Value> {
-    return {mul(t, kBlockKV), kvHead, batch};
+    return {mul(t, p.blockKV), kvHead, batch};
   };
   if (p.tma) {
     auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
@@ -683,7 +689,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     tmaLoad(both(first, lt(tLo, tHi)), 0,
             {TmaTile{qTile, maps[0], {q0, headBase, batch},
                      p.group * p.rowsPerHead},
-             TmaTile{kTile, maps[1], kvCoords(tLo), kBlockKV}});
+             TmaTile{kTile, maps[1], kvCoords(tLo), p.blockKV}});
   } else {
     stage(qTile,
           [&](Value r) {
@@ -691,7 +697,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                              rowValid(r)};
           },
           tokens);
-    stage(kTile, kvRow(k, mul(tLo, kBlockKV)), tokens);
+    stage(kTile, kvRow(k, mul(tLo, p.blockKV)), tokens);
     commit(tokens);
     waitAll();
   }
@@ -730,7 +736,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     ValueRange state = loop.getRegionIterArgs();
-    Value kv0 = mul(loop.getInductionVar(), kBlockKV);
+    Value kv0 = mul(loop.getInductionVar(), p.blockKV);
 
     // FlashAttention-2's schedule with one buffer each for K and V: K(t)
     // is in flight from the last iteration; V(t) loads during S = QK^T and
@@ -742,7 +748,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       gpu::BarrierOp::create(b);
       tmaLoad(first, 1,
               {TmaTile{vTile, maps[2], kvCoords(loop.getInductionVar()),
-                       kBlockKV}});
+                       p.blockKV}});
       tmaWait(0, parity);
     } else {
       waitAll();
@@ -756,9 +762,9 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     if (p.wgmma) {
       s = wgmmaScores();
     } else {
-      s.assign(kBlockKV / 8, Accumulator(4, cf(0.0)));
+      s.assign(p.blockKV / 8, Accumulator(4, cf(0.0)));
       for (int64_t kk = 0; kk < p.d / 16; ++kk)
-        for (int64_t jp = 0; jp < kBlockKV / 16; ++jp) {
+        for (int64_t jp = 0; jp < p.blockKV / 16; ++jp) {
           Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
           Fragment f = ldmatrix(kTile, row,
                                 add(idx(16 * kk), mul(laneMid, 8)), false);
@@ -813,7 +819,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     if (p.tma) {
       gpu::BarrierOp::create(b);
       tmaLoad(both(first, lt(next, tHi)), 0,
-              {TmaTile{kTile, maps[1], kvCoords(next), kBlockKV}});
+              {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
       tmaWait(1, parity);
     } else {
       waitAll();
@@ -821,7 +827,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(prefetch.thenBlock()->getTerminator());
       tokens.clear();
-      stage(kTile, kvRow(k, mul(next, kBlockKV)), tokens);
+      stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
       commit(tokens);
     }
 
@@ -831,7 +837,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       for (int64_t e = 0; e < 4; ++e)
         o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
     SmallVector<Fragment> pa;
-    for (int64_t c = 0; c < kBlockKV / 16; ++c)
+    for (int64_t c = 0; c < p.blockKV / 16; ++c)
       pa.push_back({pack(s[2 * c][0], s[2 * c][1]),
                     pack(s[2 * c][2], s[2 * c][3]),
                     pack(s[2 * c + 1][0], s[2 * c + 1][1]),
@@ -839,7 +845,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     if (p.wgmma) {
       o = wgmmaValues(pa, o);
     } else {
-      for (int64_t c = 0; c < kBlockKV / 16; ++c)
+      for (int64_t c = 0; c < p.blockKV / 16; ++c)
         for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
           Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
           Fragment f = ldmatrix(vTile, row, add(idx(16 * jp), mul(laneHi, 8)),
@@ -934,7 +940,7 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
           .getResult(0);
     };
     maps = {map(q, {1, p.group, p.rowsPerHead, 64}),
-            map(k, {1, 1, kBlockKV, 64}), map(v, {1, 1, kBlockKV, 64})};
+            map(k, {1, 1, p.blockKV, 64}), map(v, {1, 1, p.blockKV, 64})};
   }
   int64_t tiles = (p.sq + p.rowsPerHead - 1) / p.rowsPerHead;
   auto launch = gpu::LaunchOp::create(
@@ -970,11 +976,18 @@ struct AttentionKernelPass
           << static_cast<int64_t>(blockQ);
       return signalPassFailure();
     }
+    if (blockKV != 0 && blockKV != 64 && blockKV != 128) {
+      getOperation().emitError("mnemo-gpu-attention-kernel: block-kv must be "
+                               "0 (automatic), 64 or 128, not ")
+          << static_cast<int64_t>(blockKV);
+      return signalPassFailure();
+    }
     SmallVector<mnemo::AttentionOp> ops;
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
     for (mnemo::AttentionOp op : ops) {
       std::string why;
-      FailureOr<Problem> p = analyze(op, blockQ, chip == "sm_90a", useTma, sharedBytesLimit, why);
+      FailureOr<Problem> p = analyze(op, blockQ, blockKV, chip == "sm_90a", useTma,
+                                      sharedBytesLimit, why);
       if (succeeded(p))
         rewrite(op, *p);
       else if (report)

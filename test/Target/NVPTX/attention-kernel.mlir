@@ -4,6 +4,8 @@
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="shared-bytes-limit=16384 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=SM90
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a tma=false" --canonicalize --cse | FileCheck %s --check-prefix=NOTMA
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a block-kv=128" --canonicalize --cse | FileCheck %s --check-prefix=KV128
+// RUN: not mnemo-opt %s --mnemo-gpu-attention-kernel="block-kv=32" 2>&1 | FileCheck %s --check-prefix=BADKV
 
 // GQA 32/8, D 128, lengths off the tiles: one block of 4 warps per 16
 // positions x 4 packed heads, reversed for causal; K, V and Q tiles follow
@@ -38,6 +40,7 @@
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // BADQ: block-q must be 64 or 128, not 32
+// BADKV: block-kv must be 0 (automatic), 64 or 128, not 32
 // SMEM: remark: keeps the tiled path: tiles exceed the shared memory limit
 // sm_90a: a tensor map per operand on the host (Q boxes hold 4 heads x 16
 // positions), mbarriers after the tiles, TMA loads issued by thread 0,
@@ -61,6 +64,11 @@
 // SM90-NOT: nvgpu.ldmatrix
 // SM90: gpu.terminator
 // Without TMA the sm_90a kernel stages with cp.async, fenced for wgmma.
+// 128-key tiles (sm_90a only): S is m64n128, PV takes 8 k-steps.
+// KV128-LABEL: func.func @gqa_causal
+// KV128: gpu.launch {{.*}} dynamic_shared_memory_size %c81936_i32
+// KV128-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// KV128-COUNT-8: llvm.inline_asm
 // NOTMA-LABEL: func.func @gqa_causal
 // NOTMA: gpu.launch {{.*}} dynamic_shared_memory_size %c49152_i32
 // NOTMA: nvgpu.device_async_copy

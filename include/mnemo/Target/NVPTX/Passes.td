@@ -46,6 +46,8 @@ def AttentionKernelPass
            "On sm_90a, load tiles with TMA and mbarriers (else cp.async)">,
     Option<"blockQ", "block-q", "int64_t", "64",
            "Query rows per thread block, 16 per warp: 64 or 128">,
+    Option<"blockKV", "block-kv", "int64_t", "0",
+           "Keys per KV tile: 64, or 128 with wgmma (0: 64)">,
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
            "Largest dynamic shared memory a block may use (two blocks fit "
            "an sm_80 SM)">,
