@@ -93,7 +93,9 @@ def benchmark_cases(dtype, quick):
         return ([make_case(f"prefill_gqa_causal_s{s}", gqa, "prefill", 4, 32, 8, s, s, 128,
                            True, dtype) for s in (1024, 4096)]
                 + [make_case("decode_gqa_kv8192", decode, "decode", 32, 32, 8, 1, 8192, 128,
-                             False, dtype)])
+                             False, dtype),
+                   make_case("decode_b1_gqa_kv8192", "decode GQA 32/8, B1 D128", "decode", 1,
+                             32, 8, 1, 8192, 128, False, dtype)])
     mha = "prefill MHA causal, B4 H32 D128"
     cases = [make_case(f"prefill_mha_causal_s{s}", mha, "prefill", 4, 32, 32, s, s, 128, True,
                        dtype) for s in PREFILL_SEQS]
@@ -105,6 +107,9 @@ def benchmark_cases(dtype, quick):
                            "prefill", 8, 16, 16, 2048, 2048, 64, True, dtype))
     cases += [make_case(f"decode_gqa_kv{n}", decode, "decode", 32, 32, 8, 1, n, 128, False,
                         dtype) for n in DECODE_KV]
+    # One sequence: too few blocks for the GPU without split-KV.
+    cases += [make_case(f"decode_b1_gqa_kv{n}", "decode GQA 32/8, B1 D128", "decode", 1, 32, 8,
+                        1, n, 128, False, dtype) for n in DECODE_KV]
     return cases
 
 

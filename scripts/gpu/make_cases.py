@@ -120,6 +120,12 @@ def attention_cases():
     yield attention("att_bf16_d32_1x2048", 1, 8, 8, 1, 2048, 32, 32, "bf16")
     yield attention("att_f16_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, "f16",
                     causal=True)
+    # Split-KV (few blocks, many KV tiles): partials and their combine, with
+    # a sink counted once, and causal splits that get no tile.
+    yield attention("att_bf16_split_decode_sink_kv700_d64", 1, 8, 2, 1, 700, 64, 64, "bf16",
+                    causal=True, offset=699, sink=True)
+    yield attention("att_bf16_split_causal_s300_d64", 1, 2, 2, 300, 300, 64, 64, "bf16",
+                    causal=True)
     yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)
     yield attention("att_mha_noncausal_5x7_d8", 2, 2, 2, 5, 7, 8, 8)
     yield attention("att_mqa_19x23_d40", 2, 4, 1, 19, 23, 40, 40)

@@ -43,6 +43,9 @@ struct Problem {
   bool causal;
   int64_t blockQ;                  // query rows per block: 64 or 128
   int64_t blockKV;                 // keys per KV tile
+  int64_t splits = 1;              // KV ranges per query tile (split-KV)
+
+  int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
   bool wgmma;                      // sm_90a warpgroup MMA (else mma.sync)
   bool tma;                        // sm_90a TMA loads (else cp.async)
 
@@ -75,6 +78,7 @@ struct Region {
 /// Why `op` keeps the tiled path, or the problem to generate.
 FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, bool tma,
+                           int64_t splitKV, int64_t smCount,
                            int64_t sharedLimit,
                            std::string &why) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
@@ -125,6 +129,18 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   if (p.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   p.rowsPerHead = p.blockQ / p.group;
+  // Flash-decoding: when the blocks would not fill the GPU twice over, each
+  // query tile's KV range is split over several blocks (at least 2 KV tiles
+  // each) and a second kernel combines their partial results.
+  int64_t blocks = p.queryTiles() * p.hkv * p.batch;
+  int64_t kvTiles = (p.skv + p.blockKV - 1) / p.blockKV;
+  p.splits = splitKV;
+  if (!p.splits)
+    p.splits = blocks >= smCount
+                   ? 1
+                   : std::clamp<int64_t>((2 * smCount + blocks - 1) / blocks,
+                                         1, std::min<int64_t>(kvTiles / 2, 64));
+  p.splits = std::max<int64_t>(1, std::min(p.splits, kvTiles));
   p.scale = op.getEffectiveScale();
   p.softcap = op.getSoftcapValue();
   p.window = op.getWindowSize();
@@ -162,6 +178,10 @@ public:
   /// `qOffset` (index) may be null.
   void emit(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
             Value sink, Value qOffset, ArrayRef<Value> tensorMaps);
+  /// With split-KV: the f32 partial outputs [splits, B, Hq, Sq, Dv] and
+  /// their log2-sum-exp [splits, B, Hq, Sq] that `emit` writes instead of
+  /// `out`.
+  Value part, lse;
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -286,6 +306,7 @@ private:
   Value tiles, tilesAddress, barriers[2];
   Value maps[3]; // TMA tensor maps of Q, K, V
   Region kTile, vTile, qTile;
+  Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value rowA, rowB, posA, posB;
@@ -633,7 +654,12 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   if (p.causal)
     qBlock = sub(sub(launch.getGridSize().x, idx(1)), qBlock);
   kvHead = launch.getBlockIds().y;
+  // With split-KV, blockIdx.z is batch x split.
   batch = launch.getBlockIds().z;
+  if (p.splits > 1) {
+    split = rem(batch, p.splits);
+    batch = div(batch, p.splits);
+  }
   headBase = mul(kvHead, p.group);
   q0 = mul(qBlock, p.rowsPerHead);
   qOff = qOffset ? qOffset : idx(0);
@@ -657,6 +683,13 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
         b, kvLo, sub(firstPos, idx(*p.window - 1)));
   Value tLo = div(kvLo, p.blockKV);
   Value tHi = arith::CeilDivSIOp::create(b, kvHi, idx(p.blockKV));
+  if (p.splits > 1) {
+    // This block's share: ceil(n / splits) tiles from tLo (maybe none).
+    Value n = arith::MaxSIOp::create(b, sub(tHi, tLo), idx(0));
+    Value chunk = arith::CeilDivSIOp::create(b, n, idx(p.splits));
+    tLo = add(tLo, arith::MulIOp::create(b, split, chunk));
+    tHi = arith::MinSIOp::create(b, tHi, add(tLo, chunk));
+  }
   auto kvRow = [&](Value memref, Value kv0) {
     return [&, memref, kv0](Value r) {
       Value key = add(kv0, r);
@@ -724,9 +757,17 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     };
     mA = sinkOf(rowA);
     mB = sinkOf(rowB);
-    // exp(sink) joins the denominator once per row: in lane 0 of the quad.
+    // exp(sink) joins the denominator once per row: in lane 0 of the quad,
+    // and with split-KV in the first split only.
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol,
                                         idx(0));
+    if (split) {
+      Value firstSplit =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split, idx(0));
+      mA = select(firstSplit, mA, cf(-INFINITY));
+      mB = select(firstSplit, mB, cf(-INFINITY));
+      first = both(first, firstSplit);
+    }
     lA = lB = select(first, cf(1.0), cf(0.0));
   }
   init.append({mA, mB, lA, lB});
@@ -861,7 +902,8 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     scf::YieldOp::create(b, yields);
   }
 
-  // O / l (0 for a row that saw no key), stored as 16-bit pairs.
+  // O / l (0 for a row that saw no key), stored as 16-bit pairs; with
+  // split-KV as f32 partials with their log2-sum-exp (-inf: no key).
   ValueRange result = loop.getResults();
   for (int64_t h = 0; h < 2; ++h) {
     Value l = quadReduce(result[oBlocks * 4 + 2 + h], /*isMax=*/false);
@@ -873,6 +915,35 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     Value head = rowHead(row), query = rowQuery(row);
+    if (split) {
+      Value log2l = LLVM::CallIntrinsicOp::create(
+                        b, f32, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+                        ValueRange{l})
+                        .getResult(0);
+      Value m = result[oBlocks * 4 + h];
+      Value rowLse = select(seen, fadd(m, log2l), cf(-INFINITY));
+      auto lead = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol,
+                                   idx(0)),
+          /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(lead.thenBlock()->getTerminator());
+        memref::StoreOp::create(b, rowLse, lse,
+                                ValueRange{split, batch, head, query});
+      }
+      for (int64_t j = 0; j < oBlocks; ++j) {
+        Value pair = vector::FromElementsOp::create(
+            b, VectorType::get({2}, f32),
+            ValueRange{fmul(result[4 * j + 2 * h], inv),
+                       fmul(result[4 * j + 2 * h + 1], inv)});
+        Value col = add(idx(8 * j), mul(quadCol, 2));
+        vector::StoreOp::create(b, pair, part,
+                                ValueRange{split, batch, head, query, col},
+                                /*nontemporal=*/false, llvm::MaybeAlign(8));
+      }
+      continue;
+    }
     for (int64_t j = 0; j < oBlocks; ++j) {
       Value pair = vector::FromElementsOp::create(
           b, VectorType::get({2}, f32),
@@ -887,6 +958,74 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                               /*nontemporal=*/false, llvm::MaybeAlign(4));
     }
   }
+}
+
+/// The split-KV combine: one block per (batch, head, query), one thread per
+/// output column, weighting each split's normalized partial by
+/// exp2(lse_s - max lse) (splits without keys weigh 0; a row without any
+/// key gives 0).
+void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
+                 Value lse, Value out) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  auto launch = gpu::LaunchOp::create(
+      b, c(p.batch * p.hq * p.sq), c(1), c(1), c(p.dv), c(1), c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      ValueRange{}, TypeRange{}, TypeRange{}, nullptr, nullptr, nullptr,
+      /*module=*/nullptr,
+      FlatSymbolRefAttr::get(b.getContext(), "attention_combine"));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(b);
+  b.setInsertionPoint(terminator);
+  Type f32 = b.getF32Type();
+  auto cf = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  };
+  Value r = launch.getBlockIds().x, col = launch.getThreadIds().x;
+  Value query = arith::RemUIOp::create(b, r, c(p.sq));
+  r = arith::DivUIOp::create(b, r, c(p.sq));
+  Value head = arith::RemUIOp::create(b, r, c(p.hq));
+  Value batch = arith::DivUIOp::create(b, r, c(p.hq));
+  auto lseOf = [&](OpBuilder &ob, Location loc, Value s) -> Value {
+    return memref::LoadOp::create(ob, loc, lse,
+                                  ValueRange{s, batch, head, query});
+  };
+  auto maxLoop = scf::ForOp::create(
+      b, c(0), c(p.splits), c(1), ValueRange{cf(-INFINITY)},
+      [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
+        Value m = arith::MaximumFOp::create(ob, loc, acc[0], lseOf(ob, loc, s));
+        scf::YieldOp::create(ob, loc, m);
+      });
+  Value mx = maxLoop.getResult(0);
+  Value none =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
+  Value base = arith::SelectOp::create(b, none, cf(0.0), mx);
+  auto sumLoop = scf::ForOp::create(
+      b, c(0), c(p.splits), c(1), ValueRange{cf(0.0), cf(0.0)},
+      [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
+        ImplicitLocOpBuilder ib(loc, ob);
+        Value w = LLVM::CallIntrinsicOp::create(
+                      ib, f32,
+                      ib.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+                      ValueRange{arith::SubFOp::create(ib, lseOf(ob, loc, s),
+                                                       base)})
+                      .getResult(0);
+        Value x = memref::LoadOp::create(
+            ib, part, ValueRange{s, batch, head, query, col});
+        scf::YieldOp::create(
+            ib, ValueRange{arith::AddFOp::create(
+                               ib, acc[0], arith::MulFOp::create(ib, w, x)),
+                           arith::AddFOp::create(ib, acc[1], w)});
+      });
+  Value total = sumLoop.getResult(1);
+  Value seen =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total, cf(0.0));
+  Value o = arith::SelectOp::create(
+      b, seen, arith::DivFOp::create(b, sumLoop.getResult(0), total), cf(0.0));
+  memref::StoreOp::create(b, arith::TruncFOp::create(b, p.elem, o), out,
+                          ValueRange{batch, head, query, col});
 }
 
 /// Replaces `op` with buffers, the kernel launch and the result tensor.
@@ -942,9 +1081,19 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
     maps = {map(q, {1, p.group, p.rowsPerHead, 64}),
             map(k, {1, 1, p.blockKV, 64}), map(v, {1, 1, p.blockKV, 64})};
   }
-  int64_t tiles = (p.sq + p.rowsPerHead - 1) / p.rowsPerHead;
+  Value part, lse;
+  if (p.splits > 1) {
+    part = memref::AllocOp::create(
+        b,
+        MemRefType::get({p.splits, p.batch, p.hq, p.sq, p.dv}, b.getF32Type()),
+        b.getI64IntegerAttr(64));
+    lse = memref::AllocOp::create(
+        b, MemRefType::get({p.splits, p.batch, p.hq, p.sq}, b.getF32Type()),
+        b.getI64IntegerAttr(64));
+  }
   auto launch = gpu::LaunchOp::create(
-      b, c(tiles), c(p.hkv), c(p.batch), c(p.threads()), c(1), c(1),
+      b, c(p.queryTiles()), c(p.hkv), c(p.batch * p.splits), c(p.threads()),
+      c(1), c(1),
       arith::ConstantIntOp::create(b, p.sharedBytes(), 32),
       /*asyncTokenType=*/nullptr, ValueRange{},
       /*workgroupAttributions=*/TypeRange{},
@@ -956,9 +1105,13 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
     Block &body = launch.getBody().front();
     b.setInsertionPointToEnd(&body);
     gpu::TerminatorOp::create(b);
-    KernelEmitter(b, p).emit(launch, q, k, v, out, sink, op.getQOffset(),
-                             maps);
+    KernelEmitter emitter(b, p);
+    emitter.part = part;
+    emitter.lse = lse;
+    emitter.emit(launch, q, k, v, out, sink, op.getQOffset(), maps);
   }
+  if (p.splits > 1)
+    emitCombine(b, p, part, lse, out);
   Value result = bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);
@@ -987,7 +1140,7 @@ struct AttentionKernelPass
     for (mnemo::AttentionOp op : ops) {
       std::string why;
       FailureOr<Problem> p = analyze(op, blockQ, blockKV, chip == "sm_90a", useTma,
-                                      sharedBytesLimit, why);
+                                      splitKV, smCount, sharedBytesLimit, why);
       if (succeeded(p))
         rewrite(op, *p);
       else if (report)

@@ -39,6 +39,8 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
 void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
   AttentionKernelPassOptions options;
   options.chip = chip;
+  // Multiprocessors of the chips' data-center parts (A100, H100/H200).
+  options.smCount = chip == "sm_80" ? 108 : 132;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
 }
 

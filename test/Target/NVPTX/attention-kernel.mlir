@@ -5,6 +5,7 @@
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=SM90
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a tma=false" --canonicalize --cse | FileCheck %s --check-prefix=NOTMA
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a block-kv=128" --canonicalize --cse | FileCheck %s --check-prefix=KV128
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="split-kv=4" --canonicalize --cse | FileCheck %s --check-prefix=SPLIT
 // RUN: not mnemo-opt %s --mnemo-gpu-attention-kernel="block-kv=32" 2>&1 | FileCheck %s --check-prefix=BADKV
 
 // GQA 32/8, D 128, lengths off the tiles: one block of 4 warps per 16
@@ -125,4 +126,30 @@ func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
   // expected-remark @below {{keeps the tiled path: additive mask}}
   %e = mnemo.attention %qs, %ks, %ks mask(%mask : tensor<9x9xbf16>) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
   return %a, %b, %c, %d, %e : tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>
+}
+
+// Split-KV: with one block per (batch, KV head) the KV range is split
+// (automatically 5 ways here: 11 tiles, at least 2 each; 4 when forced),
+// each split writes f32 partials and their log2-sum-exp, and a second
+// kernel combines them. The sink joins the first split only.
+// CHECK-LABEL: func.func @decode_split
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c5)
+// CHECK: function(@attention_combine)
+// SPLIT-LABEL: func.func @decode_split
+// SPLIT: memref.alloc() {alignment = 64 : i64} : memref<1x8x1x64xbf16>
+// SPLIT: %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x1x8x1x64xf32>
+// SPLIT: %[[LSE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x1x8x1xf32>
+// SPLIT: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c4)
+// SPLIT: arith.select {{.*}}, %cst{{.*}} : f32
+// SPLIT: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
+// SPLIT: memref.store {{.*}}, %[[LSE]]
+// SPLIT: vector.store {{.*}}, %[[PART]]
+// SPLIT: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}} function(@attention_combine)
+// SPLIT: memref.load %[[LSE]]
+// SPLIT: memref.load %[[PART]]
+func.func @decode_split(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x700x64xbf16>,
+                        %v: tensor<1x2x700x64xbf16>, %sink: tensor<8xf32>) -> tensor<1x8x1x64xbf16> {
+  %off = arith.constant 699 : index
+  %o = mnemo.attention %q, %k, %v causal sink(%sink : tensor<8xf32>) q_offset(%off) : tensor<1x8x1x64xbf16>, tensor<1x2x700x64xbf16>, tensor<1x2x700x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
 }
