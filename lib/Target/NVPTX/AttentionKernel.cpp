@@ -5,11 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // Rewrites a 16-bit mnemo.attention into one gpu.launch of a
-// FlashAttention-2-style kernel: mma.sync m16n8k16 for both GEMMs, the online
-// softmax on the accumulators in registers, K/V tiles staged in shared memory
-// with cp.async and read with ldmatrix. docs/GPU-TensorCores.md has the
-// design; the fragment layouts below are those of the PTX ISA
-// ("Matrix fragments for mma.m16n8k16").
+// FlashAttention-style kernel (plus a combine kernel with split-KV): the
+// online softmax on the accumulators in registers, K/V tiles in shared
+// memory. sm_80: cp.async staging, ldmatrix, mma.sync m16n8k16. sm_90a: TMA
+// loads on mbarriers, wgmma (P from registers). docs/GPU-TensorCores.md has
+// the design; the fragment layouts are those of the PTX ISA ("Matrix
+// fragments for mma.m16n8k16", "wgmma register fragments").
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,8 @@ struct Problem {
   int64_t splits = 1;              // KV ranges per query tile (split-KV)
 
   int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
-  bool wgmma;                      // sm_90a warpgroup MMA (else mma.sync)
-  bool tma;                        // sm_90a TMA loads (else cp.async)
+  bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
+  bool tma = false;                // sm_90a TMA loads (else cp.async)
 
   int64_t threads() const { return 2 * blockQ; }
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
@@ -95,6 +96,17 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
     return why = "dynamic shape", failure();
   if (op.getMask())
     return why = "additive mask", failure();
+  if (Value sink = op.getSink()) {
+    auto t = cast<RankedTensorType>(sink.getType());
+    if (!t.hasStaticShape() || t.getElementTypeBitWidth() > 32)
+      return why = "sink of dynamic shape or wider than f32", failure();
+  }
+  if (q.getNumElements() == 0 || k.getNumElements() == 0)
+    return why = "empty tensor", failure();
+  // Without a softcap the scale is folded into the exponent after the row
+  // maximum, which needs scale > 0.
+  if (op.getEffectiveScale() <= 0 && !op.getSoftcapValue())
+    return why = "non-positive scale", failure();
   Problem p;
   p.elem = elem;
   p.batch = q.getDimSize(0);
@@ -120,27 +132,32 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   // 64-key tiles: with mma.sync the S accumulators share the registers
   // with Q's fragments; with wgmma, 128 keys measured slower on an H200
   // (502 against 538 TFLOP/s, GQA 32/8 D128 S4096 causal).
-  p.blockKV = blockKV ? blockKV : 64;
-  if (p.blockKV == 128 && !p.wgmma)
-    return why = "128-key tiles need wgmma", failure();
+  // 128-key tiles are for wgmma only; other ops keep 64.
+  p.blockKV = blockKV && p.wgmma ? blockKV : 64;
   if (p.group > p.blockQ)
     return why = "more query heads per KV head than rows per block",
            failure();
   if (p.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   p.rowsPerHead = p.blockQ / p.group;
-  // Flash-decoding: when the blocks would not fill the GPU twice over, each
-  // query tile's KV range is split over several blocks (at least 2 KV tiles
-  // each) and a second kernel combines their partial results.
+  // Flash-decoding: when there are fewer blocks than multiprocessors, each
+  // query tile's KV range is split over enough blocks for about two per
+  // multiprocessor (at least 2 KV tiles each, at most 64 splits) and a
+  // second kernel combines their partial results. A window bounds the
+  // range a block sees.
   int64_t blocks = p.queryTiles() * p.hkv * p.batch;
-  int64_t kvTiles = (p.skv + p.blockKV - 1) / p.blockKV;
+  int64_t visible = p.skv;
+  if (std::optional<int64_t> w = op.getWindowSize())
+    visible = std::min(visible, *w + p.rowsPerHead + p.blockKV);
+  int64_t kvTiles = (visible + p.blockKV - 1) / p.blockKV;
   p.splits = splitKV;
-  if (!p.splits)
-    p.splits = blocks >= smCount
-                   ? 1
-                   : std::clamp<int64_t>((2 * smCount + blocks - 1) / blocks,
-                                         1, std::min<int64_t>(kvTiles / 2, 64));
-  p.splits = std::max<int64_t>(1, std::min(p.splits, kvTiles));
+  if (!p.splits && blocks < smCount)
+    p.splits = std::min((2 * smCount + blocks - 1) / blocks,
+                        std::min<int64_t>(kvTiles / 2, 64));
+  // grid.z is batch x splits, at most 65535.
+  p.splits = std::clamp<int64_t>(p.splits, 1,
+                                 std::max<int64_t>(1, std::min(
+                                     kvTiles, 65535 / p.batch)));
   p.scale = op.getEffectiveScale();
   p.softcap = op.getSoftcapValue();
   p.window = op.getWindowSize();
@@ -759,16 +776,16 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     mB = sinkOf(rowB);
     // exp(sink) joins the denominator once per row: in lane 0 of the quad,
     // and with split-KV in the first split only.
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol,
-                                        idx(0));
+    Value quadLead = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                           quadCol, idx(0));
     if (split) {
       Value firstSplit =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split, idx(0));
       mA = select(firstSplit, mA, cf(-INFINITY));
       mB = select(firstSplit, mB, cf(-INFINITY));
-      first = both(first, firstSplit);
+      quadLead = both(quadLead, firstSplit);
     }
-    lA = lB = select(first, cf(1.0), cf(0.0));
+    lA = lB = select(quadLead, cf(1.0), cf(0.0));
   }
   init.append({mA, mB, lA, lB});
 

@@ -75,8 +75,9 @@ public:
              << global.getName() << "' passed to a kernel (not sunk into it)";
     } else if (auto alloc = value.getDefiningOp<memref::AllocOp>()) {
       buffer.kind = GpuBuffer::Kind::Temporary;
-    } else if (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>()) {
-      FailureOr<GpuTensorMap> map = tensorMapOf(cast);
+    } else if (auto mapCast =
+                   value.getDefiningOp<UnrealizedConversionCastOp>()) {
+      FailureOr<GpuTensorMap> map = tensorMapOf(mapCast);
       if (failed(map))
         return failure();
       buffer.kind = GpuBuffer::Kind::TensorMap;
@@ -92,9 +93,10 @@ public:
 
   /// The tensor map that `cast` passes to a kernel as a byte buffer:
   /// unrealized_conversion_cast(nvgpu.tma.create.descriptor(memref.cast X)).
-  FailureOr<GpuTensorMap> tensorMapOf(UnrealizedConversionCastOp cast) {
-    auto desc = cast.getNumOperands() == 1
-                    ? cast.getOperand(0)
+  FailureOr<GpuTensorMap> tensorMapOf(UnrealizedConversionCastOp mapCast) {
+    Location loc = mapCast.getLoc();
+    auto desc = mapCast.getNumOperands() == 1
+                    ? mapCast.getOperand(0)
                           .getDefiningOp<nvgpu::TmaCreateDescriptorOp>()
                     : nullptr;
     auto unranked = desc ? desc.getTensor().getDefiningOp<memref::CastOp>()
@@ -102,16 +104,29 @@ public:
     auto type = unranked ? dyn_cast<MemRefType>(unranked.getSource().getType())
                          : nullptr;
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
-      return emitError(cast.getLoc(), "kernel argument is not a tensor map "
+      return emitError(loc, "kernel argument is not a tensor map "
                                       "of a buffer with a static shape");
     FailureOr<int64_t> source = bufferOf(unranked.getSource());
     if (failed(source))
       return failure();
+    // What the plan line fixes: zero fill, 128-byte L2 promotion, no
+    // interleave, a 16- or 32-bit float type.
+    nvgpu::TensorMapDescriptorType descType = desc.getTensorMap().getType();
+    Type elem = type.getElementType();
+    if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
+      return emitError(loc, "tensor map of ")
+             << elem << ": the launch plan holds bf16, f16 or f32 maps";
+    if (descType.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
+        descType.getL2promo() != nvgpu::TensorMapL2PromoKind::L2PROMO_128B ||
+        descType.getInterleave() !=
+            nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
+      return emitError(loc,
+                       "tensor map with an out-of-bounds fill, L2 promotion "
+                       "or interleave the launch plan cannot express (zero "
+                       "fill, 128 bytes, none)");
     GpuTensorMap map;
     map.source = *source;
-    map.dtype = type.getElementType().isBF16()  ? "bf16"
-                : type.getElementType().isF16() ? "f16"
-                                                : "f32";
+    map.dtype = elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32";
     int64_t bytes = type.getElementTypeBitWidth() / 8, stride = bytes;
     ArrayRef<int64_t> shape = type.getShape();
     for (int64_t i = shape.size() - 1; i >= 0; --i) {
@@ -123,7 +138,7 @@ public:
     for (Value size : llvm::reverse(desc.getBoxDimensions()))
       map.box.push_back(constantOr(size));
     if (llvm::is_contained(map.box, kDynamicValue))
-      return emitError(cast.getLoc(), "tensor map box of dynamic size");
+      return emitError(loc, "tensor map box of dynamic size");
     switch (desc.getTensorMap().getType().getSwizzle()) {
     case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE: map.swizzle = 0; break;
     case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B: map.swizzle = 32; break;

@@ -56,9 +56,9 @@ mnemo_status_t load(Driver &d) {
             lookup(library, "cuGetErrorString", d.getErrorString) &&
             lookup(library, "cuFuncSetAttribute", d.funcSetAttribute) &&
             lookup(library, "cuDeviceGetAttribute", d.deviceGetAttribute);
-  // Optional: only tensor-map plans (sm_90a) need it.
-  if (ok && !lookup(library, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled))
-    d.tensorMapEncodeTiled = nullptr;
+  // Optional (null when missing): only tensor-map plans (sm_90a) need it.
+  if (ok)
+    lookup(library, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled);
   if (!ok)
     return makeStatus(MNEMO_STATUS_UNAVAILABLE,
                       "no CUDA driver: %s lacks the driver API entry points",

@@ -17,6 +17,7 @@
 #include "mnemo/runtime.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace mnemo::rt::cuda {
 

@@ -209,11 +209,15 @@ mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
                       "CUDA 12)",
                       path);
   const PlanTensorMap &m = b.map;
-  // The map must stay inside its source buffer.
-  uint64_t span = m.dims[0] * (m.dtype == MNEMO_DTYPE_F32 ? 4 : 2);
-  for (size_t i = 1; i < m.dims.size(); ++i)
-    span += (m.dims[i] - 1) * m.strides[i - 1];
-  if (span > sourceBytes)
+  // The map must stay inside its source buffer (dims >= 1, checked when
+  // the plan was read).
+  uint64_t span = 0, term = 0;
+  bool overflow =
+      __builtin_mul_overflow(m.dims[0], mnemo_dtype_size(m.dtype), &span);
+  for (size_t i = 1; i < m.dims.size() && !overflow; ++i)
+    overflow = __builtin_mul_overflow(m.dims[i] - 1, m.strides[i - 1], &term) ||
+               __builtin_add_overflow(span, term, &span);
+  if (overflow || span > sourceBytes)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
                       "%s: a tensor map spans %llu bytes of a %llu-byte "
                       "buffer",

@@ -246,6 +246,14 @@ private:
         return bad("bad tensor map box");
       m.box.push_back(static_cast<unsigned>(b));
     }
+    // cuTensorMapEncodeTiled's limits: dims in [1, 2^32], strides multiples
+    // of 16 below 2^40.
+    for (uint64_t d : m.dims)
+      if (d == 0 || d > (uint64_t(1) << 32))
+        return bad("bad tensor map dims");
+    for (uint64_t st : m.strides)
+      if (st % 16 || st >= (uint64_t(1) << 40))
+        return bad("bad tensor map strides");
     m.swizzle = static_cast<unsigned>(swizzle);
     return nullptr;
   }
