@@ -230,6 +230,14 @@ private:
                ValueRange{x})
         .getResult(0);
   }
+  /// Emits `body` under `scf.if cond` (no results); the builder continues
+  /// after the scf.if.
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    body();
+  }
   /// Reduces over the 4 lanes of a quad, which hold one accumulator row.
   Value quadReduce(Value x, bool isMax);
 
@@ -267,6 +275,7 @@ private:
     int64_t rows;
   };
   void tmaLoad(Value pred, int64_t barrier, ArrayRef<TmaTile> tiles);
+  void tmaIssue(int64_t barrier, ArrayRef<TmaTile> tiles);
   /// Every thread waits for the phase `parity` of mbarrier `barrier`.
   void tmaWait(int64_t barrier, Value parity);
   Value i32c(int64_t v) {
@@ -313,6 +322,20 @@ private:
     Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
     return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
   }
+
+  /// O / l of the loop's final state `result` (0 for a row that saw no
+  /// key) into `out` as 16-bit pairs; with split-KV, f32 partials and their
+  /// log2-sum-exp (-inf: no key) into `part` and `lse`.
+  void storeResults(ValueRange result, Value out);
+  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`.
+  void storeRow(ValueRange result, int64_t h, Value row, Value l, Value seen,
+                Value inv, Value out);
+
+  /// One KV tile's step of the online softmax: the scores `s` (raw QK^T)
+  /// become P, the running maxima `m` and partial sums `l` of rows g and
+  /// g + 8 are updated, and `alpha` gets the factors rescaling O.
+  void onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0, Value m[2],
+                     Value l[2], Value alpha[2]);
 
   /// The scores of one KV tile with masking applied where `kv0` needs it.
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
@@ -372,9 +395,10 @@ void KernelEmitter::stage(const Region &r,
 
 void KernelEmitter::tmaLoad(Value pred, int64_t barrier,
                             ArrayRef<TmaTile> loads) {
-  auto ifOp = scf::IfOp::create(b, pred, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  ifThen(pred, [&] { tmaIssue(barrier, loads); });
+}
+
+void KernelEmitter::tmaIssue(int64_t barrier, ArrayRef<TmaTile> loads) {
   int64_t bytes = 0;
   for (const TmaTile &t : loads)
     bytes += 2 * t.rows * t.region.width;
@@ -725,14 +749,11 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     return {mul(t, p.blockKV), kvHead, batch};
   };
   if (p.tma) {
-    auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    ifThen(first, [&] {
       for (Value bar : barriers)
         NVVM::MBarrierInitOp::create(b, bar, i32c(1), /*predicate=*/nullptr);
       NVVM::FenceMbarrierInitOp::create(b);
-    }
+    });
     gpu::BarrierOp::create(b);
     // Nothing is loaded for a block without KV tiles: no copy may be in
     // flight when it exits.
@@ -831,47 +852,11 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
         }
     }
 
-    // Scores in log2 units are `unit * x`. Without a softcap the scale is
-    // folded into the exponent (one fma per score); with one, the capped
-    // scores are computed first. Masks set -inf either way.
-    double unit = p.scale * M_LOG2E;
-    if (p.softcap) {
-      unit = 1.0;
-      for (Accumulator &acc : s)
-        for (Value &x : acc) {
-          Value t = math::TanhOp::create(b, fmul(x, cf(p.scale / *p.softcap)));
-          x = fmul(t, cf(*p.softcap * M_LOG2E));
-        }
-    }
-    s = maskScores(s, kv0);
-
-    // Online softmax of rows A (c0, c1) and B (c2, c3); m is kept in log2
-    // units (scale > 0, so the unit commutes with the maximum).
+    // Online softmax of rows A (c0, c1) and B (c2, c3): s becomes P.
     Value m[2] = {state[oBlocks * 4], state[oBlocks * 4 + 1]};
     Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
     Value alpha[2];
-    for (int64_t h = 0; h < 2; ++h) {
-      Value mx = cf(-INFINITY);
-      for (const Accumulator &acc : s)
-        for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
-          mx = arith::MaximumFOp::create(b, mx, acc[e]);
-      mx = arith::MaximumFOp::create(
-          b, m[h], fmul(quadReduce(mx, /*isMax=*/true), cf(unit)));
-      // A row that has seen no key yet keeps -inf and subtracts 0.
-      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
-                                         cf(-INFINITY));
-      Value base = select(none, cf(0.0), mx);
-      alpha[h] = exp2(fsub(m[h], base));
-      Value negBase = arith::NegFOp::create(b, base);
-      Value sum = cf(0.0);
-      for (Accumulator &acc : s)
-        for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
-          acc[e] = exp2(math::FmaOp::create(b, acc[e], cf(unit), negBase));
-          sum = fadd(sum, acc[e]);
-        }
-      l[h] = fadd(fmul(l[h], alpha[h]), sum);
-      m[h] = mx;
-    }
+    onlineSoftmax(s, kv0, m, l, alpha);
 
     Value next = add(loop.getInductionVar(), idx(1));
     if (p.tma) {
@@ -881,12 +866,11 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
       tmaWait(1, parity);
     } else {
       waitAll();
-      auto prefetch = scf::IfOp::create(b, lt(next, tHi), /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(prefetch.thenBlock()->getTerminator());
-      tokens.clear();
-      stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
-      commit(tokens);
+      ifThen(lt(next, tHi), [&] {
+        tokens.clear();
+        stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
+        commit(tokens);
+      });
     }
 
     // O = alpha O + P V, P repacked from the S accumulators as A fragments.
@@ -919,61 +903,99 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     scf::YieldOp::create(b, yields);
   }
 
+  storeResults(loop.getResults(), out);
+}
+
+void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
+                                  Value m[2], Value l[2], Value alpha[2]) {
+  // Scores in log2 units are `unit * x`. Without a softcap the scale is
+  // folded into the exponent (one fma per score); with one, the capped
+  // scores are computed first. Masks set -inf either way.
+  double unit = p.scale * M_LOG2E;
+  if (p.softcap) {
+    unit = 1.0;
+    for (Accumulator &acc : s)
+      for (Value &x : acc) {
+        Value t = math::TanhOp::create(b, fmul(x, cf(p.scale / *p.softcap)));
+        x = fmul(t, cf(*p.softcap * M_LOG2E));
+      }
+  }
+  s = maskScores(s, kv0);
+
+  // Row state: m is kept in log2 units (scale > 0, so the unit commutes
+  // with the maximum), l is this lane's partial sum.
+  for (int64_t h = 0; h < 2; ++h) {
+    Value mx = cf(-INFINITY);
+    for (const Accumulator &acc : s)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
+        mx = arith::MaximumFOp::create(b, mx, acc[e]);
+    mx = arith::MaximumFOp::create(
+        b, m[h], fmul(quadReduce(mx, /*isMax=*/true), cf(unit)));
+    // A row that has seen no key yet keeps -inf and subtracts 0.
+    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
+                                       cf(-INFINITY));
+    Value base = select(none, cf(0.0), mx);
+    alpha[h] = exp2(fsub(m[h], base));
+    Value negBase = arith::NegFOp::create(b, base);
+    Value sum = cf(0.0);
+    for (Accumulator &acc : s)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
+        acc[e] = exp2(math::FmaOp::create(b, acc[e], cf(unit), negBase));
+        sum = fadd(sum, acc[e]);
+      }
+    l[h] = fadd(fmul(l[h], alpha[h]), sum);
+    m[h] = mx;
+  }
+}
+
+void KernelEmitter::storeResults(ValueRange result, Value out) {
+  int64_t oBlocks = p.dv / 8;
   // O / l (0 for a row that saw no key), stored as 16-bit pairs; with
   // split-KV as f32 partials with their log2-sum-exp (-inf: no key).
-  ValueRange result = loop.getResults();
   for (int64_t h = 0; h < 2; ++h) {
     Value l = quadReduce(result[oBlocks * 4 + 2 + h], /*isMax=*/false);
     Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l,
                                        cf(0.0));
     Value inv = select(seen, arith::DivFOp::create(b, cf(1.0), l), cf(0.0));
     Value row = h ? rowB : rowA;
-    auto ifOp = scf::IfOp::create(b, rowValid(row), /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    Value head = rowHead(row), query = rowQuery(row);
+    ifThen(rowValid(row), [&] { storeRow(result, h, row, l, seen, inv, out); });
+  }
+}
+
+void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
+                             Value seen, Value inv, Value out) {
+  int64_t oBlocks = p.dv / 8;
+  Value head = rowHead(row), query = rowQuery(row);
+  if (split) {
+    Value log2l = LLVM::CallIntrinsicOp::create(
+                      b, f32, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+                      ValueRange{l})
+                      .getResult(0);
+    Value m = result[oBlocks * 4 + h];
+    Value rowLse = select(seen, fadd(m, log2l), cf(-INFINITY));
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0)),
+           [&] {
+             memref::StoreOp::create(b, rowLse, lse,
+                                     ValueRange{split, batch, head, query});
+           });
+  }
+  for (int64_t j = 0; j < oBlocks; ++j) {
+    Value pair = vector::FromElementsOp::create(
+        b, VectorType::get({2}, f32),
+        ValueRange{fmul(result[4 * j + 2 * h], inv),
+                   fmul(result[4 * j + 2 * h + 1], inv)});
+    Value col = add(idx(8 * j), mul(quadCol, 2));
+    // Dv is a multiple of 16 and the column even: a pair is 4-byte aligned
+    // in 16 bits, 8-byte aligned in f32.
     if (split) {
-      Value log2l = LLVM::CallIntrinsicOp::create(
-                        b, f32, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
-                        ValueRange{l})
-                        .getResult(0);
-      Value m = result[oBlocks * 4 + h];
-      Value rowLse = select(seen, fadd(m, log2l), cf(-INFINITY));
-      auto lead = scf::IfOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol,
-                                   idx(0)),
-          /*withElseRegion=*/false);
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(lead.thenBlock()->getTerminator());
-        memref::StoreOp::create(b, rowLse, lse,
-                                ValueRange{split, batch, head, query});
-      }
-      for (int64_t j = 0; j < oBlocks; ++j) {
-        Value pair = vector::FromElementsOp::create(
-            b, VectorType::get({2}, f32),
-            ValueRange{fmul(result[4 * j + 2 * h], inv),
-                       fmul(result[4 * j + 2 * h + 1], inv)});
-        Value col = add(idx(8 * j), mul(quadCol, 2));
-        vector::StoreOp::create(b, pair, part,
-                                ValueRange{split, batch, head, query, col},
-                                /*nontemporal=*/false, llvm::MaybeAlign(8));
-      }
+      vector::StoreOp::create(b, pair, part,
+                              ValueRange{split, batch, head, query, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(8));
       continue;
     }
-    for (int64_t j = 0; j < oBlocks; ++j) {
-      Value pair = vector::FromElementsOp::create(
-          b, VectorType::get({2}, f32),
-          ValueRange{fmul(result[4 * j + 2 * h], inv),
-                     fmul(result[4 * j + 2 * h + 1], inv)});
-      pair = arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair);
-      Value col = add(idx(8 * j), mul(quadCol, 2));
-      // Dv is a multiple of 16 and the column even: the pair is 4-byte
-      // aligned.
-      vector::StoreOp::create(b, pair, out,
-                              ValueRange{batch, head, query, col},
-                              /*nontemporal=*/false, llvm::MaybeAlign(4));
-    }
+    pair = arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair);
+    vector::StoreOp::create(b, pair, out, ValueRange{batch, head, query, col},
+                            /*nontemporal=*/false, llvm::MaybeAlign(4));
   }
 }
 
