@@ -8,6 +8,8 @@
 #   DIR/cases80            make_cases.py --target sm_80
 #   DIR/bench              bench_attention.py prepare
 # Results go to $OUT (check_ptx.json per chip, bench/results.json, the plot).
+# Each step runs under a time limit (CHECK_TIMEOUT_S, default 900 s): a
+# kernel waiting on an mbarrier phase that never completes would hang.
 set -u
 dir=${1:-.device}
 out=${OUT:-/tmp/mnemo-gpu}
@@ -21,12 +23,14 @@ for chip in 90 80; do
   [ -d "$dir/cases$chip" ] || continue
   mkdir -p "$out/sm$chip"
   echo "== sm_$chip cases"
-  python3 "$here/check_ptx.py" "$dir/cases$chip" --out "$out/sm$chip" \
-    --mnemo-run "$dir/bin/mnemo-run" || status=1
+  timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/check_ptx.py" \
+    "$dir/cases$chip" --out "$out/sm$chip" --mnemo-run "$dir/bin/mnemo-run" ||
+    status=1
 done
 if [ -d "$dir/bench" ]; then
   echo "== attention benchmark"
-  python3 "$here/bench_attention.py" run "$dir/bench" --out "$out/bench" \
-    --budget-s "${BENCH_BUDGET_S:-300}" || status=1
+  timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/bench_attention.py" run \
+    "$dir/bench" --out "$out/bench" --budget-s "${BENCH_BUDGET_S:-300}" ||
+    status=1
 fi
 exit $status
