@@ -32,6 +32,30 @@ using namespace mlir;
 namespace {
 
 
+Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Value f32Constant(ImplicitLocOpBuilder &b, double v) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+}
+
+/// 2^x with PTX's ex2.approx.ftz (the softmax's exponential).
+Value exp2Approx(ImplicitLocOpBuilder &b, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+      .getResult(0);
+}
+
+/// The LLVM pointer in `addressSpace` of an address held as an index.
+Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
+                       unsigned addressSpace) {
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), addressSpace),
+      Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
+}
+
 /// Static facts of one attention op the kernel is generated for.
 struct Problem {
   Type elem;                       // bf16 or f16
@@ -201,10 +225,8 @@ public:
   Value part, lse;
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value cf(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
+  Value idx(int64_t v) { return indexConstant(b, v); }
+  Value cf(double v) { return f32Constant(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
   Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
@@ -224,12 +246,7 @@ private:
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value exp2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-               ValueRange{x})
-        .getResult(0);
-  }
+  Value exp2(Value x) { return exp2Approx(b, x); }
   /// Emits `body` under `scf.if cond` (no results); the builder continues
   /// after the scf.if.
   void ifThen(Value cond, function_ref<void()> body) {
@@ -285,9 +302,7 @@ private:
     return arith::IndexCastOp::create(b, i32, index);
   }
   Value sharedPointer(Value address) {
-    return LLVM::IntToPtrOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 3),
-        Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
+    return pointerFromIndex(b, address, /*addressSpace=*/3);
   }
 
   /// Commits the copies of `tokens` as one cp.async group.
@@ -406,13 +421,10 @@ void KernelEmitter::tmaIssue(int64_t barrier, ArrayRef<TmaTile> loads) {
                                          i32c(bytes), NVVM::MemScopeKind::CTA,
                                          /*relaxed=*/false,
                                          /*predicate=*/nullptr);
-  auto generic = LLVM::LLVMPointerType::get(b.getContext());
   for (const TmaTile &t : loads) {
-    Value map = LLVM::IntToPtrOp::create(
-        b, generic,
-        Value(arith::IndexCastUIOp::create(
-            b, b.getI64Type(),
-            memref::ExtractAlignedPointerAsIndexOp::create(b, t.map))));
+    Value map = pointerFromIndex(
+        b, memref::ExtractAlignedPointerAsIndexOp::create(b, t.map),
+        /*addressSpace=*/0);
     for (int64_t panel = 0; panel < t.region.width / 64; ++panel) {
       int64_t element = t.region.base + panel * t.region.rows * 64;
       SmallVector<Value> coords = {i32c(64 * panel)};
@@ -1005,9 +1017,7 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
 /// key gives 0).
 void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
                  Value lse, Value out) {
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, v);
-  };
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
   auto launch = gpu::LaunchOp::create(
       b, c(p.batch * p.hq * p.sq), c(1), c(1), c(p.dv), c(1), c(1),
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
@@ -1018,10 +1028,7 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
   b.setInsertionPointToEnd(&launch.getBody().front());
   auto terminator = gpu::TerminatorOp::create(b);
   b.setInsertionPoint(terminator);
-  Type f32 = b.getF32Type();
-  auto cf = [&](double v) -> Value {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  };
+  auto cf = [&](double v) { return f32Constant(b, v); };
   Value r = launch.getBlockIds().x, col = launch.getThreadIds().x;
   Value query = arith::RemUIOp::create(b, r, c(p.sq));
   r = arith::DivUIOp::create(b, r, c(p.sq));
@@ -1045,12 +1052,8 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
       b, c(0), c(p.splits), c(1), ValueRange{cf(0.0), cf(0.0)},
       [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
         ImplicitLocOpBuilder ib(loc, ob);
-        Value w = LLVM::CallIntrinsicOp::create(
-                      ib, f32,
-                      ib.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-                      ValueRange{arith::SubFOp::create(ib, lseOf(ob, loc, s),
-                                                       base)})
-                      .getResult(0);
+        Value w = exp2Approx(
+            ib, arith::SubFOp::create(ib, lseOf(ob, loc, s), base));
         Value x = memref::LoadOp::create(
             ib, part, ValueRange{s, batch, head, query, col});
         scf::YieldOp::create(
@@ -1085,9 +1088,7 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
       b, MemRefType::get(resultType.getShape(), p.elem),
       b.getI64IntegerAttr(64));
 
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, v);
-  };
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
   // TMA: a tensor map per operand, 64-column boxes with the 128B swizzle
   // (box sizes in memref order). The plan builder turns each into a
   // `tensormap` buffer that the executor encodes; the kernel takes its

@@ -43,6 +43,26 @@ bool parseDType(const std::string &s, mnemo_dtype_t &out) {
   return false;
 }
 
+/// `AxBxC` (or `-` for none when `allowEmpty`) into `out`, each at most
+/// `max`.
+bool parseList(const std::string &s, uint64_t max, bool allowEmpty,
+               std::vector<uint64_t> &out) {
+  out.clear();
+  if (s == "-")
+    return allowEmpty;
+  size_t start = 0;
+  while (true) {
+    size_t x = s.find('x', start);
+    uint64_t v;
+    if (!parseU64(s.substr(start, x - start), max, v))
+      return false;
+    out.push_back(v);
+    if (x == std::string::npos)
+      return true;
+    start = x + 1;
+  }
+}
+
 /// "<name> <dtype> <d0>x<d1>..." at `words[at..]`.
 bool parseTensor(const std::vector<std::string> &words, size_t at,
                  PlanTensor &t) {
@@ -50,12 +70,10 @@ bool parseTensor(const std::vector<std::string> &words, size_t at,
     return false;
   t.name = words[at];
   uint64_t elements = 1;
-  std::stringstream dims(words[at + 2]);
-  std::string dim;
-  while (std::getline(dims, dim, 'x')) {
-    uint64_t d;
-    if (!parseU64(dim, kMaxBytes, d))
-      return false;
+  std::vector<uint64_t> dims;
+  if (!parseList(words[at + 2], kMaxBytes, /*allowEmpty=*/false, dims))
+    return false;
+  for (uint64_t d : dims) {
     t.shape.push_back(static_cast<int64_t>(d));
     if (d != 0 && elements > kMaxBytes / d)
       return false; // checked before multiplying: no overflow
@@ -192,26 +210,6 @@ private:
       return bad("a tensor map has 128 bytes");
     f.buffers.push_back(b);
     return nullptr;
-  }
-
-  /// `AxBxC` (or `-` for none when `allowEmpty`) into `out`, each at most
-  /// `max`.
-  static bool parseList(const std::string &s, uint64_t max, bool allowEmpty,
-                        std::vector<uint64_t> &out) {
-    out.clear();
-    if (s == "-")
-      return allowEmpty;
-    size_t start = 0;
-    while (true) {
-      size_t x = s.find('x', start);
-      uint64_t v;
-      if (!parseU64(s.substr(start, x - start), max, v))
-        return false;
-      out.push_back(v);
-      if (x == std::string::npos)
-        return true;
-      start = x + 1;
-    }
   }
 
   // mnemo.buffer I tensormap of S DTYPE dims D strides S box B swizzle N
