@@ -14,11 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mnemo/Target/NVPTX/Passes.h"
+#include "TensorCoreBuilder.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
-
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cmath>
 
@@ -28,33 +26,9 @@ namespace mlir::mnemo {
 } // namespace mlir::mnemo
 
 using namespace mlir;
+using namespace mlir::mnemo::nvptx;
 
 namespace {
-
-
-Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-
-Value f32Constant(ImplicitLocOpBuilder &b, double v) {
-  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-}
-
-/// 2^x with PTX's ex2.approx.ftz (the softmax's exponential).
-Value exp2Approx(ImplicitLocOpBuilder &b, Value x) {
-  return LLVM::CallIntrinsicOp::create(
-             b, b.getF32Type(),
-             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
-      .getResult(0);
-}
-
-/// The LLVM pointer in `addressSpace` of an address held as an index.
-Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
-                       unsigned addressSpace) {
-  return LLVM::IntToPtrOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext(), addressSpace),
-      Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
-}
 
 /// Static facts of one attention op the kernel is generated for.
 struct Problem {
@@ -84,20 +58,6 @@ struct Problem {
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
   int64_t sharedBytes() const { return barrierOffset() + (tma ? 16 : 0); }
-};
-
-/// A tile of `rows` x `width` 16-bit elements in shared memory from element
-/// `base`. Widths that are multiples of 64 are stored as 64-column panels
-/// of 128-byte rows whose 16-byte chunks are XOR-swizzled with the row (the
-/// 128B swizzle of wgmma and TMA, which also keeps ldmatrix free of bank
-/// conflicts); other widths are plain rows.
-struct Region {
-  int64_t base, rows, width;
-
-  int64_t panelWidth() const { return width % 64 ? width : 64; }
-  bool swizzled() const { return width % 64 == 0; }
-  /// Bytes from one panel to the next.
-  int64_t panelBytes() const { return rows * 128; }
 };
 
 /// Why `op` keeps the tiled path, or the problem to generate.
@@ -189,12 +149,6 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   return p;
 }
 
-/// An A (16x16) or B (16x8, two registers) MMA fragment: packed 16-bit
-/// pairs as i32.
-using Fragment = SmallVector<Value, 4>;
-/// Accumulator of one m16n8 block: c0, c1 (row g), c2, c3 (row g + 8).
-using Accumulator = SmallVector<Value, 4>;
-
 /// The first element of a staged row in global memory, and whether the row
 /// exists (rows past the sequence or the GQA group are zero-filled).
 struct RowSource {
@@ -206,13 +160,10 @@ struct RowSource {
 /// Emits the kernel body. Every fragment loop is unrolled here, so each
 /// fragment is an SSA value and stays in registers; only the KV loop is a
 /// loop of the IR.
-class KernelEmitter {
+class KernelEmitter : TensorCoreBuilder {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p)
-      : b(b), p(p), f32(b.getF32Type()), i32(b.getI32Type()) {
-    // mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.
-    reg = p.elem.isF16() ? Type(VectorType::get({2}, p.elem)) : i32;
-  }
+      : TensorCoreBuilder(b, p.elem), p(p) {}
 
   /// Fills `launch`'s body: Q [B,Hq,Sq,D], K [B,Hkv,Skv,D], V [B,Hkv,Skv,Dv]
   /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
@@ -225,36 +176,7 @@ public:
   Value part, lse;
 
 private:
-  Value idx(int64_t v) { return indexConstant(b, v); }
-  Value cf(double v) { return f32Constant(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
-  }
-  Value ge(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::sge, x, y);
-  }
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
-  Value either(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, c, x, y);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
   Value exp2(Value x) { return exp2Approx(b, x); }
-  /// Emits `body` under `scf.if cond` (no results); the builder continues
-  /// after the scf.if.
-  void ifThen(Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    body();
-  }
   /// Reduces over the 4 lanes of a quad, which hold one accumulator row.
   Value quadReduce(Value x, bool isMax);
 
@@ -267,24 +189,14 @@ private:
                 lt(rowQuery(r), idx(p.sq)));
   }
 
-  /// The element offset in shared memory of (row, col) of `r`; `col` is a
-  /// multiple of 8.
-  Value offset(const Region &r, Value row, Value col) {
-    int64_t w = r.panelWidth();
-    Value chunk = div(rem(col, w), 8);
-    if (r.swizzled())
-      chunk = arith::XOrIOp::create(b, chunk, rem(row, 8));
-    Value panel = mul(div(col, w), r.rows * w);
-    return add(idx(r.base), add(panel, add(mul(row, w), mul(chunk, 8))));
-  }
   /// Starts the cp.async copies of all rows of `r`.
-  void stage(const Region &r, function_ref<RowSource(Value)> source,
+  void stage(const SharedTile &r, function_ref<RowSource(Value)> source,
              SmallVectorImpl<Value> &tokens);
   /// TMA: thread 0 expects the bytes of `tiles` on `barrier` and starts
   /// their copies; each entry is (region, map, coordinates past the column,
   /// innermost first).
   struct TmaTile {
-    Region region;
+    SharedTile region;
     Value map;
     SmallVector<Value> coords;
     /// Rows the box writes (a Q box of G heads x 64 / G positions may
@@ -305,18 +217,6 @@ private:
     return pointerFromIndex(b, address, /*addressSpace=*/3);
   }
 
-  /// Commits the copies of `tokens` as one cp.async group.
-  void commit(ArrayRef<Value> tokens) {
-    nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-  }
-  /// Waits until every committed copy has landed, then for the whole block.
-  void waitAll();
-
-  /// ldmatrix.x4 (optionally .trans) at (row, col) of `r` for this lane;
-  /// the four registers in `reg` form.
-  Fragment ldmatrix(const Region &r, Value row, Value col, bool transpose);
-
   /// The wgmma shared-memory descriptor of the 128B-swizzled tile at byte
   /// `address` (start address, leading and stride byte offsets, swizzle).
   Value descriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
@@ -328,16 +228,6 @@ private:
   /// in shared memory; returns the new accumulators.
   SmallVector<Accumulator> wgmmaValues(ArrayRef<Fragment> pa,
                                        ArrayRef<Accumulator> o);
-  Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c);
-  /// Two f32 values rounded to a 16-bit pair in `reg` form.
-  Value pack(Value lo, Value hi);
-  Value toReg(Value pair) {
-    if (reg == pair.getType())
-      return pair;
-    Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
-    return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
-  }
-
   /// O / l of the loop's final state `result` (0 for a row that saw no
   /// key) into `out` as 16-bit pairs; with split-KV, f32 partials and their
   /// log2-sum-exp (-inf: no key) into `part` and `lse`.
@@ -355,12 +245,10 @@ private:
   /// The scores of one KV tile with masking applied where `kv0` needs it.
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
 
-  ImplicitLocOpBuilder &b;
   const Problem &p;
-  Type f32, i32, reg;
-  Value tiles, tilesAddress, barriers[2];
+  Value tilesAddress, barriers[2];
   Value maps[3]; // TMA tensor maps of Q, K, V
-  Region kTile, vTile, qTile;
+  SharedTile kTile, vTile, qTile;
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
@@ -376,7 +264,7 @@ Value KernelEmitter::quadReduce(Value x, bool isMax) {
   return x;
 }
 
-void KernelEmitter::stage(const Region &r,
+void KernelEmitter::stage(const SharedTile &r,
                           function_ref<RowSource(Value)> source,
                           SmallVectorImpl<Value> &tokens) {
   int64_t chunksPerRow = r.width / 8, chunks = r.rows * chunksPerRow;
@@ -392,16 +280,8 @@ void KernelEmitter::stage(const Region &r,
     Value chunk = rem(c, chunksPerRow);
     RowSource src = source(row);
     // A missing row copies 0 bytes (zero fill) from a valid address.
-    SmallVector<Value> indices;
-    for (Value i : src.indices)
-      indices.push_back(select(src.valid, i, idx(0)));
-    indices.push_back(mul(chunk, 8));
-    Value elements = select(src.valid, idx(8), idx(0));
-    Value dst = offset(r, row, mul(chunk, 8));
-    Value token = nvgpu::DeviceAsyncCopyOp::create(
-        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
-        ValueRange{dst}, src.memref, indices, b.getIndexAttr(8), elements,
-        b.getUnitAttr());
+    Value token = asyncCopy(r, row, mul(chunk, 8), src.memref, src.indices,
+                            mul(chunk, 8), src.valid);
     // A copy under the guard needs no token: waitAll waits for all groups.
     if (c0 + p.threads() <= chunks)
       tokens.push_back(token);
@@ -448,35 +328,6 @@ void KernelEmitter::tmaIssue(int64_t barrier, ArrayRef<TmaTile> loads) {
 void KernelEmitter::tmaWait(int64_t barrier, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(b, barriers[barrier], toI32(parity),
                                         i32c(1000000));
-}
-
-void KernelEmitter::waitAll() {
-  // cp.async.wait_group 0 waits for all groups; the token it takes only
-  // orders it in the IR, so an empty group stands in for groups committed
-  // in other regions (the previous iteration's prefetch).
-  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
-  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(0));
-  // wgmma reads shared memory through the async proxy: the copies (made
-  // through the generic proxy) must be fenced before the barrier.
-  if (p.wgmma)
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-  gpu::BarrierOp::create(b);
-}
-
-Fragment KernelEmitter::ldmatrix(const Region &r, Value row, Value col,
-                                 bool transpose) {
-  auto type = VectorType::get({4, 2}, p.elem);
-  Value m = nvgpu::LdMatrixOp::create(b, type, tiles,
-                                      ValueRange{offset(r, row, col)},
-                                      transpose, /*numTiles=*/4);
-  Fragment f;
-  for (int64_t i = 0; i < 4; ++i)
-    f.push_back(toReg(vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i})));
-  return f;
 }
 
 Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
@@ -596,29 +447,6 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
   for (int64_t i = 0; i < regs; ++i)
     out[i / 4].push_back(acc[i]);
   return out;
-}
-
-Accumulator KernelEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                               ArrayRef<Value> c) {
-  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               {f32, f32, f32, f32});
-  NVVM::MMATypes t =
-      p.elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  Value d = NVVM::MmaOp::create(
-      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
-      std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  Accumulator out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
-  return out;
-}
-
-Value KernelEmitter::pack(Value lo, Value hi) {
-  Value pair = vector::FromElementsOp::create(
-      b, VectorType::get({2}, f32), ValueRange{lo, hi});
-  return toReg(arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair));
 }
 
 SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
@@ -782,7 +610,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
           tokens);
     stage(kTile, kvRow(k, mul(tLo, p.blockKV)), tokens);
     commit(tokens);
-    waitAll();
+    waitAll(p.wgmma);
   }
   // With wgmma, Q stays in shared memory as the A operand.
   SmallVector<Fragment> qFrag;
@@ -842,7 +670,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                        p.blockKV}});
       tmaWait(0, parity);
     } else {
-      waitAll();
+      waitAll(p.wgmma);
       tokens.clear();
       stage(vTile, kvRow(v, kv0), tokens);
       commit(tokens);
@@ -877,7 +705,7 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
               {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
       tmaWait(1, parity);
     } else {
-      waitAll();
+      waitAll(p.wgmma);
       ifThen(lt(next, tHi), [&] {
         tokens.clear();
         stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);

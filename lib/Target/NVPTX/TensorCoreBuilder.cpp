@@ -1,0 +1,135 @@
+//===- TensorCoreBuilder.cpp - warp-level MMA building blocks ---*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreBuilder.h"
+
+namespace mlir::mnemo::nvptx {
+
+Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Value f32Constant(ImplicitLocOpBuilder &b, double v) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+}
+
+Value exp2Approx(ImplicitLocOpBuilder &b, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+      .getResult(0);
+}
+
+Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
+                       unsigned addressSpace) {
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), addressSpace),
+      Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
+}
+
+TensorCoreBuilder::TensorCoreBuilder(ImplicitLocOpBuilder &b, Type elem)
+    : b(b), elem(elem), f32(b.getF32Type()), i32(b.getI32Type()) {
+  reg = elem.isF16() ? Type(VectorType::get({2}, elem)) : i32;
+}
+
+void TensorCoreBuilder::ifThen(Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
+Value TensorCoreBuilder::offset(const SharedTile &r, Value row, Value col) {
+  int64_t w = r.panelWidth();
+  Value chunk = div(rem(col, w), 8);
+  if (r.swizzled())
+    chunk = arith::XOrIOp::create(b, chunk, rem(row, 8));
+  Value panel = mul(div(col, w), r.rows * w);
+  Value base = idx(r.base);
+  if (r.shift)
+    base = add(base, r.shift);
+  return add(base, add(panel, add(mul(row, w), mul(chunk, 8))));
+}
+
+Value TensorCoreBuilder::asyncCopy(const SharedTile &r, Value row, Value col,
+                                   Value memref, ArrayRef<Value> rowIndices,
+                                   Value srcCol, Value valid) {
+  SmallVector<Value> src;
+  for (Value i : rowIndices)
+    src.push_back(select(valid, i, idx(0)));
+  src.push_back(srcCol);
+  Value elements = select(valid, idx(8), idx(0));
+  Value dst = offset(r, row, col);
+  return nvgpu::DeviceAsyncCopyOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
+      ValueRange{dst}, memref, src, b.getIndexAttr(8), elements,
+      b.getUnitAttr());
+}
+
+void TensorCoreBuilder::commit(ArrayRef<Value> tokens) {
+  nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+void TensorCoreBuilder::waitAll(bool asyncProxy) {
+  // cp.async.wait_group 0 waits for all groups; the token it takes only
+  // orders it in the IR, so an empty group stands in for groups committed
+  // in other regions (the previous iteration's prefetch).
+  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(0));
+  // wgmma reads shared memory through the async proxy: the copies (made
+  // through the generic proxy) must be fenced before the barrier.
+  if (asyncProxy)
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b);
+}
+
+Fragment TensorCoreBuilder::ldmatrix(const SharedTile &r, Value row, Value col,
+                                     bool transpose) {
+  auto type = VectorType::get({4, 2}, elem);
+  Value m = nvgpu::LdMatrixOp::create(b, type, tiles,
+                                      ValueRange{offset(r, row, col)},
+                                      transpose, /*numTiles=*/4);
+  Fragment f;
+  for (int64_t i = 0; i < 4; ++i)
+    f.push_back(toReg(vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i})));
+  return f;
+}
+
+Accumulator TensorCoreBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                                   ArrayRef<Value> c) {
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               {f32, f32, f32, f32});
+  NVVM::MMATypes t = elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  Value d = NVVM::MmaOp::create(
+      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  Accumulator out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  return out;
+}
+
+Value TensorCoreBuilder::pack(Value lo, Value hi) {
+  Value pair = vector::FromElementsOp::create(
+      b, VectorType::get({2}, f32), ValueRange{lo, hi});
+  return toReg(arith::TruncFOp::create(b, VectorType::get({2}, elem), pair));
+}
+
+Value TensorCoreBuilder::toReg(Value pair) {
+  if (reg == pair.getType())
+    return pair;
+  Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
+  return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
+}
+
+} // namespace mlir::mnemo::nvptx

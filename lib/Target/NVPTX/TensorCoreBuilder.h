@@ -1,0 +1,119 @@
+//===- TensorCoreBuilder.h - warp-level MMA building blocks -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The pieces the tensor-core kernels (attention, linear) share: swizzled
+// 16-bit tiles in dynamic shared memory, cp.async staging, ldmatrix and
+// mma.sync m16n8k16 fragments. The fragment layouts are those of the PTX
+// ISA ("Matrix fragments for mma.m16n8k16").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_LIB_TARGET_NVPTX_TENSORCOREBUILDER_H
+#define MNEMO_LIB_TARGET_NVPTX_TENSORCOREBUILDER_H
+
+#include "mnemo/Target/NVPTX/Passes.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::mnemo::nvptx {
+
+Value indexConstant(ImplicitLocOpBuilder &b, int64_t v);
+Value f32Constant(ImplicitLocOpBuilder &b, double v);
+/// 2^x with PTX's ex2.approx.ftz (the softmax's exponential).
+Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
+/// The LLVM pointer in `addressSpace` of an address held as an index.
+Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
+                       unsigned addressSpace);
+
+/// A tile of `rows` x `width` 16-bit elements in shared memory from element
+/// `base` (plus `shift` elements when set: the stage of a multi-buffered
+/// tile). Widths that are multiples of 64 are stored as 64-column panels
+/// of 128-byte rows whose 16-byte chunks are XOR-swizzled with the row (the
+/// 128B swizzle of wgmma and TMA, which also keeps ldmatrix free of bank
+/// conflicts); other widths are plain rows.
+struct SharedTile {
+  int64_t base, rows, width;
+  Value shift = nullptr;
+
+  int64_t panelWidth() const { return width % 64 ? width : 64; }
+  bool swizzled() const { return width % 64 == 0; }
+  /// Bytes from one panel to the next.
+  int64_t panelBytes() const { return rows * 128; }
+};
+
+/// An A (16x16) or B (16x8, two registers) MMA fragment: packed 16-bit
+/// pairs in the MMA's register form.
+using Fragment = SmallVector<Value, 4>;
+/// Accumulator of one m16n8 block: c0, c1 (row g), c2, c3 (row g + 8).
+using Accumulator = SmallVector<Value, 4>;
+
+/// Emits the shared pieces for 16-bit elements `elem` (bf16 or f16) over
+/// the block's tiles in shared memory (`tiles`, a 1-D workgroup memref of
+/// `elem`, set by the kernel).
+class TensorCoreBuilder {
+public:
+  TensorCoreBuilder(ImplicitLocOpBuilder &b, Type elem);
+
+protected:
+  Value idx(int64_t v) { return indexConstant(b, v); }
+  Value cf(double v) { return f32Constant(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+  }
+  Value ge(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::sge, x, y);
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value either(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, c, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  /// Emits `body` under `scf.if cond` (no results); the builder continues
+  /// after the scf.if.
+  void ifThen(Value cond, function_ref<void()> body);
+
+  /// The element offset in shared memory of (row, col) of `r`; `col` is a
+  /// multiple of 8.
+  Value offset(const SharedTile &r, Value row, Value col);
+  /// Starts a 16-byte cp.async of 8 elements from `memref[rowIndices...,
+  /// srcCol]` to (row, col) of `r`; when `valid` is false it copies 0 bytes
+  /// (zero fill) from a row of index 0. Returns its token.
+  Value asyncCopy(const SharedTile &r, Value row, Value col, Value memref,
+                  ArrayRef<Value> rowIndices, Value srcCol, Value valid);
+  /// Commits the copies of `tokens` as one cp.async group.
+  void commit(ArrayRef<Value> tokens);
+  /// Waits until every committed copy has landed; with `asyncProxy` fences
+  /// them for the async proxy (wgmma reads); then waits for the block.
+  void waitAll(bool asyncProxy = false);
+
+  /// ldmatrix.x4 (optionally .trans) at (row, col) of `r` for this lane;
+  /// the four registers in `reg` form.
+  Fragment ldmatrix(const SharedTile &r, Value row, Value col, bool transpose);
+  /// D = A B + C with mma.sync.m16n8k16 (f32 accumulators).
+  Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c);
+  /// Two f32 values rounded to a 16-bit pair in `reg` form.
+  Value pack(Value lo, Value hi);
+  /// A vector<2 x elem> in `reg` form.
+  Value toReg(Value pair);
+
+  ImplicitLocOpBuilder &b;
+  Type elem, f32, i32;
+  /// mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.
+  Type reg;
+  Value tiles;
+};
+
+} // namespace mlir::mnemo::nvptx
+
+#endif // MNEMO_LIB_TARGET_NVPTX_TENSORCOREBUILDER_H
