@@ -30,6 +30,10 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::DecomposeMLAPassOptions mla;
   mla.form = options.mlaForm;
   pm.addPass(mnemo::createDecomposeMLAPass(mla));
+  // Sizes fixed by --input-shape reach the mnemo ops, for kernels that
+  // need static shapes.
+  pm.addPass(mnemo::createRefineShapesPass());
+  pm.addPass(createCanonicalizerPass());
   if (options.selectKernels)
     options.selectKernels(pm);
   if (options.tileAttention) {

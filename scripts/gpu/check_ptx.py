@@ -124,7 +124,8 @@ def reference(ref, inputs, case_dir):
                                     window=ref.get("window"), softcap=ref.get("softcap"),
                                     sink=inputs.get("sink"))
     if op == "linear":
-        return f64["x"] @ f64["w"].T
+        w = f64["w"].T if ref.get("layout", "out_in") == "out_in" else f64["w"]
+        return f64["x"] @ w + (f64["b"] if "b" in f64 else 0.0)
     if op == "rms_norm":
         x = f64["x"]
         return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + ref["eps"]) * f64["w"]

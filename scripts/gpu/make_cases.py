@@ -70,6 +70,37 @@ def layer(name, op, shapes, body, result, ref, ids=None):
     return name, mlir, inputs, {"op": op, **ref}, 1e-4
 
 
+def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None):
+    """A linear case with 16-bit weights (the tensor-core GEMM): M rows of
+    shape m_shape, checked by relative error (2e-2)."""
+    xs, ys = (*m_shape, k), (*m_shape, n)
+    ws = (n, k) if layout == "out_in" else (k, n)
+    out = x  # the result has the input's type
+    args = f"%x: {ttype(xs, x)}, %w: {ttype(ws, w)}"
+    attr = ""
+    if bias:
+        args += f", %b: {ttype((n,), bias)}"
+        attr = f" bias(%b : {ttype((n,), bias)})"
+    mlir = (f"func.func @main({args}) -> {ttype(ys, out)} {{\n"
+            f"  %r = mnemo.linear %x, %w layout({layout}){attr} : {ttype(xs, x)}, "
+            f"{ttype(ws, w)} -> {ttype(ys, out)}\n  return %r : {ttype(ys, out)}\n}}\n")
+    inputs = [{"name": "x", "shape": xs, "dtype": x}, {"name": "w", "shape": ws, "dtype": w}]
+    if bias:
+        inputs.append({"name": "b", "shape": (n,), "dtype": bias})
+    return name, mlir, inputs, {"op": "linear", "layout": layout, "rel": 2e-2}, None
+
+
+def linear_cases():
+    # Rows, K and N off the tiles; each tiling (decode rows, 64x64, 64x128,
+    # 128x128), both weight layouts, f32 and 16-bit inputs, bias.
+    yield linear("lin_bf16w_f32in_bias_2x37", (2, 37), 136, 200, x="f32", bias="f32")
+    yield linear("lin_bf16_in_out_decode_3x1", (3, 1), 72, 136, layout="in_out")
+    yield linear("lin_f16_decode_bias_5", (5,), 264, 520, x="f16", w="f16", bias="f16")
+    yield linear("lin_bf16_1500x520_to_1536", (1500,), 520, 1536)
+    yield linear("lin_bf16_in_out_1100x256_to_2056", (1100,), 256, 2056, layout="in_out")
+    yield linear("lin_bf16w_f32in_1100x192_to_1024", (1100,), 192, 1024, x="f32")
+
+
 def layer_cases():
     x, w = (2, 7, 48), (40, 48)
     yield layer("linear", "linear", [("x", x), ("w", w)],
@@ -196,7 +227,8 @@ def main():
                    help="also compile the checkpoints with --dtype=this")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    cases = [c + ([],) for c in list(attention_cases()) + list(layer_cases())
+    cases = [c + ([],) for c in list(attention_cases()) + list(linear_cases())
+             + list(layer_cases())
              + [tiny_decoder(a.out)]]
     cases += [reference_model(a.out, m) for m in a.models]
     if a.model_dtype:

@@ -2,11 +2,13 @@
 # On a GPU machine: the correctness cases and reference models
 # (scripts/gpu/check_ptx.py, through CuPy and through mnemo-run
 # --device=cuda), then the attention benchmark against the peers
-# (scripts/gpu/bench_attention.py). DIR was filled on the build machine:
+# (scripts/gpu/bench_attention.py) and the linear-layer one against cuBLAS
+# (bench_linear.py). DIR was filled on the build machine:
 #   DIR/bin/mnemo-run
 #   DIR/cases90[.tar.xz]   make_cases.py --target sm_90a --models ...
 #   DIR/cases80            make_cases.py --target sm_80
 #   DIR/bench              bench_attention.py prepare
+#   DIR/bench_linear       bench_linear.py prepare
 # Results go to $OUT (check_ptx.json per chip, bench/results.json, the plot).
 # Each step runs under a time limit (CHECK_TIMEOUT_S, default 900 s): a
 # kernel waiting on an mbarrier phase that never completes would hang.
@@ -32,5 +34,11 @@ if [ -d "$dir/bench" ]; then
   timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/bench_attention.py" run \
     "$dir/bench" --out "$out/bench" --budget-s "${BENCH_BUDGET_S:-300}" ||
     status=1
+fi
+if [ -d "$dir/bench_linear" ]; then
+  echo "== linear benchmark"
+  timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/bench_linear.py" run \
+    "$dir/bench_linear" --out "$out/bench_linear" \
+    --budget-s "${LINEAR_BUDGET_S:-120}" || status=1
 fi
 exit $status

@@ -118,6 +118,22 @@ def TileLinearPass
   ];
 }
 
+def RefineShapesPass : Pass<"mnemo-refine-shapes"> {
+  let summary = "Gives mnemo ops the static result types their operands imply";
+  let description = [{
+    Once a model is compiled for one input shape (`mnemoc --input-shape`),
+    the generic ops around the mnemo ops become static by canonicalization,
+    but a mnemo op keeps the dynamic types it was built with, its operands
+    reaching it through `tensor.cast`s that drop the sizes. This pass looks
+    through such casts and sets the result type the operands imply
+    (`rms_norm`, `rope`, `swiglu`, `linear`, `embedding`, `attention`), its
+    users keeping the old type through a `tensor.cast` that canonicalization
+    folds. Kernels that need static shapes (the GPU's tensor-core kernels)
+    then see them.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def TransposeConstantWeightsPass
     : Pass<"mnemo-transpose-constant-weights"> {
   let summary = "Stores constant out_in linear weights as in_out";

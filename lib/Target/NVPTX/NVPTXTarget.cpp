@@ -42,6 +42,9 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
   // Multiprocessors of the chips' data-center parts (A100, H100/H200).
   options.smCount = chip == "sm_80" ? 108 : 132;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
+  LinearKernelPassOptions linear;
+  linear.smCount = options.smCount;
+  pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
 }
 
 void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
@@ -84,9 +87,10 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
-  // The tensor-core kernels' cp.async, ldmatrix and fragment vectors.
+  // The tensor-core kernels' cp.async and ldmatrix; their fragment
+  // vectors lower with the GPU ops below, which also map the workgroup
+  // address space of vector loads and stores to shared memory.
   kernels.addPass(createConvertNVGPUToNVVMPass());
-  kernels.addPass(createConvertVectorToLLVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));

@@ -70,6 +70,51 @@ def AttentionKernelPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def LinearKernelPass
+    : Pass<"mnemo-gpu-linear-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Replaces mnemo.linear with 16-bit weights by a tensor-core "
+                "GEMM kernel";
+  let description = [{
+    Runs before linear layers are lowered to linalg. Each `mnemo.linear`
+    of static shape whose weight is bf16 or f16, whose input is f32 or the
+    weight's type, and whose K and N are multiples of 8 becomes one
+    `gpu.launch` of a tiled GEMM (the rest keeps the generic path):
+
+    - a block computes a tile of the [M, N] output (M: the input's leading
+      dimensions) over 64-wide steps of K: 128 x 128 with 8 warps, smaller
+      tiles when that would leave multiprocessors idle, and one 16-row
+      block per warp row for 48 rows or fewer (decode);
+    - A and W tiles are double-buffered in XOR-swizzled shared memory:
+      16-bit tiles copied with `cp.async` (rows and columns past the
+      matrix zero-filled), an f32 input loaded to registers during the
+      previous step's multiply and rounded to the weight's type as it is
+      stored; both layouts of W are read with `ldmatrix` (`.trans` for
+      `[K, N]`);
+    - `mma.sync.m16n8k16` accumulates in f32; the bias is added and the
+      result converted on the way out.
+
+    Tensors enter through `bufferization.to_buffer` and the result leaves
+    through `bufferization.to_tensor` of a new buffer.
+  }];
+  let options = [
+    Option<"smCount", "sm-count", "int64_t", "132",
+           "Multiprocessors of the GPU, for the choice of the tile size">,
+    Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
+           "Largest dynamic shared memory a block may use">,
+    Option<"report", "report", "bool", "false",
+           "Emit a remark naming why a linear layer keeps the generic path">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ExternDynamicSharedPass
     : Pass<"mnemo-gpu-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Declares dynamic shared memory as PTX extern, aligned";

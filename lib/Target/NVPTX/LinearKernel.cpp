@@ -1,0 +1,447 @@
+//===- LinearKernel.cpp - tensor-core linear layers -------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites a mnemo.linear with bf16 or f16 weights into one gpu.launch of a
+// tiled GEMM on the tensor cores: a block computes a block-m x block-n tile
+// of the output over 64-wide steps of K, its A (input) and W (weight) tiles
+// double-buffered in swizzled shared memory, read with ldmatrix and
+// multiplied with mma.sync m16n8k16 into f32 accumulators; the bias and the
+// conversion to the result type are applied on the way out. An f32 input is
+// rounded to the weight's type as it is staged (the precision of a bf16 or
+// f16 artifact; the accumulation stays f32).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreBuilder.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_LINEARKERNELPASS
+#include "mnemo/Target/NVPTX/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo::nvptx;
+
+namespace {
+
+/// K elements per step: one 128-byte panel row of 16-bit elements.
+constexpr int64_t kBlockK = 64;
+
+/// Static facts of one linear op and the tiling chosen for it.
+struct Gemm {
+  Type elem;            // MMA operands: the weight's type (bf16 or f16)
+  Type inElem, outElem; // input (elem or f32) and result elements
+  int64_t m, k, n;      // rows (leading dims), input and output features
+  bool outIn;           // weight [N, K] (else [K, N])
+  int64_t blockM, blockN, warpsM, warpsN;
+
+  /// m16 and n8 MMA blocks of one warp.
+  int64_t warpTilesM() const { return blockM / warpsM / 16; }
+  int64_t warpTilesN() const { return blockN / warpsN / 8; }
+  int64_t threads() const { return 32 * warpsM * warpsN; }
+  int64_t kSteps() const { return (k + kBlockK - 1) / kBlockK; }
+  int64_t gridM() const { return (m + blockM - 1) / blockM; }
+  int64_t gridN() const { return (n + blockN - 1) / blockN; }
+  /// A stage holds the A tile (blockM x 64) and then the W tile; two
+  /// stages alternate.
+  int64_t stageElements() const { return (blockM + blockN) * kBlockK; }
+  int64_t sharedBytes() const { return 2 * 2 * stageElements(); }
+};
+
+bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
+bool isStoredFloat(Type t) { return t.isF32() || isSixteenBit(t); }
+
+/// Why `op` keeps the generic path, or the GEMM to generate.
+FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount,
+                        int64_t sharedLimit, std::string &why) {
+  auto x = cast<RankedTensorType>(op.getInput().getType());
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  auto r = cast<RankedTensorType>(op.getResult().getType());
+  Gemm g;
+  g.elem = w.getElementType();
+  g.inElem = x.getElementType();
+  g.outElem = r.getElementType();
+  if (!isSixteenBit(g.elem))
+    return why = "weight is not bf16 or f16", failure();
+  if (g.inElem != g.elem && !g.inElem.isF32())
+    return why = "input is neither f32 nor the weight's type", failure();
+  if (!isStoredFloat(g.outElem))
+    return why = "result is not f32, bf16 or f16", failure();
+  Value bias = op.getBias();
+  auto biasType =
+      bias ? cast<RankedTensorType>(bias.getType()) : RankedTensorType();
+  if (!x.hasStaticShape() || !w.hasStaticShape() ||
+      (bias && !biasType.hasStaticShape()))
+    return why = "dynamic shape", failure();
+  if (bias && !isStoredFloat(biasType.getElementType()))
+    return why = "bias is not f32, bf16 or f16", failure();
+  if (x.getRank() < 2)
+    return why = "input has no row dimension", failure();
+  g.k = op.getInFeatures();
+  g.n = op.getOutFeatures();
+  g.m = x.getNumElements() / std::max<int64_t>(g.k, 1);
+  g.outIn = op.getLayout() == mnemo::WeightLayout::OutIn;
+  if (g.m == 0 || g.k == 0 || g.n == 0)
+    return why = "empty tensor", failure();
+  // Rows are staged in 16-byte chunks of 8 elements, whole or not at all.
+  if (g.k % 8 || g.n % 8)
+    return why = "K or N not a multiple of 8", failure();
+
+  // Few rows (decode): one m16 block per warp row, 4 warps along N. Else
+  // the largest tile that still gives every multiprocessor a block.
+  struct Tiling {
+    int64_t blockM, blockN, warpsM, warpsN;
+  };
+  auto use = [&](Tiling t) {
+    g.blockM = t.blockM;
+    g.blockN = t.blockN;
+    g.warpsM = t.warpsM;
+    g.warpsN = t.warpsN;
+  };
+  if (g.m <= 48) {
+    use({16 * ((g.m + 15) / 16), 64, 1, 4});
+  } else {
+    for (Tiling t : {Tiling{128, 128, 2, 4}, Tiling{64, 128, 2, 2},
+                     Tiling{64, 64, 2, 2}}) {
+      use(t);
+      if (g.gridM() * g.gridN() >= smCount)
+        break;
+    }
+  }
+  if (g.sharedBytes() > sharedLimit)
+    return why = "tiles exceed the shared memory limit", failure();
+  if (g.gridM() > 65535)
+    return why = "more row tiles than grid.y allows", failure();
+  return g;
+}
+
+/// Emits the kernel body. The MMA loops are unrolled, so accumulators and
+/// fragments are SSA values in registers; the K loop is a loop of the IR.
+class GemmEmitter : TensorCoreBuilder {
+public:
+  GemmEmitter(ImplicitLocOpBuilder &b, const Gemm &g)
+      : TensorCoreBuilder(b, g.elem), g(g) {}
+
+  /// Fills `launch`'s body: `x` [M, K], `w` [N, K] or [K, N], `bias` [N]
+  /// (or null) and `y` [M, N] are global memrefs.
+  void emit(gpu::LaunchOp launch, Value x, Value w, Value bias, Value y);
+
+private:
+  /// The A and W tiles of the stage starting at element `shift`.
+  SharedTile aTile(Value shift) const {
+    return {0, g.blockM, kBlockK, shift};
+  }
+  SharedTile wTile(Value shift) const {
+    return g.outIn ? SharedTile{g.blockM * kBlockK, g.blockN, kBlockK, shift}
+                   : SharedTile{g.blockM * kBlockK, kBlockK, g.blockN, shift};
+  }
+  /// Calls `body(row, col)` for this thread's 8-element chunks of a
+  /// `rows` x `width` tile (chunk c = tid + i * threads).
+  void forEachChunk(int64_t rows, int64_t width,
+                    function_ref<void(Value, Value)> body);
+  /// Starts the cp.async copies of K step `step` into `stage`: the W tile,
+  /// and the A tile when the input is 16-bit. Copies of rows or columns
+  /// past the matrix are zero fills.
+  void stageAsync(Value step, Value stage, SmallVectorImpl<Value> &tokens);
+  /// f32 input: this thread's chunks of the A tile of K step `step` as
+  /// vector<8xf32> (zeros past the matrix or when `live` is false).
+  SmallVector<Value> loadInput(Value step, Value live);
+  /// Rounds `chunks` (from loadInput) to 16 bits into the A tile of
+  /// `stage`.
+  void storeInput(ArrayRef<Value> chunks, Value stage);
+  /// acc += A W^T over the 64 K columns of `stage`.
+  void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
+  /// acc + bias in the result type into `y`, rows and columns in range.
+  void store(ArrayRef<Value> acc, Value bias, Value y);
+
+  const Gemm &g;
+  Value x, w;
+  Value tid, lane, lane8, laneMid, laneHi, quadRow, quadCol;
+  Value m0, n0, warpRow, warpCol;
+};
+
+void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
+                               function_ref<void(Value, Value)> body) {
+  int64_t perRow = width / 8, chunks = rows * perRow;
+  for (int64_t c0 = 0; c0 < chunks; c0 += g.threads()) {
+    Value c = add(tid, idx(c0));
+    // The last round may have fewer chunks than threads.
+    OpBuilder::InsertionGuard guard(b);
+    if (c0 + g.threads() > chunks) {
+      auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
+      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    }
+    body(div(c, perRow), mul(rem(c, perRow), 8));
+  }
+}
+
+void GemmEmitter::stageAsync(Value step, Value stage,
+                             SmallVectorImpl<Value> &tokens) {
+  Value k0 = mul(step, kBlockK);
+  // (row, col) of a tile reads global (r0 + row, c0 + col) of `memref`,
+  // which has `rows` x `cols`.
+  auto copy = [&](const SharedTile &t, Value memref, Value r0, int64_t rows,
+                  Value c0, int64_t cols) {
+    forEachChunk(t.rows, t.width, [&](Value row, Value col) {
+      Value gr = add(r0, row), gc = add(c0, col);
+      Value valid = both(lt(gr, idx(rows)), lt(gc, idx(cols)));
+      tokens.push_back(asyncCopy(t, row, col, memref, {gr},
+                                 select(valid, gc, idx(0)), valid));
+    });
+  };
+  if (g.inElem == g.elem)
+    copy(aTile(stage), x, m0, g.m, k0, g.k);
+  if (g.outIn)
+    copy(wTile(stage), w, n0, g.n, k0, g.k);
+  else
+    copy(wTile(stage), w, k0, g.k, n0, g.n);
+}
+
+SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
+  SmallVector<Value> chunks;
+  auto type = VectorType::get({8}, f32);
+  Value zeros = arith::ConstantOp::create(
+      b, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
+  Value k0 = mul(step, kBlockK);
+  // Whole rounds only: the chunks are used outside this scope.
+  assert(g.blockM * kBlockK / 8 % g.threads() == 0 && "partial round");
+  forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
+    Value gr = add(m0, row), gc = add(k0, col);
+    Value valid =
+        both(live, both(lt(gr, idx(g.m)), lt(gc, idx(g.k))));
+    // Every thread loads (from row 0 when out of range): no branch keeps
+    // the loads from being in flight during the multiply.
+    Value v = vector::LoadOp::create(
+        b, type, x,
+        ValueRange{select(valid, gr, idx(0)), select(valid, gc, idx(0))},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+    chunks.push_back(select(valid, v, zeros));
+  });
+  return chunks;
+}
+
+void GemmEmitter::storeInput(ArrayRef<Value> chunks, Value stage) {
+  auto type = VectorType::get({8}, g.elem);
+  unsigned i = 0;
+  forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
+    Value v = arith::TruncFOp::create(b, type, chunks[i++]);
+    vector::StoreOp::create(b, v, tiles,
+                            ValueRange{offset(aTile(stage), row, col)},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  });
+}
+
+void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
+  int64_t tm = g.warpTilesM(), tn = g.warpTilesN();
+  SharedTile a = aTile(stage), wt = wTile(stage);
+  for (int64_t kk = 0; kk < kBlockK / 16; ++kk) {
+    SmallVector<Fragment> af;
+    for (int64_t i = 0; i < tm; ++i)
+      af.push_back(ldmatrix(a, add(warpRow, add(idx(16 * i), rem(lane, 16))),
+                            add(idx(16 * kk), mul(laneHi, 8)), false));
+    for (int64_t jp = 0; jp < tn / 2; ++jp) {
+      // Two n8 blocks per ldmatrix.x4: W [N, K] is read as stored (the
+      // n rows of B col-major), W [K, N] transposed.
+      Fragment f =
+          g.outIn
+              ? ldmatrix(wt,
+                         add(warpCol, add(idx(16 * jp),
+                                          add(mul(laneHi, 8), lane8))),
+                         add(idx(16 * kk), mul(laneMid, 8)), false)
+              : ldmatrix(wt,
+                         add(idx(16 * kk), add(mul(laneMid, 8), lane8)),
+                         add(warpCol, add(idx(16 * jp), mul(laneHi, 8))),
+                         true);
+      for (int64_t i = 0; i < tm; ++i) {
+        Accumulator &lo = acc[i * tn + 2 * jp], &hi = acc[i * tn + 2 * jp + 1];
+        lo = mma(af[i], {f[0], f[1]}, lo);
+        hi = mma(af[i], {f[2], f[3]}, hi);
+      }
+    }
+  }
+}
+
+void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
+  int64_t tm = g.warpTilesM(), tn = g.warpTilesN();
+  int64_t bytes = g.outElem.getIntOrFloatBitWidth() / 8;
+  for (int64_t i = 0; i < tm; ++i)
+    for (int64_t j = 0; j < tn; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = add(m0, add(warpRow, add(idx(16 * i + 8 * h), quadRow)));
+        Value col = add(n0, add(warpCol, add(idx(8 * j), mul(quadCol, 2))));
+        // N is a multiple of 8: a pair is in range or out entirely.
+        ifThen(both(lt(row, idx(g.m)), lt(col, idx(g.n))), [&] {
+          int64_t e = 4 * (i * tn + j) + 2 * h;
+          Value v[2] = {acc[e], acc[e + 1]};
+          for (int64_t c = 0; bias && c < 2; ++c) {
+            Value bv = memref::LoadOp::create(b, bias, ValueRange{add(col, idx(c))});
+            if (bv.getType() != f32)
+              bv = arith::ExtFOp::create(b, f32, bv);
+            v[c] = fadd(v[c], bv);
+          }
+          Value pair = vector::FromElementsOp::create(
+              b, VectorType::get({2}, f32), ValueRange{v[0], v[1]});
+          if (g.outElem != f32)
+            pair = arith::TruncFOp::create(
+                b, VectorType::get({2}, g.outElem), pair);
+          vector::StoreOp::create(b, pair, y, ValueRange{row, col},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(2 * bytes));
+        });
+      }
+}
+
+void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
+                       Value bias, Value y) {
+  x = xBuf;
+  w = wBuf;
+  b.setInsertionPoint(launch.getBody().front().getTerminator());
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  tiles = memref::ViewOp::create(
+      b,
+      MemRefType::get({2 * g.stageElements()}, g.elem,
+                      MemRefLayoutAttrInterface(), workgroup),
+      raw, idx(0), ValueRange{});
+
+  tid = launch.getThreadIds().x;
+  lane = rem(tid, 32);
+  Value warp = div(tid, 32);
+  lane8 = rem(lane, 8);
+  laneMid = rem(div(lane, 8), 2);
+  laneHi = div(lane, 16);
+  quadRow = div(lane, 4);
+  quadCol = rem(lane, 4);
+  warpRow = mul(div(warp, g.warpsN), 16 * g.warpTilesM());
+  warpCol = mul(rem(warp, g.warpsN), 8 * g.warpTilesN());
+  n0 = mul(launch.getBlockIds().x, g.blockN);
+  m0 = mul(launch.getBlockIds().y, g.blockM);
+
+  bool convert = g.inElem != g.elem;
+  Value stage0 = idx(0);
+  SmallVector<Value> tokens;
+  stageAsync(idx(0), stage0, tokens);
+  commit(tokens);
+  if (convert)
+    storeInput(loadInput(idx(0), arith::ConstantIntOp::create(b, 1, 1)),
+               stage0);
+
+  int64_t blocks = g.warpTilesM() * g.warpTilesN();
+  SmallVector<Value> init(4 * blocks, cf(0.0));
+  auto loop = scf::ForOp::create(b, idx(0), idx(g.kSteps()), idx(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value step = loop.getInductionVar();
+    // Step t uses stage t % 2 while step t + 1 is staged into the other;
+    // the barrier of waitAll also tells that every warp is done with the
+    // stage the copies overwrite.
+    Value parity = rem(step, 2);
+    Value cur = mul(parity, g.stageElements());
+    Value nxt = mul(sub(idx(1), parity), g.stageElements());
+    waitAll();
+    Value next = add(step, idx(1));
+    Value hasNext = lt(next, idx(g.kSteps()));
+    SmallVector<Value> chunks;
+    if (convert)
+      chunks = loadInput(next, hasNext);
+    ifThen(hasNext, [&] {
+      SmallVector<Value> t;
+      stageAsync(next, nxt, t);
+      commit(t);
+    });
+    SmallVector<Accumulator> acc(blocks);
+    for (int64_t i = 0; i < blocks; ++i)
+      for (int64_t e = 0; e < 4; ++e)
+        acc[i].push_back(loop.getRegionIterArgs()[4 * i + e]);
+    multiply(cur, acc);
+    if (convert)
+      ifThen(hasNext, [&] { storeInput(chunks, nxt); });
+    SmallVector<Value> yields;
+    for (const Accumulator &a : acc)
+      yields.append(a.begin(), a.end());
+    scf::YieldOp::create(b, yields);
+  }
+  SmallVector<Value> result(loop.getResults());
+  store(result, bias, y);
+}
+
+/// Replaces `op` with buffers, the kernel launch and the result tensor.
+void rewrite(mnemo::LinearOp op, const Gemm &g) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto buffer = [&](Value tensor) -> Value {
+    if (!tensor)
+      return nullptr;
+    auto t = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+        /*readOnly=*/true);
+  };
+  // The input and result as [M, K] and [M, N].
+  auto rows = [&](Value memref) -> Value {
+    auto t = cast<MemRefType>(memref.getType());
+    if (t.getRank() == 2)
+      return memref;
+    ReassociationIndices lead;
+    for (int64_t i = 0; i + 1 < t.getRank(); ++i)
+      lead.push_back(i);
+    return memref::CollapseShapeOp::create(
+        b, memref,
+        ArrayRef<ReassociationIndices>{lead, {t.getRank() - 1}});
+  };
+  Value x = rows(buffer(op.getInput()));
+  Value w = buffer(op.getWeight()), bias = buffer(op.getBias());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get(resultType.getShape(), g.outElem),
+      b.getI64IntegerAttr(64));
+  Value y = rows(out);
+
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  auto launch = gpu::LaunchOp::create(
+      b, c(g.gridN()), c(g.gridM()), c(1), c(g.threads()), c(1), c(1),
+      arith::ConstantIntOp::create(b, g.sharedBytes(), 32),
+      /*asyncTokenType=*/nullptr, ValueRange{},
+      /*workgroupAttributions=*/TypeRange{},
+      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
+      FlatSymbolRefAttr::get(b.getContext(), "linear_mma"));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(b);
+    GemmEmitter(b, g).emit(launch, x, w, bias, y);
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, resultType, out, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+struct LinearKernelPass
+    : mnemo::impl::LinearKernelPassBase<LinearKernelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<mnemo::LinearOp> ops;
+    getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
+    for (mnemo::LinearOp op : ops) {
+      std::string why;
+      FailureOr<Gemm> g = analyze(op, smCount, sharedBytesLimit, why);
+      if (succeeded(g))
+        rewrite(op, *g);
+      else if (report)
+        op.emitRemark("keeps the generic path: ") << why;
+    }
+  }
+};
+
+} // namespace

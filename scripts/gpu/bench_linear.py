@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""GPU linear-layer benchmark: Mnemo's tensor-core GEMM against cuBLAS, in one process.
+
+    python3 scripts/gpu/bench_linear.py prepare OUT_DIR [--mnemoc build/bin/mnemoc]
+        [--target sm_90a]
+
+writes, for every case, a static-shape `mnemo.linear` (CASE.mlir: bf16 weight
+[N, K] as PyTorch stores it, input bf16 or f32), its PTX and OUT_DIR/cases.json.
+
+    python3 scripts/gpu/bench_linear.py run OUT_DIR [--out RESULTS_DIR] [--budget-s 120]
+
+runs on the GPU machine (torch, CuPy). For each case: fresh random inputs
+(several sets when one is smaller than 4x L2, so decode reads the weights
+from memory); Mnemo's output poisoned with NaN, launched as the plan says
+(bench_attention.MnemoPlan) and checked against a float32 reference
+(x @ w^T with TF32 off): relative error ||out - ref|| / ||ref|| <= 2e-2;
+then Mnemo and the peer timed with CUDA events (median). The peer is
+torch.nn.functional.linear in bf16 (cuBLAS); for an f32 input it gets the
+input already in bf16 (converted outside the timing). TFLOP/s = 2*M*N*K/t;
+GB/s counts the input, the weight and the output once (decode's metric).
+
+Prints one table; writes RESULTS_DIR/linear.json. Exits 1 when a Mnemo
+output fails its check or its kernel fails to run.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RTOL = 2e-2
+BYTES = {"f32": 4, "bf16": 2}
+
+
+def cases():
+    """(name, kind, M, K, N, input dtype): Llama-3-8B's projections."""
+    out = []
+    for m, kind in ((4096, "prefill"), (1, "decode"), (32, "decode")):
+        for k, n in ((4096, 4096), (4096, 14336), (14336, 4096)):
+            out.append((f"{kind}_m{m}_k{k}_n{n}", kind, m, k, n, "bf16"))
+    out.append(("prefill_f32in_m4096_k4096_n4096", "prefill", 4096, 4096, 4096, "f32"))
+    out.append(("decode_f32in_m1_k4096_n14336", "decode", 1, 4096, 14336, "f32"))
+    return [dict(zip(("name", "kind", "M", "K", "N", "dtype"), c)) for c in out]
+
+
+def prepare(a):
+    os.makedirs(a.cases, exist_ok=True)
+    manifest = []
+    for c in cases():
+        x = f"tensor<{c['M']}x{c['K']}x{c['dtype']}>"
+        w = f"tensor<{c['N']}x{c['K']}xbf16>"
+        y = f"tensor<{c['M']}x{c['N']}x{c['dtype']}>"
+        src = os.path.join(a.cases, c["name"] + ".mlir")
+        with open(src, "w") as f:
+            f.write(f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
+                    f"  %r = mnemo.linear %x, %w layout(out_in) : {x}, {w} -> {y}\n"
+                    f"  return %r : {y}\n}}\n")
+        ptx = os.path.join(a.cases, c["name"] + ".ptx")
+        r = subprocess.run([a.mnemoc, src, f"--target={a.target}", "--emit=ptx", "-o", ptx],
+                           capture_output=True, text=True)
+        if r.returncode:
+            c["error"] = r.stderr.strip()
+        else:
+            c["ptx"] = os.path.basename(ptx)
+        manifest.append(c)
+    with open(os.path.join(a.cases, "cases.json"), "w") as f:
+        json.dump({"target": a.target, "cases": manifest}, f, indent=1)
+    print(f"{len(manifest)} cases in {a.cases}")
+
+
+def run_case(c, a, cap_s, l2_bytes):
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, HERE)
+    from bench_attention import MnemoPlan, bench, event_ms  # beside this script
+    m, k, n = c["M"], c["K"], c["N"]
+    xt = {"f32": torch.float32, "bf16": torch.bfloat16}[c["dtype"]]
+    one = (m * k * BYTES[c["dtype"]]) + n * k * 2
+    count = 1 if one >= 4 * l2_bytes else min(8, math.ceil(4 * l2_bytes / one))
+    sets = [(torch.randn(m, k, device="cuda", dtype=xt),
+             torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / math.sqrt(k))
+            for _ in range(count)]
+    flops = 2 * m * n * k
+    nbytes = (m * k + m * n) * BYTES[c["dtype"]] + n * k * 2
+    row = dict(c, input_sets=count)
+
+    def metrics(stats):
+        return {**stats, "TFLOPs": flops / stats["ms"] / 1e9, "GBps": nbytes / stats["ms"] / 1e6}
+    plan = MnemoPlan(os.path.join(a.cases, c["ptx"]), sets)
+    plan.poison()
+    torch.cuda.synchronize()
+    first = event_ms(plan, 0)
+    x, w = sets[0]
+    out = plan.output((m, n), c["dtype"]).float()
+    ref = x.float() @ w.float().T
+    rel = (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
+    ok = bool(torch.isfinite(out).all().item()) and rel <= RTOL
+    row["mnemo"] = {"check": {"ok": ok, "rel": rel}, "launches": len(plan.launches[0]),
+                    **metrics(bench(plan, 0.6 * cap_s, last_ms=first, warmup=0))}
+    del plan
+    peer_sets = [(x.to(torch.bfloat16), w) for x, w in sets]
+    F.linear(*peer_sets[0])
+    row["cublas"] = metrics(bench(lambda i: F.linear(*peer_sets[i % len(peer_sets)]),
+                                  0.4 * cap_s))
+    return row
+
+
+def run(a):
+    import cupy as cp
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.cuda.init()
+    stream = torch.cuda.current_stream().cuda_stream
+    if stream:
+        cp.cuda.ExternalStream(stream).use()
+    with open(os.path.join(a.cases, "cases.json")) as f:
+        manifest = json.load(f)
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = getattr(props, "L2_cache_size", 50 << 20)
+    os.makedirs(a.out, exist_ok=True)
+    start, rows, failed = time.monotonic(), [], 0
+    todo = manifest["cases"]
+    for i, c in enumerate(todo):
+        cap = max(1.0, (a.budget_s - (time.monotonic() - start)) / (len(todo) - i))
+        try:
+            if "error" in c:
+                raise RuntimeError("not compiled: " + c["error"].splitlines()[0][:300])
+            row = run_case(c, a, cap, l2_bytes)
+        except Exception as e:  # record, keep going
+            row = dict(c, mnemo={"error": f"{type(e).__name__}: {e}"[:500]})
+        rows.append(row)
+        torch.cuda.empty_cache()
+        with open(os.path.join(a.out, "linear.json"), "w") as f:
+            json.dump({"device": props.name, "torch": torch.__version__, "cases": rows}, f,
+                      indent=1)
+    print(f"device: {props.name}, torch {torch.__version__}")
+    print(f"{'case':34} {'mnemo':>10} {'cuBLAS':>10} {'ratio':>6} {'rel.err':>8}  unit")
+    for r in rows:
+        mn = r["mnemo"]
+        if "error" in mn:
+            failed += 1
+            print(f"{r['name']:34} error: {mn['error']}")
+            continue
+        unit = "GBps" if r["kind"] == "decode" else "TFLOPs"
+        ok = mn["check"]["ok"]
+        failed += not ok
+        peer = r.get("cublas", {})
+        ratio = peer["ms"] / mn["ms"] if "ms" in peer else float("nan")
+        print(f"{r['name']:34} {mn[unit]:10.1f} {peer.get(unit, float('nan')):10.1f} "
+              f"{ratio:5.2f}x {mn['check']['rel']:8.1e}  {unit}{'' if ok else '  FAILED'}")
+    print(f"bench_linear: {len(rows) - failed} of {len(rows)} cases without a Mnemo failure; "
+          f"{time.monotonic() - start:.0f} s")
+    return 1 if failed else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    pp = sub.add_parser("prepare", help="write the cases' MLIR, PTX and cases.json (no GPU)")
+    pp.add_argument("cases", metavar="OUT_DIR")
+    pp.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
+    pp.add_argument("--target", default="sm_90a")
+    pr = sub.add_parser("run", help="check and time the prepared cases (GPU)")
+    pr.add_argument("cases", metavar="OUT_DIR")
+    pr.add_argument("--out", help="results folder (default: $OUT, else OUT_DIR)")
+    pr.add_argument("--budget-s", type=float, default=120.0)
+    a = p.parse_args()
+    if a.command == "prepare":
+        prepare(a)
+        return 0
+    a.out = a.out or os.environ.get("OUT") or a.cases
+    return run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
