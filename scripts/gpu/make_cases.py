@@ -99,6 +99,10 @@ def linear_cases():
     yield linear("lin_bf16_1500x520_to_1536", (1500,), 520, 1536)
     yield linear("lin_bf16_in_out_1100x256_to_2056", (1100,), 256, 2056, layout="in_out")
     yield linear("lin_bf16w_f32in_1100x192_to_1024", (1100,), 192, 1024, x="f32")
+    # Split-K (few output tiles, long K): partials summed by a second kernel
+    # that adds the bias; uneven last range.
+    yield linear("lin_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32", bias="bf16")
+    yield linear("lin_bf16_in_out_splitk_40x2056", (40,), 2056, 136, layout="in_out")
 
 
 def layer_cases():

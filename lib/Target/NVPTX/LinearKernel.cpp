@@ -39,6 +39,10 @@ struct Gemm {
   int64_t m, k, n;      // rows (leading dims), input and output features
   bool outIn;           // weight [N, K] (else [K, N])
   int64_t blockM, blockN, warpsM, warpsN;
+  /// K ranges of `stepsPerSplit` steps computed by separate blocks (split-K)
+  /// when the output tiles alone would leave multiprocessors idle; their
+  /// f32 partials are summed by a second kernel.
+  int64_t splits = 1, stepsPerSplit = 0;
 
   /// m16 and n8 MMA blocks of one warp.
   int64_t warpTilesM() const { return blockM / warpsM / 16; }
@@ -57,7 +61,7 @@ bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
 bool isStoredFloat(Type t) { return t.isF32() || isSixteenBit(t); }
 
 /// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount,
+FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount, int64_t splitK,
                         int64_t sharedLimit, std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
@@ -113,6 +117,19 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount,
         break;
     }
   }
+  // Split-K when there are fewer than two output tiles per multiprocessor
+  // (decode streams the weight: blocks in flight set the bandwidth): about
+  // four blocks per multiprocessor, at least 4 K steps each.
+  int64_t tiles = g.gridM() * g.gridN();
+  g.stepsPerSplit = g.kSteps();
+  if (splitK || tiles < 2 * smCount) {
+    int64_t want = splitK ? splitK : (4 * smCount + tiles - 1) / tiles;
+    int64_t most = std::max<int64_t>(1, g.kSteps() / (splitK ? 1 : 4));
+    g.splits = std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 65535));
+    g.stepsPerSplit = (g.kSteps() + g.splits - 1) / g.splits;
+    // No split without steps.
+    g.splits = (g.kSteps() + g.stepsPerSplit - 1) / g.stepsPerSplit;
+  }
   if (g.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   if (g.gridM() > 65535)
@@ -128,7 +145,8 @@ public:
       : TensorCoreBuilder(b, g.elem), g(g) {}
 
   /// Fills `launch`'s body: `x` [M, K], `w` [N, K] or [K, N], `bias` [N]
-  /// (or null) and `y` [M, N] are global memrefs.
+  /// (or null) and `y` [M, N] are global memrefs; with split-K, `y` is the
+  /// f32 partials [splits, M, N] and the bias is left to the reduction.
   void emit(gpu::LaunchOp launch, Value x, Value w, Value bias, Value y);
 
 private:
@@ -156,13 +174,15 @@ private:
   void storeInput(ArrayRef<Value> chunks, Value stage);
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
-  /// acc + bias in the result type into `y`, rows and columns in range.
+  /// acc + bias in the result type into `y`, rows and columns in range
+  /// (split-K: acc into the split's f32 partials).
   void store(ArrayRef<Value> acc, Value bias, Value y);
 
   const Gemm &g;
   Value x, w;
   Value tid, lane, lane8, laneMid, laneHi, quadRow, quadCol;
   Value m0, n0, warpRow, warpCol;
+  Value split; // this block's K range (split-K), or null
 };
 
 void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
@@ -268,7 +288,8 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
 
 void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
   int64_t tm = g.warpTilesM(), tn = g.warpTilesN();
-  int64_t bytes = g.outElem.getIntOrFloatBitWidth() / 8;
+  Type outElem = split ? f32 : g.outElem;
+  int64_t bytes = outElem.getIntOrFloatBitWidth() / 8;
   for (int64_t i = 0; i < tm; ++i)
     for (int64_t j = 0; j < tn; ++j)
       for (int64_t h = 0; h < 2; ++h) {
@@ -286,10 +307,13 @@ void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
           }
           Value pair = vector::FromElementsOp::create(
               b, VectorType::get({2}, f32), ValueRange{v[0], v[1]});
-          if (g.outElem != f32)
+          if (outElem != f32)
             pair = arith::TruncFOp::create(
-                b, VectorType::get({2}, g.outElem), pair);
-          vector::StoreOp::create(b, pair, y, ValueRange{row, col},
+                b, VectorType::get({2}, outElem), pair);
+          SmallVector<Value> at = {row, col};
+          if (split)
+            at.insert(at.begin(), split);
+          vector::StoreOp::create(b, pair, y, at,
                                   /*nontemporal=*/false,
                                   llvm::MaybeAlign(2 * bytes));
         });
@@ -324,19 +348,26 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   warpCol = mul(rem(warp, g.warpsN), 8 * g.warpTilesN());
   n0 = mul(launch.getBlockIds().x, g.blockN);
   m0 = mul(launch.getBlockIds().y, g.blockM);
+  // This block's K steps [first, last).
+  Value first = idx(0), last = idx(g.kSteps());
+  if (g.splits > 1) {
+    split = launch.getBlockIds().z;
+    first = mul(split, g.stepsPerSplit);
+    last = arith::MinUIOp::create(b, last, add(first, idx(g.stepsPerSplit)));
+  }
 
   bool convert = g.inElem != g.elem;
   Value stage0 = idx(0);
   SmallVector<Value> tokens;
-  stageAsync(idx(0), stage0, tokens);
+  stageAsync(first, stage0, tokens);
   commit(tokens);
   if (convert)
-    storeInput(loadInput(idx(0), arith::ConstantIntOp::create(b, 1, 1)),
+    storeInput(loadInput(first, arith::ConstantIntOp::create(b, 1, 1)),
                stage0);
 
   int64_t blocks = g.warpTilesM() * g.warpTilesN();
   SmallVector<Value> init(4 * blocks, cf(0.0));
-  auto loop = scf::ForOp::create(b, idx(0), idx(g.kSteps()), idx(1), init);
+  auto loop = scf::ForOp::create(b, first, last, idx(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -344,12 +375,12 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     // Step t uses stage t % 2 while step t + 1 is staged into the other;
     // the barrier of waitAll also tells that every warp is done with the
     // stage the copies overwrite.
-    Value parity = rem(step, 2);
+    Value parity = rem(sub(step, first), 2);
     Value cur = mul(parity, g.stageElements());
     Value nxt = mul(sub(idx(1), parity), g.stageElements());
     waitAll();
     Value next = add(step, idx(1));
-    Value hasNext = lt(next, idx(g.kSteps()));
+    Value hasNext = lt(next, last);
     SmallVector<Value> chunks;
     if (convert)
       chunks = loadInput(next, hasNext);
@@ -372,6 +403,46 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   }
   SmallVector<Value> result(loop.getResults());
   store(result, bias, y);
+}
+
+/// The split-K reduction: one thread per output element sums the f32
+/// partials [splits, M, N], adds the bias and stores the result type.
+void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
+                Value bias, Value y) {
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  int64_t threads = 256, total = g.m * g.n;
+  auto launch = gpu::LaunchOp::create(
+      b, c((total + threads - 1) / threads), c(1), c(1), c(threads), c(1),
+      c(1), /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      ValueRange{}, TypeRange{}, TypeRange{}, nullptr, nullptr, nullptr,
+      /*module=*/nullptr, FlatSymbolRefAttr::get(b.getContext(), "linear_reduce"));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(b);
+  b.setInsertionPoint(terminator);
+  Value i = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, launch.getBlockIds().x, c(threads)),
+      launch.getThreadIds().x);
+  auto inRange = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, c(total)),
+      /*withElseRegion=*/false);
+  b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+  Value row = arith::DivUIOp::create(b, i, c(g.n));
+  Value col = arith::RemUIOp::create(b, i, c(g.n));
+  Value sum = f32Constant(b, 0.0);
+  for (int64_t s = 0; s < g.splits; ++s)
+    sum = arith::AddFOp::create(
+        b, sum,
+        memref::LoadOp::create(b, partials, ValueRange{c(s), row, col}));
+  if (bias) {
+    Value bv = memref::LoadOp::create(b, bias, ValueRange{col});
+    if (!bv.getType().isF32())
+      bv = arith::ExtFOp::create(b, b.getF32Type(), bv);
+    sum = arith::AddFOp::create(b, sum, bv);
+  }
+  if (!g.outElem.isF32())
+    sum = arith::TruncFOp::create(b, g.outElem, sum);
+  memref::StoreOp::create(b, sum, y, ValueRange{row, col});
 }
 
 /// Replaces `op` with buffers, the kernel launch and the result tensor.
@@ -404,10 +475,15 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
       b, MemRefType::get(resultType.getShape(), g.outElem),
       b.getI64IntegerAttr(64));
   Value y = rows(out);
+  Value partials;
+  if (g.splits > 1)
+    partials = memref::AllocOp::create(
+        b, MemRefType::get({g.splits, g.m, g.n}, b.getF32Type()),
+        b.getI64IntegerAttr(64));
 
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   auto launch = gpu::LaunchOp::create(
-      b, c(g.gridN()), c(g.gridM()), c(1), c(g.threads()), c(1), c(1),
+      b, c(g.gridN()), c(g.gridM()), c(g.splits), c(g.threads()), c(1), c(1),
       arith::ConstantIntOp::create(b, g.sharedBytes(), 32),
       /*asyncTokenType=*/nullptr, ValueRange{},
       /*workgroupAttributions=*/TypeRange{},
@@ -418,8 +494,13 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b);
-    GemmEmitter(b, g).emit(launch, x, w, bias, y);
+    if (partials)
+      GemmEmitter(b, g).emit(launch, x, w, nullptr, partials);
+    else
+      GemmEmitter(b, g).emit(launch, x, w, bias, y);
   }
+  if (partials)
+    emitReduce(b, g, partials, bias, y);
   Value result = bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);
@@ -435,7 +516,7 @@ struct LinearKernelPass
     getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
     for (mnemo::LinearOp op : ops) {
       std::string why;
-      FailureOr<Gemm> g = analyze(op, smCount, sharedBytesLimit, why);
+      FailureOr<Gemm> g = analyze(op, smCount, splitK, sharedBytesLimit, why);
       if (succeeded(g))
         rewrite(op, *g);
       else if (report)

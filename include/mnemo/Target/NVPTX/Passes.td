@@ -83,7 +83,10 @@ def LinearKernelPass
     - a block computes a tile of the [M, N] output (M: the input's leading
       dimensions) over 64-wide steps of K: 128 x 128 with 8 warps, smaller
       tiles when that would leave multiprocessors idle, and one 16-row
-      block per warp row for 48 rows or fewer (decode);
+      block per warp row for 48 rows or fewer (decode); when there are
+      fewer than two output tiles per multiprocessor, K is split over
+      blocks (about four per multiprocessor, at least 4 steps of K each)
+      and a second kernel sums their f32 partials;
     - A and W tiles are double-buffered in XOR-swizzled shared memory:
       16-bit tiles copied with `cp.async` (rows and columns past the
       matrix zero-filled), an f32 input loaded to registers during the
@@ -98,7 +101,9 @@ def LinearKernelPass
   }];
   let options = [
     Option<"smCount", "sm-count", "int64_t", "132",
-           "Multiprocessors of the GPU, for the choice of the tile size">,
+           "Multiprocessors of the GPU, for the tile size and split-K">,
+    Option<"splitK", "split-k", "int64_t", "0",
+           "K ranges per output tile (0: automatic, from sm-count)">,
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
            "Largest dynamic shared memory a block may use">,
     Option<"report", "report", "bool", "false",
