@@ -118,13 +118,17 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount, int64_t splitK,
     }
   }
   // Split-K when there are fewer than two output tiles per multiprocessor
-  // (decode streams the weight: blocks in flight set the bandwidth): about
-  // four blocks per multiprocessor, at least 4 K steps each.
+  // and the weight is the traffic (decode: blocks in flight set the
+  // bandwidth): about four blocks per multiprocessor, at least 4 K steps
+  // each, and the partials' traffic (8 bytes per element and split) at most
+  // a quarter of the weight's (splits x M x 16 <= K).
   int64_t tiles = g.gridM() * g.gridN();
   g.stepsPerSplit = g.kSteps();
   if (splitK || tiles < 2 * smCount) {
     int64_t want = splitK ? splitK : (4 * smCount + tiles - 1) / tiles;
-    int64_t most = std::max<int64_t>(1, g.kSteps() / (splitK ? 1 : 4));
+    int64_t most = splitK ? g.kSteps()
+                          : std::min(g.kSteps() / 4, g.k / (16 * g.m));
+    most = std::max<int64_t>(1, most);
     g.splits = std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 65535));
     g.stepsPerSplit = (g.kSteps() + g.splits - 1) / g.splits;
     // No split without steps.

@@ -84,9 +84,11 @@ def LinearKernelPass
       dimensions) over 64-wide steps of K: 128 x 128 with 8 warps, smaller
       tiles when that would leave multiprocessors idle, and one 16-row
       block per warp row for 48 rows or fewer (decode); when there are
-      fewer than two output tiles per multiprocessor, K is split over
-      blocks (about four per multiprocessor, at least 4 steps of K each)
-      and a second kernel sums their f32 partials;
+      fewer than two output tiles per multiprocessor and the weight
+      dominates the traffic, K is split over blocks (about four per
+      multiprocessor, at least 4 steps of K each, the partials' traffic at
+      most a quarter of the weight's) and a second kernel sums their f32
+      partials;
     - A and W tiles are double-buffered in XOR-swizzled shared memory:
       16-bit tiles copied with `cp.async` (rows and columns past the
       matrix zero-filled), an f32 input loaded to registers during the

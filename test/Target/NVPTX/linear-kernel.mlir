@@ -1,0 +1,108 @@
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="report=true" --canonicalize --cse --verify-diagnostics | FileCheck %s
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="split-k=3" --canonicalize --cse | FileCheck %s --check-prefix=SPLIT3
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="shared-bytes-limit=16384 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
+
+// f32 input, bf16 weight [N, K], f32 bias; 200 rows, K 136 and N 200 off
+// the tiles. 16 output tiles of 64 x 64 (2 x 2 warps of 32 x 32), 3 steps of
+// K in two 16 KiB stages: W copied with cp.async (zero fill past N and K),
+// the input loaded as f32 vectors, rounded to bf16 and stored to the A
+// tile; 4 k16 steps x 2 x 4 mma.sync per stage; bias added on the way out.
+// CHECK-LABEL: func.func @f32_input_bias
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[X:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[XR:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<2x100x136xf32> into memref<200x136xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x100x200xf32>
+// CHECK: %[[Y:.*]] = memref.collapse_shape %[[OUT]] {{\[\[}}0, 1], [2]] : memref<2x100x200xf32> into memref<200x200xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: blocks({{.*}}) in ({{.*}} = %[[C4]], {{.*}} = %[[C4]], {{.*}} = %c1) threads
+// CHECK-SAME: in ({{.*}} = %[[C128]],
+// CHECK-SAME: dynamic_shared_memory_size %c32768_i32 function(@linear_mma)
+// CHECK: %[[TILES:.*]] = memref.view {{.*}} to memref<16384xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<200x136xbf16> to memref<16384xbf16, #gpu.address_space<workgroup>>
+// CHECK: vector.load %[[XR]]{{.*}} {alignment = 16 : i64} : memref<200x136xf32>, vector<8xf32>
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}}, %[[TILES]]{{.*}} {alignment = 16 : i64}
+// CHECK: scf.for %{{.*}} = %c0 to %c3
+// CHECK: nvgpu.device_async_wait
+// CHECK-NEXT: gpu.barrier
+// CHECK: vector.load %[[XR]]
+// CHECK: nvgpu.ldmatrix %[[TILES]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-32: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+// The bias reads fold to tensor.extract of the argument.
+// CHECK: tensor.extract %arg2[%{{.*}}] : tensor<200xf32>
+// CHECK: vector.store %{{.*}}, %[[Y]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<200x200xf32>, vector<2xf32>
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+func.func @f32_input_bias(%x: tensor<2x100x136xf32>, %w: tensor<200x136xbf16>, %b: tensor<200xf32>) -> tensor<2x100x200xf32> {
+  %r = mnemo.linear %x, %w layout(out_in) bias(%b : tensor<200xf32>) : tensor<2x100x136xf32>, tensor<200x136xbf16> -> tensor<2x100x200xf32>
+  return %r : tensor<2x100x200xf32>
+}
+
+// Enough output tiles for 128 x 128 blocks of 8 warps and too many rows
+// for split-K to pay; W [K, N] read with ldmatrix.trans; bf16 result
+// stored as pairs.
+// CHECK-LABEL: func.func @in_out_128
+// CHECK: gpu.launch
+// CHECK-SAME: blocks({{.*}}) in ({{.*}} = %c12, {{.*}} = %c12, {{.*}} = %c1) threads
+// CHECK-SAME: in ({{.*}} = %c256,
+// CHECK-SAME: dynamic_shared_memory_size %c65536_i32 function(@linear_mma)
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<1500x520xbf16> to
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<520x1536xbf16> to
+// CHECK: scf.for %{{.*}} = %c0 to %c9
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<1500x1536xbf16>, vector<2xbf16>
+func.func @in_out_128(%x: tensor<1500x520xbf16>, %w: tensor<520x1536xbf16>) -> tensor<1500x1536xbf16> {
+  %r = mnemo.linear %x, %w layout(in_out) : tensor<1500x520xbf16>, tensor<520x1536xbf16> -> tensor<1500x1536xbf16>
+  return %r : tensor<1500x1536xbf16>
+}
+
+// Decode: 2 rows are one 16-row block per warp row; 5 output tiles would
+// leave the GPU idle, so the 17 steps of K are split over 4 blocks per tile
+// (5 steps each, the last 2) writing f32 partials that linear_reduce sums
+// with the bf16 bias into the f16 result.
+// CHECK-LABEL: func.func @decode_split
+// CHECK: %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x2x264xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c1, {{.*}} = %c4) threads
+// CHECK-SAME: dynamic_shared_memory_size %c20480_i32 function(@linear_mma)
+// CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c5 : index
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c5 : index
+// CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c17 : index
+// CHECK: scf.for %{{.*}} = %[[FIRST]] to %[[LAST]]
+// CHECK: vector.store {{.*}}, %[[PART]][{{.*}}] {alignment = 8 : i64} : memref<4x2x264xf32>, vector<2xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: in ({{.*}} = %c256, {{.*}}) function(@linear_reduce)
+// CHECK-COUNT-4: memref.load %[[PART]]
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// SPLIT3-LABEL: func.func @decode_split
+// SPLIT3: memref.alloc() {alignment = 64 : i64} : memref<3x2x264xf32>
+// SMEM: linear-kernel.mlir:[[# @LINE + 2]]:8: remark: keeps the generic path: tiles exceed the shared memory limit
+func.func @decode_split(%x: tensor<2x1x1032xf16>, %w: tensor<264x1032xf16>, %b: tensor<264xbf16>) -> tensor<2x1x264xf16> {
+  %r = mnemo.linear %x, %w layout(out_in) bias(%b : tensor<264xbf16>) : tensor<2x1x1032xf16>, tensor<264x1032xf16> -> tensor<2x1x264xf16>
+  return %r : tensor<2x1x264xf16>
+}
+
+// What keeps the generic path, and why.
+// CHECK-LABEL: func.func @fallbacks
+// CHECK-COUNT-5: mnemo.linear
+// CHECK-NOT: gpu.launch
+func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>,
+                     %h: tensor<4x16xf16>, %wb: tensor<8x16xbf16>,
+                     %d: tensor<?x16xbf16>, %k: tensor<4x12xbf16>,
+                     %wk: tensor<8x12xbf16>, %v: tensor<16xbf16>)
+    -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>) {
+  // expected-remark @below {{keeps the generic path: weight is not bf16 or f16}}
+  %0 = mnemo.linear %x, %w layout(out_in) : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
+  // expected-remark @below {{keeps the generic path: input is neither f32 nor the weight's type}}
+  %1 = mnemo.linear %h, %wb layout(out_in) : tensor<4x16xf16>, tensor<8x16xbf16> -> tensor<4x8xf16>
+  // expected-remark @below {{keeps the generic path: dynamic shape}}
+  %2 = mnemo.linear %d, %wb layout(out_in) : tensor<?x16xbf16>, tensor<8x16xbf16> -> tensor<?x8xbf16>
+  // expected-remark @below {{keeps the generic path: K or N not a multiple of 8}}
+  %3 = mnemo.linear %k, %wk layout(out_in) : tensor<4x12xbf16>, tensor<8x12xbf16> -> tensor<4x8xbf16>
+  // expected-remark @below {{keeps the generic path: input has no row dimension}}
+  %4 = mnemo.linear %v, %wb layout(out_in) : tensor<16xbf16>, tensor<8x16xbf16> -> tensor<8xbf16>
+  return %0, %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>
+}
