@@ -217,9 +217,6 @@ private:
     return pointerFromIndex(b, address, /*addressSpace=*/3);
   }
 
-  /// The wgmma shared-memory descriptor of the 128B-swizzled tile at byte
-  /// `address` (start address, leading and stride byte offsets, swizzle).
-  Value descriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
   /// Byte address in shared memory of element `element` of the tiles.
   Value sharedAddress(int64_t element, Value extraBytes = nullptr);
   /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory.
@@ -335,22 +332,6 @@ Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
   if (extraBytes)
     a = add(a, extraBytes);
   return arith::IndexCastUIOp::create(b, b.getI64Type(), a);
-}
-
-Value KernelEmitter::descriptor(Value address, int64_t leadingBytes,
-                                int64_t strideBytes) {
-  // Bits 0-13: address >> 4 (shared window offsets fit 18 bits); 16-29:
-  // leading byte offset >> 4; 32-45: stride byte offset >> 4; 49-51: base
-  // offset (0: tiles are 1024-byte aligned); 62-63: swizzle (1 = 128B).
-  Type i64 = b.getI64Type();
-  auto c = [&](uint64_t v) -> Value {
-    return arith::ConstantOp::create(b, b.getIntegerAttr(i64, v));
-  };
-  Value start = arith::AndIOp::create(
-      b, arith::ShRUIOp::create(b, address, c(4)), c(0x3FFF));
-  uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
-                   (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
-  return arith::OrIOp::create(b, start, c(fixed));
 }
 
 SmallVector<Accumulator> KernelEmitter::wgmmaScores() {

@@ -39,6 +39,9 @@ struct Gemm {
   int64_t m, k, n;      // rows (leading dims), input and output features
   bool outIn;           // weight [N, K] (else [K, N])
   int64_t blockM, blockN, warpsM, warpsN;
+  /// sm_90a: each warpgroup multiplies its 64 rows with wgmma from shared
+  /// memory (warps along M only, 16 rows each); else mma.sync.
+  bool wgmma = false;
   /// K ranges of `stepsPerSplit` steps computed by separate blocks (split-K)
   /// when the output tiles alone would leave multiprocessors idle; their
   /// f32 partials are summed by a second kernel.
@@ -51,18 +54,20 @@ struct Gemm {
   int64_t kSteps() const { return (k + kBlockK - 1) / kBlockK; }
   int64_t gridM() const { return (m + blockM - 1) / blockM; }
   int64_t gridN() const { return (n + blockN - 1) / blockN; }
-  /// A stage holds the A tile (blockM x 64) and then the W tile; two
-  /// stages alternate.
+  /// A stage holds the A tile (blockM x 64) and then the W tile; `stages`
+  /// of them rotate, `stages - 1` K steps loading ahead of the multiply.
+  int64_t stages = 2;
   int64_t stageElements() const { return (blockM + blockN) * kBlockK; }
-  int64_t sharedBytes() const { return 2 * 2 * stageElements(); }
+  int64_t sharedBytes() const { return stages * 2 * stageElements(); }
 };
 
 bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
 bool isStoredFloat(Type t) { return t.isF32() || isSixteenBit(t); }
 
 /// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount, int64_t splitK,
-                        int64_t sharedLimit, std::string &why) {
+FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, int64_t smCount,
+                        int64_t splitK, int64_t sharedLimit,
+                        std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
   auto r = cast<RankedTensorType>(op.getResult().getType());
@@ -97,7 +102,10 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount, int64_t splitK,
     return why = "K or N not a multiple of 8", failure();
 
   // Few rows (decode): one m16 block per warp row, 4 warps along N. Else
-  // the largest tile that still gives every multiprocessor a block.
+  // the largest tile that still gives every multiprocessor a block: with
+  // wgmma, 2 warpgroups of 64 x 256 or 64 x 128, or one of 64 x 128; with
+  // mma.sync (or when those are too few), 8 warps of 64 x 32 down to 4 of
+  // 32 x 32.
   struct Tiling {
     int64_t blockM, blockN, warpsM, warpsN;
   };
@@ -110,8 +118,22 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, int64_t smCount, int64_t splitK,
   if (g.m <= 48) {
     use({16 * ((g.m + 15) / 16), 64, 1, 4});
   } else {
+    for (Tiling t : {Tiling{128, 256, 8, 1}, Tiling{128, 128, 8, 1},
+                     Tiling{64, 128, 4, 1}}) {
+      use(t);
+      // As many stages (up to 4) as the shared memory holds: the wgmma
+      // blocks run one per multiprocessor.
+      g.stages = std::min<int64_t>(4, sharedLimit / (2 * g.stageElements()));
+      if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 2) {
+        g.wgmma = true;
+        break;
+      }
+      g.stages = 2;
+    }
     for (Tiling t : {Tiling{128, 128, 2, 4}, Tiling{64, 128, 2, 2},
                      Tiling{64, 64, 2, 2}}) {
+      if (g.wgmma)
+        break;
       use(t);
       if (g.gridM() * g.gridN() >= smCount)
         break;
@@ -178,6 +200,9 @@ private:
   void storeInput(ArrayRef<Value> chunks, Value stage);
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
+  /// The same with wgmma: the warpgroup's 64 rows, both operands read
+  /// from shared memory through descriptors.
+  void multiplyWgmma(Value stage, SmallVectorImpl<Accumulator> &acc);
   /// acc + bias in the result type into `y`, rows and columns in range
   /// (split-K: acc into the split's f32 partials).
   void store(ArrayRef<Value> acc, Value bias, Value y);
@@ -187,6 +212,7 @@ private:
   Value tid, lane, lane8, laneMid, laneHi, quadRow, quadCol;
   Value m0, n0, warpRow, warpCol;
   Value split; // this block's K range (split-K), or null
+  Value warp, tilesAddress;
 };
 
 void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
@@ -290,6 +316,51 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
   }
 }
 
+void GemmEmitter::multiplyWgmma(Value stage,
+                                SmallVectorImpl<Accumulator> &acc) {
+  MLIRContext *ctx = b.getContext();
+  // Byte address in the shared window of element `element` of the stage.
+  auto address = [&](int64_t element, Value extraBytes) -> Value {
+    Value a = add(tilesAddress, add(mul(stage, 2), idx(2 * element)));
+    return arith::IndexCastUIOp::create(b, b.getI64Type(),
+                                        add(a, extraBytes));
+  };
+  // Warp w's accumulators are rows 16 (w % 4) + g and + 8 of its
+  // warpgroup's wgmma tile: the m16n8 blocks in order are the struct.
+  auto type = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(g.blockN / 2, f32));
+  Value d = LLVM::UndefOp::create(b, type);
+  for (int64_t i = 0; i < g.blockN / 2; ++i)
+    d = LLVM::InsertValueOp::create(b, d, acc[i / 4][i % 4],
+                                    ArrayRef<int64_t>{i});
+  NVVM::WGMMATypes t =
+      g.elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  // A and W [N, K] are K-major: 8-row groups 1024 bytes apart (stride), a
+  // k16 step 32 bytes into the 128-byte rows. W [K, N] is MN-major: a k16
+  // step is 16 rows, 64-column panels one panel apart (leading).
+  Value aRows = mul(div(warp, 4), 64 * 128);
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  for (int64_t kk = 0; kk < kBlockK / 16; ++kk) {
+    Value a = descriptor(address(0, add(aRows, idx(32 * kk))), 16, 1024);
+    SharedTile wt = wTile(stage);
+    Value w = g.outIn ? descriptor(address(wt.base, idx(32 * kk)), 16, 1024)
+                      : descriptor(address(wt.base, idx(16 * kk * 128)),
+                                   wt.panelBytes(), 1024);
+    d = NVVM::WgmmaMmaAsyncOp::create(
+        b, type, d, a, w, NVVM::MMAShapeAttr::get(ctx, 64, g.blockN, 16), t,
+        t, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row,
+        g.outIn ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  for (int64_t i = 0; i < g.blockN / 2; ++i)
+    acc[i / 4][i % 4] =
+        LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i});
+}
+
 void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
   int64_t tm = g.warpTilesM(), tn = g.warpTilesN();
   Type outElem = split ? f32 : g.outElem;
@@ -336,13 +407,15 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
                          MemRefLayoutAttrInterface(), workgroup));
   tiles = memref::ViewOp::create(
       b,
-      MemRefType::get({2 * g.stageElements()}, g.elem,
+      MemRefType::get({g.stages * g.stageElements()}, g.elem,
                       MemRefLayoutAttrInterface(), workgroup),
       raw, idx(0), ValueRange{});
 
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
-  Value warp = div(tid, 32);
+  warp = div(tid, 32);
+  if (g.wgmma)
+    tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
   lane8 = rem(lane, 8);
   laneMid = rem(div(lane, 8), 2);
   laneHi = div(lane, 16);
@@ -360,14 +433,21 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     last = arith::MinUIOp::create(b, last, add(first, idx(g.stepsPerSplit)));
   }
 
+  // Steps first .. first + stages - 2 load ahead, a cp.async group each
+  // (empty past the range, so every step commits one group).
   bool convert = g.inElem != g.elem;
-  Value stage0 = idx(0);
-  SmallVector<Value> tokens;
-  stageAsync(first, stage0, tokens);
-  commit(tokens);
-  if (convert)
-    storeInput(loadInput(first, arith::ConstantIntOp::create(b, 1, 1)),
-               stage0);
+  int64_t ahead = g.stages - 1;
+  for (int64_t i = 0; i < ahead; ++i) {
+    Value step = add(first, idx(i)), stage = idx(i * g.stageElements());
+    Value live = lt(step, last);
+    ifThen(live, [&] {
+      SmallVector<Value> tokens;
+      stageAsync(step, stage, tokens);
+    });
+    commit({});
+    if (convert)
+      ifThen(live, [&] { storeInput(loadInput(step, live), stage); });
+  }
 
   int64_t blocks = g.warpTilesM() * g.warpTilesN();
   SmallVector<Value> init(4 * blocks, cf(0.0));
@@ -376,14 +456,16 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value step = loop.getInductionVar();
-    // Step t uses stage t % 2 while step t + 1 is staged into the other;
-    // the barrier of waitAll also tells that every warp is done with the
-    // stage the copies overwrite.
-    Value parity = rem(sub(step, first), 2);
-    Value cur = mul(parity, g.stageElements());
-    Value nxt = mul(sub(idx(1), parity), g.stageElements());
-    waitAll();
-    Value next = add(step, idx(1));
+    // Step t uses stage (t - first) % stages while step t + stages - 1 is
+    // staged into the stage step t - 1 used: waiting until at most
+    // stages - 2 groups are in flight lands step t, and the barrier also
+    // tells that every warp is done with the stage the copies overwrite
+    // (wgmma reads the tiles through the async proxy: fenced first).
+    Value rel = sub(step, first);
+    Value cur = mul(rem(rel, g.stages), g.stageElements());
+    Value nxt = mul(rem(add(rel, idx(ahead)), g.stages), g.stageElements());
+    waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/g.stages - 2);
+    Value next = add(step, idx(ahead));
     Value hasNext = lt(next, last);
     SmallVector<Value> chunks;
     if (convert)
@@ -391,13 +473,16 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     ifThen(hasNext, [&] {
       SmallVector<Value> t;
       stageAsync(next, nxt, t);
-      commit(t);
     });
+    commit({});
     SmallVector<Accumulator> acc(blocks);
     for (int64_t i = 0; i < blocks; ++i)
       for (int64_t e = 0; e < 4; ++e)
         acc[i].push_back(loop.getRegionIterArgs()[4 * i + e]);
-    multiply(cur, acc);
+    if (g.wgmma)
+      multiplyWgmma(cur, acc);
+    else
+      multiply(cur, acc);
     if (convert)
       ifThen(hasNext, [&] { storeInput(chunks, nxt); });
     SmallVector<Value> yields;
@@ -520,7 +605,8 @@ struct LinearKernelPass
     getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
     for (mnemo::LinearOp op : ops) {
       std::string why;
-      FailureOr<Gemm> g = analyze(op, smCount, splitK, sharedBytesLimit, why);
+      FailureOr<Gemm> g = analyze(op, chip == "sm_90a" && useWgmma, smCount,
+                                  splitK, sharedBytesLimit, why);
       if (succeeded(g))
         rewrite(op, *g);
       else if (report)

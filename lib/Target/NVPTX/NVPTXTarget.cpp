@@ -43,6 +43,11 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
   options.smCount = chip == "sm_80" ? 108 : 132;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
   LinearKernelPassOptions linear;
+  linear.chip = chip;
+  // The wgmma GEMM runs one block per multiprocessor: the 227 KiB an
+  // sm_90 block may take hold its stages.
+  if (chip == "sm_90a")
+    linear.sharedBytesLimit = 232448;
   linear.smCount = options.smCount;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
 }

@@ -74,13 +74,14 @@ void TensorCoreBuilder::commit(ArrayRef<Value> tokens) {
       b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
-void TensorCoreBuilder::waitAll(bool asyncProxy) {
-  // cp.async.wait_group 0 waits for all groups; the token it takes only
-  // orders it in the IR, so an empty group stands in for groups committed
-  // in other regions (the previous iteration's prefetch).
+void TensorCoreBuilder::waitAll(bool asyncProxy, int64_t pending) {
+  // cp.async.wait_group N waits until at most N groups are in flight; the
+  // token it takes only orders it in the IR, so an empty group stands in
+  // for groups committed in other regions (the previous iterations'
+  // prefetches).
   Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
       b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
-  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(0));
+  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(pending));
   // wgmma reads shared memory through the async proxy: the copies (made
   // through the generic proxy) must be fenced before the barrier.
   if (asyncProxy)
@@ -130,6 +131,22 @@ Value TensorCoreBuilder::toReg(Value pair) {
     return pair;
   Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
   return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
+}
+
+Value TensorCoreBuilder::descriptor(Value address, int64_t leadingBytes,
+                                    int64_t strideBytes) {
+  // Bits 0-13: address >> 4 (shared window offsets fit 18 bits); 16-29:
+  // leading byte offset >> 4; 32-45: stride byte offset >> 4; 49-51: base
+  // offset (0: tiles are 1024-byte aligned); 62-63: swizzle (1 = 128B).
+  Type i64 = b.getI64Type();
+  auto c = [&](uint64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getIntegerAttr(i64, v));
+  };
+  Value start = arith::AndIOp::create(
+      b, arith::ShRUIOp::create(b, address, c(4)), c(0x3FFF));
+  uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
+                   (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, start, c(fixed));
 }
 
 } // namespace mlir::mnemo::nvptx

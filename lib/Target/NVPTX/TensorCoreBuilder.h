@@ -93,9 +93,10 @@ protected:
                   ArrayRef<Value> rowIndices, Value srcCol, Value valid);
   /// Commits the copies of `tokens` as one cp.async group.
   void commit(ArrayRef<Value> tokens);
-  /// Waits until every committed copy has landed; with `asyncProxy` fences
-  /// them for the async proxy (wgmma reads); then waits for the block.
-  void waitAll(bool asyncProxy = false);
+  /// Waits until at most `pending` of the committed copy groups (the
+  /// newest) are in flight; with `asyncProxy` fences the landed copies for
+  /// the async proxy (wgmma reads); then waits for the block.
+  void waitAll(bool asyncProxy = false, int64_t pending = 0);
 
   /// ldmatrix.x4 (optionally .trans) at (row, col) of `r` for this lane;
   /// the four registers in `reg` form.
@@ -106,6 +107,10 @@ protected:
   Value pack(Value lo, Value hi);
   /// A vector<2 x elem> in `reg` form.
   Value toReg(Value pair);
+  /// The wgmma shared-memory descriptor of the 128B-swizzled tile at byte
+  /// `address` (an i64 in the shared window): start address, leading and
+  /// stride byte offsets, swizzle.
+  Value descriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
 
   ImplicitLocOpBuilder &b;
   Type elem, f32, i32;

@@ -1,13 +1,15 @@
 // The tensor-core linear kernel in PTX for both chips: cp.async staging of
 // the weight, f32 input rounded to bf16 pairs, ldmatrix (transposed for a
-// [K, N] weight), bf16 and f16 mma.sync, the split-K reduction; ptxas
-// accepts every kernel without spilling.
+// [K, N] weight), bf16 and f16 mma.sync, the split-K reduction; on sm_90a
+// the 128 x 128 tiles multiply with wgmma from shared memory (the weight
+// MN-major) after a proxy fence. ptxas accepts every kernel without
+// spilling.
 // REQUIRES: ptxas
 // RUN: mnemoc %s --target=sm_80 --emit=ptx -o %t.sm_80.ptx
-// RUN: FileCheck %s < %t.sm_80.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,SM80 < %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.sm_90a.ptx
-// RUN: FileCheck %s < %t.sm_90a.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,SM90 < %t.sm_90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm_90a.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK: mnemo.launch linear_mma grid 4 4 1 block 128 1 1 shared 32768 args buffer:0 buffer:1 buffer:2 buffer:3
@@ -21,8 +23,13 @@
 // CHECK-DAG: cvt.rn.bf16x2.f32
 // CHECK-DAG: st.shared.v4.b32
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// SM80-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SM90-DAG: fence.proxy.async.shared::cta;
+// SM90-DAG: wgmma.fence.sync.aligned;
+// SM90-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// SM90-DAG: wgmma.commit_group.sync.aligned;
+// SM90-DAG: wgmma.wait_group.sync.aligned 0;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-DAG: .entry linear_reduce(
 // PTXAS: Compiling entry function

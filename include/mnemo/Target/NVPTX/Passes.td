@@ -95,13 +95,19 @@ def LinearKernelPass
       previous step's multiply and rounded to the weight's type as it is
       stored; both layouts of W are read with `ldmatrix` (`.trans` for
       `[K, N]`);
-    - `mma.sync.m16n8k16` accumulates in f32; the bias is added and the
-      result converted on the way out.
+    - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
+      enough 128 x 256 or 128 x 128 output tiles, each warpgroup multiplies
+      its 64 rows with `wgmma` reading both tiles from shared memory); the
+      bias is added and the result converted on the way out.
 
     Tensors enter through `bufferization.to_buffer` and the result leaves
     through `bufferization.to_tensor` of a new buffer.
   }];
   let options = [
+    Option<"chip", "chip", "std::string", "\"sm_80\"",
+           "The GPU: sm_90a uses warpgroup MMA (wgmma) for large outputs">,
+    Option<"useWgmma", "wgmma", "bool", "true",
+           "On sm_90a, multiply with wgmma where the tiling allows">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
