@@ -13,7 +13,8 @@
 // RUN: %ptxas -arch=sm_90a -v %t.sm_90a.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK: mnemo.launch linear_mma grid 4 4 1 block 128 1 1 shared 32768 args buffer:0 buffer:1 buffer:2 buffer:3
-// CHECK: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 65536 args buffer:0 buffer:1 buffer:2
+// SM80: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 65536 args buffer:0 buffer:1 buffer:2
+// SM90: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 131072 args buffer:0 buffer:1 buffer:2
 // CHECK: mnemo.launch linear_mma_1 grid 5 1 4 block 128 1 1 shared 20480 args buffer:0 buffer:1 buffer:2
 // CHECK: mnemo.launch linear_reduce grid 3 1 1 block 256 1 1 shared 0 args buffer:2 buffer:3 buffer:4
 // CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
@@ -26,6 +27,7 @@
 // SM80-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SM90-DAG: fence.proxy.async.shared::cta;
+// SM90-DAG: cp.async.wait_group 2;
 // SM90-DAG: wgmma.fence.sync.aligned;
 // SM90-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // SM90-DAG: wgmma.commit_group.sync.aligned;
