@@ -123,8 +123,9 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, int64_t smCount,
       use(t);
       // As many stages (up to 4) as the shared memory holds: the wgmma
       // blocks run one per multiprocessor.
+      // (At least 3: one stage in the multiply in flight, one in the next.)
       g.stages = std::min<int64_t>(4, sharedLimit / (2 * g.stageElements()));
-      if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 2) {
+      if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
         g.wgmma = true;
         break;
       }
@@ -200,9 +201,16 @@ private:
   void storeInput(ArrayRef<Value> chunks, Value stage);
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
-  /// The same with wgmma: the warpgroup's 64 rows, both operands read
-  /// from shared memory through descriptors.
-  void multiplyWgmma(Value stage, SmallVectorImpl<Accumulator> &acc);
+  /// The same with wgmma on the warpgroup's 64 rows, both operands read
+  /// from shared memory through descriptors, `d` the accumulator struct:
+  /// returns the new struct once the previous step's group has completed
+  /// (this step's stays in flight).
+  Value multiplyWgmma(Value stage, Value d);
+  /// The wgmma accumulator struct of this warp's m16n8 blocks, in order.
+  Type wgmmaStruct() const {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(g.blockN / 2, f32));
+  }
   /// acc + bias in the result type into `y`, rows and columns in range
   /// (split-K: acc into the split's f32 partials).
   void store(ArrayRef<Value> acc, Value bias, Value y);
@@ -316,8 +324,7 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
   }
 }
 
-void GemmEmitter::multiplyWgmma(Value stage,
-                                SmallVectorImpl<Accumulator> &acc) {
+Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
   MLIRContext *ctx = b.getContext();
   // Byte address in the shared window of element `element` of the stage.
   auto address = [&](int64_t element, Value extraBytes) -> Value {
@@ -325,14 +332,7 @@ void GemmEmitter::multiplyWgmma(Value stage,
     return arith::IndexCastUIOp::create(b, b.getI64Type(),
                                         add(a, extraBytes));
   };
-  // Warp w's accumulators are rows 16 (w % 4) + g and + 8 of its
-  // warpgroup's wgmma tile: the m16n8 blocks in order are the struct.
-  auto type = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(g.blockN / 2, f32));
-  Value d = LLVM::UndefOp::create(b, type);
-  for (int64_t i = 0; i < g.blockN / 2; ++i)
-    d = LLVM::InsertValueOp::create(b, d, acc[i / 4][i % 4],
-                                    ArrayRef<int64_t>{i});
+  Type type = wgmmaStruct();
   NVVM::WGMMATypes t =
       g.elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
   // A and W [N, K] are K-major: 8-row groups 1024 bytes apart (stride), a
@@ -355,10 +355,8 @@ void GemmEmitter::multiplyWgmma(Value stage,
         /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-  for (int64_t i = 0; i < g.blockN / 2; ++i)
-    acc[i / 4][i % 4] =
-        LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i});
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+  return d;
 }
 
 void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
@@ -436,7 +434,9 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   // Steps first .. first + stages - 2 load ahead, a cp.async group each
   // (empty past the range, so every step commits one group).
   bool convert = g.inElem != g.elem;
-  int64_t ahead = g.stages - 1;
+  // With wgmma one step's multiply stays in flight, reading its stage
+  // while the next one runs: one stage fewer loads ahead.
+  int64_t ahead = g.stages - 1 - (g.wgmma ? 1 : 0);
   for (int64_t i = 0; i < ahead; ++i) {
     Value step = add(first, idx(i)), stage = idx(i * g.stageElements());
     Value live = lt(step, last);
@@ -451,20 +451,29 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
 
   int64_t blocks = g.warpTilesM() * g.warpTilesN();
   SmallVector<Value> init(4 * blocks, cf(0.0));
+  if (g.wgmma) {
+    // The accumulators stay one struct through the loop.
+    Value d = LLVM::UndefOp::create(b, wgmmaStruct());
+    for (int64_t i = 0; i < 4 * blocks; ++i)
+      d = LLVM::InsertValueOp::create(b, d, init[i], ArrayRef<int64_t>{i});
+    init = {d};
+  }
   auto loop = scf::ForOp::create(b, first, last, idx(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value step = loop.getInductionVar();
-    // Step t uses stage (t - first) % stages while step t + stages - 1 is
-    // staged into the stage step t - 1 used: waiting until at most
-    // stages - 2 groups are in flight lands step t, and the barrier also
-    // tells that every warp is done with the stage the copies overwrite
-    // (wgmma reads the tiles through the async proxy: fenced first).
+    // Step t uses stage (t - first) % stages while step t + ahead is
+    // staged into the stage of step t + ahead - stages (t - 1, or t - 2
+    // with wgmma, whose multiply completed before this iteration): waiting
+    // until at most ahead - 1 groups are in flight lands step t, and the
+    // barrier also tells that every warp is done with the stage the copies
+    // overwrite (wgmma reads the tiles through the async proxy: fenced
+    // first).
     Value rel = sub(step, first);
     Value cur = mul(rem(rel, g.stages), g.stageElements());
     Value nxt = mul(rem(add(rel, idx(ahead)), g.stages), g.stageElements());
-    waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/g.stages - 2);
+    waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead - 1);
     Value next = add(step, idx(ahead));
     Value hasNext = lt(next, last);
     SmallVector<Value> chunks;
@@ -475,22 +484,32 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       stageAsync(next, nxt, t);
     });
     commit({});
-    SmallVector<Accumulator> acc(blocks);
-    for (int64_t i = 0; i < blocks; ++i)
-      for (int64_t e = 0; e < 4; ++e)
-        acc[i].push_back(loop.getRegionIterArgs()[4 * i + e]);
-    if (g.wgmma)
-      multiplyWgmma(cur, acc);
-    else
+    SmallVector<Value> yields;
+    if (g.wgmma) {
+      yields = {multiplyWgmma(cur, loop.getRegionIterArgs()[0])};
+    } else {
+      SmallVector<Accumulator> acc(blocks);
+      for (int64_t i = 0; i < blocks; ++i)
+        for (int64_t e = 0; e < 4; ++e)
+          acc[i].push_back(loop.getRegionIterArgs()[4 * i + e]);
       multiply(cur, acc);
+      for (const Accumulator &a : acc)
+        yields.append(a.begin(), a.end());
+    }
     if (convert)
       ifThen(hasNext, [&] { storeInput(chunks, nxt); });
-    SmallVector<Value> yields;
-    for (const Accumulator &a : acc)
-      yields.append(a.begin(), a.end());
     scf::YieldOp::create(b, yields);
   }
   SmallVector<Value> result(loop.getResults());
+  if (g.wgmma) {
+    // The last step's multiply.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    Value d = result[0];
+    result.clear();
+    for (int64_t i = 0; i < 4 * blocks; ++i)
+      result.push_back(
+          LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  }
   store(result, bias, y);
 }
 
