@@ -207,15 +207,6 @@ private:
   void tmaIssue(int64_t barrier, ArrayRef<TmaTile> tiles);
   /// Every thread waits for the phase `parity` of mbarrier `barrier`.
   void tmaWait(int64_t barrier, Value parity);
-  Value i32c(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
-  Value toI32(Value index) {
-    return arith::IndexCastOp::create(b, i32, index);
-  }
-  Value sharedPointer(Value address) {
-    return pointerFromIndex(b, address, /*addressSpace=*/3);
-  }
 
   /// Byte address in shared memory of element `element` of the tiles.
   Value sharedAddress(int64_t element, Value extraBytes = nullptr);
@@ -294,37 +285,21 @@ void KernelEmitter::tmaIssue(int64_t barrier, ArrayRef<TmaTile> loads) {
   int64_t bytes = 0;
   for (const TmaTile &t : loads)
     bytes += 2 * t.rows * t.region.width;
-  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barriers[barrier],
-                                         i32c(bytes), NVVM::MemScopeKind::CTA,
-                                         /*relaxed=*/false,
-                                         /*predicate=*/nullptr);
+  expectBytes(barriers[barrier], bytes);
   for (const TmaTile &t : loads) {
-    Value map = pointerFromIndex(
-        b, memref::ExtractAlignedPointerAsIndexOp::create(b, t.map),
-        /*addressSpace=*/0);
     for (int64_t panel = 0; panel < t.region.width / 64; ++panel) {
       int64_t element = t.region.base + panel * t.region.rows * 64;
       SmallVector<Value> coords = {i32c(64 * panel)};
       for (Value c : t.coords)
         coords.push_back(toI32(c));
-      // The destination is in the cluster's shared window (address space
-      // 7); a block without a cluster is a cluster of one.
-      Value dst = LLVM::AddrSpaceCastOp::create(
-          b, LLVM::LLVMPointerType::get(b.getContext(), 7),
-          sharedPointer(add(tilesAddress, idx(2 * element))));
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, dst, map, coords,
-          barriers[barrier], /*im2colOffsets=*/ValueRange{},
-          /*multicastMask=*/nullptr, /*l2CacheHint=*/nullptr,
-          NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
-          b.getBoolAttr(false), /*group=*/nullptr, /*predicate=*/nullptr);
+      tmaCopy(t.map, coords, add(tilesAddress, idx(2 * element)),
+              barriers[barrier]);
     }
   }
 }
 
 void KernelEmitter::tmaWait(int64_t barrier, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(b, barriers[barrier], toI32(parity),
-                                        i32c(1000000));
+  waitPhase(barriers[barrier], parity);
 }
 
 Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
@@ -904,28 +879,8 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
   // address as a memref<128xi8>.
   SmallVector<Value> maps;
   if (p.tma) {
-    MLIRContext *ctx = b.getContext();
-    auto workgroup =
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    auto map = [&](Value buffer, ArrayRef<int64_t> box) -> Value {
-      auto type = cast<MemRefType>(buffer.getType());
-      Value unranked = memref::CastOp::create(
-          b, UnrankedMemRefType::get(p.elem, type.getMemorySpace()), buffer);
-      SmallVector<Value> sizes;
-      for (int64_t d : box)
-        sizes.push_back(c(d));
-      auto descType = nvgpu::TensorMapDescriptorType::get(
-          ctx,
-          MemRefType::get(box, p.elem, MemRefLayoutAttrInterface(), workgroup),
-          nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-          nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
-          nvgpu::TensorMapOOBKind::OOB_ZERO,
-          nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-      Value desc =
-          nvgpu::TmaCreateDescriptorOp::create(b, descType, unranked, sizes);
-      return UnrealizedConversionCastOp::create(
-                 b, MemRefType::get({128}, b.getI8Type()), desc)
-          .getResult(0);
+    auto map = [&](Value buffer, ArrayRef<int64_t> box) {
+      return createTensorMap(b, buffer, box, p.elem);
     };
     maps = {map(q, {1, p.group, p.rowsPerHead, 64}),
             map(k, {1, 1, p.blockKV, 64}), map(v, {1, 1, p.blockKV, 64})};

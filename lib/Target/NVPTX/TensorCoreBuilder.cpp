@@ -30,6 +30,30 @@ Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
       Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
 }
 
+Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
+                      ArrayRef<int64_t> box, Type elem) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto type = cast<MemRefType>(buffer.getType());
+  Value unranked = memref::CastOp::create(
+      b, UnrankedMemRefType::get(elem, type.getMemorySpace()), buffer);
+  SmallVector<Value> sizes;
+  for (int64_t d : box)
+    sizes.push_back(indexConstant(b, d));
+  auto descType = nvgpu::TensorMapDescriptorType::get(
+      ctx, MemRefType::get(box, elem, MemRefLayoutAttrInterface(), workgroup),
+      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value desc =
+      nvgpu::TmaCreateDescriptorOp::create(b, descType, unranked, sizes);
+  return UnrealizedConversionCastOp::create(
+             b, MemRefType::get({128}, b.getI8Type()), desc)
+      .getResult(0);
+}
+
 TensorCoreBuilder::TensorCoreBuilder(ImplicitLocOpBuilder &b, Type elem)
     : b(b), elem(elem), f32(b.getF32Type()), i32(b.getI32Type()) {
   reg = elem.isF16() ? Type(VectorType::get({2}, elem)) : i32;
@@ -131,6 +155,34 @@ Value TensorCoreBuilder::toReg(Value pair) {
     return pair;
   Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
   return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
+}
+
+void TensorCoreBuilder::tmaCopy(Value map, ArrayRef<Value> coords, Value dst,
+                                Value barrier) {
+  Value mapPointer = pointerFromIndex(
+      b, memref::ExtractAlignedPointerAsIndexOp::create(b, map),
+      /*addressSpace=*/0);
+  // The destination is in the cluster's shared window (address space 7); a
+  // block without a cluster is a cluster of one.
+  Value to = LLVM::AddrSpaceCastOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), 7), sharedPointer(dst));
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, to, mapPointer, coords, barrier, /*im2colOffsets=*/ValueRange{},
+      /*multicastMask=*/nullptr, /*l2CacheHint=*/nullptr,
+      NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
+      b.getBoolAttr(false), /*group=*/nullptr, /*predicate=*/nullptr);
+}
+
+void TensorCoreBuilder::expectBytes(Value barrier, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, i32c(bytes),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false,
+                                         /*predicate=*/nullptr);
+}
+
+void TensorCoreBuilder::waitPhase(Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, barrier, toI32(parity),
+                                        i32c(1000000));
 }
 
 Value TensorCoreBuilder::descriptor(Value address, int64_t leadingBytes,

@@ -28,6 +28,14 @@ Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
 Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
                        unsigned addressSpace);
 
+/// A TMA tensor map of `buffer` (an identity-layout memref of `elem`) with
+/// boxes of `box` (memref order, innermost 64 elements: 128 bytes) and the
+/// 128B swizzle, rows past the tensor read as zeros: created on the host
+/// (`nvgpu.tma.create.descriptor`, a `tensormap` buffer of the launch
+/// plan), taken by the kernel as a memref<128xi8>.
+Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
+                      ArrayRef<int64_t> box, Type elem);
+
 /// A tile of `rows` x `width` 16-bit elements in shared memory from element
 /// `base` (plus `shift` elements when set: the stage of a multi-buffered
 /// tile). Widths that are multiples of 64 are stored as 64-column panels
@@ -107,6 +115,23 @@ protected:
   Value pack(Value lo, Value hi);
   /// A vector<2 x elem> in `reg` form.
   Value toReg(Value pair);
+  /// TMA: copies the box of `map` (a memref<128xi8>) at `coords` (i32,
+  /// innermost first) to byte `dst` (an index) of shared memory,
+  /// completing on the mbarrier at `barrier` (an LLVM shared pointer).
+  void tmaCopy(Value map, ArrayRef<Value> coords, Value dst, Value barrier);
+  /// The calling thread arrives on `barrier`, expecting `bytes` more.
+  void expectBytes(Value barrier, int64_t bytes);
+  /// Waits for phase `parity` (an index) of `barrier`.
+  void waitPhase(Value barrier, Value parity);
+  Value i32c(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
+  Value toI32(Value index) { return arith::IndexCastOp::create(b, i32, index); }
+  /// The LLVM shared-memory pointer of a byte address held as an index.
+  Value sharedPointer(Value address) {
+    return pointerFromIndex(b, address, /*addressSpace=*/3);
+  }
+
   /// The wgmma shared-memory descriptor of the 128B-swizzled tile at byte
   /// `address` (an i64 in the shared window): start address, leading and
   /// stride byte offsets, swizzle.
