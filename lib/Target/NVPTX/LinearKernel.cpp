@@ -42,6 +42,9 @@ struct Gemm {
   /// sm_90a: each warpgroup multiplies its 64 rows with wgmma from shared
   /// memory (warps along M only, 16 rows each); else mma.sync.
   bool wgmma = false;
+  /// With wgmma and a 16-bit input: the tiles arrive by TMA (one thread
+  /// issues each step's copies) on one mbarrier per stage, after the tiles.
+  bool tma = false;
   /// K ranges of `stepsPerSplit` steps computed by separate blocks (split-K)
   /// when the output tiles alone would leave multiprocessors idle; their
   /// f32 partials are summed by a second kernel.
@@ -58,15 +61,18 @@ struct Gemm {
   /// of them rotate, `stages - 1` K steps loading ahead of the multiply.
   int64_t stages = 2;
   int64_t stageElements() const { return (blockM + blockN) * kBlockK; }
-  int64_t sharedBytes() const { return stages * 2 * stageElements(); }
+  int64_t barrierOffset() const { return stages * 2 * stageElements(); }
+  int64_t sharedBytes() const {
+    return barrierOffset() + (tma ? 8 * stages : 0);
+  }
 };
 
 bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
 bool isStoredFloat(Type t) { return t.isF32() || isSixteenBit(t); }
 
 /// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, int64_t smCount,
-                        int64_t splitK, int64_t sharedLimit,
+FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, bool tma,
+                        int64_t smCount, int64_t splitK, int64_t sharedLimit,
                         std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
@@ -124,9 +130,11 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, int64_t smCount,
       // As many stages (up to 4) as the shared memory holds: the wgmma
       // blocks run one per multiprocessor.
       // (At least 3: one stage in the multiply in flight, one in the next.)
-      g.stages = std::min<int64_t>(4, sharedLimit / (2 * g.stageElements()));
+      g.stages = std::min<int64_t>(
+          4, (sharedLimit - 32) / (2 * g.stageElements()));
       if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
         g.wgmma = true;
+        g.tma = tma && g.inElem == g.elem;
         break;
       }
       g.stages = 2;
@@ -175,6 +183,8 @@ public:
   /// (or null) and `y` [M, N] are global memrefs; with split-K, `y` is the
   /// f32 partials [splits, M, N] and the bias is left to the reduction.
   void emit(gpu::LaunchOp launch, Value x, Value w, Value bias, Value y);
+  /// TMA: the tensor maps of `x` and `w` (memref<128xi8>).
+  Value xMap, wMap;
 
 private:
   /// The A and W tiles of the stage starting at element `shift`.
@@ -193,6 +203,14 @@ private:
   /// and the A tile when the input is 16-bit. Copies of rows or columns
   /// past the matrix are zero fills.
   void stageAsync(Value step, Value stage, SmallVectorImpl<Value> &tokens);
+  /// TMA (thread 0): the A and W boxes of K step `step` into `stage`,
+  /// completing on the mbarrier `barrier`.
+  void stageTma(Value step, Value stage, Value barrier);
+  /// The mbarrier of stage number `s` (an index).
+  Value barrierOf(Value s) {
+    return sharedPointer(
+        add(tilesAddress, add(idx(g.barrierOffset()), mul(s, 8))));
+  }
   /// f32 input: this thread's chunks of the A tile of K step `step` as
   /// vector<8xf32> (zeros past the matrix or when `live` is false).
   SmallVector<Value> loadInput(Value step, Value live);
@@ -258,6 +276,24 @@ void GemmEmitter::stageAsync(Value step, Value stage,
     copy(wTile(stage), w, n0, g.n, k0, g.k);
   else
     copy(wTile(stage), w, k0, g.k, n0, g.n);
+}
+
+void GemmEmitter::stageTma(Value step, Value stage, Value barrier) {
+  expectBytes(barrier, 2 * kBlockK * (g.blockM + g.blockN));
+  Value k0 = toI32(mul(step, kBlockK));
+  auto dst = [&](int64_t element) {
+    return add(tilesAddress, add(mul(stage, 2), idx(2 * element)));
+  };
+  tmaCopy(xMap, {k0, toI32(m0)}, dst(0), barrier);
+  SharedTile wt = wTile(stage);
+  if (g.outIn) {
+    tmaCopy(wMap, {k0, toI32(n0)}, dst(wt.base), barrier);
+    return;
+  }
+  // [K, N]: one 64-column panel per box.
+  for (int64_t p = 0; p < g.blockN / 64; ++p)
+    tmaCopy(wMap, {toI32(add(n0, idx(64 * p))), k0},
+            dst(wt.base + p * wt.rows * 64), barrier);
 }
 
 SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
@@ -437,7 +473,24 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   // With wgmma one step's multiply stays in flight, reading its stage
   // while the next one runs: one stage fewer loads ahead.
   int64_t ahead = g.stages - 1 - (g.wgmma ? 1 : 0);
-  for (int64_t i = 0; i < ahead; ++i) {
+  Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
+                                       idx(0));
+  if (g.tma) {
+    ifThen(leader, [&] {
+      for (int64_t i = 0; i < g.stages; ++i)
+        NVVM::MBarrierInitOp::create(b, barrierOf(idx(i)), i32c(1),
+                                     /*predicate=*/nullptr);
+      NVVM::FenceMbarrierInitOp::create(b);
+    });
+    gpu::BarrierOp::create(b);
+  }
+  for (int64_t i = 0; g.tma && i < ahead; ++i) {
+    Value step = add(first, idx(i));
+    ifThen(both(leader, lt(step, last)), [&] {
+      stageTma(step, idx(i * g.stageElements()), barrierOf(idx(i)));
+    });
+  }
+  for (int64_t i = 0; !g.tma && i < ahead; ++i) {
     Value step = add(first, idx(i)), stage = idx(i * g.stageElements());
     Value live = lt(step, last);
     ifThen(live, [&] {
@@ -473,17 +526,26 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     Value rel = sub(step, first);
     Value cur = mul(rem(rel, g.stages), g.stageElements());
     Value nxt = mul(rem(add(rel, idx(ahead)), g.stages), g.stageElements());
-    waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead - 1);
     Value next = add(step, idx(ahead));
     Value hasNext = lt(next, last);
     SmallVector<Value> chunks;
-    if (convert)
-      chunks = loadInput(next, hasNext);
-    ifThen(hasNext, [&] {
-      SmallVector<Value> t;
-      stageAsync(next, nxt, t);
-    });
-    commit({});
+    if (g.tma) {
+      // The k-th use of a stage's mbarrier completes its phase k.
+      waitPhase(barrierOf(rem(rel, g.stages)), rem(div(rel, g.stages), 2));
+      gpu::BarrierOp::create(b);
+      Value s = rem(add(rel, idx(ahead)), g.stages);
+      ifThen(both(leader, hasNext),
+             [&] { stageTma(next, nxt, barrierOf(s)); });
+    } else {
+      waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead - 1);
+      if (convert)
+        chunks = loadInput(next, hasNext);
+      ifThen(hasNext, [&] {
+        SmallVector<Value> t;
+        stageAsync(next, nxt, t);
+      });
+      commit({});
+    }
     SmallVector<Value> yields;
     if (g.wgmma) {
       yields = {multiplyWgmma(cur, loop.getRegionIterArgs()[0])};
@@ -589,6 +651,16 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
         b, MemRefType::get({g.splits, g.m, g.n}, b.getF32Type()),
         b.getI64IntegerAttr(64));
 
+  // TMA: boxes of 64 K columns (the 128B swizzle), block-m rows of the
+  // input and block-n rows of W [N, K] or 64 x 64 panels of W [K, N].
+  Value xMap, wMap;
+  if (g.tma) {
+    xMap = createTensorMap(b, x, {g.blockM, kBlockK}, g.elem);
+    wMap = createTensorMap(
+        b, w, g.outIn ? SmallVector<int64_t>{g.blockN, kBlockK}
+                      : SmallVector<int64_t>{kBlockK, 64},
+        g.elem);
+  }
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   auto launch = gpu::LaunchOp::create(
       b, c(g.gridN()), c(g.gridM()), c(g.splits), c(g.threads()), c(1), c(1),
@@ -602,10 +674,13 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b);
+    GemmEmitter emitter(b, g);
+    emitter.xMap = xMap;
+    emitter.wMap = wMap;
     if (partials)
-      GemmEmitter(b, g).emit(launch, x, w, nullptr, partials);
+      emitter.emit(launch, x, w, nullptr, partials);
     else
-      GemmEmitter(b, g).emit(launch, x, w, bias, y);
+      emitter.emit(launch, x, w, bias, y);
   }
   if (partials)
     emitReduce(b, g, partials, bias, y);
@@ -624,8 +699,9 @@ struct LinearKernelPass
     getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
     for (mnemo::LinearOp op : ops) {
       std::string why;
-      FailureOr<Gemm> g = analyze(op, chip == "sm_90a" && useWgmma, smCount,
-                                  splitK, sharedBytesLimit, why);
+      FailureOr<Gemm> g =
+          analyze(op, chip == "sm_90a" && useWgmma, useTma, smCount, splitK,
+                  sharedBytesLimit, why);
       if (succeeded(g))
         rewrite(op, *g);
       else if (report)

@@ -1,8 +1,10 @@
 // The tensor-core linear kernel in PTX for both chips: cp.async staging of
 // the weight, f32 input rounded to bf16 pairs, ldmatrix (transposed for a
 // [K, N] weight), bf16 and f16 mma.sync, the split-K reduction; on sm_90a
-// the 128 x 128 tiles multiply with wgmma from shared memory (the weight
-// MN-major) after a proxy fence. ptxas accepts every kernel without
+// the 128 x 128 tiles of the bf16 input arrive by TMA (2-D tensor maps the
+// plan declares, 64 x 64 panels of the [K, N] weight) on per-stage
+// mbarriers and multiply with wgmma from shared memory (the weight
+// MN-major), one step in flight. ptxas accepts every kernel without
 // spilling.
 // REQUIRES: ptxas
 // RUN: mnemoc %s --target=sm_80 --emit=ptx -o %t.sm_80.ptx
@@ -14,7 +16,9 @@
 
 // CHECK: mnemo.launch linear_mma grid 4 4 1 block 128 1 1 shared 32768 args buffer:0 buffer:1 buffer:2 buffer:3
 // SM80: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 65536 args buffer:0 buffer:1 buffer:2
-// SM90: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 131072 args buffer:0 buffer:1 buffer:2
+// SM90: mnemo.buffer 1 tensormap of 0 bf16 dims 520x1500 strides 1040 box 64x128 swizzle 128 bytes 128
+// SM90: mnemo.buffer 3 tensormap of 2 bf16 dims 1536x520 strides 3072 box 64x64 swizzle 128 bytes 128
+// SM90: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 131104 args buffer:1 buffer:3 buffer:4
 // CHECK: mnemo.launch linear_mma_1 grid 5 1 4 block 128 1 1 shared 20480 args buffer:0 buffer:1 buffer:2
 // CHECK: mnemo.launch linear_reduce grid 3 1 1 block 256 1 1 shared 0 args buffer:2 buffer:3 buffer:4
 // CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];

@@ -97,8 +97,10 @@ def LinearKernelPass
       `[K, N]`);
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
       enough 128 x 256 or 128 x 128 output tiles, each warpgroup multiplies
-      its 64 rows with `wgmma` reading both tiles from shared memory); the
-      bias is added and the result converted on the way out.
+      its 64 rows with `wgmma` reading both tiles from shared memory, up to
+      4 stages deep, one step's multiply in flight while the next is
+      issued; a 16-bit input's tiles then arrive by TMA on one mbarrier per
+      stage); the bias is added and the result converted on the way out.
 
     Tensors enter through `bufferization.to_buffer` and the result leaves
     through `bufferization.to_tensor` of a new buffer.
@@ -108,6 +110,8 @@ def LinearKernelPass
            "The GPU: sm_90a uses warpgroup MMA (wgmma) for large outputs">,
     Option<"useWgmma", "wgmma", "bool", "true",
            "On sm_90a, multiply with wgmma where the tiling allows">,
+    Option<"useTma", "tma", "bool", "true",
+           "With wgmma and a 16-bit input, load the tiles with TMA">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
