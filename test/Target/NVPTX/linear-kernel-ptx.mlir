@@ -30,7 +30,10 @@
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // SM80-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// SM90-DAG: cp.async.wait_group 1;
+// SM90-DAG: mbarrier.init.shared.b64
+// SM90-DAG: mbarrier.arrive.expect_tx.shared.b64
+// SM90-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM90-DAG: mbarrier.try_wait.parity.shared.b64
 // SM90-DAG: wgmma.wait_group.sync.aligned 1;
 // SM90-DAG: wgmma.fence.sync.aligned;
 // SM90-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
