@@ -1,6 +1,8 @@
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="report=true" --canonicalize --cse --verify-diagnostics | FileCheck %s
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="split-k=3" --canonicalize --cse | FileCheck %s --check-prefix=SPLIT3
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="shared-bytes-limit=16384 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=SM90
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a tma=false shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=NOTMA
 
 // f32 input, bf16 weight [N, K], f32 bias; 200 rows, K 136 and N 200 off
 // the tiles. 16 output tiles of 64 x 64 (2 x 2 warps of 32 x 32), 3 steps of
@@ -53,6 +55,35 @@ func.func @f32_input_bias(%x: tensor<2x100x136xf32>, %w: tensor<200x136xbf16>, %
 // CHECK: scf.for %{{.*}} = %c0 to %c9
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<1500x1536xbf16>, vector<2xbf16>
+// sm_90a: the same tiles as 2 warpgroups, 4 stages of 32 KiB and their
+// mbarriers; TMA boxes of 128 input rows and 64 x 64 weight panels (two
+// per step), wgmma with the weight MN-major, one step in flight; without
+// TMA, cp.async with 3 groups in flight and a proxy fence.
+// SM90-LABEL: func.func @in_out_128
+// SM90: %[[XMAP:.*]] = nvgpu.tma.create.descriptor {{.*}} box[%c128, %c64]
+// SM90: nvgpu.tma.create.descriptor {{.*}} box[%c64, %c64]
+// SM90: gpu.launch
+// SM90-SAME: dynamic_shared_memory_size %c131104_i32 function(@linear_mma)
+// SM90-COUNT-4: nvvm.mbarrier.init
+// SM90: nvvm.fence.mbarrier.init
+// SM90: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// SM90-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// SM90: scf.for
+// SM90: nvvm.mbarrier.try_wait.parity
+// SM90-NEXT: gpu.barrier
+// SM90: nvvm.wgmma.fence.aligned
+// SM90-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// SM90: nvvm.wgmma.wait.group.sync.aligned 1
+// SM90: scf.yield
+// SM90: nvvm.wgmma.wait.group.sync.aligned 0
+// NOTMA-LABEL: func.func @in_out_128
+// NOTMA-NOT: nvgpu.tma.create.descriptor
+// NOTMA: gpu.launch
+// NOTMA-SAME: dynamic_shared_memory_size %c131072_i32 function(@linear_mma)
+// NOTMA: scf.for
+// NOTMA: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// NOTMA-NEXT: nvvm.fence.proxy
+// NOTMA: nvvm.wgmma.mma_async
 func.func @in_out_128(%x: tensor<1500x520xbf16>, %w: tensor<520x1536xbf16>) -> tensor<1500x1536xbf16> {
   %r = mnemo.linear %x, %w layout(in_out) : tensor<1500x520xbf16>, tensor<520x1536xbf16> -> tensor<1500x1536xbf16>
   return %r : tensor<1500x1536xbf16>
