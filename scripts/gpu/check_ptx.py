@@ -125,7 +125,8 @@ def reference(ref, inputs, case_dir):
                                     sink=inputs.get("sink"))
     if op == "linear":
         w = f64["w"].T if ref.get("layout", "out_in") == "out_in" else f64["w"]
-        return f64["x"] @ w + (f64["b"] if "b" in f64 else 0.0)
+        x = f64["g"] / (1.0 + np.exp(-f64["g"])) * f64["u"] if ref.get("swiglu") else f64["x"]
+        return x @ w + (f64["b"] if "b" in f64 else 0.0)
     if op == "rms_norm":
         x = f64["x"]
         return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + ref["eps"]) * f64["w"]

@@ -70,24 +70,31 @@ def layer(name, op, shapes, body, result, ref, ids=None):
     return name, mlir, inputs, {"op": op, **ref}, 1e-4
 
 
-def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None):
+def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, swiglu=False):
     """A linear case with 16-bit weights (the tensor-core GEMM): M rows of
-    shape m_shape, checked by relative error (2e-2)."""
+    shape m_shape, checked by relative error (2e-2); with swiglu, its input
+    is silu(g) * u of two inputs (fused into the kernel's loads)."""
     xs, ys = (*m_shape, k), (*m_shape, n)
     ws = (n, k) if layout == "out_in" else (k, n)
     out = x  # the result has the input's type
-    args = f"%x: {ttype(xs, x)}, %w: {ttype(ws, w)}"
+    names = ("g", "u") if swiglu else ("x",)
+    args = ", ".join(f"%{a}: {ttype(xs, x)}" for a in names) + f", %w: {ttype(ws, w)}"
     attr = ""
     if bias:
         args += f", %b: {ttype((n,), bias)}"
         attr = f" bias(%b : {ttype((n,), bias)})"
-    mlir = (f"func.func @main({args}) -> {ttype(ys, out)} {{\n"
+    pre = f"  %x = mnemo.swiglu %g, %u : {ttype(xs, x)}\n" if swiglu else ""
+    mlir = (f"func.func @main({args}) -> {ttype(ys, out)} {{\n{pre}"
             f"  %r = mnemo.linear %x, %w layout({layout}){attr} : {ttype(xs, x)}, "
             f"{ttype(ws, w)} -> {ttype(ys, out)}\n  return %r : {ttype(ys, out)}\n}}\n")
-    inputs = [{"name": "x", "shape": xs, "dtype": x}, {"name": "w", "shape": ws, "dtype": w}]
+    inputs = [{"name": a, "shape": xs, "dtype": x} for a in names]
+    inputs.append({"name": "w", "shape": ws, "dtype": w})
     if bias:
         inputs.append({"name": "b", "shape": (n,), "dtype": bias})
-    return name, mlir, inputs, {"op": "linear", "layout": layout, "rel": 2e-2}, None
+    ref = {"op": "linear", "layout": layout, "rel": 2e-2}
+    if swiglu:
+        ref["swiglu"] = True
+    return name, mlir, inputs, ref, None
 
 
 def linear_cases():
@@ -103,6 +110,11 @@ def linear_cases():
     # that adds the bias; uneven last range.
     yield linear("lin_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32", bias="bf16")
     yield linear("lin_bf16_in_out_splitk_40x2056", (40,), 2056, 136, layout="in_out")
+    # SwiGLU computed on the input loads (an MLP's down projection): f32
+    # decode rows, and bf16 through registers with wgmma on sm_90a.
+    yield linear("lin_swiglu_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", swiglu=True)
+    yield linear("lin_swiglu_bf16_1100x344_to_1032", (1100,), 344, 1032, layout="in_out",
+                 swiglu=True)
 
 
 def layer_cases():

@@ -19,6 +19,8 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 
+#include <cmath>
+
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_LINEARKERNELPASS
 #include "mnemo/Target/NVPTX/Passes.h.inc"
@@ -38,6 +40,12 @@ struct Gemm {
   Type inElem, outElem; // input (elem or f32) and result elements
   int64_t m, k, n;      // rows (leading dims), input and output features
   bool outIn;           // weight [N, K] (else [K, N])
+  /// The input is silu(gate) * up of a mnemo.swiglu only this layer reads:
+  /// computed as the A tile is staged.
+  bool swiglu = false;
+  /// A reaches shared memory through registers (converted or computed),
+  /// else copied as it is.
+  bool viaRegisters() const { return inElem != elem || swiglu; }
   int64_t blockM, blockN, warpsM, warpsN;
   /// sm_90a: each warpgroup multiplies its 64 rows with wgmma from shared
   /// memory (warps along M only, 16 rows each); else mma.sync.
@@ -71,13 +79,14 @@ bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
 bool isStoredFloat(Type t) { return t.isF32() || isSixteenBit(t); }
 
 /// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, bool tma,
-                        int64_t smCount, int64_t splitK, int64_t sharedLimit,
-                        std::string &why) {
+FailureOr<Gemm> analyze(mnemo::LinearOp op, bool swiglu, bool wgmma,
+                        bool tma, int64_t smCount, int64_t splitK,
+                        int64_t sharedLimit, std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
   auto r = cast<RankedTensorType>(op.getResult().getType());
   Gemm g;
+  g.swiglu = swiglu;
   g.elem = w.getElementType();
   g.inElem = x.getElementType();
   g.outElem = r.getElementType();
@@ -134,7 +143,7 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, bool wgmma, bool tma,
           4, (sharedLimit - 32) / (2 * g.stageElements()));
       if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
         g.wgmma = true;
-        g.tma = tma && g.inElem == g.elem;
+        g.tma = tma && !g.viaRegisters();
         break;
       }
       g.stages = 2;
@@ -185,6 +194,8 @@ public:
   void emit(gpu::LaunchOp launch, Value x, Value w, Value bias, Value y);
   /// TMA: the tensor maps of `x` and `w` (memref<128xi8>).
   Value xMap, wMap;
+  /// SwiGLU: the up tensor [M, K] (`x` is the gate).
+  Value up;
 
 private:
   /// The A and W tiles of the stage starting at element `shift`.
@@ -211,11 +222,12 @@ private:
     return sharedPointer(
         add(tilesAddress, add(idx(g.barrierOffset()), mul(s, 8))));
   }
-  /// f32 input: this thread's chunks of the A tile of K step `step` as
-  /// vector<8xf32> (zeros past the matrix or when `live` is false).
+  /// A through registers: this thread's chunks of the A tile of K step
+  /// `step` as loaded, vector<8> of the input type (zeros past the matrix
+  /// or when `live` is false): one per chunk, or gate and up with SwiGLU.
   SmallVector<Value> loadInput(Value step, Value live);
-  /// Rounds `chunks` (from loadInput) to 16 bits into the A tile of
-  /// `stage`.
+  /// The chunks of loadInput (silu(gate) * up with SwiGLU, in f32) rounded
+  /// to 16 bits into the A tile of `stage`.
   void storeInput(ArrayRef<Value> chunks, Value stage);
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
@@ -270,7 +282,7 @@ void GemmEmitter::stageAsync(Value step, Value stage,
                                  select(valid, gc, idx(0)), valid));
     });
   };
-  if (g.inElem == g.elem)
+  if (!g.viaRegisters())
     copy(aTile(stage), x, m0, g.m, k0, g.k);
   if (g.outIn)
     copy(wTile(stage), w, n0, g.n, k0, g.k);
@@ -298,9 +310,9 @@ void GemmEmitter::stageTma(Value step, Value stage, Value barrier) {
 
 SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
   SmallVector<Value> chunks;
-  auto type = VectorType::get({8}, f32);
+  auto type = VectorType::get({8}, g.inElem);
   Value zeros = arith::ConstantOp::create(
-      b, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
+      b, type, DenseElementsAttr::get(type, b.getFloatAttr(g.inElem, 0.0)));
   Value k0 = mul(step, kBlockK);
   // Whole rounds only: the chunks are used outside this scope.
   assert(g.blockM * kBlockK / 8 % g.threads() == 0 && "partial round");
@@ -310,20 +322,43 @@ SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
         both(live, both(lt(gr, idx(g.m)), lt(gc, idx(g.k))));
     // Every thread loads (from row 0 when out of range): no branch keeps
     // the loads from being in flight during the multiply.
-    Value v = vector::LoadOp::create(
-        b, type, x,
-        ValueRange{select(valid, gr, idx(0)), select(valid, gc, idx(0))},
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-    chunks.push_back(select(valid, v, zeros));
+    SmallVector<Value, 2> at = {select(valid, gr, idx(0)),
+                                select(valid, gc, idx(0))};
+    for (Value from : {x, up}) {
+      if (!from)
+        continue;
+      Value v = vector::LoadOp::create(b, type, from, at,
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      chunks.push_back(select(valid, v, zeros));
+    }
   });
   return chunks;
 }
 
 void GemmEmitter::storeInput(ArrayRef<Value> chunks, Value stage) {
+  auto wide = VectorType::get({8}, f32);
   auto type = VectorType::get({8}, g.elem);
+  auto widen = [&](Value v) -> Value {
+    return g.inElem == f32 ? v : arith::ExtFOp::create(b, wide, v);
+  };
   unsigned i = 0;
   forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
-    Value v = arith::TruncFOp::create(b, type, chunks[i++]);
+    Value v = widen(chunks[i++]);
+    if (g.swiglu) {
+      // silu(gate) * up = gate / (1 + 2^(-gate log2 e)) * up, per element.
+      Value u = widen(chunks[i++]);
+      SmallVector<Value> out;
+      for (int64_t e = 0; e < 8; ++e) {
+        Value ge = vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e});
+        Value ue = vector::ExtractOp::create(b, u, ArrayRef<int64_t>{e});
+        Value ex = exp2Approx(b, fmul(ge, cf(-M_LOG2E)));
+        Value silu = arith::DivFOp::create(b, ge, fadd(cf(1.0), ex));
+        out.push_back(fmul(silu, ue));
+      }
+      v = vector::FromElementsOp::create(b, wide, out);
+    }
+    v = arith::TruncFOp::create(b, type, v);
     vector::StoreOp::create(b, v, tiles,
                             ValueRange{offset(aTile(stage), row, col)},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -469,7 +504,7 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
 
   // Steps first .. first + stages - 2 load ahead, a cp.async group each
   // (empty past the range, so every step commits one group).
-  bool convert = g.inElem != g.elem;
+  bool convert = g.viaRegisters();
   // With wgmma one step's multiply stays in flight, reading its stage
   // while the next one runs: one stage fewer loads ahead.
   int64_t ahead = g.stages - 1 - (g.wgmma ? 1 : 0);
@@ -638,7 +673,10 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
         b, memref,
         ArrayRef<ReassociationIndices>{lead, {t.getRank() - 1}});
   };
-  Value x = rows(buffer(op.getInput()));
+  // With SwiGLU the kernel reads its gate and up.
+  auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
+  Value x = rows(buffer(g.swiglu ? swiglu.getGate() : op.getInput()));
+  Value up = g.swiglu ? rows(buffer(swiglu.getUp())) : nullptr;
   Value w = buffer(op.getWeight()), bias = buffer(op.getBias());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   Value out = memref::AllocOp::create(
@@ -677,6 +715,7 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
     GemmEmitter emitter(b, g);
     emitter.xMap = xMap;
     emitter.wMap = wMap;
+    emitter.up = up;
     if (partials)
       emitter.emit(launch, x, w, nullptr, partials);
     else
@@ -688,6 +727,8 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);
   op.erase();
+  if (g.swiglu && swiglu->use_empty())
+    swiglu.erase();
 }
 
 struct LinearKernelPass
@@ -699,9 +740,14 @@ struct LinearKernelPass
     getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
     for (mnemo::LinearOp op : ops) {
       std::string why;
+      // A SwiGLU only this layer reads is computed on its input loads.
+      auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
+      bool fuse = fuseSwiglu && swiglu && swiglu->hasOneUse() &&
+                  swiglu.getGate().getType() == swiglu.getType() &&
+                  swiglu.getUp().getType() == swiglu.getType();
       FailureOr<Gemm> g =
-          analyze(op, chip == "sm_90a" && useWgmma, useTma, smCount, splitK,
-                  sharedBytesLimit, why);
+          analyze(op, fuse, chip == "sm_90a" && useWgmma, useTma, smCount,
+                  splitK, sharedBytesLimit, why);
       if (succeeded(g))
         rewrite(op, *g);
       else if (report)

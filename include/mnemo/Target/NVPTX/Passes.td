@@ -95,6 +95,9 @@ def LinearKernelPass
       previous step's multiply and rounded to the weight's type as it is
       stored; both layouts of W are read with `ldmatrix` (`.trans` for
       `[K, N]`);
+    - a `mnemo.swiglu` whose only user is the layer (the down projection
+      of an MLP) is computed as its input is staged, silu(gate) * up from
+      the two tensors, instead of being written and read back;
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
       enough 128 x 256 or 128 x 128 output tiles, each warpgroup multiplies
       its 64 rows with `wgmma` reading both tiles from shared memory, up to
@@ -112,6 +115,8 @@ def LinearKernelPass
            "On sm_90a, multiply with wgmma where the tiling allows">,
     Option<"useTma", "tma", "bool", "true",
            "With wgmma and a 16-bit input, load the tiles with TMA">,
+    Option<"fuseSwiglu", "fuse-swiglu", "bool", "true",
+           "Compute a mnemo.swiglu only the layer reads on its input loads">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
