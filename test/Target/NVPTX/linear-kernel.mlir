@@ -137,3 +137,29 @@ func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>,
   %4 = mnemo.linear %v, %wb layout(out_in) : tensor<16xbf16>, tensor<8x16xbf16> -> tensor<8xbf16>
   return %0, %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>
 }
+
+// A SwiGLU only the layer reads is computed on the input loads: gate and
+// up are loaded one step ahead and silu(gate) * up (ex2.approx) is rounded
+// into the A tile; the swiglu op goes away. With a second user it stays.
+// CHECK-LABEL: func.func @swiglu_down
+// CHECK-NOT: mnemo.swiglu
+// CHECK: %[[G:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[U:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK: gpu.launch
+// CHECK: vector.load %[[G]]{{.*}} : memref<40x344xbf16>, vector<8xbf16>
+// CHECK: vector.load %[[U]]{{.*}} : memref<40x344xbf16>, vector<8xbf16>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK-LABEL: func.func @swiglu_shared
+// CHECK: mnemo.swiglu
+// CHECK: gpu.launch
+func.func @swiglu_down(%g: tensor<40x344xbf16>, %u: tensor<40x344xbf16>, %w: tensor<128x344xbf16>) -> tensor<40x128xbf16> {
+  %s = mnemo.swiglu %g, %u : tensor<40x344xbf16>
+  %r = mnemo.linear %s, %w layout(out_in) : tensor<40x344xbf16>, tensor<128x344xbf16> -> tensor<40x128xbf16>
+  return %r : tensor<40x128xbf16>
+}
+func.func @swiglu_shared(%g: tensor<40x344xbf16>, %u: tensor<40x344xbf16>, %w: tensor<128x344xbf16>) -> (tensor<40x128xbf16>, tensor<40x344xbf16>) {
+  %s = mnemo.swiglu %g, %u : tensor<40x344xbf16>
+  %r = mnemo.linear %s, %w layout(out_in) : tensor<40x344xbf16>, tensor<128x344xbf16> -> tensor<40x128xbf16>
+  return %r, %s : tensor<40x128xbf16>, tensor<40x344xbf16>
+}
