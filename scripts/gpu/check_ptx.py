@@ -125,7 +125,10 @@ def reference(ref, inputs, case_dir):
                                     sink=inputs.get("sink"))
     if op == "linear":
         w = f64["w"].T if ref.get("layout", "out_in") == "out_in" else f64["w"]
-        x = f64["g"] / (1.0 + np.exp(-f64["g"])) * f64["u"] if ref.get("swiglu") else f64["x"]
+        x = f64["g"] / (1.0 + np.exp(-f64["g"])) * f64["u"] if ref.get("swiglu") else f64.get("x")
+        if "rms_norm" in ref:
+            x0, nw = f64["x0"], f64["nw"] + (1.0 if ref["rms_norm"]["unit_offset"] else 0.0)
+            x = x0 / np.sqrt((x0 ** 2).mean(axis=-1, keepdims=True) + ref["rms_norm"]["eps"]) * nw
         return x @ w + (f64["b"] if "b" in f64 else 0.0)
     if op == "rms_norm":
         x = f64["x"]

@@ -70,10 +70,13 @@ def layer(name, op, shapes, body, result, ref, ids=None):
     return name, mlir, inputs, {"op": op, **ref}, 1e-4
 
 
-def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, swiglu=False):
+def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, swiglu=False,
+           norm=None):
     """A linear case with 16-bit weights (the tensor-core GEMM): M rows of
     shape m_shape, checked by relative error (2e-2); with swiglu, its input
-    is silu(g) * u of two inputs (fused into the kernel's loads)."""
+    is silu(g) * u of two inputs, with norm (the norm weight's dtype) it is
+    rms_norm(x, nw) (both fused into the kernel's loads; a norm named with
+    "+1" has a unit offset)."""
     xs, ys = (*m_shape, k), (*m_shape, n)
     ws = (n, k) if layout == "out_in" else (k, n)
     out = x  # the result has the input's type
@@ -84,16 +87,27 @@ def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, 
         args += f", %b: {ttype((n,), bias)}"
         attr = f" bias(%b : {ttype((n,), bias)})"
     pre = f"  %x = mnemo.swiglu %g, %u : {ttype(xs, x)}\n" if swiglu else ""
+    if norm:
+        nd = norm.removesuffix("+1")
+        offset = " unit_offset" if norm.endswith("+1") else ""
+        names = ("x0",)
+        args = f"%x0: {ttype(xs, x)}, %nw: {ttype((k,), nd)}, %w: {ttype(ws, w)}"
+        pre = (f"  %x = mnemo.rms_norm %x0, %nw eps(1.0e-05){offset} : {ttype(xs, x)}, "
+               f"{ttype((k,), nd)} -> {ttype(xs, x)}\n")
     mlir = (f"func.func @main({args}) -> {ttype(ys, out)} {{\n{pre}"
             f"  %r = mnemo.linear %x, %w layout({layout}){attr} : {ttype(xs, x)}, "
             f"{ttype(ws, w)} -> {ttype(ys, out)}\n  return %r : {ttype(ys, out)}\n}}\n")
     inputs = [{"name": a, "shape": xs, "dtype": x} for a in names]
+    if norm:
+        inputs.append({"name": "nw", "shape": (k,), "dtype": norm.removesuffix("+1")})
     inputs.append({"name": "w", "shape": ws, "dtype": w})
     if bias:
         inputs.append({"name": "b", "shape": (n,), "dtype": bias})
     ref = {"op": "linear", "layout": layout, "rel": 2e-2}
     if swiglu:
         ref["swiglu"] = True
+    if norm:
+        ref["rms_norm"] = {"eps": 1e-5, "unit_offset": norm.endswith("+1")}
     return name, mlir, inputs, ref, None
 
 
@@ -115,6 +129,10 @@ def linear_cases():
     yield linear("lin_swiglu_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", swiglu=True)
     yield linear("lin_swiglu_bf16_1100x344_to_1032", (1100,), 344, 1032, layout="in_out",
                  swiglu=True)
+    # rms_norm folded in (x * weight staged, rows scaled at the end): decode
+    # rows with f32 activations, and bf16 with a unit offset through wgmma.
+    yield linear("lin_rmsnorm_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", norm="f32")
+    yield linear("lin_rmsnorm_bf16_1100x328_to_1040", (1100,), 328, 1040, norm="bf16+1")
 
 
 def layer_cases():

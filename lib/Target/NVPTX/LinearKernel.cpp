@@ -43,9 +43,14 @@ struct Gemm {
   /// The input is silu(gate) * up of a mnemo.swiglu only this layer reads:
   /// computed as the A tile is staged.
   bool swiglu = false;
+  /// The input is rms_norm(x, weight): the kernel stages x * weight (or
+  /// x * (1 + weight)) and scales each output row by rsqrt(mean(x^2) +
+  /// eps), the sums of squares gathered as x passes through (no split-K).
+  bool rmsNorm = false, unitOffset = false;
+  double eps = 0.0;
   /// A reaches shared memory through registers (converted or computed),
   /// else copied as it is.
-  bool viaRegisters() const { return inElem != elem || swiglu; }
+  bool viaRegisters() const { return inElem != elem || swiglu || rmsNorm; }
   int64_t blockM, blockN, warpsM, warpsN;
   /// sm_90a: each warpgroup multiplies its 64 rows with wgmma from shared
   /// memory (warps along M only, 16 rows each); else mma.sync.
@@ -70,23 +75,38 @@ struct Gemm {
   int64_t stages = 2;
   int64_t stageElements() const { return (blockM + blockN) * kBlockK; }
   int64_t barrierOffset() const { return stages * 2 * stageElements(); }
-  int64_t sharedBytes() const {
+  /// rms_norm: the rows' scales (f32) after the tiles.
+  int64_t rowScaleOffset() const {
     return barrierOffset() + (tma ? 8 * stages : 0);
+  }
+  int64_t sharedBytes() const {
+    return rowScaleOffset() + (rmsNorm ? 4 * blockM : 0);
   }
 };
 
 bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
 bool isStoredFloat(Type t) { return t.isF32() || isSixteenBit(t); }
 
+/// What the kernel computes on its input loads.
+struct Fusion {
+  mnemo::SwiGluOp swiglu;
+  mnemo::RmsNormOp rmsNorm;
+};
+
 /// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, bool swiglu, bool wgmma,
+FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
                         bool tma, int64_t smCount, int64_t splitK,
                         int64_t sharedLimit, std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
   auto r = cast<RankedTensorType>(op.getResult().getType());
   Gemm g;
-  g.swiglu = swiglu;
+  g.swiglu = static_cast<bool>(fusion.swiglu);
+  if (mnemo::RmsNormOp norm = fusion.rmsNorm) {
+    g.rmsNorm = true;
+    g.eps = norm.getEps().convertToDouble();
+    g.unitOffset = norm.getUnitOffset();
+  }
   g.elem = w.getElementType();
   g.inElem = x.getElementType();
   g.outElem = r.getElementType();
@@ -140,7 +160,7 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, bool swiglu, bool wgmma,
       // blocks run one per multiprocessor.
       // (At least 3: one stage in the multiply in flight, one in the next.)
       g.stages = std::min<int64_t>(
-          4, (sharedLimit - 32) / (2 * g.stageElements()));
+          4, (sharedLimit - 1024) / (2 * g.stageElements()));
       if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
         g.wgmma = true;
         g.tma = tma && !g.viaRegisters();
@@ -164,7 +184,7 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, bool swiglu, bool wgmma,
   // a quarter of the weight's (splits x M x 16 <= K).
   int64_t tiles = g.gridM() * g.gridN();
   g.stepsPerSplit = g.kSteps();
-  if (splitK || tiles < 2 * smCount) {
+  if (!g.rmsNorm && (splitK || tiles < 2 * smCount)) {
     int64_t want = splitK ? splitK : (4 * smCount + tiles - 1) / tiles;
     int64_t most = splitK ? g.kSteps()
                           : std::min(g.kSteps() / 4, g.k / (16 * g.m));
@@ -196,6 +216,8 @@ public:
   Value xMap, wMap;
   /// SwiGLU: the up tensor [M, K] (`x` is the gate).
   Value up;
+  /// rms_norm: its weight [K] (`x` is its input).
+  Value normWeight;
 
 private:
   /// The A and W tiles of the stage starting at element `shift`.
@@ -226,9 +248,19 @@ private:
   /// `step` as loaded, vector<8> of the input type (zeros past the matrix
   /// or when `live` is false): one per chunk, or gate and up with SwiGLU.
   SmallVector<Value> loadInput(Value step, Value live);
-  /// The chunks of loadInput (silu(gate) * up with SwiGLU, in f32) rounded
-  /// to 16 bits into the A tile of `stage`.
+  /// The chunks of loadInput (silu(gate) * up with SwiGLU, x * weight with
+  /// rms_norm, in f32) rounded to 16 bits into the A tile of `stage`.
   void storeInput(ArrayRef<Value> chunks, Value stage);
+  /// rms_norm: adds the squares of the x chunks of loadInput to `sums`
+  /// (one per round of chunks: each thread's rows stay the same).
+  void addSquares(ArrayRef<Value> chunks, MutableArrayRef<Value> sums);
+  /// rms_norm: the rows' scales from the threads' `sums` into shared
+  /// memory (the 8 threads of a row reduce with shuffles), then a barrier.
+  void storeRowScales(ArrayRef<Value> sums);
+  /// Values loadInput yields per chunk.
+  int64_t perChunk() const { return g.swiglu || g.rmsNorm ? 2 : 1; }
+  /// Rounds of chunks per thread for the A tile.
+  int64_t rounds() const { return g.blockM * kBlockK / 8 / g.threads(); }
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
   /// The same with wgmma on the warpgroup's 64 rows, both operands read
@@ -250,7 +282,8 @@ private:
   Value tid, lane, lane8, laneMid, laneHi, quadRow, quadCol;
   Value m0, n0, warpRow, warpCol;
   Value split; // this block's K range (split-K), or null
-  Value warp, tilesAddress;
+  Value warp, tilesAddress, raw;
+  Value rowScales; // rms_norm: f32 [blockM] in shared memory
 };
 
 void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
@@ -332,6 +365,13 @@ SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
                                        llvm::MaybeAlign(16));
       chunks.push_back(select(valid, v, zeros));
     }
+    if (normWeight) {
+      auto wt = VectorType::get(
+          {8}, cast<MemRefType>(normWeight.getType()).getElementType());
+      chunks.push_back(vector::LoadOp::create(
+          b, wt, normWeight, ValueRange{at[1]}, /*nontemporal=*/false,
+          llvm::MaybeAlign(16)));
+    }
   });
   return chunks;
 }
@@ -358,11 +398,55 @@ void GemmEmitter::storeInput(ArrayRef<Value> chunks, Value stage) {
       }
       v = vector::FromElementsOp::create(b, wide, out);
     }
+    if (g.rmsNorm) {
+      Value nw = chunks[i++];
+      if (nw.getType() != wide)
+        nw = arith::ExtFOp::create(b, wide, nw);
+      if (g.unitOffset)
+        nw = arith::AddFOp::create(
+            b, nw,
+            arith::ConstantOp::create(
+                b, wide, DenseElementsAttr::get(wide, b.getF32FloatAttr(1.0))));
+      v = arith::MulFOp::create(b, v, nw);
+    }
     v = arith::TruncFOp::create(b, type, v);
     vector::StoreOp::create(b, v, tiles,
                             ValueRange{offset(aTile(stage), row, col)},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   });
+}
+
+void GemmEmitter::addSquares(ArrayRef<Value> chunks,
+                             MutableArrayRef<Value> sums) {
+  auto wide = VectorType::get({8}, f32);
+  for (int64_t r = 0; r < rounds(); ++r) {
+    Value v = chunks[r * perChunk()];
+    if (v.getType() != wide)
+      v = arith::ExtFOp::create(b, wide, v);
+    Value sq = vector::ReductionOp::create(
+        b, vector::CombiningKind::ADD, arith::MulFOp::create(b, v, v));
+    sums[r] = fadd(sums[r], sq);
+  }
+}
+
+void GemmEmitter::storeRowScales(ArrayRef<Value> sums) {
+  for (int64_t r = 0; r < rounds(); ++r) {
+    // Chunk c = tid + r * threads is row c / 8, column chunk tid % 8: the
+    // row's 8 chunks are 8 neighbouring lanes.
+    Value total = sums[r];
+    for (int32_t offset : {1, 2, 4})
+      total = fadd(total, gpu::ShuffleOp::create(b, total, offset, 32,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+    Value mean = arith::DivFOp::create(b, total, cf(double(g.k)));
+    Value scale = arith::DivFOp::create(
+        b, cf(1.0), math::SqrtOp::create(b, fadd(mean, cf(g.eps))));
+    Value row = div(add(tid, idx(r * g.threads())), 8);
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rem(tid, 8),
+                                 idx(0)),
+           [&] { memref::StoreOp::create(b, scale, rowScales, row); });
+  }
+  gpu::BarrierOp::create(b);
 }
 
 void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
@@ -443,6 +527,12 @@ void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
         ifThen(both(lt(row, idx(g.m)), lt(col, idx(g.n))), [&] {
           int64_t e = 4 * (i * tn + j) + 2 * h;
           Value v[2] = {acc[e], acc[e + 1]};
+          if (rowScales) {
+            Value scale =
+                memref::LoadOp::create(b, rowScales, sub(row, m0));
+            v[0] = fmul(v[0], scale);
+            v[1] = fmul(v[1], scale);
+          }
           for (int64_t c = 0; bias && c < 2; ++c) {
             Value bv = memref::LoadOp::create(b, bias, ValueRange{add(col, idx(c))});
             if (bv.getType() != f32)
@@ -471,7 +561,7 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   b.setInsertionPoint(launch.getBody().front().getTerminator());
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
-  Value raw = gpu::DynamicSharedMemoryOp::create(
+  raw = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                          MemRefLayoutAttrInterface(), workgroup));
   tiles = memref::ViewOp::create(
@@ -479,6 +569,12 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       MemRefType::get({g.stages * g.stageElements()}, g.elem,
                       MemRefLayoutAttrInterface(), workgroup),
       raw, idx(0), ValueRange{});
+  if (g.rmsNorm)
+    rowScales = memref::ViewOp::create(
+        b,
+        MemRefType::get({g.blockM}, f32, MemRefLayoutAttrInterface(),
+                        workgroup),
+        raw, idx(g.rowScaleOffset()), ValueRange{});
 
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
@@ -525,6 +621,8 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       stageTma(step, idx(i * g.stageElements()), barrierOf(idx(i)));
     });
   }
+  // rms_norm: each thread's sums of squares, one per round of chunks.
+  SmallVector<Value> sums(g.rmsNorm ? rounds() : 0, cf(0.0));
   for (int64_t i = 0; !g.tma && i < ahead; ++i) {
     Value step = add(first, idx(i)), stage = idx(i * g.stageElements());
     Value live = lt(step, last);
@@ -533,8 +631,12 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       stageAsync(step, stage, tokens);
     });
     commit({});
-    if (convert)
-      ifThen(live, [&] { storeInput(loadInput(step, live), stage); });
+    if (!convert)
+      continue;
+    SmallVector<Value> chunks = loadInput(step, live);
+    if (g.rmsNorm)
+      addSquares(chunks, sums);
+    ifThen(live, [&] { storeInput(chunks, stage); });
   }
 
   int64_t blocks = g.warpTilesM() * g.warpTilesN();
@@ -546,6 +648,8 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       d = LLVM::InsertValueOp::create(b, d, init[i], ArrayRef<int64_t>{i});
     init = {d};
   }
+  int64_t accValues = init.size();
+  init.append(sums);
   auto loop = scf::ForOp::create(b, first, last, idx(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -593,11 +697,20 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       for (const Accumulator &a : acc)
         yields.append(a.begin(), a.end());
     }
+    if (g.rmsNorm) {
+      // Chunks past the range are zeros.
+      SmallVector<Value> s(loop.getRegionIterArgs().drop_front(accValues));
+      addSquares(chunks, s);
+      yields.append(s);
+    }
     if (convert)
       ifThen(hasNext, [&] { storeInput(chunks, nxt); });
     scf::YieldOp::create(b, yields);
   }
-  SmallVector<Value> result(loop.getResults());
+  SmallVector<Value> result(loop.getResults().take_front(accValues));
+  if (g.rmsNorm)
+    storeRowScales(
+        SmallVector<Value>(loop.getResults().drop_front(accValues)));
   if (g.wgmma) {
     // The last step's multiply.
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
@@ -651,7 +764,7 @@ void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
 }
 
 /// Replaces `op` with buffers, the kernel launch and the result tensor.
-void rewrite(mnemo::LinearOp op, const Gemm &g) {
+void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto buffer = [&](Value tensor) -> Value {
     if (!tensor)
@@ -673,10 +786,17 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
         b, memref,
         ArrayRef<ReassociationIndices>{lead, {t.getRank() - 1}});
   };
-  // With SwiGLU the kernel reads its gate and up.
-  auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
-  Value x = rows(buffer(g.swiglu ? swiglu.getGate() : op.getInput()));
-  Value up = g.swiglu ? rows(buffer(swiglu.getUp())) : nullptr;
+  // With SwiGLU the kernel reads its gate and up; with rms_norm its input
+  // and weight.
+  Value input = op.getInput();
+  if (fusion.swiglu)
+    input = fusion.swiglu.getGate();
+  if (fusion.rmsNorm)
+    input = fusion.rmsNorm.getInput();
+  Value x = rows(buffer(input));
+  Value up = fusion.swiglu ? rows(buffer(fusion.swiglu.getUp())) : nullptr;
+  Value normWeight =
+      fusion.rmsNorm ? buffer(fusion.rmsNorm.getWeight()) : nullptr;
   Value w = buffer(op.getWeight()), bias = buffer(op.getBias());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   Value out = memref::AllocOp::create(
@@ -716,6 +836,7 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
     emitter.xMap = xMap;
     emitter.wMap = wMap;
     emitter.up = up;
+    emitter.normWeight = normWeight;
     if (partials)
       emitter.emit(launch, x, w, nullptr, partials);
     else
@@ -727,29 +848,46 @@ void rewrite(mnemo::LinearOp op, const Gemm &g) {
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);
   op.erase();
-  if (g.swiglu && swiglu->use_empty())
-    swiglu.erase();
+  for (Operation *fused : {fusion.swiglu.getOperation(),
+                           fusion.rmsNorm.getOperation()})
+    if (fused && fused->use_empty())
+      fused->erase();
 }
 
 struct LinearKernelPass
     : mnemo::impl::LinearKernelPassBase<LinearKernelPass> {
   using Base::Base;
 
+  /// What `op`'s input loads compute: a SwiGLU only this layer reads, or an
+  /// rms_norm (its other users keep it) of static shape.
+  Fusion fusionOf(mnemo::LinearOp op) {
+    Fusion f;
+    auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
+    if (fuseSwiglu && swiglu && swiglu->hasOneUse())
+      f.swiglu = swiglu;
+    auto norm = op.getInput().getDefiningOp<mnemo::RmsNormOp>();
+    auto weight = norm ? cast<RankedTensorType>(norm.getWeight().getType())
+                       : RankedTensorType();
+    if (fuseRmsNorm && norm &&
+        norm.getInput().getType() == norm.getType() &&
+        weight.hasStaticShape() &&
+        (weight.getElementType().isF32() ||
+         weight.getElementType().isBF16() || weight.getElementType().isF16()))
+      f.rmsNorm = norm;
+    return f;
+  }
+
   void runOnOperation() override {
     SmallVector<mnemo::LinearOp> ops;
     getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
     for (mnemo::LinearOp op : ops) {
       std::string why;
-      // A SwiGLU only this layer reads is computed on its input loads.
-      auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
-      bool fuse = fuseSwiglu && swiglu && swiglu->hasOneUse() &&
-                  swiglu.getGate().getType() == swiglu.getType() &&
-                  swiglu.getUp().getType() == swiglu.getType();
+      Fusion fusion = fusionOf(op);
       FailureOr<Gemm> g =
-          analyze(op, fuse, chip == "sm_90a" && useWgmma, useTma, smCount,
+          analyze(op, fusion, chip == "sm_90a" && useWgmma, useTma, smCount,
                   splitK, sharedBytesLimit, why);
       if (succeeded(g))
-        rewrite(op, *g);
+        rewrite(op, *g, fusion);
       else if (report)
         op.emitRemark("keeps the generic path: ") << why;
     }

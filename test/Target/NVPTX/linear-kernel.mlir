@@ -163,3 +163,35 @@ func.func @swiglu_shared(%g: tensor<40x344xbf16>, %u: tensor<40x344xbf16>, %w: t
   %r = mnemo.linear %s, %w layout(out_in) : tensor<40x344xbf16>, tensor<128x344xbf16> -> tensor<40x128xbf16>
   return %r, %s : tensor<40x128xbf16>, tensor<40x344xbf16>
 }
+
+// rms_norm folded into the layers it feeds: each stages x * weight (1 +
+// weight with unit_offset), sums the squares of its rows as x passes
+// (loop-carried), reduces them over the 8 lanes of a row after the loop
+// and scales its output rows by rsqrt(mean + eps) from shared memory; no
+// split-K. The norm goes once both layers have taken it.
+// CHECK-LABEL: func.func @norm_qk
+// CHECK-NOT: mnemo.rms_norm
+// CHECK: gpu.launch
+// CHECK-SAME: dynamic_shared_memory_size %c33024_i32
+// CHECK: memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.load {{.*}} : memref<200xbf16>, vector<8xbf16>
+// CHECK: scf.for
+// CHECK: vector.reduction <add>
+// CHECK: gpu.shuffle  xor
+// CHECK: math.sqrt
+// CHECK: gpu.barrier
+// CHECK: gpu.launch
+// CHECK-LABEL: func.func @norm_shared
+// CHECK: mnemo.rms_norm
+// CHECK: gpu.launch
+func.func @norm_qk(%x: tensor<2x37x200xf32>, %n: tensor<200xbf16>, %wq: tensor<72x200xbf16>, %wk: tensor<64x200xbf16>) -> (tensor<2x37x72xf32>, tensor<2x37x64xf32>) {
+  %h = mnemo.rms_norm %x, %n eps(1.0e-05) unit_offset : tensor<2x37x200xf32>, tensor<200xbf16> -> tensor<2x37x200xf32>
+  %q = mnemo.linear %h, %wq layout(out_in) : tensor<2x37x200xf32>, tensor<72x200xbf16> -> tensor<2x37x72xf32>
+  %k = mnemo.linear %h, %wk layout(out_in) : tensor<2x37x200xf32>, tensor<64x200xbf16> -> tensor<2x37x64xf32>
+  return %q, %k : tensor<2x37x72xf32>, tensor<2x37x64xf32>
+}
+func.func @norm_shared(%x: tensor<2x37x200xf32>, %n: tensor<200xf32>, %wq: tensor<72x200xbf16>) -> (tensor<2x37x72xf32>, tensor<2x37x200xf32>) {
+  %h = mnemo.rms_norm %x, %n eps(1.0e-05) : tensor<2x37x200xf32>, tensor<200xf32> -> tensor<2x37x200xf32>
+  %q = mnemo.linear %h, %wq layout(out_in) : tensor<2x37x200xf32>, tensor<72x200xbf16> -> tensor<2x37x72xf32>
+  return %q, %h : tensor<2x37x72xf32>, tensor<2x37x200xf32>
+}

@@ -98,6 +98,10 @@ def LinearKernelPass
     - a `mnemo.swiglu` whose only user is the layer (the down projection
       of an MLP) is computed as its input is staged, silu(gate) * up from
       the two tensors, instead of being written and read back;
+    - a `mnemo.rms_norm` feeding the layer is folded in: the kernel stages
+      x * weight and scales each output row by rsqrt(mean(x^2) + eps), the
+      sums of squares gathered as x passes through (no split-K then); the
+      norm stays for its other users;
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
       enough 128 x 256 or 128 x 128 output tiles, each warpgroup multiplies
       its 64 rows with `wgmma` reading both tiles from shared memory, up to
@@ -117,6 +121,9 @@ def LinearKernelPass
            "With wgmma and a 16-bit input, load the tiles with TMA">,
     Option<"fuseSwiglu", "fuse-swiglu", "bool", "true",
            "Compute a mnemo.swiglu only the layer reads on its input loads">,
+    Option<"fuseRmsNorm", "fuse-rms-norm", "bool", "true",
+           "Fold a mnemo.rms_norm feeding the layer into its input loads "
+           "and row scales">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
