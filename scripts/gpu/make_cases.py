@@ -124,6 +124,8 @@ def linear_cases():
     # that adds the bias; uneven last range.
     yield linear("lin_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32", bias="bf16")
     yield linear("lin_bf16_in_out_splitk_40x2056", (40,), 2056, 136, layout="in_out")
+    # wgmma with TMA and split-K together (64-row tiles, 2 K ranges).
+    yield linear("lin_bf16_tma_splitk_100x4096_to_8448", (100,), 4096, 8448)
     # SwiGLU computed on the input loads (an MLP's down projection): f32
     # decode rows, and bf16 through registers with wgmma on sm_90a.
     yield linear("lin_swiglu_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", swiglu=True)
