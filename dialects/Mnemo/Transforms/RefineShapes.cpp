@@ -37,7 +37,6 @@ ArrayRef<int64_t> shapeOf(Value v) {
 /// they do not tell), or nothing for an op without a rule.
 std::optional<SmallVector<int64_t>> impliedShape(Operation *op,
                                                  ArrayRef<Value> ops) {
-  auto result = cast<RankedTensorType>(op->getResult(0).getType());
   return TypeSwitch<Operation *, std::optional<SmallVector<int64_t>>>(op)
       .Case<RmsNormOp, RopeOp>(
           [&](auto) { return SmallVector<int64_t>(shapeOf(ops[0])); })
@@ -50,12 +49,12 @@ std::optional<SmallVector<int64_t>> impliedShape(Operation *op,
       })
       .Case<LinearOp>([&](LinearOp linear) {
         SmallVector<int64_t> s(shapeOf(ops[0]));
-        s.back() = result.getShape().back();
+        s.back() = linear.getOutFeatures();
         return s;
       })
       .Case<EmbeddingOp>([&](EmbeddingOp embedding) {
         SmallVector<int64_t> s(shapeOf(ops[1]));
-        s.push_back(result.getShape().back());
+        s.push_back(shapeOf(ops[0])[1]);
         return s;
       })
       .Case<AttentionOp>([&](AttentionOp) {

@@ -7,11 +7,14 @@
 // Rewrites a mnemo.linear with bf16 or f16 weights into one gpu.launch of a
 // tiled GEMM on the tensor cores: a block computes a block-m x block-n tile
 // of the output over 64-wide steps of K, its A (input) and W (weight) tiles
-// double-buffered in swizzled shared memory, read with ldmatrix and
-// multiplied with mma.sync m16n8k16 into f32 accumulators; the bias and the
-// conversion to the result type are applied on the way out. An f32 input is
-// rounded to the weight's type as it is staged (the precision of a bf16 or
-// f16 artifact; the accumulation stays f32).
+// in 2 to 4 stages of swizzled shared memory (cp.async, or TMA on
+// mbarriers), multiplied with mma.sync m16n8k16 (ldmatrix fragments) or, on
+// sm_90a, wgmma from shared memory, into f32 accumulators; the bias and the
+// conversion to the result type are applied on the way out (split-K: by a
+// reduction kernel). An f32 input is rounded to the weight's type as it is
+// staged (the precision of a bf16 or f16 artifact; the accumulation stays
+// f32); a SwiGLU or rms_norm producing the input is computed on the same
+// register path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,7 +74,8 @@ struct Gemm {
   int64_t gridM() const { return (m + blockM - 1) / blockM; }
   int64_t gridN() const { return (n + blockN - 1) / blockN; }
   /// A stage holds the A tile (blockM x 64) and then the W tile; `stages`
-  /// of them rotate, `stages - 1` K steps loading ahead of the multiply.
+  /// of them rotate, `stages - 1` K steps loading ahead of the multiply
+  /// (`stages - 2` with wgmma, whose last step is still in flight).
   int64_t stages = 2;
   int64_t stageElements() const { return (blockM + blockN) * kBlockK; }
   int64_t barrierOffset() const { return stages * 2 * stageElements(); }
@@ -122,6 +126,8 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
   if (!x.hasStaticShape() || !w.hasStaticShape() ||
       (bias && !biasType.hasStaticShape()))
     return why = "dynamic shape", failure();
+  if (!r.hasStaticShape())
+    return why = "dynamic result shape", failure();
   if (bias && !isStoredFloat(biasType.getElementType()))
     return why = "bias is not f32, bf16 or f16", failure();
   if (x.getRank() < 2)
@@ -155,6 +161,10 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
   } else {
     for (Tiling t : {Tiling{128, 256, 8, 1}, Tiling{128, 128, 8, 1},
                      Tiling{64, 128, 4, 1}}) {
+      // 128 f32 accumulators per thread leave no room for an input staged
+      // through registers.
+      if (t.blockN == 256 && g.viaRegisters())
+        continue;
       use(t);
       // As many stages (up to 4) as the shared memory holds: the wgmma
       // blocks run one per multiprocessor.
@@ -189,13 +199,20 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
     int64_t most = splitK ? g.kSteps()
                           : std::min(g.kSteps() / 4, g.k / (16 * g.m));
     most = std::max<int64_t>(1, most);
-    g.splits = std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 65535));
+    // The reduction reads every split's partial: at most 64.
+    g.splits = std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 64));
     g.stepsPerSplit = (g.kSteps() + g.splits - 1) / g.splits;
     // No split without steps.
     g.splits = (g.kSteps() + g.stepsPerSplit - 1) / g.stepsPerSplit;
   }
   if (g.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
+  // What the emitter relies on: whole rounds of A chunks (register path,
+  // 8 lanes per row), pairs of n8 blocks per warp (ldmatrix.x4), stages
+  // 1024-byte aligned (128B swizzle of TMA and wgmma).
+  if (g.blockM * kBlockK / 8 % g.threads() || g.threads() % 8 ||
+      g.warpTilesN() % 2 || 2 * g.stageElements() % 1024)
+    llvm_unreachable("linear kernel tiling breaks the emitter's layout");
   if (g.gridM() > 65535)
     return why = "more row tiles than grid.y allows", failure();
   return g;
@@ -347,8 +364,8 @@ SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
   Value zeros = arith::ConstantOp::create(
       b, type, DenseElementsAttr::get(type, b.getFloatAttr(g.inElem, 0.0)));
   Value k0 = mul(step, kBlockK);
-  // Whole rounds only: the chunks are used outside this scope.
-  assert(g.blockM * kBlockK / 8 % g.threads() == 0 && "partial round");
+  // Whole rounds only (checked by analyze): the chunks are used outside
+  // this scope.
   forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
     Value gr = add(m0, row), gc = add(k0, col);
     Value valid =
@@ -392,7 +409,7 @@ void GemmEmitter::storeInput(ArrayRef<Value> chunks, Value stage) {
       for (int64_t e = 0; e < 8; ++e) {
         Value ge = vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e});
         Value ue = vector::ExtractOp::create(b, u, ArrayRef<int64_t>{e});
-        Value ex = exp2Approx(b, fmul(ge, cf(-M_LOG2E)));
+        Value ex = exp2Approx(b, fmul(ge, cf(-llvm::numbers::log2e)));
         Value silu = arith::DivFOp::create(b, ge, fadd(cf(1.0), ex));
         out.push_back(fmul(silu, ue));
       }
@@ -598,7 +615,7 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     last = arith::MinUIOp::create(b, last, add(first, idx(g.stepsPerSplit)));
   }
 
-  // Steps first .. first + stages - 2 load ahead, a cp.async group each
+  // Steps first .. first + ahead - 1 load ahead, a cp.async group each
   // (empty past the range, so every step commits one group).
   bool convert = g.viaRegisters();
   // With wgmma one step's multiply stays in flight, reading its stage
@@ -858,8 +875,9 @@ struct LinearKernelPass
     : mnemo::impl::LinearKernelPassBase<LinearKernelPass> {
   using Base::Base;
 
-  /// What `op`'s input loads compute: a SwiGLU only this layer reads, or an
-  /// rms_norm (its other users keep it) of static shape.
+  /// What `op`'s input loads compute: a SwiGLU only this layer reads, or
+  /// (exclusively: the input has one producer) an rms_norm of static shape
+  /// whose other users keep it.
   Fusion fusionOf(mnemo::LinearOp op) {
     Fusion f;
     auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
@@ -868,9 +886,7 @@ struct LinearKernelPass
     auto norm = op.getInput().getDefiningOp<mnemo::RmsNormOp>();
     auto weight = norm ? cast<RankedTensorType>(norm.getWeight().getType())
                        : RankedTensorType();
-    if (fuseRmsNorm && norm &&
-        norm.getInput().getType() == norm.getType() &&
-        weight.hasStaticShape() &&
+    if (fuseRmsNorm && norm && weight.hasStaticShape() &&
         (weight.getElementType().isF32() ||
          weight.getElementType().isBF16() || weight.getElementType().isF16()))
       f.rmsNorm = norm;

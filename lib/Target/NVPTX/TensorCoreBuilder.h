@@ -6,8 +6,9 @@
 //
 // The pieces the tensor-core kernels (attention, linear) share: swizzled
 // 16-bit tiles in dynamic shared memory, cp.async staging, ldmatrix and
-// mma.sync m16n8k16 fragments. The fragment layouts are those of the PTX
-// ISA ("Matrix fragments for mma.m16n8k16").
+// mma.sync m16n8k16 fragments, wgmma shared-memory descriptors, TMA copies
+// and their mbarriers. The fragment layouts are those of the PTX ISA
+// ("Matrix fragments for mma.m16n8k16", "wgmma register fragments").
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +23,7 @@ namespace mlir::mnemo::nvptx {
 
 Value indexConstant(ImplicitLocOpBuilder &b, int64_t v);
 Value f32Constant(ImplicitLocOpBuilder &b, double v);
-/// 2^x with PTX's ex2.approx.ftz (the softmax's exponential).
+/// 2^x with PTX's ex2.approx.ftz (the softmax's exponential, SiLU's).
 Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
 /// The LLVM pointer in `addressSpace` of an address held as an index.
 Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,

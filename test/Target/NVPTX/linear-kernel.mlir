@@ -118,24 +118,26 @@ func.func @decode_split(%x: tensor<2x1x1032xf16>, %w: tensor<264x1032xf16>, %b: 
 
 // What keeps the generic path, and why.
 // CHECK-LABEL: func.func @fallbacks
-// CHECK-COUNT-5: mnemo.linear
+// CHECK-COUNT-6: mnemo.linear
 // CHECK-NOT: gpu.launch
 func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>,
                      %h: tensor<4x16xf16>, %wb: tensor<8x16xbf16>,
                      %d: tensor<?x16xbf16>, %k: tensor<4x12xbf16>,
                      %wk: tensor<8x12xbf16>, %v: tensor<16xbf16>)
-    -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>) {
+    -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<?x8xbf16>) {
   // expected-remark @below {{keeps the generic path: weight is not bf16 or f16}}
   %0 = mnemo.linear %x, %w layout(out_in) : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
   // expected-remark @below {{keeps the generic path: input is neither f32 nor the weight's type}}
   %1 = mnemo.linear %h, %wb layout(out_in) : tensor<4x16xf16>, tensor<8x16xbf16> -> tensor<4x8xf16>
   // expected-remark @below {{keeps the generic path: dynamic shape}}
   %2 = mnemo.linear %d, %wb layout(out_in) : tensor<?x16xbf16>, tensor<8x16xbf16> -> tensor<?x8xbf16>
+  // expected-remark @below {{keeps the generic path: dynamic result shape}}
+  %5 = mnemo.linear %wb, %wb layout(out_in) : tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<?x8xbf16>
   // expected-remark @below {{keeps the generic path: K or N not a multiple of 8}}
   %3 = mnemo.linear %k, %wk layout(out_in) : tensor<4x12xbf16>, tensor<8x12xbf16> -> tensor<4x8xbf16>
   // expected-remark @below {{keeps the generic path: input has no row dimension}}
   %4 = mnemo.linear %v, %wb layout(out_in) : tensor<16xbf16>, tensor<8x16xbf16> -> tensor<8xbf16>
-  return %0, %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<?x8xbf16>
 }
 
 // A SwiGLU only the layer reads is computed on the input loads: gate and

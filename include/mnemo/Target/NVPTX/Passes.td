@@ -76,9 +76,10 @@ def LinearKernelPass
                 "GEMM kernel";
   let description = [{
     Runs before linear layers are lowered to linalg. Each `mnemo.linear`
-    of static shape whose weight is bf16 or f16, whose input is f32 or the
-    weight's type, and whose K and N are multiples of 8 becomes one
-    `gpu.launch` of a tiled GEMM (the rest keeps the generic path):
+    of static shape (operands and result) whose weight is bf16 or f16,
+    whose input has rank 2 or more and is f32 or the weight's type, and
+    whose K and N are multiples of 8 becomes one `gpu.launch` of a tiled
+    GEMM (the rest keeps the generic path):
 
     - a block computes a tile of the [M, N] output (M: the input's leading
       dimensions) over 64-wide steps of K: 128 x 128 with 8 warps, smaller
@@ -89,7 +90,8 @@ def LinearKernelPass
       multiprocessor, at least 4 steps of K each, the partials' traffic at
       most a quarter of the weight's) and a second kernel sums their f32
       partials;
-    - A and W tiles are double-buffered in XOR-swizzled shared memory:
+    - A and W tiles rotate through 2 (mma.sync) to 4 (wgmma) stages of
+      XOR-swizzled shared memory:
       16-bit tiles copied with `cp.async` (rows and columns past the
       matrix zero-filled), an f32 input loaded to registers during the
       previous step's multiply and rounded to the weight's type as it is
@@ -100,10 +102,11 @@ def LinearKernelPass
       the two tensors, instead of being written and read back;
     - a `mnemo.rms_norm` feeding the layer is folded in: the kernel stages
       x * weight and scales each output row by rsqrt(mean(x^2) + eps), the
-      sums of squares gathered as x passes through (no split-K then); the
-      norm stays for its other users;
+      sums of squares gathered as x passes through (no split-K then, even
+      with `split-k`); the norm stays for its other users;
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
-      enough 128 x 256 or 128 x 128 output tiles, each warpgroup multiplies
+      enough 128 x 256 (16-bit input only), 128 x 128 or 64 x 128 output
+      tiles for every multiprocessor, each warpgroup multiplies
       its 64 rows with `wgmma` reading both tiles from shared memory, up to
       4 stages deep, one step's multiply in flight while the next is
       issued; a 16-bit input's tiles then arrive by TMA on one mbarrier per
@@ -118,7 +121,8 @@ def LinearKernelPass
     Option<"useWgmma", "wgmma", "bool", "true",
            "On sm_90a, multiply with wgmma where the tiling allows">,
     Option<"useTma", "tma", "bool", "true",
-           "With wgmma and a 16-bit input, load the tiles with TMA">,
+           "With wgmma, load the tiles with TMA (not for an input staged "
+           "through registers: f32, SwiGLU, rms_norm)">,
     Option<"fuseSwiglu", "fuse-swiglu", "bool", "true",
            "Compute a mnemo.swiglu only the layer reads on its input loads">,
     Option<"fuseRmsNorm", "fuse-rms-norm", "bool", "true",
@@ -127,7 +131,8 @@ def LinearKernelPass
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
-           "K ranges per output tile (0: automatic, from sm-count)">,
+           "K ranges per output tile (0: automatic, from sm-count; at most "
+           "64 and the number of K steps)">,
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
            "Largest dynamic shared memory a block may use">,
     Option<"report", "report", "bool", "false",
@@ -137,6 +142,7 @@ def LinearKernelPass
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::nvgpu::NVGPUDialect",

@@ -48,3 +48,13 @@ func.func @stays_dynamic(%x: tensor<?x64xf32>, %n: tensor<64xf32>) -> tensor<?x6
   %y = mnemo.rms_norm %x, %n eps(1.0e-05) : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// Sizes the result type left dynamic come from the weight and the table.
+// CHECK-LABEL: func.func @from_weights
+// CHECK: mnemo.embedding {{.*}} -> tensor<3x32xf32>
+// CHECK: mnemo.linear {{.*}} -> tensor<3x96xf32>
+func.func @from_weights(%ids: tensor<3xi64>, %t: tensor<100x32xf32>, %w: tensor<96x32xbf16>) -> tensor<?x?xf32> {
+  %e = mnemo.embedding %t[%ids] : tensor<100x32xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  %y = mnemo.linear %e, %w layout(out_in) : tensor<?x?xf32>, tensor<96x32xbf16> -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
