@@ -161,9 +161,9 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
   } else {
     for (Tiling t : {Tiling{128, 256, 8, 1}, Tiling{128, 128, 8, 1},
                      Tiling{64, 128, 4, 1}}) {
-      // 128 f32 accumulators per thread leave no room for an input staged
-      // through registers.
-      if (t.blockN == 256 && g.viaRegisters())
+      // 128 f32 accumulators per thread leave no room for two staged
+      // inputs (SwiGLU's gate and up, rms_norm's input and weight).
+      if (t.blockN == 256 && (g.swiglu || g.rmsNorm))
         continue;
       use(t);
       // As many stages (up to 4) as the shared memory holds: the wgmma

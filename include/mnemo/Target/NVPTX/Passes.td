@@ -105,8 +105,8 @@ def LinearKernelPass
       sums of squares gathered as x passes through (no split-K then, even
       with `split-k`); the norm stays for its other users;
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
-      enough 128 x 256 (16-bit input only), 128 x 128 or 64 x 128 output
-      tiles for every multiprocessor, each warpgroup multiplies
+      enough 128 x 256 (not with SwiGLU or rms_norm), 128 x 128 or 64 x 128
+      output tiles for every multiprocessor, each warpgroup multiplies
       its 64 rows with `wgmma` reading both tiles from shared memory, up to
       4 stages deep, one step's multiply in flight while the next is
       issued; a 16-bit input's tiles then arrive by TMA on one mbarrier per
