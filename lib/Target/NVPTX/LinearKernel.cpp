@@ -237,6 +237,21 @@ public:
   Value normWeight;
 
 private:
+  /// Shared-memory views, lane and block coordinates, and this block's K
+  /// steps [first, last).
+  void setUp(gpu::LaunchOp launch);
+  /// Starts the loads of the first `ahead` steps (TMA: after the mbarriers'
+  /// initialization); returns the rms_norm sums of squares so far.
+  SmallVector<Value> prologue();
+  /// The K loop; returns the accumulators (this warp's m16n8 blocks, in
+  /// order) once every multiply has completed, the rms_norm row scales
+  /// stored.
+  SmallVector<Value> kLoop(ArrayRef<Value> sums);
+  /// K steps loading ahead of the multiply: with wgmma one step's multiply
+  /// stays in flight, reading its stage while the next one runs, so one
+  /// stage fewer.
+  int64_t ahead() const { return g.stages - 1 - (g.wgmma ? 1 : 0); }
+
   /// The A and W tiles of the stage starting at element `shift`.
   SharedTile aTile(Value shift) const {
     return {0, g.blockM, kBlockK, shift};
@@ -252,7 +267,7 @@ private:
   /// Starts the cp.async copies of K step `step` into `stage`: the W tile,
   /// and the A tile when the input is 16-bit. Copies of rows or columns
   /// past the matrix are zero fills.
-  void stageAsync(Value step, Value stage, SmallVectorImpl<Value> &tokens);
+  void stageAsync(Value step, Value stage);
   /// TMA (thread 0): the A and W boxes of K step `step` into `stage`,
   /// completing on the mbarrier `barrier`.
   void stageTma(Value step, Value stage, Value barrier);
@@ -299,6 +314,7 @@ private:
   Value tid, lane, lane8, laneMid, laneHi, quadRow, quadCol;
   Value m0, n0, warpRow, warpCol;
   Value split; // this block's K range (split-K), or null
+  Value first, last, leader;
   Value warp, tilesAddress, raw;
   Value rowScales; // rms_norm: f32 [blockM] in shared memory
 };
@@ -318,8 +334,7 @@ void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
   }
 }
 
-void GemmEmitter::stageAsync(Value step, Value stage,
-                             SmallVectorImpl<Value> &tokens) {
+void GemmEmitter::stageAsync(Value step, Value stage) {
   Value k0 = mul(step, kBlockK);
   // (row, col) of a tile reads global (r0 + row, c0 + col) of `memref`,
   // which has `rows` x `cols`.
@@ -328,8 +343,8 @@ void GemmEmitter::stageAsync(Value step, Value stage,
     forEachChunk(t.rows, t.width, [&](Value row, Value col) {
       Value gr = add(r0, row), gc = add(c0, col);
       Value valid = both(lt(gr, idx(rows)), lt(gc, idx(cols)));
-      tokens.push_back(asyncCopy(t, row, col, memref, {gr},
-                                 select(valid, gc, idx(0)), valid));
+      // waitAll waits for whole groups: the tokens are not needed.
+      asyncCopy(t, row, col, memref, {gr}, select(valid, gc, idx(0)), valid);
     });
   };
   if (!g.viaRegisters())
@@ -576,6 +591,12 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   x = xBuf;
   w = wBuf;
   b.setInsertionPoint(launch.getBody().front().getTerminator());
+  setUp(launch);
+  SmallVector<Value> sums = prologue();
+  store(kLoop(sums), bias, y);
+}
+
+void GemmEmitter::setUp(gpu::LaunchOp launch) {
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
   raw = gpu::DynamicSharedMemoryOp::create(
@@ -608,21 +629,20 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   n0 = mul(launch.getBlockIds().x, g.blockN);
   m0 = mul(launch.getBlockIds().y, g.blockM);
   // This block's K steps [first, last).
-  Value first = idx(0), last = idx(g.kSteps());
+  first = idx(0);
+  last = idx(g.kSteps());
   if (g.splits > 1) {
     split = launch.getBlockIds().z;
     first = mul(split, g.stepsPerSplit);
     last = arith::MinUIOp::create(b, last, add(first, idx(g.stepsPerSplit)));
   }
+}
 
+SmallVector<Value> GemmEmitter::prologue() {
   // Steps first .. first + ahead - 1 load ahead, a cp.async group each
   // (empty past the range, so every step commits one group).
   bool convert = g.viaRegisters();
-  // With wgmma one step's multiply stays in flight, reading its stage
-  // while the next one runs: one stage fewer loads ahead.
-  int64_t ahead = g.stages - 1 - (g.wgmma ? 1 : 0);
-  Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
-                                       idx(0));
+  leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
   if (g.tma) {
     ifThen(leader, [&] {
       for (int64_t i = 0; i < g.stages; ++i)
@@ -632,7 +652,7 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     });
     gpu::BarrierOp::create(b);
   }
-  for (int64_t i = 0; g.tma && i < ahead; ++i) {
+  for (int64_t i = 0; g.tma && i < ahead(); ++i) {
     Value step = add(first, idx(i));
     ifThen(both(leader, lt(step, last)), [&] {
       stageTma(step, idx(i * g.stageElements()), barrierOf(idx(i)));
@@ -640,13 +660,10 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
   }
   // rms_norm: each thread's sums of squares, one per round of chunks.
   SmallVector<Value> sums(g.rmsNorm ? rounds() : 0, cf(0.0));
-  for (int64_t i = 0; !g.tma && i < ahead; ++i) {
+  for (int64_t i = 0; !g.tma && i < ahead(); ++i) {
     Value step = add(first, idx(i)), stage = idx(i * g.stageElements());
     Value live = lt(step, last);
-    ifThen(live, [&] {
-      SmallVector<Value> tokens;
-      stageAsync(step, stage, tokens);
-    });
+    ifThen(live, [&] { stageAsync(step, stage); });
     commit({});
     if (!convert)
       continue;
@@ -655,7 +672,11 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       addSquares(chunks, sums);
     ifThen(live, [&] { storeInput(chunks, stage); });
   }
+  return sums;
+}
 
+SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
+  bool convert = g.viaRegisters();
   int64_t blocks = g.warpTilesM() * g.warpTilesN();
   SmallVector<Value> init(4 * blocks, cf(0.0));
   if (g.wgmma) {
@@ -666,7 +687,7 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     init = {d};
   }
   int64_t accValues = init.size();
-  init.append(sums);
+  init.append(sums.begin(), sums.end());
   auto loop = scf::ForOp::create(b, first, last, idx(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -681,25 +702,23 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
     // first).
     Value rel = sub(step, first);
     Value cur = mul(rem(rel, g.stages), g.stageElements());
-    Value nxt = mul(rem(add(rel, idx(ahead)), g.stages), g.stageElements());
-    Value next = add(step, idx(ahead));
+    Value nxt =
+        mul(rem(add(rel, idx(ahead())), g.stages), g.stageElements());
+    Value next = add(step, idx(ahead()));
     Value hasNext = lt(next, last);
     SmallVector<Value> chunks;
     if (g.tma) {
       // The k-th use of a stage's mbarrier completes its phase k.
       waitPhase(barrierOf(rem(rel, g.stages)), rem(div(rel, g.stages), 2));
       gpu::BarrierOp::create(b);
-      Value s = rem(add(rel, idx(ahead)), g.stages);
+      Value s = rem(add(rel, idx(ahead())), g.stages);
       ifThen(both(leader, hasNext),
              [&] { stageTma(next, nxt, barrierOf(s)); });
     } else {
-      waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead - 1);
+      waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead() - 1);
       if (convert)
         chunks = loadInput(next, hasNext);
-      ifThen(hasNext, [&] {
-        SmallVector<Value> t;
-        stageAsync(next, nxt, t);
-      });
+      ifThen(hasNext, [&] { stageAsync(next, nxt); });
       commit({});
     }
     SmallVector<Value> yields;
@@ -737,7 +756,7 @@ void GemmEmitter::emit(gpu::LaunchOp launch, Value xBuf, Value wBuf,
       result.push_back(
           LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
   }
-  store(result, bias, y);
+  return result;
 }
 
 /// The split-K reduction: one thread per output element sums the f32
