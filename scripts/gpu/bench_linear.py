@@ -32,6 +32,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:  # bench_attention.py beside this script
+    sys.path.insert(0, HERE)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RTOL = 2e-2
 BYTES = {"f32": 4, "bf16": 2}
@@ -76,7 +78,6 @@ def prepare(a):
 def run_case(c, a, cap_s, l2_bytes):
     import torch
     import torch.nn.functional as F
-    sys.path.insert(0, HERE)
     from bench_attention import MnemoPlan, bench, event_ms  # beside this script
     m, k, n = c["M"], c["K"], c["N"]
     xt = {"f32": torch.float32, "bf16": torch.bfloat16}[c["dtype"]]

@@ -802,16 +802,10 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
 void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
                  Value lse, Value out) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
-  auto launch = gpu::LaunchOp::create(
-      b, c(p.batch * p.hq * p.sq), c(1), c(1), c(p.dv), c(1), c(1),
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      ValueRange{}, TypeRange{}, TypeRange{}, nullptr, nullptr, nullptr,
-      /*module=*/nullptr,
-      FlatSymbolRefAttr::get(b.getContext(), "attention_combine"));
+  auto launch = createKernelLaunch(b, "attention_combine",
+                                   {p.batch * p.hq * p.sq, 1, 1}, p.dv, 0);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(&launch.getBody().front());
-  auto terminator = gpu::TerminatorOp::create(b);
-  b.setInsertionPoint(terminator);
+  b.setInsertionPoint(launch.getBody().front().getTerminator());
   auto cf = [&](double v) { return f32Constant(b, v); };
   Value r = launch.getBlockIds().x, col = launch.getThreadIds().x;
   Value query = arith::RemUIOp::create(b, r, c(p.sq));
@@ -857,14 +851,7 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
 /// Replaces `op` with buffers, the kernel launch and the result tensor.
 void rewrite(mnemo::AttentionOp op, const Problem &p) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
-  auto buffer = [&](Value tensor) -> Value {
-    if (!tensor)
-      return nullptr;
-    auto t = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
-        /*readOnly=*/true);
-  };
+  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
   Value q = buffer(op.getQuery()), k = buffer(op.getKey()),
         v = buffer(op.getValue()), sink = buffer(op.getSink());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
@@ -872,7 +859,6 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
       b, MemRefType::get(resultType.getShape(), p.elem),
       b.getI64IntegerAttr(64));
 
-  auto c = [&](int64_t v) { return indexConstant(b, v); };
   // TMA: a tensor map per operand, 64-column boxes with the 128B swizzle
   // (box sizes in memref order). The plan builder turns each into a
   // `tensormap` buffer that the executor encodes; the kernel takes its
@@ -895,20 +881,11 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
         b, MemRefType::get({p.splits, p.batch, p.hq, p.sq}, b.getF32Type()),
         b.getI64IntegerAttr(64));
   }
-  auto launch = gpu::LaunchOp::create(
-      b, c(p.queryTiles()), c(p.hkv), c(p.batch * p.splits), c(p.threads()),
-      c(1), c(1),
-      arith::ConstantIntOp::create(b, p.sharedBytes(), 32),
-      /*asyncTokenType=*/nullptr, ValueRange{},
-      /*workgroupAttributions=*/TypeRange{},
-      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
-      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
-      FlatSymbolRefAttr::get(b.getContext(), "attention_mma"));
+  auto launch = createKernelLaunch(
+      b, "attention_mma", {p.queryTiles(), p.hkv, p.batch * p.splits},
+      p.threads(), p.sharedBytes());
   {
     OpBuilder::InsertionGuard guard(b);
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToEnd(&body);
-    gpu::TerminatorOp::create(b);
     KernelEmitter emitter(b, p);
     emitter.part = part;
     emitter.lse = lse;

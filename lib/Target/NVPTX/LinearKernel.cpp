@@ -765,15 +765,10 @@ void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
                 Value bias, Value y) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   int64_t threads = 256, total = g.m * g.n;
-  auto launch = gpu::LaunchOp::create(
-      b, c((total + threads - 1) / threads), c(1), c(1), c(threads), c(1),
-      c(1), /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      ValueRange{}, TypeRange{}, TypeRange{}, nullptr, nullptr, nullptr,
-      /*module=*/nullptr, FlatSymbolRefAttr::get(b.getContext(), "linear_reduce"));
+  auto launch = createKernelLaunch(
+      b, "linear_reduce", {(total + threads - 1) / threads, 1, 1}, threads, 0);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(&launch.getBody().front());
-  auto terminator = gpu::TerminatorOp::create(b);
-  b.setInsertionPoint(terminator);
+  b.setInsertionPoint(launch.getBody().front().getTerminator());
   Value i = arith::AddIOp::create(
       b, arith::MulIOp::create(b, launch.getBlockIds().x, c(threads)),
       launch.getThreadIds().x);
@@ -802,14 +797,7 @@ void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
 /// Replaces `op` with buffers, the kernel launch and the result tensor.
 void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
-  auto buffer = [&](Value tensor) -> Value {
-    if (!tensor)
-      return nullptr;
-    auto t = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
-        /*readOnly=*/true);
-  };
+  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
   // The input and result as [M, K] and [M, N].
   auto rows = [&](Value memref) -> Value {
     auto t = cast<MemRefType>(memref.getType());
@@ -855,19 +843,11 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
                       : SmallVector<int64_t>{kBlockK, 64},
         g.elem);
   }
-  auto c = [&](int64_t v) { return indexConstant(b, v); };
-  auto launch = gpu::LaunchOp::create(
-      b, c(g.gridN()), c(g.gridM()), c(g.splits), c(g.threads()), c(1), c(1),
-      arith::ConstantIntOp::create(b, g.sharedBytes(), 32),
-      /*asyncTokenType=*/nullptr, ValueRange{},
-      /*workgroupAttributions=*/TypeRange{},
-      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
-      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
-      FlatSymbolRefAttr::get(b.getContext(), "linear_mma"));
+  auto launch =
+      createKernelLaunch(b, "linear_mma", {g.gridN(), g.gridM(), g.splits},
+                         g.threads(), g.sharedBytes());
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(&launch.getBody().front());
-    gpu::TerminatorOp::create(b);
     GemmEmitter emitter(b, g);
     emitter.xMap = xMap;
     emitter.wMap = wMap;

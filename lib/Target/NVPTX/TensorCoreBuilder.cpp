@@ -30,6 +30,36 @@ Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
       Value(arith::IndexCastUIOp::create(b, b.getI64Type(), address)));
 }
 
+Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  if (!tensor)
+    return nullptr;
+  auto t = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+      /*readOnly=*/true);
+}
+
+gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,
+                                 std::array<int64_t, 3> grid,
+                                 int64_t threads, int64_t sharedBytes) {
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  Value gx = c(grid[0]), gy = c(grid[1]), gz = c(grid[2]);
+  Value bx = c(threads), one = c(1);
+  Value shared = sharedBytes
+                     ? Value(arith::ConstantIntOp::create(b, sharedBytes, 32))
+                     : Value();
+  auto launch = gpu::LaunchOp::create(
+      b, gx, gy, gz, bx, one, one, shared, /*asyncTokenType=*/nullptr,
+      ValueRange{}, /*workgroupAttributions=*/TypeRange{},
+      /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/nullptr,
+      FlatSymbolRefAttr::get(b.getContext(), name));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b);
+  return launch;
+}
+
 Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
                       ArrayRef<int64_t> box, Type elem) {
   MLIRContext *ctx = b.getContext();

@@ -29,6 +29,16 @@ Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
 Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
                        unsigned addressSpace);
 
+/// `tensor` as a read-only buffer of identity layout, for a kernel launch
+/// (null for null).
+Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+/// A gpu.launch of the kernel `name`: a grid of `grid` blocks of `threads`
+/// threads with `sharedBytes` of dynamic shared memory (none for 0); its
+/// body holds the terminator only.
+gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,
+                                 std::array<int64_t, 3> grid,
+                                 int64_t threads, int64_t sharedBytes);
+
 /// A TMA tensor map of `buffer` (an identity-layout memref of `elem`) with
 /// boxes of `box` (memref order, innermost 64 elements: 128 bytes) and the
 /// 128B swizzle, rows past the tensor read as zeros: created on the host
