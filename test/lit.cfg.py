@@ -52,6 +52,10 @@ for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test")
                    ("%mnemo_run", "mnemo-run")]:
     config.substitutions.append(
         (name, os.path.join(config.mnemo_tools_dir, tool)))
+for name, lib in [("%fake_cuda_no_graphs", "libmnemo-fake-cuda-no-graphs.so"),
+                  ("%fake_cuda", "libmnemo-fake-cuda.so")]:
+    config.substitutions.append(
+        (name, os.path.join(config.mnemo_tools_dir, lib)))
 aarch64_bin = os.path.join(config.mnemo_src_root, "build", "aarch64", "bin")
 config.substitutions.append(
     ("%aarch64_run", "qemu-aarch64 -L /usr/aarch64-linux-gnu"))

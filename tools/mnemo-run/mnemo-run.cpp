@@ -15,7 +15,9 @@
 // a non-zero exit. With --device=cuda the model is a PTX module from
 // `mnemoc --emit=ptx` (its launch plan in its header) or an artifact holding
 // one (`mnemoc --target=sm_90a -o OUT.mnemo`), run through the CUDA driver;
-// without a driver that is the error "no CUDA driver: ...".
+// without a driver that is the error "no CUDA driver: ...". --cuda-graph
+// on|off chooses between replaying the plan as a CUDA graph (the default
+// for plans of several kernels) and launching kernel by kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +41,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
-    "[--output-dir DIR] [--repeat N] [--function NAME] [--device cpu|cuda]";
+    "[--output-dir DIR] [--repeat N] [--function NAME] [--device cpu|cuda] "
+    "[--cuda-graph on|off]";
 
 struct Options {
   const char *artifact = nullptr;
@@ -48,6 +51,7 @@ struct Options {
   long repeat = 1;
   std::string function; // empty: the first function
   bool cuda = false;     // --device=cuda: PTX, or an artifact holding PTX
+  int cudaGraph = -1;    // --cuda-graph: 1 on, 0 off, -1 the program's choice
 };
 
 /// Parses the command line; returns -1 to go on, else the exit code.
@@ -73,7 +77,7 @@ int parseArgs(int argc, char **argv, Options &options) {
       value = arg.substr(eq + 1);
     } else if (flag == "--input" || flag == "--output-dir" ||
                flag == "--repeat" || flag == "--function" ||
-               flag == "--device") {
+               flag == "--device" || flag == "--cuda-graph") {
       if (i + 1 >= argc)
         return fail(flag, "expects a value");
       value = argv[++i];
@@ -93,6 +97,10 @@ int parseArgs(int argc, char **argv, Options &options) {
       if (value != "cpu" && value != "cuda")
         return fail("--device", "expected cpu or cuda, got '" + value + "'");
       options.cuda = value == "cuda";
+    } else if (flag == "--cuda-graph") {
+      if (value != "on" && value != "off")
+        return fail("--cuda-graph", "expected on or off, got '" + value + "'");
+      options.cudaGraph = value == "on";
     } else if (flag == "--repeat") {
       char *end = nullptr;
       errno = 0;
@@ -107,6 +115,8 @@ int parseArgs(int argc, char **argv, Options &options) {
   }
   if (!options.artifact)
     return fail("arguments", std::string("no artifact given; ") + kUsage);
+  if (options.cudaGraph >= 0 && !options.cuda)
+    return fail("--cuda-graph", "needs --device=cuda");
   return -1;
 }
 
@@ -255,6 +265,6 @@ int main(int argc, char **argv) {
   if (options.cuda)
     return mnemo::run::runCuda(options.artifact, options.inputs,
                                options.outputDir, options.repeat,
-                               options.function);
+                               options.function, options.cudaGraph);
   return run(options);
 }

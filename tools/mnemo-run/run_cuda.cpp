@@ -54,13 +54,17 @@ int readInput(const mnemo_tensor_info_t &info,
 
 int mnemo::run::runCuda(
     const char *ptx, const std::vector<std::pair<std::string, std::string>> &inputs,
-    const std::string &outputDir, long repeat, const std::string &function) {
+    const std::string &outputDir, long repeat, const std::string &function,
+    int graph) {
   mnemo_cuda_program_t *program = nullptr;
   if (mnemo_status_t status = mnemo_cuda_program_load_file(
           ptx, function.empty() ? nullptr : function.c_str(), &program))
     return fail(status);
   std::unique_ptr<mnemo_cuda_program_t, void (*)(mnemo_cuda_program_t *)> guard(
       program, mnemo_cuda_program_free);
+  if (graph >= 0)
+    if (mnemo_status_t status = mnemo_cuda_program_set_graph(program, graph))
+      return fail(status);
 
   size_t numInputs = mnemo_cuda_program_input_count(program);
   std::vector<mnemo::npy::Array> arrays(numInputs);
@@ -127,6 +131,8 @@ int mnemo::run::runCuda(
     std::printf("%s\n", line.c_str());
   }
   size_t n = times.size();
-  std::printf("latency: %.4g ms (median of %zu, cuda)\n", median(times), n);
+  std::printf("latency: %.4g ms (median of %zu, cuda, %s)\n", median(times), n,
+              mnemo_cuda_program_uses_graph(program) ? "graph"
+                                                     : "kernel by kernel");
   return 0;
 }

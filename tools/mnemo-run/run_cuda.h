@@ -16,11 +16,13 @@ namespace mnemo::run {
 /// Runs `function` (empty: the first) of a PTX module from `mnemoc
 /// --emit=ptx` on the CUDA device, `repeat` times, with the named .npy
 /// inputs; prints each output and the median latency and writes the
-/// outputs to `outputDir` (unless empty). Returns the exit code.
+/// outputs to `outputDir` (unless empty). `graph` is 1 to replay the plan
+/// as a CUDA graph, 0 to launch kernel by kernel, -1 for the program's
+/// default. Returns the exit code.
 int runCuda(const char *ptx,
             const std::vector<std::pair<std::string, std::string>> &inputs,
             const std::string &outputDir, long repeat,
-            const std::string &function);
+            const std::string &function, int graph);
 
 } // namespace mnemo::run
 

@@ -291,10 +291,22 @@ mnemo_status_t mnemo_cuda_program_output_info(
 
 /* Runs the function: inputs[i] holds input i (row-major, its signature's
  * dtype and shape), outputs[i] receives output i. Returns after the device
- * has finished. */
+ * has finished. Each program has its own CUDA stream: programs run
+ * concurrently from different threads, but calls on one program must not
+ * overlap. */
 mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *program,
                                       const void *const *inputs,
                                       void *const *outputs);
+
+/* Whether runs replay the plan as one CUDA graph (captured by the first
+ * run; only the input and output copies stay outside it) or launch kernel
+ * by kernel. A plan of more than one kernel starts with the graph where the
+ * driver supports graphs. Enabling it without driver support is
+ * MNEMO_STATUS_UNAVAILABLE. */
+mnemo_status_t mnemo_cuda_program_set_graph(mnemo_cuda_program_t *program,
+                                            int enabled);
+/* 1 when runs replay a graph, else 0. */
+int mnemo_cuda_program_uses_graph(const mnemo_cuda_program_t *program);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -43,22 +43,34 @@ mnemo_status_t load(Driver &d) {
             lookup(library, "cuDeviceGet", d.deviceGet) &&
             lookup(library, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain) &&
             lookup(library, "cuCtxSetCurrent", d.ctxSetCurrent) &&
-            lookup(library, "cuCtxSynchronize", d.ctxSynchronize) &&
             lookup(library, "cuModuleLoadData", d.moduleLoadData) &&
             lookup(library, "cuModuleUnload", d.moduleUnload) &&
             lookup(library, "cuModuleGetFunction", d.moduleGetFunction) &&
             lookup(library, "cuMemAlloc_v2", d.memAlloc) &&
             lookup(library, "cuMemFree_v2", d.memFree) &&
             lookup(library, "cuMemcpyHtoD_v2", d.memcpyHtoD) &&
-            lookup(library, "cuMemcpyDtoH_v2", d.memcpyDtoH) &&
-            lookup(library, "cuMemsetD8_v2", d.memsetD8) &&
             lookup(library, "cuLaunchKernel", d.launchKernel) &&
+            lookup(library, "cuStreamCreate", d.streamCreate) &&
+            lookup(library, "cuStreamDestroy_v2", d.streamDestroy) &&
+            lookup(library, "cuStreamSynchronize", d.streamSynchronize) &&
+            lookup(library, "cuMemcpyHtoDAsync_v2", d.memcpyHtoDAsync) &&
+            lookup(library, "cuMemcpyDtoHAsync_v2", d.memcpyDtoHAsync) &&
+            lookup(library, "cuMemsetD8Async", d.memsetD8Async) &&
             lookup(library, "cuGetErrorString", d.getErrorString) &&
             lookup(library, "cuFuncSetAttribute", d.funcSetAttribute) &&
             lookup(library, "cuDeviceGetAttribute", d.deviceGetAttribute);
   // Optional (null when missing): only tensor-map plans (sm_90a) need it.
   if (ok)
     lookup(library, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled);
+  // Optional as a set: without all of them programs launch one by one.
+  Driver::Graphs g;
+  if (ok && lookup(library, "cuStreamBeginCapture_v2", g.beginCapture) &&
+      lookup(library, "cuStreamEndCapture", g.endCapture) &&
+      lookup(library, "cuGraphInstantiateWithFlags", g.instantiate) &&
+      lookup(library, "cuGraphLaunch", g.launch) &&
+      lookup(library, "cuGraphExecDestroy", g.execDestroy) &&
+      lookup(library, "cuGraphDestroy", g.destroy))
+    d.graphs = g;
   if (!ok)
     return makeStatus(MNEMO_STATUS_UNAVAILABLE,
                       "no CUDA driver: %s lacks the driver API entry points",

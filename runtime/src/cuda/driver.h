@@ -28,13 +28,14 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 struct Driver {
   CUresult (*init)(unsigned flags);
   CUresult (*deviceGet)(CUdevice *device, int ordinal);
   CUresult (*primaryCtxRetain)(CUcontext *ctx, CUdevice device);
   CUresult (*ctxSetCurrent)(CUcontext ctx);
-  CUresult (*ctxSynchronize)();
   CUresult (*moduleLoadData)(CUmodule *module, const void *image);
   CUresult (*moduleUnload)(CUmodule module);
   CUresult (*moduleGetFunction)(CUfunction *fn, CUmodule module,
@@ -42,12 +43,19 @@ struct Driver {
   CUresult (*memAlloc)(CUdeviceptr *ptr, size_t bytes);
   CUresult (*memFree)(CUdeviceptr ptr);
   CUresult (*memcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
-  CUresult (*memcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
-  CUresult (*memsetD8)(CUdeviceptr dst, unsigned char value, size_t bytes);
   CUresult (*launchKernel)(CUfunction fn, unsigned gridX, unsigned gridY,
                            unsigned gridZ, unsigned blockX, unsigned blockY,
                            unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
+  CUresult (*streamCreate)(CUstream *stream, unsigned flags);
+  CUresult (*streamDestroy)(CUstream stream);
+  CUresult (*streamSynchronize)(CUstream stream);
+  CUresult (*memcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes,
+                              CUstream stream);
+  CUresult (*memcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
+                              CUstream stream);
+  CUresult (*memsetD8Async)(CUdeviceptr dst, unsigned char value,
+                            size_t bytes, CUstream stream);
   CUresult (*getErrorString)(CUresult result, const char **text);
   CUresult (*funcSetAttribute)(CUfunction fn, int attribute, int value);
   CUresult (*deviceGetAttribute)(int *value, int attribute, CUdevice device);
@@ -60,6 +68,18 @@ struct Driver {
                                    const unsigned *elementStrides,
                                    int interleave, int swizzle,
                                    int l2Promotion, int oobFill) = nullptr;
+  /// CUDA graphs (CUDA 11.4 and later); all null unless the driver has
+  /// every one, and then programs launch kernel by kernel.
+  struct Graphs {
+    CUresult (*beginCapture)(CUstream stream, int mode) = nullptr;
+    CUresult (*endCapture)(CUstream stream, CUgraph *graph) = nullptr;
+    CUresult (*instantiate)(CUgraphExec *exec, CUgraph graph,
+                            unsigned long long flags) = nullptr;
+    CUresult (*launch)(CUgraphExec exec, CUstream stream) = nullptr;
+    CUresult (*execDestroy)(CUgraphExec exec) = nullptr;
+    CUresult (*destroy)(CUgraph graph) = nullptr;
+  } graphs;
+  bool hasGraphs() const { return graphs.launch != nullptr; }
   CUdevice device = 0;
   /// The primary context of device 0, current on the calling thread after
   /// getDriver.

@@ -7,7 +7,9 @@
 // The C API's mnemo_cuda_program_*: loads the PTX with cuModuleLoadData,
 // allocates the plan's buffers once, and per run copies the inputs in,
 // launches every kernel of the plan in order with its recorded grid, block
-// and arguments, and copies the outputs out. The runtime does no arithmetic
+// and arguments, and copies the outputs out, all on the program's own
+// stream. A plan of several kernels is captured once as a CUDA graph, which
+// each run replays. The runtime does no arithmetic
 // of its own: every kernel comes from the compiler.
 //
 //===----------------------------------------------------------------------===//
@@ -34,10 +36,31 @@ struct mnemo_cuda_program_s {
   CUmodule module = nullptr;
   std::vector<CUfunction> kernels;   // per launch
   std::vector<CUdeviceptr> buffers;  // per plan buffer (inputs too)
+  // Per launch: the argument values and the pointers cuLaunchKernel reads.
+  // Buffers keep their addresses for the program's life, so both are built
+  // once.
+  std::vector<std::vector<uint64_t>> argValues;
+  std::vector<std::vector<void *>> argPointers;
+  CUstream stream = nullptr;       // every copy and launch of this program
+  CUgraph graph = nullptr;         // the plan captured from `stream`
+  CUgraphExec graphExec = nullptr; // ... and instantiated: runs replay it
+  bool useGraph = false; // capture at the next run unless graphExec is set
+
+  void dropGraph() {
+    if (graphExec)
+      driver->graphs.execDestroy(graphExec);
+    if (graph)
+      driver->graphs.destroy(graph);
+    graphExec = nullptr;
+    graph = nullptr;
+  }
 
   ~mnemo_cuda_program_s() {
     if (!driver)
       return;
+    dropGraph();
+    if (stream)
+      driver->streamDestroy(stream);
     for (CUdeviceptr b : buffers)
       if (b)
         driver->memFree(b);
@@ -243,6 +266,73 @@ mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
   return nullptr;
 }
 
+/// Fills each launch's argument array from the plan and the buffers.
+void buildArguments(mnemo_cuda_program_s &p) {
+  for (const PlanLaunch &l : p.plan.launches) {
+    std::vector<uint64_t> &values = p.argValues.emplace_back(l.args.size());
+    std::vector<void *> &pointers = p.argPointers.emplace_back();
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const PlanArgument &a = l.args[i];
+      if (a.kind == PlanArgument::Kind::Buffer)
+        values[i] = p.buffers[a.buffer];
+      else if (a.kind == PlanArgument::Kind::I64)
+        values[i] = a.bits;
+      else { // 4-byte scalars: the low bytes of the slot
+        uint32_t v = static_cast<uint32_t>(a.bits);
+        std::memcpy(&values[i], &v, sizeof(v));
+      }
+      pointers.push_back(&values[i]);
+    }
+  }
+}
+
+/// Puts the plan's device work on the program's stream: the temporaries
+/// poisoned (NaN bytes, so that nothing can depend on a previous run), then
+/// every kernel in plan order.
+mnemo_status_t enqueuePlan(mnemo_cuda_program_s &p) {
+  const Driver &d = *p.driver;
+  CUresult r = 0;
+  for (size_t i = 0; i < p.plan.buffers.size(); ++i) {
+    const PlanBuffer &b = p.plan.buffers[i];
+    if (b.weight || b.tensorMap || b.input)
+      continue;
+    if ((r = d.memsetD8Async(p.buffers[i], 0xff, b.bytes, p.stream)) != 0)
+      return driverError(d, r, p.path.c_str(), "cuMemsetD8Async");
+  }
+  for (size_t k = 0; k < p.plan.launches.size(); ++k) {
+    const PlanLaunch &l = p.plan.launches[k];
+    r = d.launchKernel(p.kernels[k], l.grid[0], l.grid[1], l.grid[2],
+                       l.block[0], l.block[1], l.block[2], l.sharedBytes,
+                       p.stream, p.argPointers[k].data(), nullptr);
+    if (r != 0)
+      return driverError(d, r, (p.path + ": " + l.kernel).c_str(),
+                         "cuLaunchKernel");
+  }
+  return nullptr;
+}
+
+/// Records enqueuePlan into a CUDA graph and instantiates it. A launch the
+/// driver refuses is reported as it would be without a graph.
+mnemo_status_t captureGraph(mnemo_cuda_program_s &p) {
+  const Driver &d = *p.driver;
+  const Driver::Graphs &g = d.graphs;
+  const char *path = p.path.c_str();
+  constexpr int kThreadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+  CUresult r = g.beginCapture(p.stream, kThreadLocal);
+  if (r != 0)
+    return driverError(d, r, path, "cuStreamBeginCapture");
+  mnemo_status_t status = enqueuePlan(p);
+  // Capture always ends, so that the stream is usable whatever happened.
+  r = g.endCapture(p.stream, &p.graph);
+  if (!status && r != 0)
+    status = driverError(d, r, path, "cuStreamEndCapture");
+  if (!status && (r = g.instantiate(&p.graphExec, p.graph, 0)) != 0)
+    status = driverError(d, r, path, "cuGraphInstantiateWithFlags");
+  if (status)
+    p.dropGraph();
+  return status;
+}
+
 mnemo_status_t load(const char *path, const char *function,
                     mnemo_cuda_program_s &p) {
   // Mapped, not read: an artifact's weights are uploaded from the mapping.
@@ -315,6 +405,13 @@ mnemo_status_t load(const char *path, const char *function,
                           p.buffers[p.plan.buffers[i].map.source],
                           p.plan.buffers[p.plan.buffers[i].map.source].bytes,
                           p.buffers[i]));
+  buildArguments(p);
+  constexpr unsigned kNonBlocking = 1; // CU_STREAM_NON_BLOCKING
+  if ((r = d.streamCreate(&p.stream, kNonBlocking)) != 0)
+    return driverError(d, r, path, "cuStreamCreate");
+  // A graph pays where launches are many and short (decode): one replay
+  // instead of a driver call per kernel. Captured at the first run.
+  p.useGraph = d.hasGraphs() && p.plan.launches.size() > 1;
   return nullptr;
 }
 
@@ -377,6 +474,26 @@ mnemo_status_t mnemo_cuda_program_output_info(const mnemo_cuda_program_t *p,
   return info(p, false, index, out);
 }
 
+mnemo_status_t mnemo_cuda_program_set_graph(mnemo_cuda_program_t *p,
+                                            int enabled) {
+  if (!p)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_cuda_program_set_graph: null program");
+  if (enabled && !p->driver->hasGraphs())
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                      "%s: this CUDA driver has no graph API (CUDA 11.4 "
+                      "and later)",
+                      p->path.c_str());
+  if (!enabled)
+    p->dropGraph();
+  p->useGraph = enabled != 0;
+  return nullptr;
+}
+
+int mnemo_cuda_program_uses_graph(const mnemo_cuda_program_t *p) {
+  return p && p->useGraph ? 1 : 0;
+}
+
 mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *p,
                                       const void *const *inputs,
                                       void *const *outputs) {
@@ -387,48 +504,27 @@ mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *p,
   CUresult r = 0;
   for (size_t i = 0; i < p->plan.buffers.size(); ++i) {
     const PlanBuffer &b = p->plan.buffers[i];
-    if (b.weight || b.tensorMap)
-      continue; // uploaded or encoded at load
-    // Inputs in; temporaries poisoned (NaN bytes), so that nothing can
-    // depend on a previous run.
-    r = b.input ? d.memcpyHtoD(p->buffers[i], inputs[b.index], b.bytes)
-                : d.memsetD8(p->buffers[i], 0xff, b.bytes);
-    if (r != 0)
-      return driverError(d, r, what, b.input ? "cuMemcpyHtoD" : "cuMemsetD8");
+    if (b.input && (r = d.memcpyHtoDAsync(p->buffers[i], inputs[b.index],
+                                          b.bytes, p->stream)) != 0)
+      return driverError(d, r, what, "cuMemcpyHtoDAsync");
   }
-  std::vector<uint64_t> values;
-  std::vector<void *> params;
-  for (size_t k = 0; k < p->plan.launches.size(); ++k) {
-    const PlanLaunch &l = p->plan.launches[k];
-    values.assign(l.args.size(), 0);
-    params.assign(l.args.size(), nullptr);
-    for (size_t i = 0; i < l.args.size(); ++i) {
-      const PlanArgument &a = l.args[i];
-      if (a.kind == PlanArgument::Kind::Buffer)
-        values[i] = p->buffers[a.buffer];
-      else if (a.kind == PlanArgument::Kind::I64)
-        values[i] = a.bits;
-      else { // 4-byte scalars: the low bytes of the slot
-        uint32_t v = static_cast<uint32_t>(a.bits);
-        std::memcpy(&values[i], &v, sizeof(v));
-      }
-      params[i] = &values[i];
-    }
-    r = d.launchKernel(p->kernels[k], l.grid[0], l.grid[1], l.grid[2],
-                       l.block[0], l.block[1], l.block[2], l.sharedBytes,
-                       nullptr, params.data(), nullptr);
-    if (r != 0)
-      return driverError(d, r, (p->path + ": " + l.kernel).c_str(),
-                         "cuLaunchKernel");
+  if (p->useGraph && !p->graphExec)
+    MNEMO_RETURN_IF_ERROR(captureGraph(*p));
+  if (p->useGraph) {
+    if ((r = d.graphs.launch(p->graphExec, p->stream)) != 0)
+      return driverError(d, r, what, "cuGraphLaunch");
+  } else {
+    MNEMO_RETURN_IF_ERROR(enqueuePlan(*p));
   }
-  if ((r = d.ctxSynchronize()) != 0)
-    return driverError(d, r, what, "cuCtxSynchronize");
   for (size_t i = 0; i < p->plan.outputs.size(); ++i) {
-    r = d.memcpyDtoH(outputs[i], p->buffers[p->plan.outputBuffers[i]],
-                     p->plan.outputs[i].bytes);
+    r = d.memcpyDtoHAsync(outputs[i], p->buffers[p->plan.outputBuffers[i]],
+                          p->plan.outputs[i].bytes, p->stream);
     if (r != 0)
-      return driverError(d, r, what, "cuMemcpyDtoH");
+      return driverError(d, r, what, "cuMemcpyDtoHAsync");
   }
+  // A kernel's fault shows here.
+  if ((r = d.streamSynchronize(p->stream)) != 0)
+    return driverError(d, r, what, "cuStreamSynchronize");
   return nullptr;
 }
 
