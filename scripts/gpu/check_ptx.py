@@ -121,7 +121,21 @@ def reference(ref, inputs, case_dir):
     op = ref["op"]
     f64 = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
     if op == "attention":
-        return numpy_refs.attention(inputs["q"], inputs["k"], inputs["v"],
+        q, k = inputs["q"], inputs["k"]
+        rope = ref.get("rope")
+        if rope:  # at positions skv - sq + [0, sq) for Q, [0, skv) for K
+            sq, skv, d = q.shape[2], k.shape[2], q.shape[3]
+            for x in rope["on"]:
+                y = q if x == "q" else k
+                first = skv - y.shape[2]
+                if rope.get("tables"):
+                    y = numpy_refs.rope_tables(y, inputs["cos"][first:], inputs["sin"][first:],
+                                               rope.get("interleaved", False))
+                else:
+                    y = numpy_refs.rope(y, inputs["pos"][first:], rope["theta"], rope.get("r", d),
+                                        rope.get("interleaved", False), rope.get("scaling"))
+                q, k = (y, k) if x == "q" else (q, y)
+        return numpy_refs.attention(q, k, inputs["v"],
                                     causal=ref.get("causal", False), offset=ref.get("offset", 0),
                                     window=ref.get("window"), softcap=ref.get("softcap"),
                                     sink=inputs.get("sink"))
@@ -311,6 +325,8 @@ def main():
                 inputs[inp["name"]] = np.load(os.path.join(a.cases, inp["file"]))
             elif "ints" in inp:
                 inputs[inp["name"]] = rng.integers(0, inp["ints"], size=shape).astype(np.int64)
+            elif inp.get("positions"):  # a sequence's positions, at a random start
+                inputs[inp["name"]] = np.arange(shape[-1], dtype=np.int64) + rng.integers(0, 5000)
             else:
                 x = rng.standard_normal(shape).astype(np.float32)
                 if inp.get("dtype") == "bf16":

@@ -49,12 +49,56 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
         attrs.append("q_offset(%off)")
     t = {x: ttype(x, dtype) for x in (q, k, v, r)}
     extra = f", %sink: {ttype((hq,))}" if sink else ""
+    # rope=dict(on="q"|"qk", theta, r, interleaved, scaling=(mlir, ref) or
+    # tables=True): Q (and K) rotated first, at positions offset + [0, S),
+    # from a positions input or from cos/sin table inputs [S, r].
+    rope = opts.pop("rope", None)
+    names = {"q": "%q", "k": "%k"}
+    if rope:
+        width = rope.get("r", d)
+        if rope.get("tables"):
+            tt = ttype((skv, width))
+            extra += f", %cos: {tt}, %sin: {tt}"
+        else:
+            extra += f", %pos: {ttype((skv,), 'i64')}"
+        for x in rope["on"]:
+            shape, out = (q, "%qr") if x == "q" else (k, "%kr")
+            inter = " interleaved" if rope.get("interleaved") else ""
+            if rope.get("tables"):
+                # Queries sit at the last sq positions of the tables.
+                tab = ("%cos", "%sin") if x == "k" or sq == skv else ("%cq", "%sq")
+                if tab[0] == "%cq":
+                    for src, dst in (("%cos", "%cq"), ("%sin", "%sq")):
+                        pre += (f"  {dst} = tensor.extract_slice {src}[{skv - sq}, 0] [{sq}, {width}] [1, 1]"
+                                f" : {tt} to {ttype((sq, width))}\n")
+                pre += (f"  {out} = mnemo.rope_tables %{x}, {tab[0]}, {tab[1]}{inter} : "
+                        f"{t[shape]}, {ttype((sq if tab[0] == '%cq' else skv, width))} -> {t[shape]}\n")
+            else:
+                pos = "%pos"
+                if x == "q" and sq != skv:
+                    pos = "%pq"
+                    pre += (f"  %pq = tensor.extract_slice %pos[{skv - sq}] [{sq}] [1]"
+                            f" : {ttype((skv,), 'i64')} to {ttype((sq,), 'i64')}\n")
+                scaling = f" scaling({rope['scaling'][0]})" if rope.get("scaling") else ""
+                rd = f" rotary_dim({width})" if width != d else ""
+                pre += (f"  {out} = mnemo.rope %{x}, {pos} theta({rope['theta']!r}){inter}{rd}{scaling} : "
+                        f"{t[shape]}, {ttype((sq if pos == '%pq' else skv,), 'i64')} -> {t[shape]}\n")
+            names[x] = out
     mlir = (f"func.func @main(%q: {t[q]}, %k: {t[k]}, %v: {t[v]}{extra}) -> {t[r]} {{\n"
-            f"{pre}  %r = mnemo.attention %q, %k, %v {' '.join(attrs)} : "
+            f"{pre}  %r = mnemo.attention {names['q']}, {names['k']}, %v {' '.join(attrs)} : "
             f"{t[q]}, {t[k]}, {t[v]} -> {t[r]}\n  return %r : {t[r]}\n}}\n")
     inputs = [{"name": n, "shape": s, "dtype": dtype} for n, s in (("q", q), ("k", k), ("v", v))]
     if sink:
         inputs.append({"name": "sink", "shape": (hq,)})
+    if rope:
+        if rope.get("tables"):
+            inputs += [{"name": n, "shape": (skv, rope.get("r", d))} for n in ("cos", "sin")]
+        else:
+            inputs.append({"name": "pos", "shape": (skv,), "positions": True})
+        opts["rope"] = {key: rope[key] for key in ("on", "theta", "r", "interleaved", "tables")
+                        if key in rope}
+        if rope.get("scaling"):
+            opts["rope"]["scaling"] = rope["scaling"][1]
     if dtype in ("bf16", "f16"):
         return name, mlir, inputs, {"op": "attention", "rel": 2e-2, **opts}, None
     return name, mlir, inputs, {"op": "attention", **opts}, 1e-3
@@ -193,6 +237,28 @@ def attention_cases():
                     causal=True, offset=699, sink=True)
     yield attention("att_bf16_split_causal_s300_d64", 1, 2, 2, 300, 300, 64, 64, "bf16",
                     causal=True)
+    # RoPE applied by the kernel on its Q tiles (and K tiles, where one query
+    # tile reads them): decode and short prefill, GQA, prefill with K's
+    # rope left alone, llama3 and YaRN scaling, interleaved partial rotary,
+    # tables.
+    yield attention("att_bf16_rope_qk_gqa4_s9_d128", 2, 8, 2, 9, 9, 128, 128, "bf16",
+                    causal=True, rope={"on": "qk", "theta": 10000.0})
+    yield attention("att_bf16_rope_qk_decode_kv300_d64", 1, 8, 2, 1, 300, 64, 64, "bf16",
+                    causal=True, offset=299,
+                    rope={"on": "qk", "theta": 500000.0,
+                          "scaling": ("<llama3, factor = 8.0, original_max_position = 64, "
+                                      "low_freq_factor = 1.0, high_freq_factor = 4.0>",
+                                      {"kind": "llama3", "factor": 8.0, "original_max_position": 64,
+                                       "low_freq_factor": 1.0, "high_freq_factor": 4.0})})
+    yield attention("att_bf16_rope_qk_prefill_s100_d128", 1, 8, 2, 100, 100, 128, 128, "bf16",
+                    causal=True, rope={"on": "qk", "theta": 10000.0,
+                                       "scaling": ("<yarn, factor = 4.0, original_max_position = 32>",
+                                                   {"kind": "yarn", "factor": 4.0,
+                                                    "original_max_position": 32})})
+    yield attention("att_bf16_rope_interleaved_r32_s20_d64", 1, 4, 4, 20, 20, 64, 64, "bf16",
+                    causal=True, rope={"on": "qk", "theta": 10000.0, "r": 32, "interleaved": True})
+    yield attention("att_bf16_rope_tables_q_40x70_d64", 1, 4, 2, 40, 70, 64, 64, "bf16",
+                    causal=True, offset=30, rope={"on": "qk", "tables": True})
     yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)
     yield attention("att_mha_noncausal_5x7_d8", 2, 2, 2, 5, 7, 8, 8)
     yield attention("att_mqa_19x23_d40", 2, 4, 1, 19, 23, 40, 40)

@@ -10,10 +10,13 @@
 // memory. sm_80: cp.async staging, ldmatrix, mma.sync m16n8k16. sm_90a: TMA
 // loads on mbarriers, wgmma (P from registers). docs/GPU-TensorCores.md has
 // the design; the fragment layouts are those of the PTX ISA ("Matrix
-// fragments for mma.m16n8k16", "wgmma register fragments").
+// fragments for mma.m16n8k16", "wgmma register fragments"). A RoPE feeding
+// Q (or K, when a single query tile reads each K tile) is applied to the
+// tile in shared memory (RopeOnLoad.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "RopeOnLoad.h"
 #include "TensorCoreBuilder.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
@@ -43,6 +46,10 @@ struct Problem {
   int64_t blockQ;                  // query rows per block: 64 or 128
   int64_t blockKV;                 // keys per KV tile
   int64_t splits = 1;              // KV ranges per query tile (split-KV)
+  /// Rotary embeddings applied on the Q and K tiles, and why a rope
+  /// feeding Q or K stays a kernel of its own (empty: none there).
+  RopeOnLoad rope[2];
+  std::string ropeWhy[2];
 
   int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
@@ -142,6 +149,16 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   p.splits = std::clamp<int64_t>(p.splits, 1,
                                  std::max<int64_t>(1, std::min(
                                      kvTiles, 65535 / p.batch)));
+  // RoPE on the tiles: a block loads its Q tile once, but each K tile once
+  // per query tile, so K's rotation joins the kernel only where there is
+  // one query tile (every block would otherwise rotate the same tile).
+  p.rope[0] = matchRopeOnLoad(op.getQuery(), elem, p.ropeWhy[0]);
+  if (p.queryTiles() == 1)
+    p.rope[1] = matchRopeOnLoad(op.getKey(), elem, p.ropeWhy[1]);
+  else if (isa_and_nonnull<mnemo::RopeOp, mnemo::RopeTablesOp>(
+               op.getKey().getDefiningOp()))
+    p.ropeWhy[1] = "each K tile is read by " +
+                   std::to_string(p.queryTiles()) + " query tiles";
   p.scale = op.getEffectiveScale();
   p.softcap = op.getSoftcapValue();
   p.window = op.getWindowSize();
@@ -188,6 +205,15 @@ private:
     return both(lt(r, idx(p.group * p.rowsPerHead)),
                 lt(rowQuery(r), idx(p.sq)));
   }
+
+  /// Applies `rope` to the tile `t` in shared memory; row r of the tile is
+  /// at sequence index `seqOf(r)` of `seqLen`. Then publish() before the
+  /// tile is read.
+  void rotate(const SharedTile &t, const RopeOnLoad &rope,
+              function_ref<Value(Value)> seqOf, int64_t seqLen);
+  /// Makes this thread's shared-memory writes visible to the block (and,
+  /// with wgmma, to the async proxy).
+  void publish();
 
   /// Starts the cp.async copies of all rows of `r`.
   void stage(const SharedTile &r, function_ref<RowSource(Value)> source,
@@ -274,6 +300,45 @@ void KernelEmitter::stage(const SharedTile &r,
     if (c0 + p.threads() <= chunks)
       tokens.push_back(token);
   }
+}
+
+void KernelEmitter::rotate(const SharedTile &t, const RopeOnLoad &rope,
+                           function_ref<Value(Value)> seqOf, int64_t seqLen) {
+  int64_t half = rope.rotaryDim / 2, pairs = t.rows * half;
+  // Adjacent threads take adjacent pairs of a row.
+  auto rounds = scf::ForOp::create(b, idx(0), idx(pairs), idx(p.threads()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(rounds.getBody()->getTerminator());
+  Value c = add(tid, rounds.getInductionVar());
+  ifThen(lt(c, idx(pairs)), [&] {
+    Value row = div(c, half), k = rem(c, half);
+    // Rows past the sequence hold zeros and stay zeros; their index is
+    // clamped only to keep the table reads in bounds.
+    Value s = arith::MinUIOp::create(b, seqOf(row), idx(seqLen - 1));
+    auto [colX, colY] = ropePairColumns(b, rope, k);
+    auto element = [&](Value col) {
+      return add(offset(t, row, mul(div(col, 8), 8)), rem(col, 8));
+    };
+    Value at[2] = {element(colX), element(colY)}, v[2];
+    for (int64_t i = 0; i < 2; ++i) {
+      Value raw = memref::LoadOp::create(b, tiles, ValueRange{at[i]});
+      v[i] = arith::ExtFOp::create(b, f32, raw);
+    }
+    auto [x, y] = rotatePair(b, rope, batch, s, k, v[0], v[1]);
+    memref::StoreOp::create(b, arith::TruncFOp::create(b, elem, x), tiles,
+                            ValueRange{at[0]});
+    memref::StoreOp::create(b, arith::TruncFOp::create(b, elem, y), tiles,
+                            ValueRange{at[1]});
+  });
+}
+
+void KernelEmitter::publish() {
+  if (p.wgmma)
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b);
 }
 
 void KernelEmitter::tmaLoad(Value pred, int64_t barrier,
@@ -567,6 +632,10 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     stage(kTile, kvRow(k, mul(tLo, p.blockKV)), tokens);
     commit(tokens);
     waitAll(p.wgmma);
+    if (p.rope[0]) {
+      rotate(qTile, p.rope[0], [&](Value r) { return rowQuery(r); }, p.sq);
+      publish();
+    }
   }
   // With wgmma, Q stays in shared memory as the A operand.
   SmallVector<Fragment> qFrag;
@@ -625,11 +694,25 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
               {TmaTile{vTile, maps[2], kvCoords(loop.getInductionVar()),
                        p.blockKV}});
       tmaWait(0, parity);
+      // Q arrived with the first K tile.
+      if (p.rope[0])
+        ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                     loop.getInductionVar(), tLo),
+               [&] {
+                 rotate(qTile, p.rope[0],
+                        [&](Value r) { return rowQuery(r); }, p.sq);
+                 if (!p.rope[1])
+                   publish();
+               });
     } else {
       waitAll(p.wgmma);
       tokens.clear();
       stage(vTile, kvRow(v, kv0), tokens);
       commit(tokens);
+    }
+    if (p.rope[1]) {
+      rotate(kTile, p.rope[1], [&](Value r) { return add(kv0, r); }, p.skv);
+      publish();
     }
 
     // S = Q K^T: K's rows are the n dimension, read untransposed.
@@ -849,10 +932,17 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
 }
 
 /// Replaces `op` with buffers, the kernel launch and the result tensor.
-void rewrite(mnemo::AttentionOp op, const Problem &p) {
+void rewrite(mnemo::AttentionOp op, Problem p) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
-  Value q = buffer(op.getQuery()), k = buffer(op.getKey()),
+  // A rope applied on the tiles: the kernel loads its input.
+  Value operands[2] = {op.getQuery(), op.getKey()};
+  for (int64_t i = 0; i < 2; ++i)
+    if (p.rope[i]) {
+      createRopeBuffers(b, p.rope[i]);
+      operands[i] = p.rope[i].input;
+    }
+  Value q = buffer(operands[0]), k = buffer(operands[1]),
         v = buffer(op.getValue()), sink = buffer(op.getSink());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   Value out = memref::AllocOp::create(
@@ -897,6 +987,9 @@ void rewrite(mnemo::AttentionOp op, const Problem &p) {
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);
   op.erase();
+  for (const RopeOnLoad &rope : p.rope)
+    if (rope)
+      rope.op->erase();
 }
 
 struct AttentionKernelPass
@@ -922,10 +1015,21 @@ struct AttentionKernelPass
       std::string why;
       FailureOr<Problem> p = analyze(op, blockQ, blockKV, chip == "sm_90a", useTma,
                                       splitKV, smCount, sharedBytesLimit, why);
-      if (succeeded(p))
-        rewrite(op, *p);
-      else if (report)
-        op.emitRemark("keeps the tiled path: ") << why;
+      if (failed(p)) {
+        if (report)
+          op.emitRemark("keeps the tiled path: ") << why;
+        continue;
+      }
+      if (report)
+        for (int64_t i = 0; i < 2; ++i) {
+          const char *name = i ? "K" : "Q";
+          if (p->rope[i])
+            op.emitRemark("applies the rope of ") << name << " on its tiles";
+          else if (!p->ropeWhy[i].empty())
+            op.emitRemark("the rope of ")
+                << name << " stays a kernel: " << p->ropeWhy[i];
+        }
+      rewrite(op, *p);
     }
   }
 };

@@ -63,6 +63,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createHoistTileBuffersPass());
+  pm.addNestedPass<func::FuncOp>(createReductionsInnermostPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createLaunchLoopsPass());
   // Launch sizes and loop bounds fold to constants before outlining, so
