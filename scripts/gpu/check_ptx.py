@@ -151,7 +151,8 @@ def reference(ref, inputs, case_dir):
         return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + ref["eps"]) * f64["w"]
     if op == "rope":
         x = inputs["x"]
-        return numpy_refs.rope(x, inputs["pos"], ref["theta"], x.shape[-1], False, None)
+        return numpy_refs.rope(x, inputs["pos"], ref["theta"], x.shape[-1], False,
+                               ref.get("scaling"))
     if op == "swiglu":
         g = f64["g"]
         return g / (1.0 + np.exp(-g)) * f64["u"]
