@@ -194,6 +194,15 @@ def layer_cases():
     yield layer("rope", "rope", [("x", x), ("pos", pos)],
                 f"%r = mnemo.rope %x, %pos theta(10000.0) : {ttype(x)}, {ttype(pos, 'i64')} -> {ttype(x)}",
                 x, {"theta": 10000.0}, ids={"pos": 64})
+    # Dynamic NTK: the base follows the largest position (here above the
+    # original 4).
+    x, pos = (1, 4, 9, 64), (9,)
+    yield layer("rope_dynamic_ntk", "rope", [("x", x), ("pos", pos)],
+                f"%r = mnemo.rope %x, %pos theta(10000.0) scaling(<dynamic, factor = 2.0, "
+                f"original_max_position = 4>) : {ttype(x)}, {ttype(pos, 'i64')} -> {ttype(x)}",
+                x, {"theta": 10000.0, "scaling": {"kind": "dynamic", "factor": 2.0,
+                                                  "original_max_position": 4}},
+                ids={"pos": 64})
     x = (2, 5, 24)
     yield layer("swiglu", "swiglu", [("g", x), ("u", x)],
                 f"%r = mnemo.swiglu %g, %u : {ttype(x)}", x, {})

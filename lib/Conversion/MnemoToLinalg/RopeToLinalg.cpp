@@ -20,6 +20,8 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::builders;
@@ -38,29 +40,44 @@ Value constantInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
 }
 
 /// Dynamic NTK: theta' = theta * (f * seq / orig - f + 1)^(r/(r-2)) with
-/// seq = max(max(positions) + 1, orig), then inv_freq[k] = theta'^(-2k/r).
+/// seq = max(max(positions) + 1, orig), then inv_freq[k] = theta'^(-2k/r),
+/// evaluated in f32 as exp(-(2k/r) (ln theta + r/(r-2) ln ratio)) with
+/// ln theta a constant: no f64 pow, which GPU targets have only through
+/// libdevice. An angle pos * inv_freq[k] is then off by at most about
+/// 2e-8 * pos, below the f32 rounding of the angle itself. The maximum is
+/// a one-element tensor reduced under a parallel loop of one iteration and
+/// read inside the table's generic, so GPU targets keep both in kernels.
 Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
   MLIRContext *ctx = op.getContext();
   RopeScalingAttr s = op.getScalingOrDefault();
   int64_t r = op.getRotaryDimOrDefault();
   Value positions = op.getPositions();
   auto posType = cast<RankedTensorType>(positions.getType());
-  Type i64 = b.getI64Type(), f64 = b.getF64Type();
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
 
-  // max over all positions, as i64.
-  Value init = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
-  Value maxInit = tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({}, i64), init);
+  // max over all positions, as i64, in a tensor<1xi64>.
+  auto oneType = RankedTensorType::get({1}, i64);
+  Value zero = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+  Value maxInit =
+      linalg::FillOp::create(b, loc, zero,
+                             tensor::EmptyOp::create(b, loc, oneType.getShape(),
+                                                     i64)
+                                 .getResult())
+          .getResult(0);
   unsigned rank = posType.getRank();
-  SmallVector<unsigned> all;
-  for (unsigned i = 0; i < rank; ++i)
-    all.push_back(i);
+  SmallVector<unsigned> reduced;
+  SmallVector<AffineExpr> posDims;
+  for (unsigned i = 1; i <= rank; ++i) {
+    reduced.push_back(i);
+    posDims.push_back(getAffineDimExpr(i, ctx));
+  }
   Value maxPos =
       linalg::GenericOp::create(
-          b, loc, maxInit.getType(), positions, maxInit,
-          ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
-                              AffineMap::get(rank, 0, {}, ctx)},
-          iterators(rank, all),
+          b, loc, oneType, positions, maxInit,
+          ArrayRef<AffineMap>{
+              AffineMap::get(rank + 1, 0, posDims, ctx),
+              AffineMap::get(rank + 1, 0, {getAffineDimExpr(0, ctx)}, ctx)},
+          iterators(rank + 1, reduced),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value p = args[0];
             if (p.getType() != i64)
@@ -69,38 +86,47 @@ Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
                 nb, nl, arith::MaxSIOp::create(nb, nl, p, args[1]).getResult());
           })
           .getResult(0);
-  Value maxScalar = tensor::ExtractOp::create(b, loc, maxPos, ValueRange{});
-  Value one = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
-  Value orig = arith::ConstantOp::create(
-      b, loc, i64, b.getI64IntegerAttr(s.getOriginalMaxPosition()));
-  Value seq = arith::MaxSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, maxScalar, one), orig);
-  Value seqF = arith::SIToFPOp::create(b, loc, f64, seq);
-  double factor = s.factor();
-  Value ratio = arith::MulFOp::create(
-      b, loc, seqF, floatConst(b, loc, f64, factor / s.getOriginalMaxPosition()));
-  ratio = arith::SubFOp::create(b, loc, ratio,
-                                floatConst(b, loc, f64, factor - 1.0));
-  Value base = math::PowFOp::create(
-      b, loc, ratio, floatConst(b, loc, f64, double(r) / double(r - 2)));
-  base = arith::MulFOp::create(
-      b, loc, base, floatConst(b, loc, f64, op.getTheta().convertToDouble()));
 
-  Value empty =
-      emptyTensor(b, loc, {b.getIndexAttr(r / 2)}, b.getF32Type());
+  double factor = s.factor();
+  int64_t orig = s.getOriginalMaxPosition();
+  double logTheta = std::log(op.getTheta().convertToDouble());
+  Value empty = emptyTensor(b, loc, {b.getIndexAttr(r / 2)}, f32);
   return linalg::GenericOp::create(
-             b, loc, empty.getType(), ValueRange{}, empty,
-             ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+             b, loc, empty.getType(), ValueRange{maxPos}, empty,
+             ArrayRef<AffineMap>{
+                 AffineMap::get(1, 0, {getAffineConstantExpr(0, ctx)}, ctx),
+                 AffineMap::getMultiDimIdentityMap(1, ctx)},
              iterators(1),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               auto c = [&](double v) { return floatConst(nb, nl, f32, v); };
+               Value seq = arith::MaxSIOp::create(
+                   nb, nl,
+                   arith::AddIOp::create(
+                       nb, nl, args[0],
+                       arith::ConstantOp::create(nb, nl, i64,
+                                                 nb.getI64IntegerAttr(1))),
+                   arith::ConstantOp::create(nb, nl, i64,
+                                             nb.getI64IntegerAttr(orig)));
+               Value ratio = arith::SubFOp::create(
+                   nb, nl,
+                   arith::MulFOp::create(
+                       nb, nl, arith::SIToFPOp::create(nb, nl, f32, seq),
+                       c(factor / double(orig))),
+                   c(factor - 1.0));
+               // ln theta' = ln theta + r/(r-2) ln ratio.
+               Value logBase = arith::AddFOp::create(
+                   nb, nl, c(logTheta),
+                   arith::MulFOp::create(nb, nl,
+                                         math::LogOp::create(nb, nl, ratio),
+                                         c(double(r) / double(r - 2))));
                Value k = linalg::IndexOp::create(nb, nl, 0);
                Value kf = arith::SIToFPOp::create(
-                   nb, nl, f64, arith::IndexCastOp::create(nb, nl, i64, k));
+                   nb, nl, f32, arith::IndexCastOp::create(nb, nl, i64, k));
                Value expo = arith::MulFOp::create(
-                   nb, nl, kf, floatConst(nb, nl, f64, -2.0 / double(r)));
-               Value f = math::PowFOp::create(nb, nl, base, expo);
+                   nb, nl, arith::MulFOp::create(nb, nl, kf, c(-2.0 / double(r))),
+                   logBase);
                linalg::YieldOp::create(
-                   nb, nl, castFloat(nb, nl, f, nb.getF32Type()));
+                   nb, nl, math::ExpOp::create(nb, nl, expo).getResult());
              })
       .getResult(0);
 }

@@ -22,3 +22,10 @@ func.func @layers(%x: tensor<2x?x48xf32>, %w: tensor<40x48xf32>,
   %e = mnemo.embedding %t[%ids] : tensor<50x48xf32>, tensor<2x?xi64> -> tensor<2x?x48xf32>
   return %y, %s, %e : tensor<2x?x40xf32>, tensor<2x?x48xf32>, tensor<2x?x48xf32>
 }
+
+// Dynamic-NTK rope: the base depends on max(positions), reduced in a kernel
+// and read by the next (no host read between launches, no libdevice pow).
+func.func @rope_dynamic_ntk(%x: tensor<1x4x9x64xf32>, %pos: tensor<9xi64>) -> tensor<1x4x9x64xf32> {
+  %r = mnemo.rope %x, %pos theta(10000.0) scaling(<dynamic, factor = 2.0, original_max_position = 4>) : tensor<1x4x9x64xf32>, tensor<9xi64> -> tensor<1x4x9x64xf32>
+  return %r : tensor<1x4x9x64xf32>
+}
