@@ -97,14 +97,13 @@ struct Fusion {
   mnemo::RmsNormOp rmsNorm;
 };
 
-/// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
-                        bool tma, int64_t smCount, int64_t splitK,
-                        int64_t sharedLimit, std::string &why) {
+/// The facts of `op` and its fused producers in `g` (types, sizes,
+/// layout, fusions), or why the kernel cannot compute it.
+LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion, Gemm &g,
+                       std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
   auto r = cast<RankedTensorType>(op.getResult().getType());
-  Gemm g;
   g.swiglu = static_cast<bool>(fusion.swiglu);
   if (mnemo::RmsNormOp norm = fusion.rmsNorm) {
     g.rmsNorm = true;
@@ -141,12 +140,16 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
   // Rows are staged in 16-byte chunks of 8 elements, whole or not at all.
   if (g.k % 8 || g.n % 8)
     return why = "K or N not a multiple of 8", failure();
+  return success();
+}
 
-  // Few rows (decode): one m16 block per warp row, 4 warps along N. Else
-  // the largest tile that still gives every multiprocessor a block: with
-  // wgmma, 2 warpgroups of 64 x 256 or 64 x 128, or one of 64 x 128; with
-  // mma.sync (or when those are too few), 8 warps of 64 x 32 down to 4 of
-  // 32 x 32.
+/// The block tile, warps, MMA kind and stages of `g`. Few rows (decode):
+/// one m16 block per warp row, 4 warps along N. Else the largest tile that
+/// still gives every multiprocessor a block: with wgmma, 2 warpgroups of
+/// 64 x 256 or 64 x 128, or one of 64 x 128; with mma.sync (or when those
+/// are too few), 8 warps of 64 x 32 down to 4 of 32 x 32.
+void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
+                  int64_t sharedLimit) {
   struct Tiling {
     int64_t blockM, blockN, warpsM, warpsN;
   };
@@ -156,55 +159,66 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
     g.warpsM = t.warpsM;
     g.warpsN = t.warpsN;
   };
-  if (g.m <= 48) {
-    use({16 * ((g.m + 15) / 16), 64, 1, 4});
-  } else {
-    for (Tiling t : {Tiling{128, 256, 8, 1}, Tiling{128, 128, 8, 1},
-                     Tiling{64, 128, 4, 1}}) {
-      // 128 f32 accumulators per thread leave no room for two staged
-      // inputs (SwiGLU's gate and up, rms_norm's input and weight).
-      if (t.blockN == 256 && (g.swiglu || g.rmsNorm))
-        continue;
-      use(t);
-      // As many stages (up to 4) as the shared memory holds: the wgmma
-      // blocks run one per multiprocessor.
-      // (At least 3: one stage in the multiply in flight, one in the next.)
-      g.stages = std::min<int64_t>(
-          4, (sharedLimit - 1024) / (2 * g.stageElements()));
-      if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
-        g.wgmma = true;
-        g.tma = tma && !g.viaRegisters();
-        break;
-      }
-      g.stages = 2;
+  if (g.m <= 48)
+    return use({16 * ((g.m + 15) / 16), 64, 1, 4});
+  for (Tiling t : {Tiling{128, 256, 8, 1}, Tiling{128, 128, 8, 1},
+                   Tiling{64, 128, 4, 1}}) {
+    // 128 f32 accumulators per thread leave no room for two staged
+    // inputs (SwiGLU's gate and up, rms_norm's input and weight).
+    if (t.blockN == 256 && (g.swiglu || g.rmsNorm))
+      continue;
+    use(t);
+    // As many stages (up to 4) as the shared memory holds: the wgmma
+    // blocks run one per multiprocessor.
+    // (At least 3: one stage in the multiply in flight, one in the next.)
+    g.stages =
+        std::min<int64_t>(4, (sharedLimit - 1024) / (2 * g.stageElements()));
+    if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
+      g.wgmma = true;
+      g.tma = tma && !g.viaRegisters();
+      return;
     }
-    for (Tiling t : {Tiling{128, 128, 2, 4}, Tiling{64, 128, 2, 2},
-                     Tiling{64, 64, 2, 2}}) {
-      if (g.wgmma)
-        break;
-      use(t);
-      if (g.gridM() * g.gridN() >= smCount)
-        break;
-    }
+    g.stages = 2;
   }
-  // Split-K when there are fewer than two output tiles per multiprocessor
-  // and the weight is the traffic (decode: blocks in flight set the
-  // bandwidth): about four blocks per multiprocessor, at least 4 K steps
-  // each, and the partials' traffic (8 bytes per element and split) at most
-  // a quarter of the weight's (splits x M x 16 <= K).
+  for (Tiling t : {Tiling{128, 128, 2, 4}, Tiling{64, 128, 2, 2},
+                   Tiling{64, 64, 2, 2}}) {
+    use(t);
+    if (g.gridM() * g.gridN() >= smCount)
+      return;
+  }
+}
+
+/// Split-K when there are fewer than two output tiles per multiprocessor
+/// and the weight is the traffic (decode: blocks in flight set the
+/// bandwidth): about four blocks per multiprocessor, at least 4 K steps
+/// each, and the partials' traffic (8 bytes per element and split) at most
+/// a quarter of the weight's (splits x M x 16 <= K). `splitK` forces a
+/// number of splits. Not with rms_norm, whose row scales need all of K.
+void chooseSplitK(Gemm &g, int64_t smCount, int64_t splitK) {
   int64_t tiles = g.gridM() * g.gridN();
   g.stepsPerSplit = g.kSteps();
-  if (!g.rmsNorm && (splitK || tiles < 2 * smCount)) {
-    int64_t want = splitK ? splitK : (4 * smCount + tiles - 1) / tiles;
-    int64_t most = splitK ? g.kSteps()
-                          : std::min(g.kSteps() / 4, g.k / (16 * g.m));
-    most = std::max<int64_t>(1, most);
-    // The reduction reads every split's partial: at most 64.
-    g.splits = std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 64));
-    g.stepsPerSplit = (g.kSteps() + g.splits - 1) / g.splits;
-    // No split without steps.
-    g.splits = (g.kSteps() + g.stepsPerSplit - 1) / g.stepsPerSplit;
-  }
+  if (g.rmsNorm || (!splitK && tiles >= 2 * smCount))
+    return;
+  int64_t want = splitK ? splitK : (4 * smCount + tiles - 1) / tiles;
+  int64_t most =
+      splitK ? g.kSteps() : std::min(g.kSteps() / 4, g.k / (16 * g.m));
+  most = std::max<int64_t>(1, most);
+  // The reduction reads every split's partial: at most 64.
+  g.splits = std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 64));
+  g.stepsPerSplit = (g.kSteps() + g.splits - 1) / g.splits;
+  // No split without steps.
+  g.splits = (g.kSteps() + g.stepsPerSplit - 1) / g.stepsPerSplit;
+}
+
+/// Why `op` keeps the generic path, or the GEMM to generate.
+FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
+                        bool tma, int64_t smCount, int64_t splitK,
+                        int64_t sharedLimit, std::string &why) {
+  Gemm g;
+  if (failed(describe(op, fusion, g, why)))
+    return failure();
+  chooseTiling(g, wgmma, tma, smCount, sharedLimit);
+  chooseSplitK(g, smCount, splitK);
   if (g.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   // What the emitter relies on: whole rounds of A chunks (register path,
