@@ -715,20 +715,28 @@ def run(a):
     return 1 if failed else 0
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def prepare_run_parser(doc, run_help, budget_s):
+    """The `prepare OUT_DIR` (no GPU) / `run OUT_DIR` (GPU) command line the
+    benchmark scripts share: (parser, prepare subparser, run subparser)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     pp = sub.add_parser("prepare", help="write the cases' MLIR, PTX and cases.json (no GPU)")
     pp.add_argument("cases", metavar="OUT_DIR")
     pp.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
     pp.add_argument("--target", default="sm_90a")
-    pp.add_argument("--dtype", default="f32", choices=sorted(RTOL))
-    pp.add_argument("--quick", action="store_true", help="a small subset for a short run")
-    pr = sub.add_parser("run", help="check and time the prepared cases and the peers (GPU)")
+    pr = sub.add_parser("run", help=run_help)
     pr.add_argument("cases", metavar="OUT_DIR")
     pr.add_argument("--out", help="results folder (default: $OUT, else OUT_DIR)")
-    pr.add_argument("--budget-s", type=float, default=480.0,
+    pr.add_argument("--budget-s", type=float, default=budget_s,
                     help="wall-clock budget of the whole run, seconds")
+    return p, pp, pr
+
+
+def main():
+    p, pp, pr = prepare_run_parser(__doc__, "check and time the prepared cases and the peers (GPU)",
+                                   480.0)
+    pp.add_argument("--dtype", default="f32", choices=sorted(RTOL))
+    pp.add_argument("--quick", action="store_true", help="a small subset for a short run")
     pr.add_argument("--peers", default=",".join(PEERS),
                     help=f"comma-separated subset of {','.join(PEERS)}")
     pr.add_argument("--only", default="", help="regex: run the cases whose name matches")

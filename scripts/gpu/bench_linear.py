@@ -23,7 +23,6 @@ Prints one table; writes RESULTS_DIR/linear.json. Exits 1 when a Mnemo
 output fails its check or its kernel fails to run.
 """
 
-import argparse
 import json
 import math
 import os
@@ -34,7 +33,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # bench_attention.py beside this script
     sys.path.insert(0, HERE)
-ROOT = os.path.dirname(os.path.dirname(HERE))
 RTOL = 2e-2
 BYTES = {"f32": 4, "bf16": 2}
 
@@ -160,16 +158,8 @@ def run(a):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    pp = sub.add_parser("prepare", help="write the cases' MLIR, PTX and cases.json (no GPU)")
-    pp.add_argument("cases", metavar="OUT_DIR")
-    pp.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
-    pp.add_argument("--target", default="sm_90a")
-    pr = sub.add_parser("run", help="check and time the prepared cases (GPU)")
-    pr.add_argument("cases", metavar="OUT_DIR")
-    pr.add_argument("--out", help="results folder (default: $OUT, else OUT_DIR)")
-    pr.add_argument("--budget-s", type=float, default=120.0)
+    from bench_attention import prepare_run_parser  # beside this script
+    p, _, _ = prepare_run_parser(__doc__, "check and time the prepared cases (GPU)", 120.0)
     a = p.parse_args()
     if a.command == "prepare":
         prepare(a)
