@@ -16,10 +16,11 @@ using namespace mlir;
 void mnemo::buildFusionPipeline(OpPassManager &pm) {
   // Rope fuses into the attention tile loads later (mnemo-tile-attention);
   // here the graph is simplified, each MLA op gets its form (expanded for
-  // prefill, absorbed for decode) and constant weights are laid out for
-  // the generated loops.
+  // prefill, absorbed for decode), matrix products become mnemo.linear and
+  // constant weights are laid out for the generated loops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(mnemo::createRaiseContractionsPass());
   pm.addPass(mnemo::createSelectMLAFormPass());
   pm.addPass(mnemo::createTransposeConstantWeightsPass());
 }

@@ -134,6 +134,27 @@ def RefineShapesPass : Pass<"mnemo-refine-shapes"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def RaiseContractionsPass : Pass<"mnemo-raise-contractions"> {
+  let summary = "Raises matrix-product contractions to mnemo.linear";
+  let description = [{
+    A `linalg.generic` computing `C[b..., m, n] = sum_k A[b..., m, k] *
+    B(k, n)` into a zero-filled `C`, where `B` is one matrix for every
+    batch (read as `[k, n]` or `[n, k]`), becomes `mnemo.linear %A, %B`
+    with `layout(in_out)` or `layout(out_in)`. That is how ONNX MatMul and
+    Gemm import, and as a `mnemo.linear` they take the targets' GEMM
+    kernels. Products whose both operands are batched (attention scores)
+    are left alone.
+
+    ```mlir
+    // before: linalg.generic {indexing_maps = [(b, m, n, k) -> (b, m, k),
+    //   (b, m, n, k) -> (k, n), (b, m, n, k) -> (b, m, n)], ...}
+    %y = mnemo.linear %x, %w layout(in_out)
+        : tensor<2x40x64xf32>, tensor<64x128xf32> -> tensor<2x40x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::mnemo::MnemoDialect"];
+}
+
 def TransposeConstantWeightsPass
     : Pass<"mnemo-transpose-constant-weights"> {
   let summary = "Stores constant out_in linear weights as in_out";

@@ -25,6 +25,9 @@ namespace mlir::mnemo {
 struct TargetInfo {
   /// Preferred SIMD width in bits for f32 vectors (128 for NEON).
   unsigned vectorBits = 128;
+  /// Vector registers of the ISA (16 for AVX2, 32 for AVX-512 and NEON),
+  /// which size the register tiles of generated GEMMs.
+  unsigned vectorRegisters = 32;
   /// Default FlashAttention tile sizes (query rows, key/value rows).
   int64_t attentionBlockQ = 32;
   int64_t attentionBlockKV = 64;

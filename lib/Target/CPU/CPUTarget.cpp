@@ -17,6 +17,9 @@
 
 #include "mnemo/Conversion/LoweringPipelines.h"
 
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
@@ -28,16 +31,36 @@ CPUTargetBackend::CPUTargetBackend(std::string name, std::string triple,
     : name(std::move(name)), triple(std::move(triple)), cpu(std::move(cpu)),
       features(std::move(features)), info(info) {}
 
+void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
+  // The GEMM's micro-tile: accumulators for `rows` x `vectors` registers,
+  // plus the weight vectors and a broadcast input, within the register file.
+  CPULinearKernelPassOptions linear;
+  linear.lanes = std::max(4u, info.vectorBits / 32);
+  linear.vectors = info.vectorRegisters >= 32 && linear.lanes < 8 ? 3 : 2;
+  linear.rows = linear.lanes >= 16 ? 12 : info.vectorRegisters >= 32 ? 8 : 6;
+  pm.addNestedPass<func::FuncOp>(createCPULinearKernelPass(linear));
+}
+
 void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   buildBufferizationPasses(pm);
   // Copies become loops; the code object must not call MLIR's runtime.
   pm.addPass(createLowerCopiesPass());
+  // Transfers of more than one dimension become loops of 1-D transfers,
+  // which the LLVM conversion turns into (masked) vector loads and stores.
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  pm.addPass(createInstrumentProfilePass());
+  // Parallel loops (GEMM and attention tiles, the elementwise ops' outer
+  // dims) run on the runtime's threads.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createOutlineParallelPass());
   buildLinalgToLoopsPasses(pm);
   pm.addPass(createApproximateMathPass());
   pm.addPass(createExpandBF16Pass());
   pm.addPass(createMarkEntryPointsPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   buildConvertToLLVMPasses(pm);
   pm.addPass(createAddEntryPointsPass());
+  pm.addPass(createAddRuntimeHooksPass());
 }
 
 std::unique_ptr<TargetBackend>
@@ -46,13 +69,22 @@ mnemo::createCPUTargetBackend(llvm::StringRef name) {
   if (name == "host" || name == "x86_64") {
     if (name == "x86_64" || llvm::sys::getProcessTriple().find("x86_64") == 0) {
       std::string features;
+      bool avx512 = false, avx2 = false;
       if (name == "host") {
-        for (const auto &[feature, on] : llvm::sys::getHostCPUFeatures())
+        for (const auto &[feature, on] : llvm::sys::getHostCPUFeatures()) {
           features += (on ? "+" : "-") + feature.str() + ",";
+          avx512 |= on && feature == "avx512f";
+          avx2 |= on && feature == "avx2";
+        }
+        // The generated GEMMs use the full 512-bit registers; LLVM would
+        // otherwise split them on the cores it tunes for 256-bit vectors.
+        if (avx512)
+          features += "-prefer-256-bit,";
         if (!features.empty())
           features.pop_back();
       }
-      info.vectorBits = 256;
+      info.vectorBits = avx512 ? 512 : avx2 ? 256 : 128;
+      info.vectorRegisters = avx512 ? 32 : 16;
       return std::make_unique<CPUTargetBackend>(
           name.str(), "x86_64-unknown-linux-gnu",
           name == "host" ? llvm::sys::getHostCPUName().str() : "x86-64-v2",

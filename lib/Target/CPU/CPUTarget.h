@@ -22,6 +22,7 @@ public:
   std::string getFeatures() const override { return features; }
   const TargetInfo &getInfo() const override { return info; }
 
+  void buildKernelSelectionPipeline(OpPassManager &pm) const override;
   void buildCodegenPipeline(OpPassManager &pm) const override;
   FailureOr<std::string> serialize(ModuleOp module,
                                    OutputKind kind) const override;

@@ -66,4 +66,85 @@ def LowerCopiesPass : Pass<"mnemo-cpu-lower-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Register-tiled vector kernels for mnemo.linear";
+  let description = [{
+    Rewrites each f32 `mnemo.linear` (weights f32, bf16 or f16) into a
+    register-tiled GEMM written with the vector dialect: the output is cut
+    into `scf.forall` tiles (the runtime's threads take them), each tile
+    into micro-tiles of `rows` x `vectors`*`lanes` elements whose
+    accumulators stay in registers through the whole K loop, updated by one
+    `vector.fma` per accumulator and step from a broadcast input element and
+    a vector of weights. Constant weights are packed at compile time into
+    panels `[ceil(N / NR), K, NR]` (NR = `vectors` * `lanes`, zero-padded),
+    so that each step's weights are one contiguous run; other weights are
+    read in place (`[K, N]`, an `out_in` one transposed first). Rows past
+    the end of a block read the last row and are not written; columns past
+    N are masked. Other linears are left to `mnemo-tile-linear`.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"8",
+           "f32 lanes of one vector register">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"2",
+           "Vector registers per micro-tile row">,
+    Option<"rows", "rows", "int64_t", /*default=*/"6",
+           "Rows of a micro-tile">,
+    Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"1048576",
+           "Bytes of input rows a tile may keep in the core's cache">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def InstrumentProfilePass
+    : Pass<"mnemo-cpu-instrument-profile", "::mlir::ModuleOp"> {
+  let summary = "Brackets each top-level computation with profile hooks";
+  let description = [{
+    On buffers: each run of top-level ops of a public function that come
+    from one source op (a linalg op, a loop nest, a copy) is bracketed by
+    calls of the runtime's profile hook, `profile(point, 0)` and
+    `profile(point, 1)`. The module attribute `mnemo.profile_points` lists
+    each point's name: the op and its source location (an ONNX node's
+    name, a checkpoint layer's). A hook the runtime did not set costs a
+    load and a branch.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def OutlineParallelPass
+    : Pass<"mnemo-cpu-outline-parallel", "::mlir::ModuleOp"> {
+  let summary = "Moves parallel loops into bodies the runtime dispatches";
+  let description = [{
+    On buffers: the body of each outermost `scf.forall` (without results)
+    and `scf.parallel` (without reductions) moves into a private function
+    over a range `[begin, end)` of the loop's linearized iterations; the
+    loop becomes a call of a dispatch declaration, marked
+    `mnemo.parallel_body`, with the captured values, the loop's bounds, the
+    total iteration count and an estimate of one iteration's work.
+    `mnemo-cpu-add-runtime-hooks` defines the dispatch after the conversion
+    to the LLVM dialect.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AddRuntimeHooksPass
+    : Pass<"mnemo-cpu-add-runtime-hooks", "::mlir::ModuleOp"> {
+  let summary = "Defines the hook table and the calls through it";
+  let description = [{
+    After the conversion to the LLVM dialect: adds the exported, zeroed
+    `mnemo_hooks` table (runtime/schema/artifact.fbs) and defines each
+    declaration marked `mnemo.parallel_body` (pack the arguments on the
+    stack, call `parallel_for` with a trampoline that unpacks them and runs
+    the body over a range, or run the whole range when the hook is null)
+    and each marked `mnemo.hook = slot` (call the slot's function when
+    set).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // MNEMO_TARGET_CPU_PASSES

@@ -1,0 +1,127 @@
+//===- RaiseContractions.cpp - matrix products to mnemo.linear --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// An imported MatMul / Gemm is a linalg contraction
+//
+//   C[b..., m, n] = sum_k A[b..., m, k] * B(k, n),   C zero-initialized,
+//
+// with B a matrix shared by every batch (a projection's weight, constant or
+// not). That is exactly `mnemo.linear %A, %B layout(in_out)` (or
+// `layout(out_in)` when B is read as [n, k]), and as a mnemo.linear it
+// takes the targets' GEMM kernels instead of the generic loop nest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_RAISECONTRACTIONSPASS
+#include "dialects/Mnemo/Transforms/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+
+/// Whether `block` yields `c + a * b` (in either operand order) of its
+/// arguments (a, b, c).
+bool isMultiplyAccumulate(Block &block) {
+  auto yield = cast<linalg::YieldOp>(block.getTerminator());
+  if (yield.getNumOperands() != 1 || block.getOperations().size() != 3)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value a = block.getArgument(0), b = block.getArgument(1),
+        c = block.getArgument(2);
+  for (auto [acc, prod] : {std::pair(add.getLhs(), add.getRhs()),
+                           std::pair(add.getRhs(), add.getLhs())}) {
+    auto mul = prod.getDefiningOp<arith::MulFOp>();
+    if (acc == c && mul &&
+        ((mul.getLhs() == a && mul.getRhs() == b) ||
+         (mul.getLhs() == b && mul.getRhs() == a)))
+      return true;
+  }
+  return false;
+}
+
+/// Whether `v` is a tensor of zeros (a fill or a splat constant).
+bool isZeros(Value v) {
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  return matchPattern(v, m_AnyZeroFloat());
+}
+
+struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "not a two-operand contraction");
+    Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+    Value init = op.getDpsInits()[0];
+    auto at = dyn_cast<RankedTensorType>(a.getType());
+    auto wt = dyn_cast<RankedTensorType>(w.getType());
+    auto ct = dyn_cast<RankedTensorType>(init.getType());
+    if (!at || !wt || !ct || wt.getRank() != 2 || ct.getRank() < 2 ||
+        at.getRank() != ct.getRank() || !isa<FloatType>(ct.getElementType()) ||
+        at.getElementType() != ct.getElementType() ||
+        !isa<FloatType>(wt.getElementType()))
+      return rewriter.notifyMatchFailure(op, "not a batch of rows times a "
+                                             "matrix");
+    if (!isMultiplyAccumulate(*op.getBlock()) || !isZeros(init))
+      return rewriter.notifyMatchFailure(op, "not a zero-initialized sum of "
+                                             "products");
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    unsigned k = reductions.front();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // C's map names the loops: batch..., m, n.
+    AffineMap out = maps[2];
+    if (!out.isProjectedPermutation() ||
+        out.getNumResults() != op.getNumLoops() - 1)
+      return rewriter.notifyMatchFailure(op, "the result is not indexed by "
+                                             "the parallel loops");
+    int64_t rank = ct.getRank();
+    AffineExpr dk = rewriter.getAffineDimExpr(k);
+    AffineExpr dn = out.getResult(rank - 1);
+    SmallVector<AffineExpr> aExprs(out.getResults().drop_back());
+    aExprs.push_back(dk);
+    if (maps[0] != AffineMap::get(op.getNumLoops(), 0, aExprs, getContext()))
+      return rewriter.notifyMatchFailure(op, "A is not [batch..., m, k]");
+    WeightLayout layout;
+    if (maps[1].getResults() == ArrayRef<AffineExpr>{dk, dn})
+      layout = WeightLayout::InOut;
+    else if (maps[1].getResults() == ArrayRef<AffineExpr>{dn, dk})
+      layout = WeightLayout::OutIn;
+    else
+      return rewriter.notifyMatchFailure(op, "B is not [k, n] or [n, k]");
+    rewriter.replaceOpWithNewOp<LinearOp>(op, op.getResultTypes()[0], a, w,
+                                          Value(), layout);
+    return success();
+  }
+};
+
+struct RaiseContractionsPass final
+    : mnemo::impl::RaiseContractionsPassBase<RaiseContractionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<RaiseMatMul>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

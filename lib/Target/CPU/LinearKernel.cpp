@@ -1,0 +1,394 @@
+//===- LinearKernel.cpp - register-tiled GEMM for mnemo.linear --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// y[M, N] = x[M, K] W(K, N) as a GEMM in the vector dialect, the CPU
+// counterpart of the GPU's tensor-core kernel:
+//
+//   scf.forall (row tile, column tile)          threads take whole tiles
+//     scf.for panel of NR columns in the tile    its weights stay in cache
+//       scf.for micro-tile of MR rows            its inputs stay in cache
+//         acc[MR][NR / lanes] = 0                vector registers
+//         scf.for k = 0 .. K                     MR x NR/lanes vector.fma
+//           acc[i][j] += broadcast(x[i, k]) * W[k, j-th vector of the panel]
+//         y[rows, panel] = acc (+ bias)          masked at N, rows past M
+//                                                not written
+//
+// The micro-tile's size comes from the target's vector registers (e.g.
+// 12 x 32 with AVX-512: 24 accumulators, 2 weight vectors; 6 x 16 with
+// AVX2; 8 x 12 with NEON). A constant weight is packed at compile time into
+// panels [ceil(N / NR), K, NR], so each step reads NR consecutive weights;
+// other weights are read in place from [K, N].
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Target/CPU/Passes.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+#include <cstring>
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_CPULINEARKERNELPASS
+#include "mnemo/Target/CPU/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::builders;
+
+namespace {
+
+struct Tiling {
+  int64_t lanes;       // f32 lanes of a vector
+  int64_t vectors;     // vectors per micro-tile row
+  int64_t rows;        // MR
+  int64_t tileRows;    // MC, a multiple of MR
+  int64_t tileCols;    // NC, a multiple of NR
+  int64_t nr() const { return lanes * vectors; }
+};
+
+/// The weight `[K, N]` (in_out) or `[N, K]` (out_in) as panels
+/// `[ceil(N / nr), K, nr]`, zero-padded past N.
+DenseElementsAttr packPanels(DenseElementsAttr w, bool outIn, int64_t nr) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t k = type.getDimSize(outIn ? 1 : 0);
+  int64_t n = type.getDimSize(outIn ? 0 : 1);
+  int64_t panels = llvm::divideCeil(n, nr);
+  auto packedType =
+      RankedTensorType::get({panels, k, nr}, type.getElementType());
+  size_t bytes = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> raw = w.getRawData();
+  bool splat = w.isSplat();
+  std::vector<char> out(static_cast<size_t>(panels * k * nr) * bytes, 0);
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t row = 0; row < k; ++row) {
+      int64_t from = splat ? 0 : (outIn ? col * k + row : row * n + col);
+      int64_t to = ((col / nr) * k + row) * nr + col % nr;
+      std::memcpy(&out[to * bytes], &raw[from * bytes], bytes);
+    }
+  return DenseElementsAttr::getFromRawBuffer(packedType, out);
+}
+
+/// Moves `b` to where a region-building callback's builder `nb` points,
+/// for the scope of the callback.
+struct InsertHere {
+  InsertHere(OpBuilder &b, OpBuilder &nb) : guard(b) {
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+  }
+  OpBuilder::InsertionGuard guard;
+};
+
+bool isKernelFloat(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
+
+/// Why `op` keeps the generic tiling, or "" when the kernel takes it.
+StringRef unsupportedReason(LinearOp op) {
+  RankedTensorType w = op.getWeight().getType();
+  if (!w.hasStaticShape())
+    return "the weight's shape is dynamic";
+  if (!op.getType().getElementType().isF32())
+    return "the result is not f32";
+  if (!isKernelFloat(op.getInput().getType().getElementType()) ||
+      !isKernelFloat(w.getElementType()))
+    return "an operand is not f32, bf16 or f16";
+  if (Value bias = op.getBias())
+    if (!isKernelFloat(cast<RankedTensorType>(bias.getType()).getElementType()))
+      return "the bias is not f32, bf16 or f16";
+  return "";
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(RewriterBase &b, LinearOp op, const Tiling &t)
+      : b(b), op(op), t(t), loc(op.getLoc()), f32(b.getF32Type()),
+        k(op.getInFeatures()), n(op.getOutFeatures()) {}
+
+  /// The replacement of `op`'s result.
+  Value build(llvm::DenseMap<Operation *, Value> &packedOf);
+
+private:
+  Value idx(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  }
+  Value minIndex(Value a, Value c) {
+    return arith::MinSIOp::create(b, loc, a, c).getResult();
+  }
+  VectorType vec(Type e) { return VectorType::get({t.lanes}, e); }
+  Value toF32(Value v) {
+    Type want = isa<VectorType>(v.getType()) ? Type(vec(f32)) : Type(f32);
+    return v.getType() == want ? v
+                               : arith::ExtFOp::create(b, loc, want, v)
+                                     .getResult();
+  }
+
+  /// The rows of x as a [M, K] matrix.
+  Value rowsOf(Value x);
+  /// The weight as packed panels (constant) or [K, N].
+  Value weightSource(llvm::DenseMap<Operation *, Value> &packedOf);
+  /// Vector `j` of the weights at step `kk` for the panel at column `col`.
+  Value loadWeights(Value kk, Value col, int64_t j);
+  /// One micro-tile: rows [r, r + MR) of the tile starting at row `m0` of x,
+  /// columns [pc, pc + NR) of the tile starting at column `n0`.
+  Value microTile(Value tile, Value m0, Value n0, Value r, Value pc,
+                  Value tileRows);
+
+  RewriterBase &b;
+  LinearOp op;
+  const Tiling &t;
+  Location loc;
+  Type f32;
+  int64_t k, n;
+  Value x, m, weights, bias;
+  bool packed = false;
+};
+
+Value KernelBuilder::rowsOf(Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2)
+    return input;
+  if (rank == 1)
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({1, k}, type.getElementType()), input,
+        ArrayRef<ReassociationIndices>{{0, 1}},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(k)});
+  ReassociationIndices lead;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    lead.push_back(i);
+  return tensor::CollapseShapeOp::create(
+      b, loc, input, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
+}
+
+Value KernelBuilder::weightSource(
+    llvm::DenseMap<Operation *, Value> &packedOf) {
+  Value w = op.getWeight();
+  bool outIn = op.getLayout() == WeightLayout::OutIn;
+  auto constant = w.getDefiningOp<arith::ConstantOp>();
+  auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (value) {
+    packed = true;
+    Value &panels = packedOf[constant];
+    if (!panels) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(constant);
+      panels = arith::ConstantOp::create(b, constant.getLoc(),
+                                         packPanels(value, outIn, t.nr()));
+    }
+    return panels;
+  }
+  if (!outIn)
+    return w;
+  // [N, K] computed at run time: one transpose, then read like [K, N].
+  Type e = op.getWeight().getType().getElementType();
+  Value init = emptyTensor(b, loc, {b.getIndexAttr(k), b.getIndexAttr(n)}, e);
+  return linalg::TransposeOp::create(b, loc, w, init,
+                                     ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
+}
+
+Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
+  Type e = cast<RankedTensorType>(weights.getType()).getElementType();
+  Value pad = floatConst(b, loc, e, 0.0);
+  Value v;
+  if (packed) {
+    Value panel =
+        arith::DivUIOp::create(b, loc, col, idx(t.nr())).getResult();
+    v = vector::TransferReadOp::create(
+        b, loc, vec(e), weights, ValueRange{panel, kk, idx(j * t.lanes)}, pad,
+        ArrayRef<bool>{true});
+  } else {
+    Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
+    // Columns past N read the padding.
+    v = vector::TransferReadOp::create(b, loc, vec(e), weights,
+                                       ValueRange{kk, c}, pad,
+                                       ArrayRef<bool>{false});
+  }
+  return toF32(v);
+}
+
+Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
+                               Value pc, Value tileRows) {
+  int64_t mr = t.rows, nv = t.vectors;
+  Value col = arith::AddIOp::create(b, loc, n0, pc);
+  // Rows past the end of x read its last row; they are not written.
+  Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
+  Value first = arith::AddIOp::create(b, loc, m0, r);
+  SmallVector<Value> rowOf;
+  for (int64_t i = 0; i < mr; ++i)
+    rowOf.push_back(minIndex(
+        arith::AddIOp::create(b, loc, first, idx(i)).getResult(), lastRow));
+
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vec(f32), b.getF32FloatAttr(0.0f)));
+  SmallVector<Value> init(mr * nv, zero);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(k), idx(1), init,
+      [&](OpBuilder &nb, Location, Value kk, ValueRange acc) {
+        InsertHere here(b, nb);
+        SmallVector<Value> w;
+        for (int64_t j = 0; j < nv; ++j)
+          w.push_back(loadWeights(kk, col, j));
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < mr; ++i) {
+          Value a = toF32(tensor::ExtractOp::create(
+                              b, loc, x, ValueRange{rowOf[i], kk})
+                              .getResult());
+          Value ab = vector::BroadcastOp::create(b, loc, vec(f32), a);
+          for (int64_t j = 0; j < nv; ++j)
+            next.push_back(vector::FMAOp::create(b, loc, ab, w[j],
+                                                 acc[i * nv + j]));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  SmallVector<Value> biasOf;
+  if (bias) {
+    Type e = cast<RankedTensorType>(bias.getType()).getElementType();
+    for (int64_t j = 0; j < nv; ++j) {
+      Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
+      biasOf.push_back(toF32(vector::TransferReadOp::create(
+          b, loc, vec(e), bias, ValueRange{c}, floatConst(b, loc, e, 0.0),
+          ArrayRef<bool>{false})));
+    }
+  }
+  // Row i of the micro-tile is written when it lies inside the tile; the
+  // tile's columns past N are masked by the transfers.
+  for (int64_t i = 0; i < mr; ++i) {
+    Value row = arith::AddIOp::create(b, loc, r, idx(i));
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         row, tileRows);
+    auto write = scf::IfOp::create(
+        b, loc, inside,
+        [&](OpBuilder &nb, Location) {
+          InsertHere here(b, nb);
+          Value out = tile;
+          for (int64_t j = 0; j < nv; ++j) {
+            Value v = loop.getResult(i * nv + j);
+            if (bias)
+              v = arith::AddFOp::create(b, loc, v, biasOf[j]);
+            Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
+            out = vector::TransferWriteOp::create(b, loc, v, out,
+                                                  ValueRange{row, c},
+                                                  ArrayRef<bool>{false})
+                      .getResult();
+          }
+          scf::YieldOp::create(b, loc, out);
+        },
+        [&](OpBuilder &nb, Location) { scf::YieldOp::create(nb, loc, tile); });
+    tile = write.getResult(0);
+  }
+  return tile;
+}
+
+Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
+  Value input = op.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  x = rowsOf(input);
+  OpFoldResult rowCount = tensor::getMixedSize(b, loc, x, 0);
+  m = getValueOrCreateConstantIndexOp(b, loc, rowCount);
+  weights = weightSource(packedOf);
+  bias = op.getBias();
+
+  Value out = emptyTensor(b, loc, {rowCount, b.getIndexAttr(n)}, f32);
+  Value rowTiles =
+      arith::CeilDivSIOp::create(b, loc, m, idx(t.tileRows)).getResult();
+  int64_t colTiles = llvm::divideCeil(n, t.tileCols);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{rowTiles, b.getIndexAttr(colTiles)},
+      ValueRange{out}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = forall.getBody();
+    b.setInsertionPoint(body->getTerminator());
+    Value m0 =
+        arith::MulIOp::create(b, loc, body->getArgument(0), idx(t.tileRows));
+    Value n0 =
+        arith::MulIOp::create(b, loc, body->getArgument(1), idx(t.tileCols));
+    Value rows =
+        minIndex(idx(t.tileRows), arith::SubIOp::create(b, loc, m, m0));
+    Value cols = minIndex(idx(t.tileCols),
+                          arith::SubIOp::create(b, loc, idx(n), n0));
+    Value one = idx(1);
+    Value tile = tensor::ExtractSliceOp::create(
+        b, loc, body->getArgument(2), ValueRange{m0, n0}, ValueRange{rows, cols},
+        ValueRange{one, one});
+    auto panels = scf::ForOp::create(
+        b, loc, idx(0), cols, idx(t.nr()), ValueRange{tile},
+        [&](OpBuilder &nb, Location, Value pc, ValueRange panelArgs) {
+          InsertHere here(b, nb);
+          auto blocks = scf::ForOp::create(
+              b, loc, idx(0), rows, idx(t.rows), panelArgs,
+              [&](OpBuilder &nb2, Location, Value r, ValueRange blockArgs) {
+                InsertHere inner(b, nb2);
+                scf::YieldOp::create(
+                    b, loc, microTile(blockArgs[0], m0, n0, r, pc, rows));
+              });
+          scf::YieldOp::create(b, loc, blocks.getResults());
+        });
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, panels.getResult(0), body->getArgument(2), ValueRange{m0, n0},
+        ValueRange{rows, cols}, ValueRange{one, one});
+  }
+  Value y = forall.getResult(0);
+  int64_t rank = inputType.getRank();
+  if (rank == 1) {
+    y = tensor::CollapseShapeOp::create(b, loc, y,
+                                        ArrayRef<ReassociationIndices>{{0, 1}});
+  } else if (rank > 2) {
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, input);
+    sizes.back() = b.getIndexAttr(n);
+    SmallVector<int64_t> shape(inputType.getShape());
+    shape.back() = n;
+    ReassociationIndices lead;
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      lead.push_back(i);
+    y = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, f32), y,
+        ArrayRef<ReassociationIndices>{lead, {rank - 1}}, sizes);
+  }
+  return castToType(b, loc, y, op.getType());
+}
+
+struct LinearKernelPass final
+    : mnemo::impl::CPULinearKernelPassBase<LinearKernelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (lanes <= 0 || vectors <= 0 || rows <= 0 || cacheBytes <= 0) {
+      getOperation()->emitError("mnemo-cpu-linear-kernel needs positive "
+                                "lanes, vectors, rows and cache-bytes");
+      return signalPassFailure();
+    }
+    SmallVector<LinearOp> ops;
+    getOperation()->walk([&](LinearOp op) {
+      if (unsupportedReason(op).empty())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    llvm::DenseMap<Operation *, Value> packedOf;
+    for (LinearOp op : ops) {
+      Tiling t{lanes, vectors, rows, 0, 0};
+      // A row tile's inputs (MC x K f32) stay within `cacheBytes`, between
+      // one and 16 micro-tiles high; column tiles of about 512 columns.
+      int64_t fit = cacheBytes / (op.getInFeatures() * 4 * t.rows);
+      t.tileRows = t.rows * std::clamp<int64_t>(fit, 1, 16);
+      t.tileCols = t.nr() * std::max<int64_t>(1, 512 / t.nr());
+      rewriter.setInsertionPoint(op);
+      Value y = KernelBuilder(rewriter, op, t).build(packedOf);
+      Operation *weight = op.getWeight().getDefiningOp();
+      rewriter.replaceOp(op, y);
+      if (weight && isa<arith::ConstantOp>(weight) && weight->use_empty())
+        rewriter.eraseOp(weight);
+    }
+  }
+};
+
+} // namespace
