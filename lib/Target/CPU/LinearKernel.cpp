@@ -127,7 +127,7 @@ private:
                                      .getResult();
   }
 
-  /// The rows of x as a [M, K] matrix.
+  /// x with a row dim (a vector input is one row).
   Value rowsOf(Value x);
   /// The weight as packed panels (constant) or [K, N].
   Value weightSource(llvm::DenseMap<Operation *, Value> &packedOf);
@@ -136,6 +136,11 @@ private:
   /// One micro-tile: rows [r, r + MR) of the tile starting at row `m0` of x,
   /// columns [pc, pc + NR) of the tile starting at column `n0`.
   Value microTile(Value tile, Value m0, Value n0, Value r, Value pc,
+                  Value tileRows);
+  /// The accumulators of rows `rowOf` over the panel at column `col`.
+  SmallVector<Value> accumulateRows(ArrayRef<Value> rowOf, Value col);
+  /// `tile` with the rows of `acc` (+ bias) written at (r, pc).
+  Value writeRows(Value tile, ValueRange acc, Value r, Value pc, Value n0,
                   Value tileRows);
 
   RewriterBase &b;
@@ -150,19 +155,12 @@ private:
 
 Value KernelBuilder::rowsOf(Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  int64_t rank = type.getRank();
-  if (rank == 2)
+  if (type.getRank() != 1)
     return input;
-  if (rank == 1)
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({1, k}, type.getElementType()), input,
-        ArrayRef<ReassociationIndices>{{0, 1}},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(k)});
-  ReassociationIndices lead;
-  for (int64_t i = 0; i + 1 < rank; ++i)
-    lead.push_back(i);
-  return tensor::CollapseShapeOp::create(
-      b, loc, input, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({1, k}, type.getElementType()), input,
+      ArrayRef<ReassociationIndices>{{0, 1}},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(k)});
 }
 
 Value KernelBuilder::weightSource(
@@ -215,19 +213,40 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
 
 Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
                                Value pc, Value tileRows) {
-  int64_t mr = t.rows, nv = t.vectors;
-  Value col = arith::AddIOp::create(b, loc, n0, pc);
-  // Rows past the end of x read its last row; they are not written.
-  Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
+  // A whole micro-tile reads rows first + i, at constant distances from
+  // one base; the last one of x clamps its rows to x's last row.
   Value first = arith::AddIOp::create(b, loc, m0, r);
-  SmallVector<Value> rowOf;
-  for (int64_t i = 0; i < mr; ++i)
-    rowOf.push_back(minIndex(
-        arith::AddIOp::create(b, loc, first, idx(i)).getResult(), lastRow));
+  Value end = arith::AddIOp::create(b, loc, first, idx(t.rows));
+  Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end,
+                                      m);
+  auto accumulate = [&](bool clamp) {
+    Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
+    SmallVector<Value> rowOf;
+    for (int64_t i = 0; i < t.rows; ++i) {
+      Value row = arith::AddIOp::create(b, loc, first, idx(i));
+      rowOf.push_back(clamp ? minIndex(row, lastRow) : row);
+    }
+    return accumulateRows(rowOf, arith::AddIOp::create(b, loc, n0, pc));
+  };
+  auto split = scf::IfOp::create(
+      b, loc, whole,
+      [&](OpBuilder &nb, Location) {
+        InsertHere here(b, nb);
+        scf::YieldOp::create(b, loc, accumulate(false));
+      },
+      [&](OpBuilder &nb, Location) {
+        InsertHere here(b, nb);
+        scf::YieldOp::create(b, loc, accumulate(true));
+      });
+  return writeRows(tile, split.getResults(), r, pc, n0, tileRows);
+}
 
+SmallVector<Value> KernelBuilder::accumulateRows(ArrayRef<Value> rowOf,
+                                                 Value col) {
+  int64_t nv = t.vectors;
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vec(f32), b.getF32FloatAttr(0.0f)));
-  SmallVector<Value> init(mr * nv, zero);
+  SmallVector<Value> init(rowOf.size() * nv, zero);
   auto loop = scf::ForOp::create(
       b, loc, idx(0), idx(k), idx(1), init,
       [&](OpBuilder &nb, Location, Value kk, ValueRange acc) {
@@ -236,18 +255,24 @@ Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
         for (int64_t j = 0; j < nv; ++j)
           w.push_back(loadWeights(kk, col, j));
         SmallVector<Value> next;
-        for (int64_t i = 0; i < mr; ++i) {
-          Value a = toF32(tensor::ExtractOp::create(
-                              b, loc, x, ValueRange{rowOf[i], kk})
-                              .getResult());
+        for (auto [i, row] : llvm::enumerate(rowOf)) {
+          Value a = toF32(
+              tensor::ExtractOp::create(b, loc, x, ValueRange{row, kk})
+                  .getResult());
           Value ab = vector::BroadcastOp::create(b, loc, vec(f32), a);
           for (int64_t j = 0; j < nv; ++j)
-            next.push_back(vector::FMAOp::create(b, loc, ab, w[j],
-                                                 acc[i * nv + j]));
+            next.push_back(
+                vector::FMAOp::create(b, loc, ab, w[j], acc[i * nv + j]));
         }
         scf::YieldOp::create(b, loc, next);
       });
+  return SmallVector<Value>(loop.getResults());
+}
 
+Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r, Value pc,
+                               Value n0, Value tileRows) {
+  int64_t nv = t.vectors;
+  Value col = arith::AddIOp::create(b, loc, n0, pc);
   SmallVector<Value> biasOf;
   if (bias) {
     Type e = cast<RankedTensorType>(bias.getType()).getElementType();
@@ -260,7 +285,7 @@ Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
   }
   // Row i of the micro-tile is written when it lies inside the tile; the
   // tile's columns past N are masked by the transfers.
-  for (int64_t i = 0; i < mr; ++i) {
+  for (int64_t i = 0; i < t.rows; ++i) {
     Value row = arith::AddIOp::create(b, loc, r, idx(i));
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                          row, tileRows);
@@ -270,7 +295,7 @@ Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
           InsertHere here(b, nb);
           Value out = tile;
           for (int64_t j = 0; j < nv; ++j) {
-            Value v = loop.getResult(i * nv + j);
+            Value v = acc[i * nv + j];
             if (bias)
               v = arith::AddFOp::create(b, loc, v, biasOf[j]);
             Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
@@ -290,35 +315,65 @@ Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
 Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   Value input = op.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
-  x = rowsOf(input);
-  OpFoldResult rowCount = tensor::getMixedSize(b, loc, x, 0);
-  m = getValueOrCreateConstantIndexOp(b, loc, rowCount);
+  Value rows3 = rowsOf(input);
+  auto xType = cast<RankedTensorType>(rows3.getType());
+  // Leading dims other than the rows (the batch) are tile dims of the
+  // forall: folding them into the rows would need a dynamic expand_shape
+  // on the way out, which the buffer lowering does not take.
+  int64_t rank = xType.getRank(), batchDims = rank - 2;
+  m = getValueOrCreateConstantIndexOp(
+      b, loc, tensor::getMixedSize(b, loc, rows3, batchDims));
   weights = weightSource(packedOf);
   bias = op.getBias();
 
-  Value out = emptyTensor(b, loc, {rowCount, b.getIndexAttr(n)}, f32);
-  Value rowTiles =
-      arith::CeilDivSIOp::create(b, loc, m, idx(t.tileRows)).getResult();
-  int64_t colTiles = llvm::divideCeil(n, t.tileCols);
-  auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{rowTiles, b.getIndexAttr(colTiles)},
-      ValueRange{out}, std::nullopt);
+  SmallVector<OpFoldResult> outSizes = tensorSizes(b, loc, rows3);
+  outSizes.back() = b.getIndexAttr(n);
+  Value out = emptyTensor(b, loc, outSizes, f32);
+  SmallVector<OpFoldResult> ubs(outSizes.begin(),
+                                outSizes.begin() + batchDims);
+  ubs.push_back(
+      arith::CeilDivSIOp::create(b, loc, m, idx(t.tileRows)).getResult());
+  ubs.push_back(b.getIndexAttr(llvm::divideCeil(n, t.tileCols)));
+  auto forall =
+      scf::ForallOp::create(b, loc, ubs, ValueRange{out}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = forall.getBody();
     b.setInsertionPoint(body->getTerminator());
-    Value m0 =
-        arith::MulIOp::create(b, loc, body->getArgument(0), idx(t.tileRows));
-    Value n0 =
-        arith::MulIOp::create(b, loc, body->getArgument(1), idx(t.tileCols));
+    Value m0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims),
+                                     idx(t.tileRows));
+    Value n0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims + 1),
+                                     idx(t.tileCols));
     Value rows =
         minIndex(idx(t.tileRows), arith::SubIOp::create(b, loc, m, m0));
     Value cols = minIndex(idx(t.tileCols),
                           arith::SubIOp::create(b, loc, idx(n), n0));
-    Value one = idx(1);
-    Value tile = tensor::ExtractSliceOp::create(
-        b, loc, body->getArgument(2), ValueRange{m0, n0}, ValueRange{rows, cols},
-        ValueRange{one, one});
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    // Offsets and sizes of [batch position..., rows from `start`, `size`
+    // columns from `col`], the unit batch dims dropped.
+    auto window = [&](OpFoldResult start, OpFoldResult size, OpFoldResult col,
+                      OpFoldResult colSize) {
+      SmallVector<OpFoldResult> offsets, sizes;
+      for (int64_t i = 0; i < batchDims; ++i) {
+        offsets.push_back(body->getArgument(i));
+        sizes.push_back(one);
+      }
+      offsets.append({start, col});
+      sizes.append({size, colSize});
+      return std::pair(offsets, sizes);
+    };
+    SmallVector<OpFoldResult> strides(rank, one);
+    auto slice = [&](Value from, ArrayRef<OpFoldResult> offsets,
+                     ArrayRef<OpFoldResult> sizes) -> Value {
+      auto type = tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+          2, cast<RankedTensorType>(from.getType()), sizes);
+      return tensor::ExtractSliceOp::create(b, loc, type, from, offsets, sizes,
+                                            strides);
+    };
+    auto [xOffsets, xSizes] = window(zero, m, zero, b.getIndexAttr(k));
+    x = slice(rows3, xOffsets, xSizes);
+    auto [yOffsets, ySizes] = window(m0, rows, n0, cols);
+    Value tile = slice(body->getArguments().back(), yOffsets, ySizes);
     auto panels = scf::ForOp::create(
         b, loc, idx(0), cols, idx(t.nr()), ValueRange{tile},
         [&](OpBuilder &nb, Location, Value pc, ValueRange panelArgs) {
@@ -333,27 +388,14 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
           scf::YieldOp::create(b, loc, blocks.getResults());
         });
     b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, panels.getResult(0), body->getArgument(2), ValueRange{m0, n0},
-        ValueRange{rows, cols}, ValueRange{one, one});
+    tensor::ParallelInsertSliceOp::create(b, loc, panels.getResult(0),
+                                          body->getArguments().back(),
+                                          yOffsets, ySizes, strides);
   }
   Value y = forall.getResult(0);
-  int64_t rank = inputType.getRank();
-  if (rank == 1) {
+  if (inputType.getRank() == 1)
     y = tensor::CollapseShapeOp::create(b, loc, y,
                                         ArrayRef<ReassociationIndices>{{0, 1}});
-  } else if (rank > 2) {
-    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, input);
-    sizes.back() = b.getIndexAttr(n);
-    SmallVector<int64_t> shape(inputType.getShape());
-    shape.back() = n;
-    ReassociationIndices lead;
-    for (int64_t i = 0; i + 1 < rank; ++i)
-      lead.push_back(i);
-    y = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, f32), y,
-        ArrayRef<ReassociationIndices>{lead, {rank - 1}}, sizes);
-  }
   return castToType(b, loc, y, op.getType());
 }
 
