@@ -417,7 +417,9 @@ struct LinearKernelPass final
     IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, Value> packedOf;
     for (LinearOp op : ops) {
-      Tiling t{lanes, vectors, rows, 0, 0};
+      // Narrow layers take fewer vectors per row (less padding).
+      int64_t needed = llvm::divideCeil(op.getOutFeatures(), lanes);
+      Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0};
       // A row tile's inputs (MC x K f32) stay within `cacheBytes`, between
       // one and 16 micro-tiles high; column tiles of about 512 columns.
       int64_t fit = cacheBytes / (op.getInFeatures() * 4 * t.rows);
