@@ -140,6 +140,9 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.selectKernels = [&](OpPassManager &pm) {
     target->buildKernelSelectionPipeline(pm);
   };
+  tiling.selectTileKernels = [&](OpPassManager &pm) {
+    target->buildTileKernelPipeline(pm);
+  };
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;

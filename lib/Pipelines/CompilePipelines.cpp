@@ -42,6 +42,8 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     tile.blockQ = options.blockQ;
     tile.blockKV = options.blockKV;
     pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
+    if (options.selectTileKernels)
+      options.selectTileKernels(pm);
   }
   if (options.tileLinear)
     pm.addNestedPass<func::FuncOp>(mnemo::createTileLinearPass());

@@ -152,7 +152,8 @@ def RaiseContractionsPass : Pass<"mnemo-raise-contractions"> {
         : tensor<2x40x64xf32>, tensor<64x128xf32> -> tensor<2x40x128xf32>
     ```
   }];
-  let dependentDialects = ["::mlir::mnemo::MnemoDialect"];
+  let dependentDialects = ["::mlir::mnemo::MnemoDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def TransposeConstantWeightsPass

@@ -11,7 +11,9 @@
 // with B a matrix shared by every batch (a projection's weight, constant or
 // not). That is exactly `mnemo.linear %A, %B layout(in_out)` (or
 // `layout(out_in)` when B is read as [n, k]), and as a mnemo.linear it
-// takes the targets' GEMM kernels instead of the generic loop nest.
+// takes the targets' GEMM kernels instead of the generic loop nest. A
+// product accumulated into a C that is not zero (an attention tile's PV,
+// added to the rescaled accumulator) becomes the linear plus C.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #include "dialects/Mnemo/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -75,15 +78,14 @@ struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
     auto at = dyn_cast<RankedTensorType>(a.getType());
     auto wt = dyn_cast<RankedTensorType>(w.getType());
     auto ct = dyn_cast<RankedTensorType>(init.getType());
-    if (!at || !wt || !ct || wt.getRank() != 2 || ct.getRank() < 2 ||
+    if (!at || !wt || !ct || wt.getRank() < 2 || ct.getRank() < 2 ||
         at.getRank() != ct.getRank() || !isa<FloatType>(ct.getElementType()) ||
         at.getElementType() != ct.getElementType() ||
         !isa<FloatType>(wt.getElementType()))
       return rewriter.notifyMatchFailure(op, "not a batch of rows times a "
                                              "matrix");
-    if (!isMultiplyAccumulate(*op.getBlock()) || !isZeros(init))
-      return rewriter.notifyMatchFailure(op, "not a zero-initialized sum of "
-                                             "products");
+    if (!isMultiplyAccumulate(*op.getBlock()))
+      return rewriter.notifyMatchFailure(op, "not a sum of products");
     SmallVector<unsigned> reductions;
     op.getReductionDims(reductions);
     unsigned k = reductions.front();
@@ -101,15 +103,41 @@ struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
     aExprs.push_back(dk);
     if (maps[0] != AffineMap::get(op.getNumLoops(), 0, aExprs, getContext()))
       return rewriter.notifyMatchFailure(op, "A is not [batch..., m, k]");
+    // B's leading dims (a K or V block of an attention tile) have one
+    // element each, whatever they are indexed by: B is one matrix.
+    int64_t lead = wt.getRank() - 2;
+    for (int64_t i = 0; i < lead; ++i)
+      if (wt.getDimSize(i) != 1)
+        return rewriter.notifyMatchFailure(op, "B is batched");
+    ArrayRef<AffineExpr> bExprs = maps[1].getResults().drop_front(lead);
     WeightLayout layout;
-    if (maps[1].getResults() == ArrayRef<AffineExpr>{dk, dn})
+    if (bExprs == ArrayRef<AffineExpr>{dk, dn})
       layout = WeightLayout::InOut;
-    else if (maps[1].getResults() == ArrayRef<AffineExpr>{dn, dk})
+    else if (bExprs == ArrayRef<AffineExpr>{dn, dk})
       layout = WeightLayout::OutIn;
     else
       return rewriter.notifyMatchFailure(op, "B is not [k, n] or [n, k]");
-    rewriter.replaceOpWithNewOp<LinearOp>(op, op.getResultTypes()[0], a, w,
-                                          Value(), layout);
+    if (lead > 0) {
+      ReassociationIndices first;
+      for (int64_t i = 0; i <= lead; ++i)
+        first.push_back(i);
+      w = tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(), w,
+          ArrayRef<ReassociationIndices>{first, {lead + 1}});
+    }
+    Value product = LinearOp::create(rewriter, op.getLoc(),
+                                     op.getResultTypes()[0], a, w, Value(),
+                                     layout);
+    // A product accumulated into earlier values (an online-softmax
+    // accumulator) adds them afterwards.
+    // The sum is written over C, in place as the contraction was (a loop's
+    // accumulator stays one buffer).
+    if (!isZeros(init))
+      product = linalg::AddOp::create(rewriter, op.getLoc(),
+                                      ValueRange{product, init},
+                                      ValueRange{init})
+                    ->getResult(0);
+    rewriter.replaceOp(op, product);
     return success();
   }
 };

@@ -26,6 +26,8 @@ struct TilingOptions {
   /// The target's kernel selection, run after MLA is decomposed and before
   /// attention is tiled (TargetBackend::buildKernelSelectionPipeline).
   std::function<void(OpPassManager &)> selectKernels;
+  /// Run after attention is tiled (TargetBackend::buildTileKernelPipeline).
+  std::function<void(OpPassManager &)> selectTileKernels;
 };
 
 /// Graph-level rewrites on mnemo ops (the `fused` stage).

@@ -63,6 +63,10 @@ public:
   /// the target-independent tiling (which takes what they leave).
   virtual void buildKernelSelectionPipeline(OpPassManager &pm) const {}
 
+  /// Appends passes that give the target's kernels the products inside
+  /// attention tiles, after tiling (the CPU's GEMM takes QK^T and PV).
+  virtual void buildTileKernelPipeline(OpPassManager &pm) const {}
+
   /// Translates an LLVM-dialect module to the requested form.
   virtual FailureOr<std::string> serialize(ModuleOp module,
                                            OutputKind kind) const = 0;

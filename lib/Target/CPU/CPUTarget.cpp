@@ -15,6 +15,8 @@
 
 #include "mnemo/Target/CPU/Passes.h"
 
+#include "dialects/Mnemo/Transforms/Passes.h"
+
 #include "mnemo/Conversion/LoweringPipelines.h"
 
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
@@ -31,14 +33,29 @@ CPUTargetBackend::CPUTargetBackend(std::string name, std::string triple,
     : name(std::move(name)), triple(std::move(triple)), cpu(std::move(cpu)),
       features(std::move(features)), info(info) {}
 
-void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
-  // The GEMM's micro-tile: accumulators for `rows` x `vectors` registers,
-  // plus the weight vectors and a broadcast input, within the register file.
+namespace {
+/// The GEMM's micro-tile: accumulators for `rows` x `vectors` registers,
+/// plus the weight vectors and a broadcast input, within the register file.
+CPULinearKernelPassOptions linearKernelOptions(const TargetInfo &info) {
   CPULinearKernelPassOptions linear;
   linear.lanes = std::max(4u, info.vectorBits / 32);
   linear.vectors = info.vectorRegisters >= 32 && linear.lanes < 8 ? 3 : 2;
   linear.rows = linear.lanes >= 16 ? 12 : info.vectorRegisters >= 32 ? 8 : 6;
-  pm.addNestedPass<func::FuncOp>(createCPULinearKernelPass(linear));
+  return linear;
+}
+} // namespace
+
+void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
+  pm.addNestedPass<func::FuncOp>(
+      createCPULinearKernelPass(linearKernelOptions(info)));
+}
+
+void CPUTargetBackend::buildTileKernelPipeline(OpPassManager &pm) const {
+  // An attention tile's QK^T and PV are products of a tile with a K or V
+  // block: raised to mnemo.linear, they take the same GEMM.
+  pm.addPass(createRaiseContractionsPass());
+  pm.addNestedPass<func::FuncOp>(
+      createCPULinearKernelPass(linearKernelOptions(info)));
 }
 
 void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {

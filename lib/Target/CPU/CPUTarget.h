@@ -23,6 +23,7 @@ public:
   const TargetInfo &getInfo() const override { return info; }
 
   void buildKernelSelectionPipeline(OpPassManager &pm) const override;
+  void buildTileKernelPipeline(OpPassManager &pm) const override;
   void buildCodegenPipeline(OpPassManager &pm) const override;
   FailureOr<std::string> serialize(ModuleOp module,
                                    OutputKind kind) const override;
