@@ -51,6 +51,8 @@ struct Tiling {
   int64_t rows;        // MR
   int64_t tileRows;    // MC, a multiple of MR
   int64_t tileCols;    // NC, a multiple of NR
+  bool exactRows;      // every micro-tile is whole (static M, MR | M)
+  bool exactCols;      // NR | N: no column past N is read or written
   int64_t nr() const { return lanes * vectors; }
 };
 
@@ -206,7 +208,7 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
     // Columns past N read the padding.
     v = vector::TransferReadOp::create(b, loc, vec(e), weights,
                                        ValueRange{kk, c}, pad,
-                                       ArrayRef<bool>{false});
+                                       ArrayRef<bool>{t.exactCols});
   }
   return toF32(v);
 }
@@ -216,6 +218,14 @@ Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
   // A whole micro-tile reads rows first + i, at constant distances from
   // one base; the last one of x clamps its rows to x's last row.
   Value first = arith::AddIOp::create(b, loc, m0, r);
+  if (t.exactRows) {
+    SmallVector<Value> rowOf;
+    for (int64_t i = 0; i < t.rows; ++i)
+      rowOf.push_back(arith::AddIOp::create(b, loc, first, idx(i)));
+    SmallVector<Value> acc =
+        accumulateRows(rowOf, arith::AddIOp::create(b, loc, n0, pc));
+    return writeRows(tile, acc, r, pc, n0, tileRows);
+  }
   Value end = arith::AddIOp::create(b, loc, first, idx(t.rows));
   Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end,
                                       m);
@@ -280,31 +290,37 @@ Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r, Value pc,
       Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
       biasOf.push_back(toF32(vector::TransferReadOp::create(
           b, loc, vec(e), bias, ValueRange{c}, floatConst(b, loc, e, 0.0),
-          ArrayRef<bool>{false})));
+          ArrayRef<bool>{t.exactCols})));
     }
   }
   // Row i of the micro-tile is written when it lies inside the tile; the
   // tile's columns past N are masked by the transfers.
   for (int64_t i = 0; i < t.rows; ++i) {
     Value row = arith::AddIOp::create(b, loc, r, idx(i));
+    auto writeRow = [&](Value out) {
+      for (int64_t j = 0; j < nv; ++j) {
+        Value v = acc[i * nv + j];
+        if (bias)
+          v = arith::AddFOp::create(b, loc, v, biasOf[j]);
+        Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
+        out = vector::TransferWriteOp::create(b, loc, v, out,
+                                              ValueRange{row, c},
+                                              ArrayRef<bool>{t.exactCols})
+                  .getResult();
+      }
+      return out;
+    };
+    if (t.exactRows) {
+      tile = writeRow(tile);
+      continue;
+    }
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                          row, tileRows);
     auto write = scf::IfOp::create(
         b, loc, inside,
         [&](OpBuilder &nb, Location) {
           InsertHere here(b, nb);
-          Value out = tile;
-          for (int64_t j = 0; j < nv; ++j) {
-            Value v = acc[i * nv + j];
-            if (bias)
-              v = arith::AddFOp::create(b, loc, v, biasOf[j]);
-            Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
-            out = vector::TransferWriteOp::create(b, loc, v, out,
-                                                  ValueRange{row, c},
-                                                  ArrayRef<bool>{false})
-                      .getResult();
-          }
-          scf::YieldOp::create(b, loc, out);
+          scf::YieldOp::create(b, loc, writeRow(tile));
         },
         [&](OpBuilder &nb, Location) { scf::YieldOp::create(nb, loc, tile); });
     tile = write.getResult(0);
@@ -418,8 +434,30 @@ struct LinearKernelPass final
     llvm::DenseMap<Operation *, Value> packedOf;
     for (LinearOp op : ops) {
       // Narrow layers take fewer vectors per row (less padding).
-      int64_t needed = llvm::divideCeil(op.getOutFeatures(), lanes);
-      Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0};
+      int64_t n = op.getOutFeatures();
+      int64_t needed = llvm::divideCeil(n, lanes);
+      Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0,
+               false, false};
+      // A static row count picks a micro-tile height that divides it (all
+      // of it when it is smaller, as for decode), so that no micro-tile is
+      // partial.
+      auto inputType = op.getInput().getType();
+      int64_t m = inputType.getRank() == 1
+                      ? 1
+                      : inputType.getDimSize(inputType.getRank() - 2);
+      if (!ShapedType::isDynamic(m)) {
+        if (m <= t.rows) {
+          t.rows = m;
+        } else {
+          for (int64_t r : {t.rows, t.rows * 2 / 3, t.rows / 2, int64_t(4)})
+            if (r > 0 && m % r == 0) {
+              t.rows = r;
+              break;
+            }
+        }
+        t.exactRows = m % t.rows == 0;
+      }
+      t.exactCols = n % t.nr() == 0;
       // A row tile's inputs (MC x K f32) stay within `cacheBytes`, between
       // one and 16 micro-tiles high; column tiles of about 512 columns.
       int64_t fit = cacheBytes / (op.getInFeatures() * 4 * t.rows);
