@@ -7,6 +7,8 @@
 #include "mnemo/Conversion/LoweringPipelines.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +31,9 @@ void mnemo::buildBufferizationPasses(OpPassManager &pm) {
 }
 
 void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
+  // Transfers of more than one dimension become loops of 1-D transfers,
+  // which the LLVM conversion turns into (masked) vector loads and stores.
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -38,6 +43,7 @@ void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
 }
 
 void mnemo::buildConvertToLLVMPasses(OpPassManager &pm) {
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

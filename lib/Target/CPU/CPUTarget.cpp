@@ -19,8 +19,6 @@
 
 #include "mnemo/Conversion/LoweringPipelines.h"
 
-#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
-#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -62,9 +60,6 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   buildBufferizationPasses(pm);
   // Copies become loops; the code object must not call MLIR's runtime.
   pm.addPass(createLowerCopiesPass());
-  // Transfers of more than one dimension become loops of 1-D transfers,
-  // which the LLVM conversion turns into (masked) vector loads and stores.
-  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createInstrumentProfilePass());
   // Parallel loops (GEMM and attention tiles, the elementwise ops' outer
   // dims) run on the runtime's threads.
@@ -74,7 +69,6 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addPass(createApproximateMathPass());
   pm.addPass(createExpandBF16Pass());
   pm.addPass(createMarkEntryPointsPass());
-  pm.addPass(createConvertVectorToLLVMPass());
   buildConvertToLLVMPasses(pm);
   pm.addPass(createAddEntryPointsPass());
   pm.addPass(createAddRuntimeHooksPass());

@@ -169,7 +169,11 @@ Value KernelBuilder::weightSource(
     llvm::DenseMap<Operation *, Value> &packedOf) {
   Value w = op.getWeight();
   bool outIn = op.getLayout() == WeightLayout::OutIn;
-  auto constant = w.getDefiningOp<arith::ConstantOp>();
+  // A cast only changes what the type says about the constant's shape.
+  Value source = w;
+  while (auto cast = source.getDefiningOp<tensor::CastOp>())
+    source = cast.getSource();
+  auto constant = source.getDefiningOp<arith::ConstantOp>();
   auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
                         : DenseElementsAttr();
   if (value) {
@@ -347,8 +351,8 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   Value out = emptyTensor(b, loc, outSizes, f32);
   SmallVector<OpFoldResult> ubs(outSizes.begin(),
                                 outSizes.begin() + batchDims);
-  ubs.push_back(
-      arith::CeilDivSIOp::create(b, loc, m, idx(t.tileRows)).getResult());
+  ubs.push_back(getAsOpFoldResult(
+      b.createOrFold<arith::CeilDivSIOp>(loc, m, idx(t.tileRows))));
   ubs.push_back(b.getIndexAttr(llvm::divideCeil(n, t.tileCols)));
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{out}, std::nullopt);

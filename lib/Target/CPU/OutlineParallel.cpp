@@ -48,14 +48,22 @@ int64_t estimateCost(Region &region) {
       int64_t inner = 0;
       for (Region &r : op.getRegions())
         inner += estimateCost(r);
+      auto tripCount = [](Value lbv, Value ubv, Value stv) -> int64_t {
+        std::optional<int64_t> lb = getConstantIntValue(lbv),
+                               ub = getConstantIntValue(ubv),
+                               st = getConstantIntValue(stv);
+        return lb && ub && st && *st > 0 ? llvm::divideCeil(*ub - *lb, *st)
+                                         : 8;
+      };
       int64_t trips = 1;
-      if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
-                               ub = getConstantIntValue(loop.getUpperBound()),
-                               st = getConstantIntValue(loop.getStep());
-        trips = lb && ub && st && *st > 0 ? llvm::divideCeil(*ub - *lb, *st)
-                                          : 8;
-      }
+      if (auto loop = dyn_cast<scf::ForOp>(op))
+        trips = tripCount(loop.getLowerBound(), loop.getUpperBound(),
+                          loop.getStep());
+      if (auto loop = dyn_cast<scf::ParallelOp>(op))
+        for (auto [lb, ub, st] : llvm::zip(loop.getLowerBound(),
+                                           loop.getUpperBound(),
+                                           loop.getStep()))
+          trips *= tripCount(lb, ub, st);
       cost = std::min<int64_t>(cost + 1 + trips * inner, int64_t(1) << 40);
     }
   return cost;

@@ -1,0 +1,66 @@
+// RUN: mnemo-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(mnemo-cpu-linear-kernel{lanes=16 vectors=2 rows=12}))" | FileCheck %s
+
+// A constant [N=71, K=45] weight is packed into three 32-wide panels
+// [3, 45, 32] at compile time; 37 rows, a multiple of no micro-tile height,
+// keep 12-row micro-tiles: whole ones read rows at fixed offsets, the last
+// one clamps its rows (minsi) and writes only those inside the tile.
+// CHECK-LABEL: func.func @packed
+// CHECK: arith.constant dense<"0x
+// CHECK-SAME: > : tensor<3x45x32xf32>
+// CHECK: scf.forall ({{.*}}) in (1, 1)
+// CHECK: scf.if
+// CHECK-COUNT-24: vector.fma
+// CHECK: } else {
+// CHECK: arith.minsi
+// CHECK-COUNT-24: vector.fma
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<16xf32>, tensor<?x?xf32>
+// CHECK: tensor.parallel_insert_slice
+// CHECK-NOT: mnemo.linear
+func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
+  %w = arith.constant dense<0.5> : tensor<71x45xf32>
+  %y = mnemo.linear %x, %w layout(out_in) : tensor<37x45xf32>, tensor<71x45xf32> -> tensor<37x71xf32>
+  return %y : tensor<37x71xf32>
+}
+
+// -----
+
+// One row (decode): a one-row micro-tile, two accumulators, reading the
+// weight panels in bounds; N = 64 is a multiple of the panel, so the writes
+// are not masked either.
+// CHECK-LABEL: func.func @decode
+// CHECK: tensor<2x128x32xf32>
+// CHECK-COUNT-2: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write {{.*}} {in_bounds = [true]}
+func.func @decode(%x: tensor<1x1x128xf32>) -> tensor<1x1x64xf32> {
+  %w = arith.constant dense<0.25> : tensor<128x64xf32>
+  %y = mnemo.linear %x, %w layout(in_out) : tensor<1x1x128xf32>, tensor<128x64xf32> -> tensor<1x1x64xf32>
+  return %y : tensor<1x1x64xf32>
+}
+
+// -----
+
+// A weight computed at run time, [N, K]: transposed once to [K, N], then
+// read in place with masked loads past N; batch and rows dynamic (the
+// batch is a forall dim). Unmasked transfers print no in_bounds.
+// CHECK-LABEL: func.func @computed
+// CHECK: linalg.transpose
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}, 1)
+// CHECK: vector.transfer_read %transposed[%{{.*}}, %{{.*}}], %{{.*}} : tensor<20x37xf32>, vector<16xf32>
+func.func @computed(%x: tensor<?x?x20xf32>, %w: tensor<37x20xf32>) -> tensor<?x?x37xf32> {
+  %y = mnemo.linear %x, %w layout(out_in) : tensor<?x?x20xf32>, tensor<37x20xf32> -> tensor<?x?x37xf32>
+  return %y : tensor<?x?x37xf32>
+}
+
+// -----
+
+// bf16 weights are widened as they load; f64 layers keep the generic
+// tiling.
+// CHECK-LABEL: func.func @widths
+// CHECK: arith.extf {{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK: mnemo.linear {{.*}} -> tensor<4x8xf64>
+func.func @widths(%x: tensor<4x16xf32>, %w: tensor<16x8xbf16>, %xd: tensor<4x16xf64>, %wd: tensor<16x8xf64>) -> (tensor<4x8xf32>, tensor<4x8xf64>) {
+  %y = mnemo.linear %x, %w layout(in_out) : tensor<4x16xf32>, tensor<16x8xbf16> -> tensor<4x8xf32>
+  %z = mnemo.linear %xd, %wd layout(in_out) : tensor<4x16xf64>, tensor<16x8xf64> -> tensor<4x8xf64>
+  return %y, %z : tensor<4x8xf32>, tensor<4x8xf64>
+}

@@ -1,0 +1,51 @@
+// RUN: mnemo-opt %s --mnemo-cpu-outline-parallel | FileCheck %s
+// RUN: mnemoc %s --emit=llvm --target=x86_64 | FileCheck %s --check-prefix=LLVM
+
+// A 2-D scf.parallel (an elementwise op on buffers): its outer dim is run by
+// the runtime, its inner dim stays a loop inside each iteration; constants
+// are rebuilt in the body, buffers and sizes passed. A one-dim loop stays
+// where it is.
+// CHECK-LABEL: func.func @scale
+// CHECK: %[[N:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[COST:.*]] = arith.constant {{[0-9]+}} : i64
+// CHECK: call @scale_parallel0(%arg0, %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %[[COST]])
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK: return
+// CHECK: func.func private @scale_parallel0_body(%{{.*}}: memref<?x33xf32>, %{{.*}}: memref<?x33xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[B:.*]]: index, %[[E:.*]]: index) attributes {llvm.linkage = #llvm.linkage<internal>}
+// CHECK: arith.constant 2.000000e+00 : f32
+// CHECK: scf.for %{{.*}} = %[[B]] to %[[E]]
+// CHECK: scf.parallel
+// CHECK: func.func private @scale_parallel0({{.*}}, index, i64) attributes {mnemo.parallel_body = @scale_parallel0_body}
+func.func @scale(%in: memref<?x33xf32>, %out: memref<?x33xf32>, %v: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c33 = arith.constant 33 : index
+  %two = arith.constant 2.0 : f32
+  %rows = memref.dim %in, %c0 : memref<?x33xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %c33) step (%c1, %c1) {
+    %x = memref.load %in[%i, %j] : memref<?x33xf32>
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %out[%i, %j] : memref<?x33xf32>
+  }
+  scf.parallel (%k) = (%c0) to (%c8) step (%c1) {
+    memref.store %two, %v[%k] : memref<8xf32>
+  }
+  return
+}
+
+// The whole chain on tensors: the hook table the runtime fills, the
+// dispatch that packs its arguments and calls parallel_for with the
+// trampoline (or the trampoline itself when the hook is null), and the
+// profile calls around each op.
+// LLVM: @mnemo_hooks = {{.*}}global { ptr, ptr } zeroinitializer
+// LLVM-DAG: define void @mnemo_entry_add
+// LLVM-DAG: define internal void @add_parallel{{[0-9]+}}_trampoline(ptr
+// LLVM-DAG: call void %{{.*}}(ptr nonnull @add_parallel{{[0-9]+}}_trampoline, ptr nonnull %{{.*}}, i64 {{.*}}%{{.*}}, i64 {{[0-9]+}})
+func.func @add(%a: tensor<?x64xf32> {mnemo.name = "a"}, %b: tensor<?x64xf32> {mnemo.name = "b"}) -> (tensor<?x64xf32> {mnemo.name = "c"}) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%n) : tensor<?x64xf32>
+  %c = linalg.add ins(%a, %b : tensor<?x64xf32>, tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %c : tensor<?x64xf32>
+}
