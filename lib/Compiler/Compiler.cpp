@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -93,6 +94,10 @@ void markWeightArguments(ModuleOp module, const ArtifactContents &contents) {
 LogicalResult runPasses(ModuleOp module,
                         llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext());
+  // The tool's --mlir-timing / --mlir-print-ir-* options, when registered.
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   build(pm);
   return pm.run(module);
 }

@@ -49,6 +49,13 @@ void load(const uint8_t *data, size_t size) {
     mnemo_session_t *session = nullptr;
     mnemo_status_free(mnemo_session_create(
         model, mnemo_model_function_name(model, f), &session));
+    for (size_t i = 0; i < mnemo_session_profile_count(session); ++i) {
+      const char *name = nullptr;
+      mnemo_status_free(
+          mnemo_session_profile_entry(session, i, &name, nullptr, nullptr));
+      if (!name || std::strlen(name) == 0)
+        __builtin_trap();
+    }
     mnemo_session_free(session);
   }
   mnemo_model_free(model);

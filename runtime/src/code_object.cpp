@@ -7,12 +7,15 @@
 // The code object travels inside the artifact. It is checked structurally
 // (the dynamic loader is not hardened against malformed ELF), copied into an
 // anonymous memfd and opened through /proc/self/fd/N. The memfd stays open
-// as long as the code is loaded, so its path names one object only.
+// as long as the code is loaded, so its path names one object only; a path
+// still known to the loader from an object that outlived its dlclose is
+// skipped.
 //
 //===----------------------------------------------------------------------===//
 
 #include "code_object.h"
 
+#include "hooks.h"
 #include "status.h"
 
 #include <cerrno>
@@ -20,6 +23,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -69,6 +73,35 @@ void loadMathLibrary() {
     return h;
   }();
   (void)handle;
+}
+
+/// Writes the /proc/self/fd path of the memfd `fd` (moving it to another
+/// descriptor where needed) into `path`; closes `fd` on failure. The
+/// dynamic loader knows objects by path: an object that stays loaded after
+/// dlclose (linked -z nodelete, or still open elsewhere) keeps the path of
+/// its closed memfd, and dlopen would hand that old code back for this
+/// one.
+mnemo_status_t choosePath(const char *what, int &fd, char *path, size_t size) {
+  for (;;) {
+    std::snprintf(path, size, "/proc/self/fd/%d", fd);
+    void *known = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!known) {
+      (void)dlerror();
+      return nullptr;
+    }
+    dlclose(known);
+    // Upwards, so this ends at the descriptor limit at the latest.
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+    if (moved < 0) {
+      close(fd);
+      return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                        "%s: code: no file descriptor whose path names no "
+                        "loaded object",
+                        what);
+    }
+    close(fd);
+    fd = moved;
+  }
 }
 
 } // namespace
@@ -167,7 +200,7 @@ mnemo_status_t mnemo::rt::loadCodeObject(const char *what, const uint8_t *data,
   }
 
   char path[64];
-  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  MNEMO_RETURN_IF_ERROR(choosePath(what, fd, path, sizeof(path)));
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     mnemo_status_t status = makeStatus(
@@ -210,6 +243,74 @@ mnemo_status_t mnemo::rt::findKernel(const char *what, const CodeObject &code,
                       "%s: kernel '%s' is not defined by the code object", what,
                       symbol);
   *out = reinterpret_cast<KernelFn>(p);
+  return nullptr;
+}
+
+namespace {
+
+/// Whether the image bytes [offset, offset + bytes) lie in a segment that
+/// stays writable after loading: a writable PT_LOAD, outside PT_GNU_RELRO
+/// (which the loader makes read-only after relocating).
+bool isWritableData(const uint8_t *data, uint64_t offset, uint64_t bytes) {
+  Elf64_Ehdr header;
+  std::memcpy(&header, data, sizeof(header));
+  bool writable = false;
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, data + header.e_phoff + i * sizeof(Elf64_Phdr),
+                sizeof(ph));
+    bool covers = offset >= ph.p_vaddr && bytes <= ph.p_memsz &&
+                  offset - ph.p_vaddr <= ph.p_memsz - bytes;
+    bool overlaps =
+        offset < ph.p_vaddr + ph.p_memsz && ph.p_vaddr < offset + bytes;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) && covers)
+      writable = true;
+    if (ph.p_type == PT_GNU_RELRO && overlaps)
+      return false;
+  }
+  return writable;
+}
+
+} // namespace
+
+mnemo_status_t mnemo::rt::installHooks(const char *what, const uint8_t *data,
+                                       size_t size, CodeObject &code) {
+#ifdef MNEMO_RUNTIME_FUZZING
+  // As findKernel: nothing was loaded.
+  (void)what, (void)data, (void)size, (void)code;
+  return nullptr;
+#endif
+  (void)size; // checkCodeObject bounded the program headers
+  (void)dlerror();
+  void *p = dlsym(code.handle, kHooksSymbol);
+  // Absent, or found in a dependency rather than the object: no hooks.
+  if (!p || !code.contains(p)) {
+    (void)dlerror();
+    return nullptr;
+  }
+  constexpr uint64_t kSize = sizeof(HooksTable);
+  Dl_info info;
+  void *entry = nullptr; // the symbol's Elf64_Sym
+  if (dladdr1(p, &info, &entry, RTLD_DL_SYMENT) && entry) {
+    uint64_t bytes = static_cast<const Elf64_Sym *>(entry)->st_size;
+    if (bytes < kSize)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: code: '%s' is %llu bytes, the hooks table takes "
+                        "%llu",
+                        what, kHooksSymbol,
+                        static_cast<unsigned long long>(bytes),
+                        static_cast<unsigned long long>(kSize));
+  }
+  auto address = reinterpret_cast<uintptr_t>(p);
+  if (address % alignof(HooksTable) != 0 || code.end - address < kSize ||
+      !isWritableData(data, address - code.begin, kSize))
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: code: '%s' is not aligned, writable data of the "
+                      "code object",
+                      what, kHooksSymbol);
+  HooksTable hooks = runtimeHooks();
+  std::memcpy(p, &hooks, sizeof(hooks));
+  code.hasHooks = true;
   return nullptr;
 }
 

@@ -24,6 +24,7 @@ struct CodeObject {
   void *handle = nullptr;
   uintptr_t begin = 0; // the loaded image, for "is this address ours"
   uintptr_t end = 0;
+  bool hasHooks = false; // it defines `mnemo_hooks`, filled at load
 
   bool contains(const void *p) const {
     auto a = reinterpret_cast<uintptr_t>(p);
@@ -47,6 +48,14 @@ mnemo_status_t loadCodeObject(const char *what, const uint8_t *data,
 /// Looks `symbol` up in `code`.
 mnemo_status_t findKernel(const char *what, const CodeObject &code,
                           const char *symbol, KernelFn *out);
+
+/// Fills the code object's `mnemo_hooks` table (hooks.h) with the
+/// runtime's hook functions and sets `code.hasHooks`. An object without the
+/// table is fine (older artifacts); one whose table is too small or not in
+/// writable, non-RELRO memory is DATA_LOSS. `data` and `size` are the
+/// object's bytes, as passed to loadCodeObject.
+mnemo_status_t installHooks(const char *what, const uint8_t *data, size_t size,
+                            CodeObject &code);
 
 /// dlcloses and closes `code` and resets it.
 void unloadCodeObject(CodeObject &code);

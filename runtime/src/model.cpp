@@ -60,7 +60,8 @@ mnemo_status_t resolveWeights(mnemo_model_t &model, const fb::Artifact &a,
   return nullptr;
 }
 
-/// Verifies everything, then loads the code and finds the kernels.
+/// Verifies everything, then loads the code, finds the kernels and fills
+/// the code's hooks table.
 mnemo_status_t load(mnemo_model_t &model) {
   const char *what = model.name.c_str();
   const fb::Artifact *a = nullptr;
@@ -83,7 +84,7 @@ mnemo_status_t load(mnemo_model_t &model) {
   for (KernelInfo &kernel : model.kernels)
     MNEMO_RETURN_IF_ERROR(
         findKernel(what, model.code, kernel.symbol, &kernel.fn));
-  return nullptr;
+  return installHooks(what, a->code()->data(), a->code()->size(), model.code);
 }
 
 void destroy(mnemo_model_t *model) {

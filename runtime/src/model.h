@@ -105,6 +105,9 @@ struct mnemo_model_s {
   std::vector<mnemo::rt::KernelInfo> kernels;
   std::vector<mnemo::rt::WeightInfo> weights;
   std::vector<mnemo::rt::FunctionPlan> functions;
+  /// The name of each profile point (Artifact.profile_points), the ids the
+  /// code's profile hook reports.
+  std::vector<const char *> profilePoints;
 
   /// Whether `p` points into memory the model owns for its whole life (the
   /// mapped artifact, the side weights, the loaded code): a kernel result

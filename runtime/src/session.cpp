@@ -16,9 +16,14 @@
 // artifact, the side weights or the loaded code is a view the session does
 // not own and never frees; so is MLIR's 0xdeadbeef marker for globals.
 //
+// Around its kernel calls a run installs the session's execution context
+// (hooks.h): its thread pool, and its profile state while profiling is on,
+// which the code's hooks use.
+//
 //===----------------------------------------------------------------------===//
 
 #include "descriptor.h"
+#include "hooks.h"
 #include "model.h"
 #include "status.h"
 
@@ -84,6 +89,10 @@ struct mnemo_session_s {
   std::unordered_map<void *, uint32_t> owned; // buffer -> references
   std::vector<OutputState> outputs;
   bool haveOutputs = false;
+
+  ThreadPool pool; // workers start at the first loop worth splitting
+  bool profiling = false;
+  ProfileState profile;
 
   int64_t *descriptor(uint32_t slot) { return &words[slotOffset[slot]]; }
 
@@ -286,6 +295,8 @@ mnemo_status_t mnemo_session_s::run() {
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "input '%s': not set (function '%s')", p.inputs[i].name,
                         p.name);
+  ExecutionContext context{&pool, profiling ? &profile : nullptr};
+  ScopedExecutionContext scope(&context);
   for (size_t c = 0; c < p.calls.size(); ++c) {
     const CallPlan &call = p.calls[c];
     std::memset(words.data() + blockOffset[c], 0,
@@ -326,6 +337,7 @@ mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
   session->functionIndex = index;
   session->plan = &model->functions[index];
   session->layOut();
+  session->pool.setThreads(availableCores());
   *out_session = session;
   return nullptr;
 }
@@ -343,6 +355,63 @@ void mnemo_session_free(mnemo_session_t *session) {
 
 size_t mnemo_session_function(const mnemo_session_t *session) {
   return session ? session->functionIndex : 0;
+}
+
+mnemo_status_t mnemo_session_set_threads(mnemo_session_t *session,
+                                         size_t threads) {
+  if (!session)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_session_set_threads: NULL session");
+  if (threads > kMaxThreads)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_session_set_threads: %zu threads, at most %zu "
+                      "(0 = one per core)",
+                      threads, kMaxThreads);
+  session->pool.setThreads(threads == 0 ? availableCores() : threads);
+  return nullptr;
+}
+
+size_t mnemo_session_threads(const mnemo_session_t *session) {
+  return session ? session->pool.threads() : 0;
+}
+
+mnemo_status_t mnemo_session_set_profiling(mnemo_session_t *session,
+                                           int enabled) {
+  if (!session)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_session_set_profiling: NULL session");
+  session->profiling = enabled != 0;
+  if (session->profiling)
+    session->profile.reset(session->model->profilePoints.size());
+  return nullptr;
+}
+
+size_t mnemo_session_profile_count(const mnemo_session_t *session) {
+  return session ? session->model->profilePoints.size() : 0;
+}
+
+mnemo_status_t mnemo_session_profile_entry(const mnemo_session_t *session,
+                                           size_t index, const char **name,
+                                           uint64_t *calls, double *total_ms) {
+  if (!session)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_session_profile_entry: NULL session");
+  const std::vector<const char *> &points = session->model->profilePoints;
+  if (index >= points.size())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "mnemo_session_profile_entry: the model has %zu "
+                      "profile points, no point %zu",
+                      points.size(), index);
+  // Before profiling was first enabled the state is empty.
+  const ProfileState &profile = session->profile;
+  bool counted = index < profile.size();
+  if (name)
+    *name = points[index];
+  if (calls)
+    *calls = counted ? profile.calls(index) : 0;
+  if (total_ms)
+    *total_ms = counted ? static_cast<double>(profile.totalNs(index)) / 1e6 : 0;
+  return nullptr;
 }
 
 mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,

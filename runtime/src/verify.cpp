@@ -512,6 +512,25 @@ mnemo_status_t verifyFunction(const mnemo_model_t &model,
   return nullptr;
 }
 
+/// Copies the profile points' names: each must be a name, as the tools
+/// print them.
+mnemo_status_t verifyProfilePoints(mnemo_model_t &model,
+                                   const fb::Artifact &a) {
+  const auto *points = a.profile_points();
+  if (!points)
+    return nullptr;
+  model.profilePoints.reserve(points->size());
+  for (flatbuffers::uoffset_t i = 0; i < points->size(); ++i) {
+    const flatbuffers::String *name = points->Get(i);
+    if (!isName(name))
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: profile point %u has no valid name",
+                        model.name.c_str(), i);
+    model.profilePoints.push_back(name->c_str());
+  }
+  return nullptr;
+}
+
 } // namespace
 
 mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
@@ -623,6 +642,7 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
     return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: the artifact has no code",
                       what);
   MNEMO_RETURN_IF_ERROR(verifyWeights(model, a));
+  MNEMO_RETURN_IF_ERROR(verifyProfilePoints(model, a));
   std::vector<KernelRanks> kernelRanks;
   MNEMO_RETURN_IF_ERROR(verifyKernels(model, a, kernelRanks));
 

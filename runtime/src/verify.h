@@ -9,8 +9,9 @@
 //      the FlatBuffers verifier), the ABI version, the target, the code
 //      format;
 //   2. verifyWeightsSegment: where the weights segment lies;
-//   3. verifyContents: the weights table, the kernels, every function's
-//      signature and plan; it fills the model's plain structures.
+//   3. verifyContents: the weights table, the profile points, the kernels,
+//      every function's signature and plan; it fills the model's plain
+//      structures.
 // Every failure is a status naming the artifact and the field.
 //
 //===----------------------------------------------------------------------===//
@@ -38,8 +39,8 @@ mnemo_status_t verifyWeightsSegment(const char *what, uint64_t offset,
                                     uint64_t minOffset);
 
 /// Step 3. `model.weightsBase` and `model.weightsSize` must be set; fills
-/// `model.weights`, `model.kernels` (without their addresses) and
-/// `model.functions`.
+/// `model.weights`, `model.profilePoints`, `model.kernels` (without their
+/// addresses) and `model.functions`.
 mnemo_status_t verifyContents(mnemo_model_t &model,
                               const ::mnemo::artifact::Artifact &artifact);
 

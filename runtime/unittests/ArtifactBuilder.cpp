@@ -26,11 +26,17 @@ void alignTo(std::string &out, size_t alignment) {
   out.resize((out.size() + alignment - 1) / alignment * alignment, '\0');
 }
 
-/// A minimal ELF shared object defining `symbols` as 8-byte data objects in
+/// A data object of the code object: its name and size in bytes.
+struct DataSymbol {
+  std::string name;
+  uint64_t size = 8;
+};
+
+/// A minimal ELF shared object defining `symbols` as zeroed data objects in
 /// one writable, non-executable segment, with libc as its only dependency
 /// (so that dlsym finds libc's symbols through it, as through mnemoc's
 /// code). No section headers, no relocations, no code.
-std::string buildSymbolObject(const std::vector<std::string> &symbols) {
+std::string buildSymbolObject(const std::vector<DataSymbol> &symbols) {
   constexpr unsigned kPhnum = 3; // PT_LOAD, PT_DYNAMIC, PT_GNU_STACK
   std::string strtab(1, '\0');
   auto addString = [&](const std::string &s) {
@@ -41,8 +47,8 @@ std::string buildSymbolObject(const std::vector<std::string> &symbols) {
   };
   Elf64_Word libc = addString("libc.so.6");
   std::vector<Elf64_Word> names;
-  for (const std::string &s : symbols)
-    names.push_back(addString(s));
+  for (const DataSymbol &s : symbols)
+    names.push_back(addString(s.name));
 
   // Everything after the headers, at offsets equal to addresses.
   std::string image(sizeof(Elf64_Ehdr) + kPhnum * sizeof(Elf64_Phdr), '\0');
@@ -56,7 +62,7 @@ std::string buildSymbolObject(const std::vector<std::string> &symbols) {
     sym.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
     sym.st_other = STV_DEFAULT;
     sym.st_shndx = 1; // defined (any index but UNDEF and the reserved ones)
-    sym.st_size = 8;
+    sym.st_size = symbols[i].size;
     symbolAt.push_back(append(image, sym));
   }
   size_t strtabAt = image.size();
@@ -72,12 +78,13 @@ std::string buildSymbolObject(const std::vector<std::string> &symbols) {
   for (Elf64_Word i = 0; i < nchain; ++i)
     append(image, Elf64_Word(i == 0 || i + 1 == nchain ? 0 : i + 1));
   alignTo(image, 8);
-  for (size_t at : symbolAt) {
+  for (size_t i = 0; i < symbols.size(); ++i) {
     Elf64_Sym sym;
-    std::memcpy(&sym, &image[at], sizeof(sym));
+    std::memcpy(&sym, &image[symbolAt[i]], sizeof(sym));
     sym.st_value = image.size();
-    std::memcpy(&image[at], &sym, sizeof(sym));
-    append(image, uint64_t(0));
+    std::memcpy(&image[symbolAt[i]], &sym, sizeof(sym));
+    image.append(symbols[i].size, '\0');
+    alignTo(image, 8);
   }
   alignTo(image, 8);
   size_t dynamic = image.size();
@@ -126,8 +133,12 @@ std::string buildSymbolObject(const std::vector<std::string> &symbols) {
 } // namespace
 
 const std::string &mnemo::test::codeObject() {
-  static const std::string bytes = buildSymbolObject({kSymbolA, kSymbolB});
+  static const std::string bytes = buildSymbolObject({{kSymbolA}, {kSymbolB}});
   return bytes;
+}
+
+std::string mnemo::test::codeObjectWithHooks(uint64_t hooksSize) {
+  return buildSymbolObject({{kSymbolA}, {kSymbolB}, {kHooks, hooksSize}});
 }
 
 const char *mnemo::test::hostTriple() {

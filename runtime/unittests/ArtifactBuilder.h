@@ -11,7 +11,8 @@
 //
 // The code object is a minimal ELF shared object built here: it defines
 // the names kSymbolA and kSymbolB as data, so that kernels declared under
-// those names resolve when the artifact loads, and holds no code at all.
+// those names resolve when the artifact loads (and, on request, a hooks
+// table), and holds no code at all.
 // Plans built here therefore never call a kernel: a function's outputs are
 // its inputs and weights. Running compiled kernels is tested on mnemoc's
 // artifacts in test/Runtime.
@@ -41,6 +42,12 @@ constexpr const char *kSymbolB = "symbol_b";
 /// The code object: an ELF shared object for this host that defines
 /// kSymbolA and kSymbolB (as data: nothing in it can be called).
 const std::string &codeObject();
+
+/// The code's hooks table (runtime/src/hooks.h), 16 bytes in mnemoc's code.
+constexpr const char *kHooks = "mnemo_hooks";
+
+/// codeObject() that also defines a zeroed kHooks of `hooksSize` bytes.
+std::string codeObjectWithHooks(uint64_t hooksSize = 16);
 
 /// "x86_64-unknown-linux-gnu" or "aarch64-unknown-linux-gnu".
 const char *hostTriple();

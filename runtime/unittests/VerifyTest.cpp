@@ -327,6 +327,53 @@ TEST(Verify, Plan) {
       MNEMO_STATUS_DATA_LOSS, "kernel 0 has no valid symbol");
 }
 
+TEST(Verify, ProfilePoints) {
+  ArtifactBuilder b;
+  buildValid(b);
+  b.artifact.profile_points = {"profile-point-zero", "profile-point-one"};
+  std::string bytes = b.build();
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  mnemo_session_t *s = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create(model, nullptr, &s));
+  ASSERT_EQ(mnemo_session_profile_count(s), 2u);
+  const char *name = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_profile_entry(s, 1, &name, nullptr, nullptr));
+  EXPECT_STREQ(name, "profile-point-one");
+  mnemo_session_free(s);
+  mnemo_model_free(model);
+
+  expectRejected(
+      [](ArtifactBuilder &b) {
+        b.artifact.profile_points = {"a", ""};
+      },
+      MNEMO_STATUS_DATA_LOSS, "<memory>: profile point 1 has no valid name");
+  expectRejected(
+      [](ArtifactBuilder &b) {
+        b.artifact.profile_points = {std::string("a\0b", 3)};
+      },
+      MNEMO_STATUS_DATA_LOSS, "profile point 0 has no valid name");
+
+  // A string that runs past the buffer, or lost its terminator: the
+  // FlatBuffers verifier stops it before the checksum is even read.
+  size_t at = bytes.find("profile-point-one");
+  ASSERT_NE(at, std::string::npos);
+  std::string corrupt = bytes;
+  uint32_t length = 0x7ffffff0;
+  std::memcpy(&corrupt[at - 4], &length, 4);
+  EXPECT_EQ(tryLoad(corrupt).message(),
+            "<memory>: corrupt metadata: the FlatBuffer fails verification");
+  corrupt = bytes;
+  corrupt[at + std::strlen("profile-point-one")] = 'x';
+  EXPECT_EQ(tryLoad(corrupt).message(),
+            "<memory>: corrupt metadata: the FlatBuffer fails verification");
+  // A changed character is structurally fine: the checksum catches it.
+  corrupt = bytes;
+  corrupt[at] = 'P';
+  EXPECT_NE(tryLoad(corrupt).message().find("metadata_crc32 is"),
+            std::string::npos);
+}
+
 TEST(Verify, SideWeightsFile) {
   std::string pattern = ::testing::TempDir() + "mnemo-runtime-test-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());

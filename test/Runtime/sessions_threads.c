@@ -5,17 +5,22 @@
 \*===----------------------------------------------------------------------===*/
 /*
  * mnemo-runtime-threads-test MODEL.mnemo [--function NAME] [--threads N]
- *                            [--runs R]
+ *                            [--runs R] [--session-threads T1,T2,...]
  *
  * Loads the artifact once. A reference session on the main thread runs the
- * function (default: the first) once on each of three input sets and keeps
- * the outputs. Then N threads (default 8) each create their own session
- * over the same model, fill their own input buffers with the same data,
- * wait until all are ready, and run R times (default 6), cycling through the
- * input sets from a different starting point each, comparing every output
- * with the reference bit for bit (dtype, shape, bytes). The main thread
- * drops its reference to the model while they run; their sessions keep it
- * alive.
+ * function (default: the first) once on each of three input sets, on one
+ * thread (mnemo_session_set_threads(1)), and keeps the outputs. Then N
+ * threads (default 8) each create their own session over the same model,
+ * fill their own input buffers with the same data, wait until all are
+ * ready, and run R times (default 6), cycling through the input sets from a
+ * different starting point each, comparing every output with the reference
+ * bit for bit (dtype, shape, bytes). The main thread drops its reference to
+ * the model while they run; their sessions keep it alive.
+ *
+ * Their sessions use the runtime's default thread count (one per core), or
+ * with --session-threads session i uses T[i % count] threads (0: one per
+ * core), so sessions with pools of different sizes run at once and must
+ * all agree with the single-threaded reference.
  *
  * The inputs are deterministic. Input set c gives a dynamic dim with max M
  * the size 1 + (s - 1) % M, s = 5, 2, 11 for c = 0, 1, 2, so inputs that
@@ -42,6 +47,7 @@ enum {
   kMaxOutputs = 64,
   kMaxRank = 16,
   kMaxThreads = 256,
+  kMaxSessionThreads = 16, /* entries of --session-threads */
 };
 static const int64_t kCaseSize[kCases] = {5, 2, 11};
 
@@ -68,6 +74,8 @@ typedef struct {
   const char *function; /* NULL: the first */
   size_t numInputs, numOutputs;
   long runs;
+  size_t sessionThreads[kMaxSessionThreads];
+  size_t numSessionThreads; /* 0: the default */
   Tensor reference[kMaxOutputs][kCases];
   char outputNames[kMaxOutputs][64];
   /* The start line: workers count themselves ready, then wait for `go`. */
@@ -236,6 +244,16 @@ static void *work(void *arg) {
   mnemo_session_t *s = NULL;
   if (!failed(w,
               "session: ", mnemo_session_create(sh->model, sh->function, &s))) {
+    if (sh->numSessionThreads) {
+      size_t threads =
+          sh->sessionThreads[(size_t)w->index % sh->numSessionThreads];
+      if (!failed(w, "threads: ", mnemo_session_set_threads(s, threads)) &&
+          (mnemo_session_threads(s) == 0 ||
+           (threads && mnemo_session_threads(s) != threads))) {
+        ++w->errors;
+        note(w, "mnemo_session_threads does not give the count set", "");
+      }
+    }
     for (int c = 0; c < kCases; ++c)
       if (!make_inputs(sh->model, mnemo_session_function(s), sh->numInputs, c,
                        inputs[c])) {
@@ -278,8 +296,11 @@ static void *work(void *arg) {
 static int run_reference(Shared *sh) {
   mnemo_session_t *s = NULL;
   mnemo_status_t status = mnemo_session_create(sh->model, sh->function, &s);
+  if (!status)
+    status = mnemo_session_set_threads(s, 1);
   if (status) {
     report("session", status);
+    mnemo_session_free(s);
     return 0;
   }
   size_t function = mnemo_session_function(s);
@@ -333,7 +354,8 @@ static int run_reference(Shared *sh) {
 
 static int usage(const char *argv0) {
   fprintf(stderr,
-          "usage: %s MODEL.mnemo [--function NAME] [--threads N] [--runs R]\n",
+          "usage: %s MODEL.mnemo [--function NAME] [--threads N] [--runs R] "
+          "[--session-threads T1,T2,...]\n",
           argv0);
   return 2;
 }
@@ -353,6 +375,17 @@ int main(int argc, char **argv) {
       threads = strtol(argv[++i], &end, 10);
       if (*end || threads < 1 || threads > kMaxThreads)
         return usage(argv[0]);
+    } else if (!strcmp(argv[i], "--session-threads") && i + 1 < argc) {
+      const char *p = argv[++i];
+      do {
+        long t = strtol(p, &end, 10);
+        if (end == p || t < 0 || t > 1024 ||
+            sh->numSessionThreads == kMaxSessionThreads ||
+            (*end && *end != ','))
+          return usage(argv[0]);
+        sh->sessionThreads[sh->numSessionThreads++] = (size_t)t;
+        p = end + 1;
+      } while (*end);
     } else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
       sh->runs = strtol(argv[++i], &end, 10);
       if (*end || sh->runs < 1 || sh->runs > 1000000)
@@ -414,8 +447,15 @@ int main(int argc, char **argv) {
       fprintf(stderr, "thread %ld: %s\n", t, workers[t].first);
   }
   int ok = !mismatches && !errors && runs == threads * sh->runs;
-  printf("%ld sessions x %ld runs of '%s' over one model: ", threads, sh->runs,
+  printf("%ld sessions x %ld runs of '%s' over one model", threads, sh->runs,
          function);
+  if (sh->numSessionThreads) {
+    printf(" (session threads");
+    for (size_t k = 0; k < sh->numSessionThreads; ++k)
+      printf("%s%zu", k ? "," : " ", sh->sessionThreads[k]);
+    printf(")");
+  }
+  printf(": ");
   if (ok)
     printf("%zu outputs x %ld runs match the reference bit for bit\n",
            sh->numOutputs, runs);

@@ -5,12 +5,16 @@
 //===----------------------------------------------------------------------===//
 //
 //   mnemo-run OUT.mnemo --input NAME=FILE.npy ... [--output-dir DIR]
-//             [--repeat N] [--function NAME]
+//             [--repeat N] [--function NAME] [--threads N] [--profile]
 //   mnemo-run MODEL.ptx|MODEL.mnemo --device=cuda --input NAME=FILE.npy ...
 //
 // Loads the artifact, binds each input from a .npy file, runs the function
 // N times, prints every output's name, dtype and shape and the median
-// latency of the runs, and writes the outputs to DIR/<name>.npy. Every
+// latency of the runs with the thread count, and writes the outputs to
+// DIR/<name>.npy. --threads N sets the threads a run's parallel loops use
+// (0, the default: one per core). --profile times the regions the code
+// reports (its profile points) over the runs after the first (the warm-up;
+// with --repeat 1, that one run) and prints them, slowest first. Every
 // failure is one line, "mnemo-run: error: <file or tensor>: <reason>", and
 // a non-zero exit. With --device=cuda the model is a PTX module from
 // `mnemoc --emit=ptx` (its launch plan in its header) or an artifact holding
@@ -23,6 +27,7 @@
 
 #include "cli.h"
 #include "npy.h"
+#include "profile_table.h"
 #include "run_cuda.h"
 
 #include "mnemo/runtime.h"
@@ -41,8 +46,21 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
-    "[--output-dir DIR] [--repeat N] [--function NAME] [--device cpu|cuda] "
-    "[--cuda-graph on|off]";
+    "[--output-dir DIR] [--repeat N] [--function NAME] [--threads N] "
+    "[--profile] [--device cpu|cuda] [--cuda-graph on|off]";
+
+constexpr const char *kOptions =
+    "  --input NAME=FILE.npy  an input of the function (every one is needed)\n"
+    "  --output-dir DIR       write each output to DIR/<name>.npy\n"
+    "  --repeat N             run N times; print the median latency\n"
+    "  --function NAME        the function to run (default: the first)\n"
+    "  --threads N            threads for parallel loops, the caller\n"
+    "                         included (default 0: one per core)\n"
+    "  --profile              time the code's profile points over the runs\n"
+    "                         after the first; print them, slowest first\n"
+    "  --device cpu|cuda      cuda: a PTX module or an artifact holding one\n"
+    "  --cuda-graph on|off    replay the plan as a CUDA graph, or launch\n"
+    "                         kernel by kernel\n";
 
 struct Options {
   const char *artifact = nullptr;
@@ -52,6 +70,8 @@ struct Options {
   std::string function; // empty: the first function
   bool cuda = false;     // --device=cuda: PTX, or an artifact holding PTX
   int cudaGraph = -1;    // --cuda-graph: 1 on, 0 off, -1 the program's choice
+  long threads = -1;     // --threads: 0 one per core; -1 not given (cores)
+  bool profile = false;  // --profile
 };
 
 /// Parses the command line; returns -1 to go on, else the exit code.
@@ -59,7 +79,7 @@ int parseArgs(int argc, char **argv, Options &options) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::printf("%s\n", kUsage);
+      std::printf("%s\n\n%s", kUsage, kOptions);
       return 0;
     }
     if (arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
@@ -77,7 +97,8 @@ int parseArgs(int argc, char **argv, Options &options) {
       value = arg.substr(eq + 1);
     } else if (flag == "--input" || flag == "--output-dir" ||
                flag == "--repeat" || flag == "--function" ||
-               flag == "--device" || flag == "--cuda-graph") {
+               flag == "--device" || flag == "--cuda-graph" ||
+               flag == "--threads") {
       if (i + 1 >= argc)
         return fail(flag, "expects a value");
       value = argv[++i];
@@ -101,6 +122,20 @@ int parseArgs(int argc, char **argv, Options &options) {
       if (value != "on" && value != "off")
         return fail("--cuda-graph", "expected on or off, got '" + value + "'");
       options.cudaGraph = value == "on";
+    } else if (flag == "--threads") {
+      // The runtime checks the upper bound.
+      char *end = nullptr;
+      errno = 0;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || errno || n < 0)
+        return fail("--threads",
+                    "expected a thread count (0 = one per core), got '" +
+                        value + "'");
+      options.threads = n;
+    } else if (flag == "--profile") {
+      if (eq != std::string::npos)
+        return fail("--profile", "takes no value");
+      options.profile = true;
     } else if (flag == "--repeat") {
       char *end = nullptr;
       errno = 0;
@@ -117,6 +152,8 @@ int parseArgs(int argc, char **argv, Options &options) {
     return fail("arguments", std::string("no artifact given; ") + kUsage);
   if (options.cudaGraph >= 0 && !options.cuda)
     return fail("--cuda-graph", "needs --device=cuda");
+  if (options.threads >= 0 && options.cuda)
+    return fail("--threads", "needs --device=cpu");
   return -1;
 }
 
@@ -207,8 +244,20 @@ int run(const Options &options) {
 
   std::vector<Input> inputs;
   int rc = readInputs(options, model, function, inputs);
-  std::vector<double> times;
+  if (rc < 0 && options.threads >= 0)
+    if ((status = mnemo_session_set_threads(
+             session, static_cast<size_t>(options.threads))))
+      rc = fail(status);
+  // The first run warms up (page faults, the workers' start) unprofiled,
+  // unless it is the only one.
+  long warmUps = options.repeat > 1 ? 1 : 0;
+  std::vector<double> times, profiledTimes;
   for (long r = 0; rc < 0 && r < options.repeat; ++r) {
+    if (options.profile && r == warmUps &&
+        (status = mnemo_session_set_profiling(session, 1))) {
+      rc = fail(status);
+      break;
+    }
     if ((status = bindInputs(session, inputs))) {
       rc = fail(status);
       break;
@@ -216,6 +265,8 @@ int run(const Options &options) {
     double start = nowMs();
     status = mnemo_session_run(session);
     times.push_back(nowMs() - start);
+    if (r >= warmUps)
+      profiledTimes.push_back(times.back());
     if (status)
       rc = fail(status);
   }
@@ -247,8 +298,12 @@ int run(const Options &options) {
       std::printf("%s\n", line.c_str());
   }
   if (rc < 0) {
-    size_t n = times.size();
-    std::printf("latency: %.4g ms (median of %zu)\n", median(times), n);
+    size_t n = times.size(), threads = mnemo_session_threads(session);
+    // Scripts read "latency: X ms (median of N)"; the thread count follows.
+    std::printf("latency: %.4g ms (median of %zu), %zu thread%s\n",
+                median(times), n, threads, threads == 1 ? "" : "s");
+    if (options.profile)
+      printProfile(session, profiledTimes, static_cast<size_t>(warmUps));
     rc = 0;
   }
   mnemo_session_free(session);
@@ -262,9 +317,13 @@ int main(int argc, char **argv) {
   int rc = parseArgs(argc, argv, options);
   if (rc >= 0)
     return rc;
-  if (options.cuda)
-    return mnemo::run::runCuda(options.artifact, options.inputs,
-                               options.outputDir, options.repeat,
-                               options.function, options.cudaGraph);
+  if (options.cuda) {
+    rc = mnemo::run::runCuda(options.artifact, options.inputs,
+                             options.outputDir, options.repeat,
+                             options.function, options.cudaGraph);
+    if (rc == 0 && options.profile)
+      std::printf("profile: no profile points on --device=cuda\n");
+    return rc;
+  }
   return run(options);
 }

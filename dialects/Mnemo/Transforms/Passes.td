@@ -138,12 +138,14 @@ def RaiseContractionsPass : Pass<"mnemo-raise-contractions"> {
   let summary = "Raises matrix-product contractions to mnemo.linear";
   let description = [{
     A `linalg.generic` computing `C[b..., m, n] = sum_k A[b..., m, k] *
-    B(k, n)` into a zero-filled `C`, where `B` is one matrix for every
-    batch (read as `[k, n]` or `[n, k]`), becomes `mnemo.linear %A, %B`
-    with `layout(in_out)` or `layout(out_in)`. That is how ONNX MatMul and
-    Gemm import, and as a `mnemo.linear` they take the targets' GEMM
-    kernels. Products whose both operands are batched (attention scores)
-    are left alone.
+    B(k, n)` into a zero-filled `C`, where `B` is one matrix of static
+    shape for every batch (read as `[k, n]` or `[n, k]`; leading unit dims
+    are collapsed), becomes `mnemo.linear %A, %B` with `layout(in_out)` or
+    `layout(out_in)`. That is how ONNX MatMul and Gemm import, and as a
+    `mnemo.linear` they take the targets' GEMM kernels. A `C` that is not
+    zero (an attention tile's accumulator) is added to the product in
+    place. Products whose both operands are batched (attention scores of
+    an unraised graph) are left alone.
 
     ```mlir
     // before: linalg.generic {indexing_maps = [(b, m, n, k) -> (b, m, k),

@@ -105,6 +105,8 @@ struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
       return rewriter.notifyMatchFailure(op, "A is not [batch..., m, k]");
     // B's leading dims (a K or V block of an attention tile) have one
     // element each, whatever they are indexed by: B is one matrix.
+    if (!wt.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "B's shape is dynamic");
     int64_t lead = wt.getRank() - 2;
     for (int64_t i = 0; i < lead; ++i)
       if (wt.getDimSize(i) != 1)

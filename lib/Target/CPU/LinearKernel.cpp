@@ -51,6 +51,7 @@ struct Tiling {
   int64_t rows;        // MR
   int64_t tileRows;    // MC, a multiple of MR
   int64_t tileCols;    // NC, a multiple of NR
+  int64_t kBlock;      // K steps per block (a panel's block fits L1)
   bool exactRows;      // every micro-tile is whole (static M, MR | M)
   bool exactCols;      // NR | N: no column past N is read or written
   int64_t nr() const { return lanes * vectors; }
@@ -135,15 +136,19 @@ private:
   Value weightSource(llvm::DenseMap<Operation *, Value> &packedOf);
   /// Vector `j` of the weights at step `kk` for the panel at column `col`.
   Value loadWeights(Value kk, Value col, int64_t j);
-  /// One micro-tile: rows [r, r + MR) of the tile starting at row `m0` of x,
-  /// columns [pc, pc + NR) of the tile starting at column `n0`.
-  Value microTile(Value tile, Value m0, Value n0, Value r, Value pc,
+  /// The tile's rows of x [m0, m0 + rows) as f32 panels [ceil(rows / MR),
+  /// K, MR].
+  Value packRows(Value m0, Value rows);
+  /// The accumulators of the micro-tile at row `r`, columns [pc, pc + NR)
+  /// of the tile (column `col` of y): the tile's partial sums plus K steps
+  /// [k0, k1) of the packed rows.
+  SmallVector<Value> accumulate(Value tile, Value panelsOfX, Value r,
+                                Value pc, Value col, Value tileRows, Value k0,
+                                Value k1);
+  /// `tile` with the rows of `acc` written at (r, pc).
+  Value writeRows(Value tile, ValueRange acc, Value r, Value pc,
                   Value tileRows);
-  /// The accumulators of rows `rowOf` over the panel at column `col`.
-  SmallVector<Value> accumulateRows(ArrayRef<Value> rowOf, Value col);
-  /// `tile` with the rows of `acc` (+ bias) written at (r, pc).
-  Value writeRows(Value tile, ValueRange acc, Value r, Value pc, Value n0,
-                  Value tileRows);
+
 
   RewriterBase &b;
   LinearOp op;
@@ -217,62 +222,104 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
   return toF32(v);
 }
 
-Value KernelBuilder::microTile(Value tile, Value m0, Value n0, Value r,
-                               Value pc, Value tileRows) {
-  // A whole micro-tile reads rows first + i, at constant distances from
-  // one base; the last one of x clamps its rows to x's last row.
-  Value first = arith::AddIOp::create(b, loc, m0, r);
-  if (t.exactRows) {
-    SmallVector<Value> rowOf;
-    for (int64_t i = 0; i < t.rows; ++i)
-      rowOf.push_back(arith::AddIOp::create(b, loc, first, idx(i)));
-    SmallVector<Value> acc =
-        accumulateRows(rowOf, arith::AddIOp::create(b, loc, n0, pc));
-    return writeRows(tile, acc, r, pc, n0, tileRows);
-  }
-  Value end = arith::AddIOp::create(b, loc, first, idx(t.rows));
-  Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end,
-                                      m);
-  auto accumulate = [&](bool clamp) {
-    Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
-    SmallVector<Value> rowOf;
-    for (int64_t i = 0; i < t.rows; ++i) {
-      Value row = arith::AddIOp::create(b, loc, first, idx(i));
-      rowOf.push_back(clamp ? minIndex(row, lastRow) : row);
-    }
-    return accumulateRows(rowOf, arith::AddIOp::create(b, loc, n0, pc));
-  };
-  auto split = scf::IfOp::create(
-      b, loc, whole,
+Value KernelBuilder::packRows(Value m0, Value rows) {
+  // panels[p, k, i] = x[min(m0 + p * MR + i, M - 1), k]: each K step of a
+  // micro-tile reads MR consecutive inputs (one cache line), and rows past
+  // the end repeat the last one (their sums are never written).
+  Value count = b.createOrFold<arith::CeilDivSIOp>(loc, rows, idx(t.rows));
+  Value init = emptyTensor(
+      b, loc, {getAsOpFoldResult(count), b.getIndexAttr(k),
+               b.getIndexAttr(t.rows)},
+      f32);
+  MLIRContext *ctx = b.getContext();
+  Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(3, ctx)},
+             iterators(3),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value p = linalg::IndexOp::create(nb, nl, 0);
+               Value kk = linalg::IndexOp::create(nb, nl, 1);
+               Value i = linalg::IndexOp::create(nb, nl, 2);
+               Value row = arith::AddIOp::create(
+                   nb, nl, m0,
+                   arith::AddIOp::create(
+                       nb, nl,
+                       arith::MulIOp::create(
+                           nb, nl, p,
+                           arith::ConstantIndexOp::create(nb, nl, t.rows)),
+                       i));
+               row = arith::MinSIOp::create(nb, nl, row, lastRow);
+               Value v = tensor::ExtractOp::create(nb, nl, x,
+                                                   ValueRange{row, kk});
+               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, v, f32));
+             })
+      .getResult(0);
+}
+
+SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
+                                             Value r, Value pc, Value col,
+                                             Value tileRows, Value k0,
+                                             Value k1) {
+  int64_t nv = t.vectors;
+  // The first K block starts from the bias (or zeros), the others from the
+  // partial sums in the tile; a partial micro-tile reads its last row again
+  // for the rows past it.
+  Value zero = floatConst(b, loc, f32, 0.0);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0,
+                                      idx(0));
+  auto start = scf::IfOp::create(
+      b, loc, first,
       [&](OpBuilder &nb, Location) {
         InsertHere here(b, nb);
-        scf::YieldOp::create(b, loc, accumulate(false));
+        SmallVector<Value> rowInit;
+        for (int64_t j = 0; j < nv; ++j) {
+          if (!bias) {
+            rowInit.push_back(arith::ConstantOp::create(
+                b, loc, DenseElementsAttr::get(vec(f32), b.getF32FloatAttr(0))));
+            continue;
+          }
+          Type e = cast<RankedTensorType>(bias.getType()).getElementType();
+          Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
+          rowInit.push_back(toF32(vector::TransferReadOp::create(
+              b, loc, vec(e), bias, ValueRange{c}, floatConst(b, loc, e, 0.0),
+              ArrayRef<bool>{t.exactCols})));
+        }
+        SmallVector<Value> all;
+        for (int64_t i = 0; i < t.rows; ++i)
+          all.append(rowInit);
+        scf::YieldOp::create(b, loc, all);
       },
       [&](OpBuilder &nb, Location) {
         InsertHere here(b, nb);
-        scf::YieldOp::create(b, loc, accumulate(true));
+        Value lastTileRow = arith::SubIOp::create(b, loc, tileRows, idx(1));
+        SmallVector<Value> sums;
+        for (int64_t i = 0; i < t.rows; ++i) {
+          Value tileRow = arith::AddIOp::create(b, loc, r, idx(i));
+          if (!t.exactRows)
+            tileRow = minIndex(tileRow, lastTileRow);
+          for (int64_t j = 0; j < nv; ++j) {
+            Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
+            sums.push_back(vector::TransferReadOp::create(
+                b, loc, vec(f32), tile, ValueRange{tileRow, c}, zero,
+                ArrayRef<bool>{t.exactCols}));
+          }
+        }
+        scf::YieldOp::create(b, loc, sums);
       });
-  return writeRows(tile, split.getResults(), r, pc, n0, tileRows);
-}
-
-SmallVector<Value> KernelBuilder::accumulateRows(ArrayRef<Value> rowOf,
-                                                 Value col) {
-  int64_t nv = t.vectors;
-  Value zero = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vec(f32), b.getF32FloatAttr(0.0f)));
-  SmallVector<Value> init(rowOf.size() * nv, zero);
+  SmallVector<Value> init(start.getResults());
+  Value panel = arith::DivUIOp::create(b, loc, r, idx(t.rows));
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), idx(k), idx(1), init,
+      b, loc, k0, k1, idx(1), init,
       [&](OpBuilder &nb, Location, Value kk, ValueRange acc) {
         InsertHere here(b, nb);
         SmallVector<Value> w;
         for (int64_t j = 0; j < nv; ++j)
           w.push_back(loadWeights(kk, col, j));
         SmallVector<Value> next;
-        for (auto [i, row] : llvm::enumerate(rowOf)) {
-          Value a = toF32(
-              tensor::ExtractOp::create(b, loc, x, ValueRange{row, kk})
-                  .getResult());
+        for (int64_t i = 0; i < t.rows; ++i) {
+          Value a = tensor::ExtractOp::create(
+              b, loc, panelsOfX, ValueRange{panel, kk, idx(i)});
           Value ab = vector::BroadcastOp::create(b, loc, vec(f32), a);
           for (int64_t j = 0; j < nv; ++j)
             next.push_back(
@@ -284,30 +331,16 @@ SmallVector<Value> KernelBuilder::accumulateRows(ArrayRef<Value> rowOf,
 }
 
 Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r, Value pc,
-                               Value n0, Value tileRows) {
+                               Value tileRows) {
   int64_t nv = t.vectors;
-  Value col = arith::AddIOp::create(b, loc, n0, pc);
-  SmallVector<Value> biasOf;
-  if (bias) {
-    Type e = cast<RankedTensorType>(bias.getType()).getElementType();
-    for (int64_t j = 0; j < nv; ++j) {
-      Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
-      biasOf.push_back(toF32(vector::TransferReadOp::create(
-          b, loc, vec(e), bias, ValueRange{c}, floatConst(b, loc, e, 0.0),
-          ArrayRef<bool>{t.exactCols})));
-    }
-  }
   // Row i of the micro-tile is written when it lies inside the tile; the
   // tile's columns past N are masked by the transfers.
   for (int64_t i = 0; i < t.rows; ++i) {
     Value row = arith::AddIOp::create(b, loc, r, idx(i));
     auto writeRow = [&](Value out) {
       for (int64_t j = 0; j < nv; ++j) {
-        Value v = acc[i * nv + j];
-        if (bias)
-          v = arith::AddFOp::create(b, loc, v, biasOf[j]);
         Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
-        out = vector::TransferWriteOp::create(b, loc, v, out,
+        out = vector::TransferWriteOp::create(b, loc, acc[i * nv + j], out,
                                               ValueRange{row, c},
                                               ArrayRef<bool>{t.exactCols})
                   .getResult();
@@ -394,18 +427,34 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
     x = slice(rows3, xOffsets, xSizes);
     auto [yOffsets, ySizes] = window(m0, rows, n0, cols);
     Value tile = slice(body->getArguments().back(), yOffsets, ySizes);
+    // Per panel, K in blocks of `kBlock` steps: a block's weights stay in
+    // the L1 cache while every micro-tile of the tile's rows reads them.
+    Value panelsOfX = packRows(m0, rows);
     auto panels = scf::ForOp::create(
         b, loc, idx(0), cols, idx(t.nr()), ValueRange{tile},
         [&](OpBuilder &nb, Location, Value pc, ValueRange panelArgs) {
           InsertHere here(b, nb);
-          auto blocks = scf::ForOp::create(
-              b, loc, idx(0), rows, idx(t.rows), panelArgs,
-              [&](OpBuilder &nb2, Location, Value r, ValueRange blockArgs) {
-                InsertHere inner(b, nb2);
-                scf::YieldOp::create(
-                    b, loc, microTile(blockArgs[0], m0, n0, r, pc, rows));
+          Value col = arith::AddIOp::create(b, loc, n0, pc);
+          auto kBlocks = scf::ForOp::create(
+              b, loc, idx(0), idx(k), idx(t.kBlock), panelArgs,
+              [&](OpBuilder &nb1, Location, Value k0, ValueRange kArgs) {
+                InsertHere inK(b, nb1);
+                Value k1 = minIndex(
+                    arith::AddIOp::create(b, loc, k0, idx(t.kBlock)), idx(k));
+                auto blocks = scf::ForOp::create(
+                    b, loc, idx(0), rows, idx(t.rows), kArgs,
+                    [&](OpBuilder &nb2, Location, Value r,
+                        ValueRange blockArgs) {
+                      InsertHere inner(b, nb2);
+                      SmallVector<Value> acc =
+                          accumulate(blockArgs[0], panelsOfX, r, pc, col,
+                                     rows, k0, k1);
+                      scf::YieldOp::create(
+                          b, loc, writeRows(blockArgs[0], acc, r, pc, rows));
+                    });
+                scf::YieldOp::create(b, loc, blocks.getResults());
               });
-          scf::YieldOp::create(b, loc, blocks.getResults());
+          scf::YieldOp::create(b, loc, kBlocks.getResults());
         });
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, panels.getResult(0),
@@ -440,8 +489,10 @@ struct LinearKernelPass final
       // Narrow layers take fewer vectors per row (less padding).
       int64_t n = op.getOutFeatures();
       int64_t needed = llvm::divideCeil(n, lanes);
-      Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0,
+      Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0, 0,
                false, false};
+      // A K block of one panel's weights takes 32 KiB (at least 64 steps).
+      t.kBlock = std::max<int64_t>(64, 32768 / (t.nr() * 4) / 8 * 8);
       // A static row count picks a micro-tile height that divides it (all
       // of it when it is smaller, as for decode), so that no micro-tile is
       // partial.

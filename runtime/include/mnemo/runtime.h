@@ -15,7 +15,9 @@
  *   mnemo_session_t  the state of one function's execution: bound inputs,
  *                    intermediate and output buffers. A session is used by
  *                    one thread at a time; run many sessions (one per
- *                    thread) at once over one shared model.
+ *                    thread) at once over one shared model. A run may
+ *                    spread parallel loops over worker threads the session
+ *                    owns (see Threads).
  *   mnemo_status_t   the result of a fallible call: NULL means success;
  *                    anything else is an error object the caller owns and
  *                    releases with mnemo_status_free.
@@ -257,6 +259,59 @@ mnemo_status_t mnemo_session_get_output(mnemo_session_t *session, size_t index,
 mnemo_status_t mnemo_session_get_output_by_name(mnemo_session_t *session,
                                                 const char *name,
                                                 mnemo_tensor_t *out_tensor);
+
+/*===------------------------------------------------------------------===*
+ * Threads
+ *
+ * A model compiled with parallel loops hands them to the runtime, which runs
+ * each on the calling thread and its session's worker threads (the calling
+ * thread works too). Small loops run inline. Results do not depend on the
+ * thread count. A session's workers start at the first run that has a loop
+ * worth splitting and are joined by mnemo_session_free; between loops they
+ * spin briefly, then sleep. Models without parallel loops (older
+ * artifacts among them) run on the calling thread only, whatever the
+ * setting.
+ *===------------------------------------------------------------------===*/
+
+/* Sets how many threads the session's runs use, the calling thread
+ * included: 1 runs everything on the calling thread, 0 (the default for a
+ * new session) the number of cores the process may run on. More than 1024
+ * is INVALID_ARGUMENT. A new count joins the current workers; not while
+ * the session runs. */
+mnemo_status_t mnemo_session_set_threads(mnemo_session_t *session,
+                                         size_t threads);
+
+/* The threads the session's runs use (0 resolved to the core count); 0 for
+ * NULL. */
+size_t mnemo_session_threads(const mnemo_session_t *session);
+
+/*===------------------------------------------------------------------===*
+ * Profiling
+ *
+ * A model compiled with profile points (one per region of its code, named
+ * in the artifact) reports when each region begins and ends. A session
+ * with profiling enabled accumulates, per point, the number of completed
+ * regions and their total wall time on the calling thread; runs of the
+ * session add up until profiling is enabled again. Time the whole run
+ * around mnemo_session_run to compare.
+ *===------------------------------------------------------------------===*/
+
+/* Enables (non-zero; the counters restart from zero) or disables (they keep
+ * their values) profiling for the session's next runs. */
+mnemo_status_t mnemo_session_set_profiling(mnemo_session_t *session,
+                                           int enabled);
+
+/* The number of profile points of the model: 0 for a model without them
+ * (an older artifact, or code compiled without profiling) and for NULL. */
+size_t mnemo_session_profile_count(const mnemo_session_t *session);
+
+/* Point `index`: its name (owned by the model), the regions completed
+ * and their total time in milliseconds since profiling was last enabled
+ * (0 when it never was). Any of `name`, `calls` and `total_ms` may be NULL.
+ * NOT_FOUND when `index` is out of range. */
+mnemo_status_t mnemo_session_profile_entry(const mnemo_session_t *session,
+                                           size_t index, const char **name,
+                                           uint64_t *calls, double *total_ms);
 
 /*===------------------------------------------------------------------===*
  * CUDA (experimental)

@@ -1,18 +1,24 @@
 // RUN: mnemo-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(mnemo-cpu-linear-kernel{lanes=16 vectors=2 rows=12}))" | FileCheck %s
 
 // A constant [N=71, K=45] weight is packed into three 32-wide panels
-// [3, 45, 32] at compile time; 37 rows, a multiple of no micro-tile height,
-// keep 12-row micro-tiles: whole ones read rows at fixed offsets, the last
-// one clamps its rows (minsi) and writes only those inside the tile.
+// [3, 45, 32] at compile time; the tile's 37 rows (a multiple of no
+// micro-tile height) are packed into 12-row panels [4, 45, 12], the last
+// one repeating row 36 (minsi). The first K block starts from zeros, later
+// ones from the tile's partial sums; rows past the tile are not written.
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
 // CHECK: scf.forall ({{.*}}) in (1, 1)
-// CHECK: scf.if
-// CHECK-COUNT-24: vector.fma
-// CHECK: } else {
+// CHECK: linalg.generic
 // CHECK: arith.minsi
+// CHECK: tensor.extract
+// CHECK: -> tensor<?x45x12xf32>
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: vector.transfer_read
 // CHECK-COUNT-24: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.if
 // CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<16xf32>, tensor<?x?xf32>
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: mnemo.linear

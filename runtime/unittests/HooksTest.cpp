@@ -1,0 +1,281 @@
+//===- HooksTest.cpp - filling a code object's hooks table ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Loading fills `mnemo_hooks` when the code object defines it, and loads an
+// object without it (older artifacts) as before. The table is read back
+// through dlsym, as the code would read it, and called. Then sessions run
+// hand-written kernels that call the hooks (Inputs/hooks_kernels.c): loops
+// split over the session's threads with results independent of their
+// number, small and nested loops inline, profile points, and sessions of
+// different thread counts at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactBuilder.h"
+#include "RuntimeTestUtil.h"
+
+#include "hooks.h"
+#include "model.h"
+
+#include <atomic>
+#include <cstdio>
+#include <dlfcn.h>
+#include <thread>
+
+using namespace mnemo::rt;
+using namespace mnemo::test;
+
+namespace {
+
+/// An artifact of one function, "pass", around `code`.
+std::string buildAround(const std::string &code) {
+  ArtifactBuilder b;
+  b.artifact.code.assign(code.begin(), code.end());
+  b.addKernel(kSymbolA, 1, 1, {1}, {1}); // resolved, never called
+  fb::FunctionT &f = b.addFunction("pass");
+  f.inputs.push_back(sig("a", fb::DType::F32, {2}));
+  f.outputs.push_back(sig("y", fb::DType::F32, {2}));
+  f.output_slots = {0};
+  return b.build();
+}
+
+void count(void *ctx, int64_t begin, int64_t end) {
+  *static_cast<int64_t *>(ctx) += end - begin;
+}
+
+TEST(Hooks, FilledWhenTheCodeHasATable) {
+  std::string bytes = buildAround(codeObjectWithHooks());
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  EXPECT_TRUE(model->code.hasHooks);
+  void *p = dlsym(model->code.handle, kHooks);
+  ASSERT_NE(p, nullptr);
+  auto *table = static_cast<HooksTable *>(p);
+  EXPECT_EQ(table->parallelFor, &hookParallelFor);
+  EXPECT_EQ(table->profile, &hookProfile);
+  // Called as the code calls them, outside any session run: the loop runs
+  // inline, the profile call is ignored.
+  int64_t iterations = 0;
+  table->parallelFor(count, &iterations, 123456, 1000);
+  EXPECT_EQ(iterations, 123456);
+  table->profile(0, 0);
+  table->profile(0, 1);
+  // A second model of the same code gets its own table, filled the same.
+  mnemo_model_t *second = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &second));
+  auto *other = static_cast<HooksTable *>(dlsym(second->code.handle, kHooks));
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(other, table);
+  EXPECT_EQ(other->parallelFor, &hookParallelFor);
+  mnemo_model_free(second);
+  mnemo_model_free(model);
+}
+
+TEST(Hooks, CodeWithoutATableLoads) {
+  std::string bytes = buildAround(codeObject());
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  EXPECT_FALSE(model->code.hasHooks);
+  mnemo_model_free(model);
+}
+
+TEST(Hooks, ATooSmallTableIsRejected) {
+  std::string bytes = buildAround(codeObjectWithHooks(8));
+  mnemo_model_t *model = nullptr;
+  EXPECT_MNEMO_ERROR(loadMemory(bytes, &model), MNEMO_STATUS_DATA_LOSS,
+                     "<memory>: code: 'mnemo_hooks' is 8 bytes, the hooks "
+                     "table takes 16");
+  EXPECT_EQ(model, nullptr);
+  // A larger one (a newer compiler's table) is fine: the runtime fills the
+  // fields it knows.
+  bytes = buildAround(codeObjectWithHooks(32));
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  EXPECT_TRUE(model->code.hasHooks);
+  mnemo_model_free(model);
+}
+
+// Real code through the hooks: Inputs/hooks_kernels.c.
+
+/// The shared object's bytes.
+std::string readKernels() {
+  std::string bytes;
+  std::FILE *f = std::fopen(MNEMO_TEST_HOOKS_KERNELS, "rb");
+  if (!f)
+    return bytes;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0;)
+    bytes.append(buffer, n);
+  std::fclose(f);
+  return bytes;
+}
+
+/// A model of `affine` (x: f32 [?] up to kMaxN -> f32) and its counters.
+struct AffineModel {
+  static constexpr int64_t kMaxN = 1 << 20;
+  std::string bytes;
+  mnemo_model_t *model = nullptr;
+  int64_t *chunks = nullptr;
+  int64_t *splitInner = nullptr;
+
+  void load() {
+    std::string code = readKernels();
+    ASSERT_FALSE(code.empty()) << "cannot read " << MNEMO_TEST_HOOKS_KERNELS;
+    ArtifactBuilder b;
+    b.artifact.code.assign(code.begin(), code.end());
+    uint32_t k = b.addKernel("affine", 1, 1, {1}, {1});
+    fb::FunctionT &f = b.addFunction("affine");
+    f.inputs.push_back(sig("x", fb::DType::F32, {-1}, {kMaxN}));
+    f.outputs.push_back(sig("y", fb::DType::F32, {-1}, {kMaxN}));
+    f.calls.push_back(call(k, {0}, {1}));
+    f.output_slots = {1};
+    b.artifact.profile_points = {"the loop", "the kernel"};
+    bytes = b.build();
+    ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+    ASSERT_TRUE(model->code.hasHooks);
+    chunks =
+        static_cast<int64_t *>(dlsym(model->code.handle, "mnemo_test_chunks"));
+    splitInner = static_cast<int64_t *>(
+        dlsym(model->code.handle, "mnemo_test_split_inner"));
+    ASSERT_TRUE(chunks && splitInner);
+  }
+  ~AffineModel() { mnemo_model_free(model); }
+};
+
+/// Runs `s` on x[i] = i / 8 (n of them); the output, empty on failure.
+std::vector<float> runAffine(mnemo_session_t *s, int64_t n) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>(i % 1000) / 8;
+  mnemo_status_t status =
+      mnemo_session_set_input(s, "x", MNEMO_DTYPE_F32, &n, 1, x.data());
+  mnemo_tensor_t y;
+  if (!status)
+    status = mnemo_session_run(s);
+  if (!status)
+    status = mnemo_session_get_output(s, 0, &y);
+  Status owned(status);
+  EXPECT_TRUE(owned.ok()) << owned.message();
+  return owned.ok() ? floats(y) : std::vector<float>();
+}
+
+TEST(HooksSession, LoopsSplitOverTheSessionsThreads) {
+  AffineModel m;
+  ASSERT_NO_FATAL_FAILURE(m.load());
+  mnemo_session_t *s = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create(m.model, nullptr, &s));
+  constexpr int64_t n = 100000;
+  std::vector<float> want(n);
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = 2 * (static_cast<float>(i % 1000) / 8) + static_cast<float>(i);
+  for (size_t threads : {1, 4, 3, 16, 2}) {
+    ASSERT_MNEMO_OK(mnemo_session_set_threads(s, threads));
+    for (int run = 0; run < 3; ++run) {
+      *m.chunks = 0;
+      ASSERT_EQ(runAffine(s, n), want) << threads << " threads";
+      EXPECT_EQ(*m.chunks, threads == 1 ? 1 : int64_t(4 * threads));
+    }
+  }
+  // Small inputs run inline: n * cost (64) below the threshold.
+  ASSERT_MNEMO_OK(mnemo_session_set_threads(s, 4));
+  *m.chunks = 0;
+  EXPECT_EQ(runAffine(s, 700).size(), 700u);
+  EXPECT_EQ(*m.chunks, 1);
+  // The loops inside the bodies always ran whole, inline.
+  EXPECT_EQ(*m.splitInner, 0);
+  mnemo_session_free(s);
+}
+
+TEST(HooksSession, Profiling) {
+  AffineModel m;
+  ASSERT_NO_FATAL_FAILURE(m.load());
+  mnemo_session_t *s = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create(m.model, nullptr, &s));
+  ASSERT_MNEMO_OK(mnemo_session_set_threads(s, 3));
+  ASSERT_EQ(mnemo_session_profile_count(s), 2u);
+  auto entry = [&](size_t index, uint64_t *calls, double *ms) {
+    const char *name = nullptr;
+    ASSERT_MNEMO_OK(mnemo_session_profile_entry(s, index, &name, calls, ms));
+    EXPECT_STREQ(name, index == 0 ? "the loop" : "the kernel");
+  };
+  uint64_t calls = 0;
+  double loopMs = 0, kernelMs = 0;
+  runAffine(s, 50000); // not profiled
+  entry(0, &calls, &loopMs);
+  EXPECT_EQ(calls, 0u);
+  ASSERT_MNEMO_OK(mnemo_session_set_profiling(s, 1));
+  for (int run = 0; run < 5; ++run)
+    runAffine(s, 50000);
+  entry(0, &calls, &loopMs);
+  EXPECT_EQ(calls, 5u);
+  EXPECT_GT(loopMs, 0.0);
+  entry(1, &calls, &kernelMs);
+  EXPECT_EQ(calls, 5u);
+  EXPECT_GE(kernelMs, loopMs); // the kernel's region encloses the loop's
+  // Disabled: the counters stay.
+  ASSERT_MNEMO_OK(mnemo_session_set_profiling(s, 0));
+  runAffine(s, 50000);
+  entry(0, &calls, &loopMs);
+  EXPECT_EQ(calls, 5u);
+  // Enabled again: from zero.
+  ASSERT_MNEMO_OK(mnemo_session_set_profiling(s, 1));
+  entry(1, &calls, &kernelMs);
+  EXPECT_EQ(calls, 0u);
+  EXPECT_EQ(kernelMs, 0.0);
+  runAffine(s, 10);
+  entry(1, &calls, &kernelMs);
+  EXPECT_EQ(calls, 1u);
+  mnemo_session_free(s);
+}
+
+TEST(HooksSession, CodeThatStaysLoadedShadowsNothing) {
+  // The kernels' object is -z nodelete: freed, it stays loaded under the
+  // path of its closed memfd, which the next memfd gets again.
+  for (int round = 0; round < 3; ++round) {
+    {
+      AffineModel m;
+      ASSERT_NO_FATAL_FAILURE(m.load());
+    }
+    std::string bytes = buildAround(codeObject());
+    mnemo_model_t *model = nullptr;
+    ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+    EXPECT_FALSE(model->code.hasHooks);
+    EXPECT_EQ(dlsym(model->code.handle, "affine"), nullptr);
+    mnemo_model_free(model);
+  }
+}
+
+TEST(HooksSession, ManySessionsWithTheirOwnThreads) {
+  AffineModel m;
+  ASSERT_NO_FATAL_FAILURE(m.load());
+  mnemo_session_t *reference = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create(m.model, nullptr, &reference));
+  ASSERT_MNEMO_OK(mnemo_session_set_threads(reference, 1));
+  std::vector<float> want = runAffine(reference, 30000);
+  mnemo_session_free(reference);
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      mnemo_session_t *s = nullptr;
+      if (!Status(mnemo_session_create(m.model, nullptr, &s)).ok() ||
+          !Status(mnemo_session_set_threads(s, t % 4)).ok()) {
+        ++mismatches;
+        mnemo_session_free(s);
+        return;
+      }
+      if (t % 2) // profiling on half of them
+        mismatches += !Status(mnemo_session_set_profiling(s, 1)).ok();
+      for (int run = 0; run < 40; ++run)
+        mismatches += runAffine(s, 30000) != want;
+      mnemo_session_free(s);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(*m.splitInner, 0);
+}
+
+} // namespace
