@@ -201,6 +201,7 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   auto source = b.CreateString(contents.source);
   auto hash = b.CreateString(contents.sourceHash);
   auto provenance = fb::CreateProvenance(b, compiler, source, hash);
+  auto profilePoints = b.CreateVectorOfStrings(contents.profilePoints);
   // The checksum is patched in once the bytes are final; any value other
   // than null reserves the field.
   auto root = fb::CreateArtifact(b, kAbiVersion, target,
@@ -210,7 +211,8 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
                                  kernelsVec, functionsVec, weightsVec,
                                  weightsFile, segmentOffset,
                                  segment.bytes.size(), provenance,
-                                 /*metadata_crc32=*/~uint32_t(0));
+                                 /*metadata_crc32=*/~uint32_t(0),
+                                 profilePoints);
   b.FinishSizePrefixed(root, fb::ArtifactIdentifier());
   flatbuffers::DetachedBuffer buffer = b.Release();
   sealChecksum(buffer);

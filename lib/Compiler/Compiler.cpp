@@ -214,5 +214,8 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   contents.compiler = "mnemoc " MNEMO_VERSION;
   contents.source = options.sourceName;
   contents.sourceHash = options.sourceHash;
+  if (auto points = module->getAttrOfType<ArrayAttr>(kProfilePointsAttr))
+    for (auto name : points.getAsRange<StringAttr>())
+      contents.profilePoints.push_back(name.str());
   return writeArtifact(module.getLoc(), contents, os, sideWeights);
 }

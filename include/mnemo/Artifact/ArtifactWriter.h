@@ -50,6 +50,8 @@ struct ArtifactContents {
   std::vector<ArtifactFunction> functions;
   std::vector<ArtifactWeight> weights;
   std::string compiler, source, sourceHash;
+  /// Names of the code's profile points, by point index.
+  std::vector<std::string> profilePoints;
 };
 
 /// A side file for the weights segment: `name` (relative to the artifact's
