@@ -104,7 +104,21 @@ Value DecoderBuilder::weight(const Twine &name, ArrayRef<int64_t> shape) {
         type, ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size()));
   else
     attr = DenseElementsAttr::get(type, ArrayRef<float>(toFloats(*tensor)));
-  return arith::ConstantOp::create(b, attr);
+  return arith::ConstantOp::create(b, tensorLoc(name), attr);
+}
+
+Location DecoderBuilder::tensorLoc(const Twine &name) {
+  return NameLoc::get(b.getStringAttr(name), b.getLoc());
+}
+
+Location DecoderBuilder::layerLoc(Value w) {
+  // "model.layers.0.mlp.up_proj.weight" names the layer that reads it.
+  auto name = dyn_cast<NameLoc>(w.getLoc());
+  if (!name)
+    return b.getLoc();
+  StringRef layer = name.getName().getValue();
+  layer.consume_back(".weight");
+  return NameLoc::get(b.getStringAttr(layer), b.getLoc());
 }
 
 /// `values` rounded to nearest-even bf16 (NaN stays NaN).
@@ -157,11 +171,12 @@ Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
               (storage.isF16() && tensor->dtype == SafetensorsDType::F16);
   if (same)
     return arith::ConstantOp::create(
-        b, DenseElementsAttr::getFromRawBuffer(
-               RankedTensorType::get(shape, storage),
-               ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size())));
+        b, tensorLoc(name),
+        DenseElementsAttr::getFromRawBuffer(
+            RankedTensorType::get(shape, storage),
+            ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size())));
   return arith::ConstantOp::create(
-      b, storedAttr(storage, shape, toFloats(*tensor)));
+      b, tensorLoc(name), storedAttr(storage, shape, toFloats(*tensor)));
 }
 
 Value DecoderBuilder::matrixConstant(ArrayRef<int64_t> shape,
@@ -202,11 +217,13 @@ Value DecoderBuilder::add(Value x, Value y) {
 }
 
 Value DecoderBuilder::linear(Value x, Value w, Value bias, int64_t out) {
-  return LinearOp::create(b, act({out}), x, w, bias, WeightLayout::OutIn);
+  return LinearOp::create(b, layerLoc(w), act({out}), x, w, bias,
+                          WeightLayout::OutIn);
 }
 
 Value DecoderBuilder::rmsNorm(Value x, Value w, double eps) {
-  return RmsNormOp::create(b, x.getType(), x, w, llvm::APFloat(eps));
+  return RmsNormOp::create(b, layerLoc(w), x.getType(), x, w,
+                           llvm::APFloat(eps));
 }
 
 Value DecoderBuilder::positions() {
@@ -307,8 +324,12 @@ Value DecoderBuilder::build(Value ids) {
   seq = tensor::DimOp::create(b, ids, 1);
   pos = positions();
   Value h = EmbeddingOp::create(b, act({hidden}), embed, ids);
+  Location file = b.getLoc();
   for (int64_t i = 0; i < config.numLayers; ++i) {
+    // The layer's ops (attention, rope, residual adds) carry its name.
+    b.setLoc(tensorLoc("model.layers." + Twine(i)));
     h = layer(h, i);
+    b.setLoc(file);
     if (failed())
       return {};
   }

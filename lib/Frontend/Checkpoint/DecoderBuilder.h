@@ -60,6 +60,12 @@ protected:
   Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
   /// A weight matrix assembled by the builder, stored as `matrix` stores.
   Value matrixConstant(ArrayRef<int64_t> shape, ArrayRef<float> values);
+  /// The location of checkpoint tensor `name` (weights are named after
+  /// it in the artifact and in profiles).
+  Location tensorLoc(const llvm::Twine &name);
+  /// The location of the op reading weight `w`: the weight's module
+  /// ("model.layers.0.mlp.up_proj").
+  Location layerLoc(Value w);
   /// Whether the checkpoint holds a tensor called `name`.
   bool hasWeight(const llvm::Twine &name) const;
 
