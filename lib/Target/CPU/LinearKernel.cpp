@@ -327,6 +327,15 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
         }
         scf::YieldOp::create(b, loc, next);
       });
+  // The step is already a register tile of FMAs: unrolling it (LLVM fully
+  // unrolls static trip counts) only multiplies the code.
+  loop->setAttr("llvm.loop_annotation",
+                LLVM::LoopAnnotationAttr::get(
+                    b.getContext(), {}, {}, {},
+                    LLVM::LoopUnrollAttr::get(b.getContext(),
+                                              /*disable=*/b.getBoolAttr(true),
+                                              {}, {}, {}, {}, {}, {}),
+                    {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
   return SmallVector<Value>(loop.getResults());
 }
 

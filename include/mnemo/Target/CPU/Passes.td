@@ -92,7 +92,8 @@ def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"
     Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"1048576",
            "Bytes of input rows a tile may keep in the core's cache">,
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::linalg::LinalgDialect"];
