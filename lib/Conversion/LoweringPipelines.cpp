@@ -42,13 +42,16 @@ void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
 }
 
-void mnemo::buildConvertToLLVMPasses(OpPassManager &pm) {
+void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
+                                     bool allocationFunctions) {
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = allocationFunctions;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -24,9 +24,12 @@ void buildBufferizationPasses(OpPassManager &pm);
 /// linalg ops to scf loops, then to the cf dialect.
 void buildLinalgToLoopsPasses(OpPassManager &pm);
 
-/// math, arith, index, memref, func and cf to the LLVM dialect; math ops
-/// without an LLVM intrinsic become libm calls.
-void buildConvertToLLVMPasses(OpPassManager &pm);
+/// vector, math, arith, index, memref, func and cf to the LLVM dialect; math
+/// ops without an LLVM intrinsic become libm calls. Heap buffers come from
+/// malloc/free, or with `allocationFunctions` from MLIR's generic
+/// `_mlir_memref_to_llvm_alloc`/`_free`, which the module must define.
+void buildConvertToLLVMPasses(OpPassManager &pm,
+                              bool allocationFunctions = false);
 
 } // namespace mlir::mnemo
 

@@ -69,7 +69,9 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addPass(createApproximateMathPass());
   pm.addPass(createExpandBF16Pass());
   pm.addPass(createMarkEntryPointsPass());
-  buildConvertToLLVMPasses(pm);
+  // Buffers come from the runtime's allocation hooks (a cache across runs)
+  // when it sets them.
+  buildConvertToLLVMPasses(pm, /*allocationFunctions=*/true);
   pm.addPass(createAddEntryPointsPass());
   pm.addPass(createAddRuntimeHooksPass());
 }

@@ -24,6 +24,7 @@
 #include "mnemo/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -306,7 +307,14 @@ struct AddRuntimeHooksPass final
       else if (func->hasAttr(mnemo::kHookAttr))
         hooks.push_back(func);
     }
-    if (dispatches.empty() && hooks.empty())
+    auto alloc = module.lookupSymbol<LLVM::LLVMFuncOp>(
+        "_mlir_memref_to_llvm_alloc");
+    auto alignedAlloc = module.lookupSymbol<LLVM::LLVMFuncOp>(
+        "_mlir_memref_to_llvm_aligned_alloc");
+    auto dealloc = module.lookupSymbol<LLVM::LLVMFuncOp>(
+        "_mlir_memref_to_llvm_free");
+    if (dispatches.empty() && hooks.empty() && !alloc && !alignedAlloc &&
+        !dealloc)
       return;
     LLVM::GlobalOp table = hookTable(module);
     for (LLVM::LLVMFuncOp dispatch : dispatches)
@@ -314,6 +322,88 @@ struct AddRuntimeHooksPass final
         return signalPassFailure();
     for (LLVM::LLVMFuncOp hook : hooks)
       defineHookCall(hook, table);
+    if (alloc && alloc.isExternal())
+      defineAllocation(alloc, table, /*aligned=*/false);
+    if (alignedAlloc && alignedAlloc.isExternal())
+      defineAllocation(alignedAlloc, table, /*aligned=*/true);
+    if (dealloc && dealloc.isExternal())
+      defineFree(dealloc, table);
+  }
+
+  /// alloc(size) / aligned_alloc(align, size): the runtime's alloc hook
+  /// (size, align) when set, else the C library's.
+  void defineAllocation(LLVM::LLVMFuncOp decl, LLVM::GlobalOp table,
+                        bool aligned) {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    Location loc = decl.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    decl.setLinkage(LLVM::Linkage::Internal);
+    OpBuilder mb(ctx);
+    Block *entry = decl.addEntryBlock(mb);
+    OpBuilder b = OpBuilder::atBlockEnd(entry);
+    Value size = entry->getArgument(aligned ? 1 : 0);
+    Value align = aligned ? entry->getArgument(0)
+                          : LLVM::ConstantOp::create(b, loc, i64,
+                                                     b.getI64IntegerAttr(16))
+                                .getResult();
+    Value hook = loadHook(b, loc, table, mnemo::kAllocHook);
+    Value null = LLVM::ZeroOp::create(b, loc, ptr);
+    Value isNull = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, hook,
+                                        null);
+    Block *viaHook = decl.addBlock();
+    Block *viaLibc = decl.addBlock();
+    LLVM::CondBrOp::create(b, loc, isNull, viaLibc, viaHook);
+    b.setInsertionPointToStart(viaHook);
+    auto hookType = LLVM::LLVMFunctionType::get(ptr, {i64, i64});
+    Value p = LLVM::CallOp::create(b, loc, hookType,
+                                   ValueRange{hook, size, align})
+                  .getResult();
+    LLVM::ReturnOp::create(b, loc, p);
+    b.setInsertionPointToStart(viaLibc);
+    OpBuilder::InsertionGuard guard(b);
+    FailureOr<LLVM::LLVMFuncOp> libc =
+        aligned ? LLVM::lookupOrCreateAlignedAllocFn(b, module, i64)
+                : LLVM::lookupOrCreateMallocFn(b, module, i64);
+    b.setInsertionPointToStart(viaLibc);
+    SmallVector<Value> args;
+    if (aligned)
+      args.push_back(align);
+    args.push_back(size);
+    Value q = LLVM::CallOp::create(b, loc, *libc, args).getResult();
+    LLVM::ReturnOp::create(b, loc, q);
+  }
+
+  /// free(p): the runtime's free hook when set, else the C library's.
+  void defineFree(LLVM::LLVMFuncOp decl, LLVM::GlobalOp table) {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    Location loc = decl.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto voidType = LLVM::LLVMVoidType::get(ctx);
+    decl.setLinkage(LLVM::Linkage::Internal);
+    OpBuilder mb(ctx);
+    Block *entry = decl.addEntryBlock(mb);
+    OpBuilder b = OpBuilder::atBlockEnd(entry);
+    Value p = entry->getArgument(0);
+    Value hook = loadHook(b, loc, table, mnemo::kFreeHook);
+    Value null = LLVM::ZeroOp::create(b, loc, ptr);
+    Value isNull = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, hook,
+                                        null);
+    Block *viaHook = decl.addBlock();
+    Block *viaLibc = decl.addBlock();
+    LLVM::CondBrOp::create(b, loc, isNull, viaLibc, viaHook);
+    b.setInsertionPointToStart(viaHook);
+    LLVM::CallOp::create(b, loc, LLVM::LLVMFunctionType::get(voidType, {ptr}),
+                         ValueRange{hook, p});
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    b.setInsertionPointToStart(viaLibc);
+    OpBuilder::InsertionGuard guard(b);
+    FailureOr<LLVM::LLVMFuncOp> libc = LLVM::lookupOrCreateFreeFn(b, module);
+    b.setInsertionPointToStart(viaLibc);
+    LLVM::CallOp::create(b, loc, *libc, ValueRange{p});
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
   }
 
   /// dispatch(args..., n, cost): packs args into a struct on the stack and

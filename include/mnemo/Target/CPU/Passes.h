@@ -34,7 +34,9 @@ inline constexpr llvm::StringLiteral kEntryPrefix = "mnemo_entry_";
 inline constexpr llvm::StringLiteral kHooksSymbol = "mnemo_hooks";
 inline constexpr unsigned kParallelForHook = 0;
 inline constexpr unsigned kProfileHook = 1;
-inline constexpr unsigned kNumHooks = 2;
+inline constexpr unsigned kAllocHook = 2;
+inline constexpr unsigned kFreeHook = 3;
+inline constexpr unsigned kNumHooks = 4;
 /// On a declaration: a parallel dispatch, with its body's symbol.
 inline constexpr llvm::StringLiteral kParallelBodyAttr = "mnemo.parallel_body";
 /// On a declaration: a call through hook slot N.
