@@ -288,29 +288,37 @@ mnemo_status_t mnemo::rt::installHooks(const char *what, const uint8_t *data,
     (void)dlerror();
     return nullptr;
   }
-  constexpr uint64_t kSize = sizeof(HooksTable);
+  // The symbol's size tells the table of older code (two slots) from one
+  // with the alloc and free slots; writing four slots into a two-slot
+  // table would overwrite whatever the code placed after it. Without a
+  // size (no symbol entry), assume the older, smaller table.
+  constexpr uint64_t kMinSize = kHooksTableMinSize;
+  uint64_t bytes = kMinSize;
   Dl_info info;
   void *entry = nullptr; // the symbol's Elf64_Sym
   if (dladdr1(p, &info, &entry, RTLD_DL_SYMENT) && entry) {
-    uint64_t bytes = static_cast<const Elf64_Sym *>(entry)->st_size;
-    if (bytes < kSize)
+    bytes = static_cast<const Elf64_Sym *>(entry)->st_size;
+    if (bytes < kMinSize)
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: code: '%s' is %llu bytes, the hooks table takes "
                         "%llu",
                         what, kHooksSymbol,
                         static_cast<unsigned long long>(bytes),
-                        static_cast<unsigned long long>(kSize));
+                        static_cast<unsigned long long>(kMinSize));
   }
+  // A larger table (a newer compiler's) gets the slots the runtime knows.
+  uint64_t fill = bytes >= sizeof(HooksTable) ? sizeof(HooksTable) : kMinSize;
   auto address = reinterpret_cast<uintptr_t>(p);
-  if (address % alignof(HooksTable) != 0 || code.end - address < kSize ||
-      !isWritableData(data, address - code.begin, kSize))
+  if (address % alignof(HooksTable) != 0 || code.end - address < fill ||
+      !isWritableData(data, address - code.begin, fill))
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
                       "%s: code: '%s' is not aligned, writable data of the "
                       "code object",
                       what, kHooksSymbol);
   HooksTable hooks = runtimeHooks();
-  std::memcpy(p, &hooks, sizeof(hooks));
+  std::memcpy(p, &hooks, static_cast<size_t>(fill));
   code.hasHooks = true;
+  code.hasAllocHooks = fill == sizeof(HooksTable);
   return nullptr;
 }
 

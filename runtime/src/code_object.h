@@ -25,6 +25,10 @@ struct CodeObject {
   uintptr_t begin = 0; // the loaded image, for "is this address ours"
   uintptr_t end = 0;
   bool hasHooks = false; // it defines `mnemo_hooks`, filled at load
+  /// Its table has the alloc and free slots (32 bytes or more): the code
+  /// allocates every buffer through them, so the buffers its kernels
+  /// return are released with freeBuffer (buffer_cache.h), not std::free.
+  bool hasAllocHooks = false;
 
   bool contains(const void *p) const {
     auto a = reinterpret_cast<uintptr_t>(p);
@@ -50,8 +54,10 @@ mnemo_status_t findKernel(const char *what, const CodeObject &code,
                           const char *symbol, KernelFn *out);
 
 /// Fills the code object's `mnemo_hooks` table (hooks.h) with the
-/// runtime's hook functions and sets `code.hasHooks`. An object without the
-/// table is fine (older artifacts); one whose table is too small or not in
+/// runtime's hook functions and sets `code.hasHooks`: all four slots, and
+/// `code.hasAllocHooks`, when the symbol's size says the table has them,
+/// else the first two (older code). An object without the table is fine
+/// (older artifacts); one whose table is smaller than two slots or not in
 /// writable, non-RELRO memory is DATA_LOSS. `data` and `size` are the
 /// object's bytes, as passed to loadCodeObject.
 mnemo_status_t installHooks(const char *what, const uint8_t *data, size_t size,

@@ -6,6 +6,8 @@
 
 #include "hooks.h"
 
+#include "buffer_cache.h"
+
 using namespace mnemo::rt;
 
 namespace {
@@ -41,3 +43,10 @@ void mnemo::rt::hookProfile(int64_t point, int64_t phase) {
   else if (phase == 1)
     context->profile->end(point);
 }
+
+void *mnemo::rt::hookAlloc(int64_t size, int64_t align) {
+  ExecutionContext *context = current;
+  return allocateBuffer(context ? context->buffers : nullptr, size, align);
+}
+
+void mnemo::rt::hookFree(void *p) { freeBuffer(p); }

@@ -10,18 +10,23 @@
 // argument vector of every call pointing into them. A run fills the input
 // descriptors and calls the kernels in plan order.
 //
-// Result buffers are malloc'ed by the kernels and owned by the session,
+// Result buffers are allocated by the kernels and owned by the session,
 // reference-counted by their `allocated` pointer (a kernel may return a
 // view of an argument, which shares it). A pointer into an input, the
 // artifact, the side weights or the loaded code is a view the session does
 // not own and never frees; so is MLIR's 0xdeadbeef marker for globals.
+// Code with the alloc and free hooks allocates them from the session's
+// buffer cache (buffer_cache.h), and the session gives them back there, so
+// the next run finds its buffers already faulted in; older code mallocs
+// them, and they go back to free().
 //
 // Around its kernel calls a run installs the session's execution context
-// (hooks.h): its thread pool, and its profile state while profiling is on,
-// which the code's hooks use.
+// (hooks.h): its thread pool, its buffer cache, and its profile state while
+// profiling is on, which the code's hooks use.
 //
 //===----------------------------------------------------------------------===//
 
+#include "buffer_cache.h"
 #include "descriptor.h"
 #include "hooks.h"
 #include "model.h"
@@ -90,6 +95,9 @@ struct mnemo_session_s {
   std::vector<OutputState> outputs;
   bool haveOutputs = false;
 
+  // Declared before the pool, so that it is destroyed after the pool's
+  // workers are joined.
+  BufferCachePtr buffers;
   ThreadPool pool; // workers start at the first loop worth splitting
   bool profiling = false;
   ProfileState profile;
@@ -103,6 +111,7 @@ struct mnemo_session_s {
   bool isView(const void *allocated) const;
   void acquire(uint32_t slot);
   void release(uint32_t slot);
+  void freeKernelBuffer(void *buffer);
   void releaseAll();
   mnemo_status_t collectOutput(size_t index);
   mnemo_status_t run();
@@ -219,12 +228,21 @@ void mnemo_session_s::release(uint32_t slot) {
   if (it == owned.end() || --it->second > 0)
     return;
   owned.erase(it);
-  std::free(buffer);
+  freeKernelBuffer(buffer);
+}
+
+void mnemo_session_s::freeKernelBuffer(void *buffer) {
+  // The kernels never mix the hooks with malloc: with the hooks, every
+  // buffer they return came from hookAlloc.
+  if (model->code.hasAllocHooks)
+    freeBuffer(buffer);
+  else
+    std::free(buffer);
 }
 
 void mnemo_session_s::releaseAll() {
   for (auto &entry : owned)
-    std::free(entry.first);
+    freeKernelBuffer(entry.first);
   owned.clear();
   slotBuffer.assign(slotBuffer.size(), nullptr);
   haveOutputs = false;
@@ -295,7 +313,10 @@ mnemo_status_t mnemo_session_s::run() {
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "input '%s': not set (function '%s')", p.inputs[i].name,
                         p.name);
-  ExecutionContext context{&pool, profiling ? &profile : nullptr};
+  // After releaseAll, so that the last run's outputs count as cached.
+  buffers->beginRun();
+  ExecutionContext context{&pool, profiling ? &profile : nullptr,
+                           buffers.get()};
   ScopedExecutionContext scope(&context);
   for (size_t c = 0; c < p.calls.size(); ++c) {
     const CallPlan &call = p.calls[c];
@@ -332,6 +353,11 @@ mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
   auto *session = new (std::nothrow) mnemo_session_t();
   if (!session)
     return outOfMemory();
+  session->buffers.reset(BufferCache::create());
+  if (!session->buffers) {
+    delete session;
+    return outOfMemory();
+  }
   retainModel(model);
   session->model = model;
   session->functionIndex = index;
@@ -349,7 +375,7 @@ void mnemo_session_free(mnemo_session_t *session) {
   for (OutputState &out : session->outputs)
     std::free(out.copy);
   mnemo_model_t *model = session->model;
-  delete session;
+  delete session; // joins the workers, then releases the cached buffers
   releaseModel(model);
 }
 

@@ -43,11 +43,12 @@ constexpr const char *kSymbolB = "symbol_b";
 /// kSymbolA and kSymbolB (as data: nothing in it can be called).
 const std::string &codeObject();
 
-/// The code's hooks table (runtime/src/hooks.h), 16 bytes in mnemoc's code.
+/// The code's hooks table (runtime/src/hooks.h): 32 bytes in mnemoc's
+/// code, 16 in older code (no alloc and free slots).
 constexpr const char *kHooks = "mnemo_hooks";
 
 /// codeObject() that also defines a zeroed kHooks of `hooksSize` bytes.
-std::string codeObjectWithHooks(uint64_t hooksSize = 16);
+std::string codeObjectWithHooks(uint64_t hooksSize = 32);
 
 /// "x86_64-unknown-linux-gnu" or "aarch64-unknown-linux-gnu".
 const char *hostTriple();

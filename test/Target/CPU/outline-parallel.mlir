@@ -34,11 +34,11 @@ func.func @scale(%in: memref<?x33xf32>, %out: memref<?x33xf32>, %v: memref<8xf32
   return
 }
 
-// The whole chain on tensors: the hook table the runtime fills, the
-// dispatch that packs its arguments and calls parallel_for with the
-// trampoline (or the trampoline itself when the hook is null), and the
-// profile calls around each op.
-// LLVM: @mnemo_hooks = {{.*}}global { ptr, ptr } zeroinitializer
+// The whole chain on tensors: the hook table the runtime fills
+// (parallel_for, profile, alloc, free), the dispatch that packs its
+// arguments and calls parallel_for with the trampoline (or the trampoline
+// itself when the hook is null), and the profile calls around each op.
+// LLVM: @mnemo_hooks = {{.*}}global { ptr, ptr, ptr, ptr } zeroinitializer
 // LLVM-DAG: define void @mnemo_entry_add
 // LLVM-DAG: define internal void @add_parallel{{[0-9]+}}_trampoline(ptr
 // LLVM-DAG: call void %{{.*}}(ptr nonnull @add_parallel{{[0-9]+}}_trampoline, ptr nonnull %{{.*}}, i64 {{.*}}%{{.*}}, i64 {{[0-9]+}})
