@@ -20,6 +20,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -68,8 +69,13 @@ void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
-      .run(module, mam);
+  // Layers of one shape compile to identical kernels (their weights are
+  // arguments): merging them first optimizes and emits one copy.
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::MergeFunctionsPass());
+  mpm.addPass(
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
+  mpm.run(module, mam);
 }
 
 /// Finds ld.lld: the one next to the LLVM this was built with, then PATH.
