@@ -7,20 +7,23 @@
 // y[M, N] = x[M, K] W(K, N) as a GEMM in the vector dialect, the CPU
 // counterpart of the GPU's tensor-core kernel:
 //
-//   scf.forall (row tile, column tile)          threads take whole tiles
-//     scf.for panel of NR columns in the tile    its weights stay in cache
-//       scf.for micro-tile of MR rows            its inputs stay in cache
-//         acc[MR][NR / lanes] = 0                vector registers
-//         scf.for k = 0 .. K                     MR x NR/lanes vector.fma
-//           acc[i][j] += broadcast(x[i, k]) * W[k, j-th vector of the panel]
-//         y[rows, panel] = acc (+ bias)          masked at N, rows past M
-//                                                not written
+//   scf.forall (batch..., row tile, column tile)  threads take whole tiles
+//     pack the tile's rows of x into panels         [ceil(rows/MR), K, MR]
+//     scf.for panel of NR columns in the tile
+//       scf.for K block                              the panel's block stays
+//                                                    in L1 for every row
+//         scf.for micro-tile of MR rows
+//           acc[MR][NR / lanes] = bias | partial sums (vector registers)
+//           scf.for k in the block                  MR x NR/lanes vector.fma
+//             acc[i][j] += broadcast(x[i, k]) * W[k, j-th vector of the panel]
+//           y[rows, panel] = acc                    masked at N; rows past
+//                                                    the tile not written
 //
-// The micro-tile's size comes from the target's vector registers (e.g.
-// 12 x 32 with AVX-512: 24 accumulators, 2 weight vectors; 6 x 16 with
-// AVX2; 8 x 12 with NEON). A constant weight is packed at compile time into
-// panels [ceil(N / NR), K, NR], so each step reads NR consecutive weights;
-// other weights are read in place from [K, N].
+// The micro-tile's size comes from the target's vector registers (12 or 8
+// rows x 32 with AVX-512: up to 24 accumulators and 2 weight vectors;
+// 6 x 16 with AVX2; 8 x 12 with NEON). A constant weight is packed at
+// compile time into panels [ceil(N / NR), K, NR], so each step reads NR
+// consecutive weights; other weights are read in place from [K, N].
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,9 +95,7 @@ bool isKernelFloat(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
 
 /// Why `op` keeps the generic tiling, or "" when the kernel takes it.
 StringRef unsupportedReason(LinearOp op) {
-  RankedTensorType w = op.getWeight().getType();
-  if (!w.hasStaticShape())
-    return "the weight's shape is dynamic";
+  RankedTensorType w = op.getWeight().getType(); // static (verifier)
   if (!op.getType().getElementType().isF32())
     return "the result is not f32";
   if (!isKernelFloat(op.getInput().getType().getElementType()) ||
@@ -148,7 +149,6 @@ private:
   /// `tile` with the rows of `acc` written at (r, pc).
   Value writeRows(Value tile, ValueRange acc, Value r, Value pc,
                   Value tileRows);
-
 
   RewriterBase &b;
   LinearOp op;
@@ -489,8 +489,12 @@ struct LinearKernelPass final
     }
     SmallVector<LinearOp> ops;
     getOperation()->walk([&](LinearOp op) {
-      if (unsupportedReason(op).empty())
+      StringRef reason = unsupportedReason(op);
+      if (reason.empty())
         ops.push_back(op);
+      else if (report)
+        op.emitRemark("CPU linear kernel: kept for the generic tiling: ")
+            << reason;
     });
     IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, Value> packedOf;

@@ -70,3 +70,4 @@ func.func @widths(%x: tensor<4x16xf32>, %w: tensor<16x8xbf16>, %xd: tensor<4x16x
   %z = mnemo.linear %xd, %wd layout(in_out) : tensor<4x16xf64>, tensor<16x8xf64> -> tensor<4x8xf64>
   return %y, %z : tensor<4x8xf32>, tensor<4x8xf64>
 }
+

@@ -73,14 +73,17 @@ def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"
     register-tiled GEMM written with the vector dialect: the output is cut
     into `scf.forall` tiles (the runtime's threads take them), each tile
     into micro-tiles of `rows` x `vectors`*`lanes` elements whose
-    accumulators stay in registers through the whole K loop, updated by one
-    `vector.fma` per accumulator and step from a broadcast input element and
-    a vector of weights. Constant weights are packed at compile time into
-    panels `[ceil(N / NR), K, NR]` (NR = `vectors` * `lanes`, zero-padded),
-    so that each step's weights are one contiguous run; other weights are
-    read in place (`[K, N]`, an `out_in` one transposed first). Rows past
-    the end of a block read the last row and are not written; columns past
-    N are masked. Other linears are left to `mnemo-tile-linear`.
+    accumulators stay in registers through a block of K steps, updated by
+    one `vector.fma` per accumulator and step from a broadcast input
+    element and a vector of weights. Constant weights are packed at compile
+    time into panels `[ceil(N / NR), K, NR]` (NR = `vectors` * `lanes`,
+    zero-padded), so that each step's weights are one contiguous run; other
+    weights are read in place (`[K, N]`, an `out_in` one transposed first).
+    A tile's input rows are packed into `[ceil(rows / MR), K, MR]` (rows
+    past the end repeat the last one and are not written); K is cut into
+    blocks whose weights fit the L1 cache; columns past N are masked. A
+    static row count picks a micro-tile height that divides it. Other
+    linears (f64) are left to `mnemo-tile-linear`.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"8",
@@ -91,6 +94,8 @@ def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"
            "Rows of a micro-tile">,
     Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"1048576",
            "Bytes of input rows a tile may keep in the core's cache">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each linear left to the generic tiling">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",
