@@ -33,7 +33,10 @@ void mnemo::buildBufferizationPasses(OpPassManager &pm) {
 void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
   // Transfers of more than one dimension become loops of 1-D transfers,
   // which the LLVM conversion turns into (masked) vector loads and stores.
-  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  // Unrolled: a small 2-D transfer (a GEMM micro-tile) becomes one 1-D
+  // transfer per row, straight from the registers.
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

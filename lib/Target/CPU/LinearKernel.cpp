@@ -144,11 +144,9 @@ private:
   /// of the tile (column `col` of y): the tile's partial sums plus K steps
   /// [k0, k1) of the packed rows.
   SmallVector<Value> accumulate(Value tile, Value panelsOfX, Value r,
-                                Value pc, Value col, Value tileRows, Value k0,
-                                Value k1);
+                                Value pc, Value col, Value k0, Value k1);
   /// `tile` with the rows of `acc` written at (r, pc).
-  Value writeRows(Value tile, ValueRange acc, Value r, Value pc,
-                  Value tileRows);
+  Value writeRows(Value tile, ValueRange acc, Value r, Value pc);
 
   RewriterBase &b;
   LinearOp op;
@@ -259,12 +257,10 @@ Value KernelBuilder::packRows(Value m0, Value rows) {
 
 SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
                                              Value r, Value pc, Value col,
-                                             Value tileRows, Value k0,
-                                             Value k1) {
+                                             Value k0, Value k1) {
   int64_t nv = t.vectors;
   // The first K block starts from the bias (or zeros), the others from the
-  // partial sums in the tile; a partial micro-tile reads its last row again
-  // for the rows past it.
+  // partial sums in the tile.
   Value zero = floatConst(b, loc, f32, 0.0);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0,
                                       idx(0));
@@ -292,18 +288,20 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
       },
       [&](OpBuilder &nb, Location) {
         InsertHere here(b, nb);
-        Value lastTileRow = arith::SubIOp::create(b, loc, tileRows, idx(1));
+        // The partial sums as one 2-D transfer; rows past the tile read
+        // zeros (they are not written).
+        auto blockType = VectorType::get({t.rows, t.nr()}, f32);
+        Value block = vector::TransferReadOp::create(
+            b, loc, blockType, tile, ValueRange{r, pc}, zero,
+            ArrayRef<bool>{t.exactRows, t.exactCols});
         SmallVector<Value> sums;
         for (int64_t i = 0; i < t.rows; ++i) {
-          Value tileRow = arith::AddIOp::create(b, loc, r, idx(i));
-          if (!t.exactRows)
-            tileRow = minIndex(tileRow, lastTileRow);
-          for (int64_t j = 0; j < nv; ++j) {
-            Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
-            sums.push_back(vector::TransferReadOp::create(
-                b, loc, vec(f32), tile, ValueRange{tileRow, c}, zero,
-                ArrayRef<bool>{t.exactCols}));
-          }
+          Value row = vector::ExtractOp::create(b, loc, block,
+                                                ArrayRef<int64_t>{i});
+          for (int64_t j = 0; j < nv; ++j)
+            sums.push_back(vector::ExtractStridedSliceOp::create(
+                b, loc, row, ArrayRef<int64_t>{j * t.lanes},
+                ArrayRef<int64_t>{t.lanes}, ArrayRef<int64_t>{1}));
         }
         scf::YieldOp::create(b, loc, sums);
       });
@@ -339,39 +337,31 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
   return SmallVector<Value>(loop.getResults());
 }
 
-Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r, Value pc,
-                               Value tileRows) {
+Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r,
+                               Value pc) {
+  // One 2-D transfer for the micro-tile (one op for bufferization to
+  // analyse): rows past the tile and columns past N are masked; the
+  // lowering writes it row by row from the same registers.
   int64_t nv = t.vectors;
-  // Row i of the micro-tile is written when it lies inside the tile; the
-  // tile's columns past N are masked by the transfers.
+  auto rowType = VectorType::get({t.nr()}, f32);
+  auto blockType = VectorType::get({t.rows, t.nr()}, f32);
+  Value block = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(blockType, b.getF32FloatAttr(0.0f)));
+  Value zeroRow = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(rowType, b.getF32FloatAttr(0.0f)));
   for (int64_t i = 0; i < t.rows; ++i) {
-    Value row = arith::AddIOp::create(b, loc, r, idx(i));
-    auto writeRow = [&](Value out) {
-      for (int64_t j = 0; j < nv; ++j) {
-        Value c = arith::AddIOp::create(b, loc, pc, idx(j * t.lanes));
-        out = vector::TransferWriteOp::create(b, loc, acc[i * nv + j], out,
-                                              ValueRange{row, c},
-                                              ArrayRef<bool>{t.exactCols})
-                  .getResult();
-      }
-      return out;
-    };
-    if (t.exactRows) {
-      tile = writeRow(tile);
-      continue;
-    }
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                         row, tileRows);
-    auto write = scf::IfOp::create(
-        b, loc, inside,
-        [&](OpBuilder &nb, Location) {
-          InsertHere here(b, nb);
-          scf::YieldOp::create(b, loc, writeRow(tile));
-        },
-        [&](OpBuilder &nb, Location) { scf::YieldOp::create(nb, loc, tile); });
-    tile = write.getResult(0);
+    Value row = zeroRow;
+    for (int64_t j = 0; j < nv; ++j)
+      row = vector::InsertStridedSliceOp::create(
+          b, loc, acc[i * nv + j], row, ArrayRef<int64_t>{j * t.lanes},
+          ArrayRef<int64_t>{1});
+    block = vector::InsertOp::create(b, loc, row, block,
+                                     ArrayRef<int64_t>{i});
   }
-  return tile;
+  return vector::TransferWriteOp::create(
+             b, loc, block, tile, ValueRange{r, pc},
+             ArrayRef<bool>{t.exactRows, t.exactCols})
+      .getResult();
 }
 
 Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
@@ -457,9 +447,9 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
                       InsertHere inner(b, nb2);
                       SmallVector<Value> acc =
                           accumulate(blockArgs[0], panelsOfX, r, pc, col,
-                                     rows, k0, k1);
+                                     k0, k1);
                       scf::YieldOp::create(
-                          b, loc, writeRows(blockArgs[0], acc, r, pc, rows));
+                          b, loc, writeRows(blockArgs[0], acc, r, pc));
                     });
                 scf::YieldOp::create(b, loc, blocks.getResults());
               });

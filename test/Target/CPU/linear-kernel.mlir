@@ -4,7 +4,8 @@
 // [3, 45, 32] at compile time; the tile's 37 rows (a multiple of no
 // micro-tile height) are packed into 12-row panels [4, 45, 12], the last
 // one repeating row 36 (minsi). The first K block starts from zeros, later
-// ones from the tile's partial sums; rows past the tile are not written.
+// ones from the tile's partial sums; each micro-tile is written by one 2-D
+// transfer, masked at the tile's last row and at N.
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
@@ -15,11 +16,10 @@
 // CHECK: -> tensor<?x45x12xf32>
 // CHECK: scf.if
 // CHECK: } else {
-// CHECK: vector.transfer_read
+// CHECK: vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<12x32xf32>
 // CHECK-COUNT-24: vector.fma
 // CHECK-NOT: vector.fma
-// CHECK: scf.if
-// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<16xf32>, tensor<?x?xf32>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<12x32xf32>, tensor<?x?xf32>
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: mnemo.linear
 func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
@@ -37,7 +37,7 @@ func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
 // CHECK: tensor<2x128x32xf32>
 // CHECK-COUNT-2: vector.fma
 // CHECK-NOT: vector.fma
-// CHECK: vector.transfer_write {{.*}} {in_bounds = [true]}
+// CHECK: vector.transfer_write {{.*}} {in_bounds = [true, true]} : vector<1x32xf32>
 func.func @decode(%x: tensor<1x1x128xf32>) -> tensor<1x1x64xf32> {
   %w = arith.constant dense<0.25> : tensor<128x64xf32>
   %y = mnemo.linear %x, %w layout(in_out) : tensor<1x1x128xf32>, tensor<128x64xf32> -> tensor<1x1x64xf32>
