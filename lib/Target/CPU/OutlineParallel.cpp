@@ -147,13 +147,13 @@ struct OutlineParallelPass final
     llvm::SetVector<Value> used;
     getUsedValuesDefinedAbove(region, used);
     // Constants are rebuilt in the body, where they fold; the rest is
-    // passed.
+    // passed. Globals (packed weights) are passed too, so that the loops of
+    // layers that differ only in their weights have identical bodies.
     SmallVector<Value> captured, rebuilt;
     for (Value v : used) {
       Operation *def = v.getDefiningOp();
       if (def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
-          (def->hasTrait<OpTrait::ConstantLike>() ||
-           isa<memref::GetGlobalOp>(def)))
+          def->hasTrait<OpTrait::ConstantLike>())
         rebuilt.push_back(v);
       else
         captured.push_back(v);

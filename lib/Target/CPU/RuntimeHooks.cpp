@@ -13,6 +13,13 @@
 //   dispatches of outlined parallel loops   pack the arguments in a frame,
 //                                            parallel_for(trampoline, frame,
 //                                            n, cost), or run [0, n) here
+//
+// A frame holds only what varies: an argument the body does not use (a
+// static memref's sizes and strides, once folded) is not passed, and one
+// that every call passes as the same constant is rebuilt in the
+// trampoline, where LLVM folds it into the body. So the caller stores a
+// few pointers per loop, and loops that differ only in their buffers (the
+// layers of a model) compile to one body.
 //   the profile hook                         a no-op when unset
 //   MLIR's generic allocation functions      alloc/free hooks, else malloc,
 //                                            aligned_alloc and free
@@ -22,6 +29,8 @@
 #include "mnemo/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_ADDRUNTIMEHOOKSPASS
@@ -81,6 +90,25 @@ HookBranch branchOnHook(OpBuilder &b, Location loc, LLVM::LLVMFuncOp func,
   return {hook, set, unset};
 }
 
+/// The constant that every call in `calls` passes as argument `i` (an op
+/// without operands or regions), or null (also when there is no call).
+Operation *sameConstant(ArrayRef<LLVM::CallOp> calls, unsigned i) {
+  Operation *first = nullptr;
+  for (LLVM::CallOp call : calls) {
+    Operation *def = call.getArgOperands()[i].getDefiningOp();
+    if (!def || def->getNumOperands() != 0 || def->getNumRegions() != 0 ||
+        !def->hasTrait<OpTrait::ConstantLike>())
+      return nullptr;
+    if (!first)
+      first = def;
+    else if (!OperationEquivalence::isEquivalentTo(
+                 first, def, OperationEquivalence::ignoreValueEquivalence,
+                 nullptr, OperationEquivalence::IgnoreLocations))
+      return nullptr;
+  }
+  return first;
+}
+
 struct AddRuntimeHooksPass final
     : mnemo::impl::AddRuntimeHooksPassBase<AddRuntimeHooksPass> {
   void runOnOperation() override {
@@ -104,8 +132,10 @@ struct AddRuntimeHooksPass final
         !dealloc)
       return;
     LLVM::GlobalOp table = hookTable(module);
+    SymbolTableCollection symbolTables;
+    SymbolUserMap users(symbolTables, module);
     for (LLVM::LLVMFuncOp dispatch : dispatches)
-      if (failed(defineDispatch(dispatch, table)))
+      if (failed(defineDispatch(dispatch, table, users)))
         return signalPassFailure();
     for (LLVM::LLVMFuncOp hook : hooks)
       defineHookCall(hook, table);
@@ -186,7 +216,8 @@ struct AddRuntimeHooksPass final
   /// dispatch(args..., n, cost): packs args into a struct on the stack and
   /// runs the trampoline over [0, n) through parallel_for, or directly.
   LogicalResult defineDispatch(LLVM::LLVMFuncOp dispatch,
-                               LLVM::GlobalOp table) {
+                               LLVM::GlobalOp table,
+                               const SymbolUserMap &users) {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     Location loc = dispatch.getLoc();
@@ -201,7 +232,46 @@ struct AddRuntimeHooksPass final
     auto i64 = IntegerType::get(ctx, 64);
     auto voidType = LLVM::LLVMVoidType::get(ctx);
     ArrayRef<Type> params = dispatch.getFunctionType().getParams();
-    SmallVector<Type> fields(params.drop_back(2));
+    unsigned numArgs = params.size() - 2;
+    // Folding the body's descriptors (extractvalue of insertvalue) leaves
+    // the arguments it does not read unused.
+    SmallVector<Operation *> descriptorOps;
+    body.walk([&](Operation *op) {
+      if (isa<LLVM::ExtractValueOp, LLVM::InsertValueOp>(op))
+        descriptorOps.push_back(op);
+    });
+    (void)applyOpPatternsGreedily(
+        descriptorOps, FrozenRewritePatternSet(),
+        GreedyRewriteConfig()
+            .setStrictness(GreedyRewriteStrictness::ExistingOps)
+            .enableConstantCSE(false));
+    // Constants are rebuilt only when every use is a call.
+    SmallVector<LLVM::CallOp> calls;
+    for (Operation *user : users.getUsers(dispatch)) {
+      auto call = dyn_cast<LLVM::CallOp>(user);
+      if (!call) {
+        calls.clear();
+        break;
+      }
+      calls.push_back(call);
+    }
+    // How each argument reaches the body: through the frame, as a
+    // constant (`rebuilt`), or not at all.
+    SmallVector<Operation *> rebuilt(numArgs, nullptr);
+    SmallVector<bool> unused(numArgs, false);
+    SmallVector<Type> fields;
+    SmallVector<unsigned> fieldArg;
+    for (unsigned i = 0; i < numArgs; ++i) {
+      if (body.getArgument(i).use_empty()) {
+        unused[i] = true;
+        continue;
+      }
+      rebuilt[i] = sameConstant(calls, i);
+      if (rebuilt[i])
+        continue;
+      fields.push_back(params[i]);
+      fieldArg.push_back(i);
+    }
     auto frame = LLVM::LLVMStructType::getLiteral(ctx, fields);
 
     // The trampoline: void (ptr ctx, i64 begin, i64 end).
@@ -210,15 +280,24 @@ struct AddRuntimeHooksPass final
         mb, loc, (dispatch.getName() + "_trampoline").str(),
         LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}));
     tramp.setLinkage(LLVM::Linkage::Internal);
+    // The caller's direct call (no parallel_for hook) must not grow it by a
+    // copy of the body.
+    tramp.setNoInline(true);
     {
       Block *entry = tramp.addEntryBlock(mb);
       OpBuilder b = OpBuilder::atBlockEnd(entry);
-      SmallVector<Value> args;
+      SmallVector<Value> args(numArgs);
       for (auto [i, type] : llvm::enumerate(fields)) {
         Value addr = LLVM::GEPOp::create(
             b, loc, ptr, frame, entry->getArgument(0),
             ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-        args.push_back(LLVM::LoadOp::create(b, loc, type, addr));
+        args[fieldArg[i]] = LLVM::LoadOp::create(b, loc, type, addr);
+      }
+      for (unsigned i = 0; i < numArgs; ++i) {
+        if (unused[i])
+          args[i] = LLVM::PoisonOp::create(b, loc, params[i]);
+        else if (rebuilt[i])
+          args[i] = b.clone(*rebuilt[i])->getResult(0);
       }
       args.append({entry->getArgument(1), entry->getArgument(2)});
       LLVM::CallOp::create(b, loc, body, args);
@@ -234,10 +313,10 @@ struct AddRuntimeHooksPass final
       Value addr = LLVM::GEPOp::create(
           b, loc, ptr, frame, frameAddr,
           ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-      LLVM::StoreOp::create(b, loc, entry->getArgument(i), addr);
+      LLVM::StoreOp::create(b, loc, entry->getArgument(fieldArg[i]), addr);
     }
-    Value n = entry->getArgument(fields.size());
-    Value cost = entry->getArgument(fields.size() + 1);
+    Value n = entry->getArgument(numArgs);
+    Value cost = entry->getArgument(numArgs + 1);
     Value trampAddr = LLVM::AddressOfOp::create(b, loc, tramp);
     auto [hook, poolBlock, inlineBlock] =
         branchOnHook(b, loc, dispatch, table, mnemo::kParallelForHook);

@@ -1,5 +1,6 @@
 // RUN: mnemo-opt %s --mnemo-cpu-outline-parallel | FileCheck %s
 // RUN: mnemoc %s --emit=llvm --target=x86_64 | FileCheck %s --check-prefix=LLVM
+// RUN: mnemoc %s --emit=llvm --target=x86_64 | FileCheck %s --check-prefix=FRAME
 
 // A 2-D scf.parallel (an elementwise op on buffers): its outer dim is run by
 // the runtime, its inner dim stays a loop inside each iteration; constants
@@ -48,4 +49,42 @@ func.func @add(%a: tensor<?x64xf32> {mnemo.name = "a"}, %b: tensor<?x64xf32> {mn
   %e = tensor.empty(%n) : tensor<?x64xf32>
   %c = linalg.add ins(%a, %b : tensor<?x64xf32>, tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
   return %c : tensor<?x64xf32>
+}
+
+// A frame holds what varies between calls: the two loops' buffers, not
+// their static sizes and strides (folded into the body). The loops differ
+// only in the global they read, so they share one body; the trampolines
+// are not inlined into their caller.
+// FRAME-LABEL: define void @twice(
+// FRAME: alloca { ptr, ptr }
+// FRAME: alloca { ptr, ptr }
+// FRAME-NOT: alloca
+// FRAME: call void @[[FIRST:twice_parallel[0-9]+]]_trampoline(
+// FRAME: call void @[[FIRST]]_trampoline(
+// FRAME: define internal void @[[FIRST]]_trampoline(ptr {{.*}}) #[[ATTRS:[0-9]+]]
+// FRAME: define internal void @twice_parallel{{[0-9]+}}_trampoline(
+// FRAME-NEXT: tail call void @[[FIRST]]_trampoline(
+// FRAME: attributes #[[ATTRS]] = { {{.*}}noinline
+memref.global "private" constant @w0 : memref<4x16xf32> = dense<1.0>
+memref.global "private" constant @w1 : memref<4x16xf32> = dense<2.0>
+func.func @twice(%out: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %g0 = memref.get_global @w0 : memref<4x16xf32>
+  %g1 = memref.get_global @w1 : memref<4x16xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %x = memref.load %g0[%i, %j] : memref<4x16xf32>
+    %y = memref.load %out[%i, %j] : memref<4x16xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %out[%i, %j] : memref<4x16xf32>
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %x = memref.load %g1[%i, %j] : memref<4x16xf32>
+    %y = memref.load %out[%i, %j] : memref<4x16xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %out[%i, %j] : memref<4x16xf32>
+  }
+  return
 }
