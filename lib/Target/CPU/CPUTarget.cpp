@@ -54,6 +54,8 @@ void CPUTargetBackend::buildTileKernelPipeline(OpPassManager &pm) const {
   pm.addPass(createRaiseContractionsPass());
   pm.addNestedPass<func::FuncOp>(
       createCPULinearKernelPass(linearKernelOptions(info)));
+  // Its softmax works on whole rows as vectors.
+  pm.addNestedPass<func::FuncOp>(createVectorizeTileOpsPass());
 }
 
 void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {

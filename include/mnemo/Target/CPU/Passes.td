@@ -104,6 +104,23 @@ def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def VectorizeTileOpsPass
+    : Pass<"mnemo-cpu-vectorize-tile-ops", "::mlir::func::FuncOp"> {
+  let summary = "Row vectors for the static elementwise ops of kernel tiles";
+  let description = [{
+    On tensors: each static `linalg.generic` or `linalg.fill` inside a loop
+    (a kernel tile's softmax: scale and mask, row maximum, exp, rescale, row
+    sum) whose innermost loop is every operand's innermost dim, or a
+    reduction along it, is cut into one op per row (`scf.for` over the other
+    dims) and the row vectorized by MLIR's vectorizer: transfers of whole
+    rows, the row reduction a `vector.reduction`. Ops that gather
+    (`tensor.extract`) or read across rows are left alone.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def InstrumentProfilePass
     : Pass<"mnemo-cpu-instrument-profile", "::mlir::ModuleOp"> {
   let summary = "Brackets each top-level computation with profile hooks";

@@ -1,0 +1,78 @@
+// RUN: mnemo-opt %s --mnemo-cpu-vectorize-tile-ops --split-input-file | FileCheck %s
+
+// An attention tile's row maximum and exp inside its KV loop: one op per
+// row, each a 40-wide vector (not a tile multiple), the maximum a
+// vector.reduction seeded with the running value.
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @softmax_parts
+// CHECK: scf.for
+// CHECK: scf.for %[[I:.*]] = %c0 to %c2
+// CHECK: scf.for %[[J:.*]] = %c0 to %c3
+// CHECK: %[[ROW:.*]] = vector.transfer_read %{{.*}}[%[[I]], %[[J]], %c0], %{{.*}} {in_bounds = [true]} : tensor<2x3x40xf32>, vector<40xf32>
+// CHECK: %[[OLD:.*]] = vector.extract
+// CHECK: vector.reduction <maximumf>, %[[ROW]], %[[OLD]] : vector<40xf32> into f32
+// CHECK: scf.for %{{.*}} = %c0 to %c2
+// CHECK: scf.for %{{.*}} = %c0 to %c3
+// CHECK: arith.subf %{{.*}}, %{{.*}} : vector<40xf32>
+// CHECK: math.exp %{{.*}} : vector<40xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<40xf32>, tensor<1x1x40xf32>
+// CHECK-NOT: linalg.generic
+func.func @softmax_parts(%s: tensor<2x3x40xf32>, %m0: tensor<2x3xf32>, %n: index) -> (tensor<2x3xf32>, tensor<2x3x40xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%m = %m0, %t = %s) -> (tensor<2x3xf32>, tensor<2x3x40xf32>) {
+    %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%t : tensor<2x3x40xf32>) outs(%m : tensor<2x3xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %x = arith.maximumf %in, %out : f32
+      linalg.yield %x : f32
+    } -> tensor<2x3xf32>
+    %e = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%max : tensor<2x3xf32>) outs(%t : tensor<2x3x40xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %d = arith.subf %out, %in : f32
+      %x = math.exp %d : f32
+      linalg.yield %x : f32
+    } -> tensor<2x3x40xf32>
+    scf.yield %max, %e : tensor<2x3xf32>, tensor<2x3x40xf32>
+  }
+  return %r#0, %r#1 : tensor<2x3xf32>, tensor<2x3x40xf32>
+}
+
+// -----
+
+// Left alone: an op outside any loop (a model's top level, parallelized
+// later), one that reads across rows (a transpose), one that gathers, and a
+// dynamic one.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT: vector.
+func.func @left_alone(%a: tensor<8x8xf32>, %d: tensor<?x8xf32>, %n: index) -> (tensor<8x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %top = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x8xf32>) outs(%a : tensor<8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %x = arith.addf %in, %in : f32
+    linalg.yield %x : f32
+  } -> tensor<8x8xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%t = %top, %u = %d) -> (tensor<8x8xf32>, tensor<?x8xf32>) {
+    %tr = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<8x8xf32>) outs(%t : tensor<8x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8x8xf32>
+    %g = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%tr : tensor<8x8xf32>) {
+    ^bb0(%out: f32):
+      %j = linalg.index 1 : index
+      %x = tensor.extract %tr[%c0, %j] : tensor<8x8xf32>
+      linalg.yield %x : f32
+    } -> tensor<8x8xf32>
+    %dyn = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%u : tensor<?x8xf32>) {
+    ^bb0(%out: f32):
+      %x = arith.addf %out, %out : f32
+      linalg.yield %x : f32
+    } -> tensor<?x8xf32>
+    scf.yield %g, %dyn : tensor<8x8xf32>, tensor<?x8xf32>
+  }
+  return %r#0, %r#1 : tensor<8x8xf32>, tensor<?x8xf32>
+}
