@@ -122,7 +122,9 @@ static int fail(const llvm::Twine &message) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // MLIR's pass-manager options: --mlir-timing (where compile time goes),
-  // --mlir-print-ir-after=PASS and the like.
+  // --mlir-print-ir-after=PASS and the like; --mlir-disable-threading
+  // compiles on one thread (the output is the same).
+  mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "Mnemo ahead-of-time compiler\n");

@@ -6,11 +6,13 @@
 //
 // Translates the LLVM-dialect module to LLVM IR, optimizes it at O3 for the
 // target machine, and emits assembly, a relocatable object, or a shared
-// object (the object linked by ld.lld, the one external tool used).
+// object (partitions of the module optimized and generated on threads,
+// SplitCodegen.h, then linked by ld.lld, the one external tool used).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CPUTarget.h"
+#include "SplitCodegen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -19,14 +21,13 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -34,6 +35,11 @@ using namespace mlir;
 using namespace mlir::mnemo;
 
 namespace {
+
+/// Partitions of a code object's kernels (SplitCodegen.h): enough for the
+/// threads of a small machine, few enough that each still holds whole
+/// layers' kernels.
+constexpr unsigned kCodegenPartitions = 4;
 
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
@@ -58,26 +64,6 @@ createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
-void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  // Layers of one shape compile to identical kernels (their weights are
-  // arguments): merging them first optimizes and emits one copy.
-  llvm::ModulePassManager mpm;
-  mpm.addPass(llvm::MergeFunctionsPass());
-  mpm.addPass(
-      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
-  mpm.run(module, mam);
-}
-
 /// Finds ld.lld: the one next to the LLVM this was built with, then PATH.
 std::string findLinker() {
   for (const char *candidate : {MNEMO_LLVM_TOOLS_DIR "/ld.lld"})
@@ -90,22 +76,31 @@ std::string findLinker() {
 }
 
 FailureOr<std::string> linkSharedObject(ModuleOp module,
-                                        llvm::StringRef object) {
+                                        llvm::ArrayRef<std::string> objects) {
   std::string linker = findLinker();
   if (linker.empty()) {
     module.emitError("cannot find ld.lld to link the code object (install "
                      "lld-22)");
     return failure();
   }
-  llvm::SmallString<128> objPath, soPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("mnemo-kernels", "o", fd, objPath) ||
-      llvm::sys::fs::createTemporaryFile("mnemo-kernels", "so", soPath)) {
+  llvm::SmallString<128> soPath;
+  if (llvm::sys::fs::createTemporaryFile("mnemo-kernels", "so", soPath)) {
     module.emitError("cannot create temporary files for linking");
     return failure();
   }
-  llvm::FileRemover removeObj(objPath), removeSo(soPath);
-  {
+  llvm::FileRemover removeSo(soPath);
+  // One file per object, removed on return.
+  llvm::SmallVector<llvm::SmallString<128>> objPaths(objects.size());
+  llvm::SmallVector<llvm::FileRemover> removeObjs;
+  removeObjs.reserve(objects.size());
+  for (auto [object, objPath] : llvm::zip(objects, objPaths)) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("mnemo-kernels", "o", fd,
+                                           objPath)) {
+      module.emitError("cannot create temporary files for linking");
+      return failure();
+    }
+    removeObjs.emplace_back(objPath);
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << object;
     os.close();
@@ -122,8 +117,10 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
     return failure();
   }
   llvm::FileRemover removeErr(errPath);
-  llvm::StringRef args[] = {linker,   "-shared", "--build-id=none",
-                            "-o",     soPath,    objPath};
+  llvm::SmallVector<llvm::StringRef> args = {linker, "-shared",
+                                             "--build-id=none", "-o", soPath};
+  for (const llvm::SmallString<128> &objPath : objPaths)
+    args.push_back(objPath);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, errPath.str(),
                                                 errPath.str()};
   std::string message;
@@ -164,7 +161,23 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
   }
   llvmModule->setTargetTriple(tm->getTargetTriple());
   llvmModule->setDataLayout(tm->createDataLayout());
-  optimize(*llvmModule, *tm);
+  mergeIdenticalFunctions(*llvmModule);
+  if (kind == OutputKind::SharedObject) {
+    // The kernels are optimized and generated in partitions, on the
+    // compiler's threads; the code object is the same on any machine.
+    unsigned threads = module.getContext()->isMultithreadingEnabled()
+                           ? llvm::hardware_concurrency().compute_thread_count()
+                           : 1;
+    llvm::Expected<llvm::SmallVector<std::string>> objects =
+        emitPartitionedObjects(*llvmModule, kCodegenPartitions, threads, [&] {
+          return createTargetMachine(module, *this);
+        });
+    if (!objects)
+      return module.emitError("code generation failed: ")
+             << llvm::toString(objects.takeError());
+    return linkSharedObject(module, *objects);
+  }
+  optimizeModule(*llvmModule, *tm);
 
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -183,7 +196,5 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
     return failure();
   }
   pm.run(*llvmModule);
-  if (kind != OutputKind::SharedObject)
-    return std::string(buffer.str());
-  return linkSharedObject(module, buffer.str());
+  return std::string(buffer.str());
 }
