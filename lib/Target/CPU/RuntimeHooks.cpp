@@ -11,18 +11,21 @@
 // through it or, where the runtime set no hook, do the work themselves:
 //
 //   dispatches of outlined parallel loops   pack the arguments in a frame,
-//                                            parallel_for(trampoline, frame,
+//                                            call mnemo_parallel_for
+//   mnemo_parallel_for                       parallel_for(trampoline, frame,
 //                                            n, cost), or run [0, n) here
+//   the profile hook                         a no-op when unset
+//   MLIR's generic allocation functions      alloc/free hooks, else malloc,
+//                                            aligned_alloc and free
 //
 // A frame holds only what varies: an argument the body does not use (a
 // static memref's sizes and strides, once folded) is not passed, and one
 // that every call passes as the same constant is rebuilt in the
 // trampoline, where LLVM folds it into the body. So the caller stores a
 // few pointers per loop, and loops that differ only in their buffers (the
-// layers of a model) compile to one body.
-//   the profile hook                         a no-op when unset
-//   MLIR's generic allocation functions      alloc/free hooks, else malloc,
-//                                            aligned_alloc and free
+// layers of a model) compile to one body. The functions that call the
+// runtime are not inlined: a model's entry function makes hundreds of
+// such calls, and each would otherwise bring its branch and both paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +43,9 @@ namespace mlir::mnemo {
 using namespace mlir;
 
 namespace {
+
+/// The dispatches' shared call into the runtime.
+constexpr llvm::StringLiteral kParallelForName = "mnemo_parallel_for";
 
 /// `@mnemo_hooks`, the table the runtime fills: parallel_for, profile.
 LLVM::GlobalOp hookTable(ModuleOp module) {
@@ -157,6 +163,10 @@ struct AddRuntimeHooksPass final
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto i64 = IntegerType::get(ctx, 64);
     decl.setLinkage(LLVM::Linkage::Internal);
+    // Called at every buffer and profile point: a plain call there keeps
+    // the model's entry function small (and quick to compile); the work
+    // behind it costs far more than the call.
+    decl.setNoInline(true);
     OpBuilder mb(ctx);
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);
@@ -195,6 +205,10 @@ struct AddRuntimeHooksPass final
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto voidType = LLVM::LLVMVoidType::get(ctx);
     decl.setLinkage(LLVM::Linkage::Internal);
+    // Called at every buffer and profile point: a plain call there keeps
+    // the model's entry function small (and quick to compile); the work
+    // behind it costs far more than the call.
+    decl.setNoInline(true);
     OpBuilder mb(ctx);
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);
@@ -318,19 +332,48 @@ struct AddRuntimeHooksPass final
     Value n = entry->getArgument(numArgs);
     Value cost = entry->getArgument(numArgs + 1);
     Value trampAddr = LLVM::AddressOfOp::create(b, loc, tramp);
-    auto [hook, poolBlock, inlineBlock] =
-        branchOnHook(b, loc, dispatch, table, mnemo::kParallelForHook);
-    b.setInsertionPointToStart(inlineBlock);
-    Value zero = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
-    LLVM::CallOp::create(b, loc, tramp, ValueRange{frameAddr, zero, n});
-    LLVM::ReturnOp::create(b, loc, ValueRange{});
-    b.setInsertionPointToStart(poolBlock);
-    auto hookType =
-        LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64});
-    LLVM::CallOp::create(b, loc, hookType,
-                         ValueRange{hook, trampAddr, frameAddr, n, cost});
+    LLVM::CallOp::create(b, loc, parallelFor(table),
+                         ValueRange{trampAddr, frameAddr, n, cost});
     LLVM::ReturnOp::create(b, loc, ValueRange{});
     return success();
+  }
+
+  /// `mnemo_parallel_for(trampoline, frame, n, cost)`, shared by the
+  /// dispatches: parallel_for when the runtime set it, else
+  /// trampoline(frame, 0, n).
+  LLVM::LLVMFuncOp parallelFor(LLVM::GlobalOp table) {
+    ModuleOp module = getOperation();
+    if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelForName))
+      return fn;
+    MLIRContext *ctx = &getContext();
+    Location loc = module.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    auto voidType = LLVM::LLVMVoidType::get(ctx);
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto fn = LLVM::LLVMFuncOp::create(
+        mb, loc, kParallelForName,
+        LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64}));
+    fn.setLinkage(LLVM::Linkage::Internal);
+    fn.setNoInline(true);
+    Block *entry = fn.addEntryBlock(mb);
+    OpBuilder b = OpBuilder::atBlockEnd(entry);
+    Value tramp = entry->getArgument(0), frame = entry->getArgument(1);
+    Value n = entry->getArgument(2), cost = entry->getArgument(3);
+    auto [hook, poolBlock, inlineBlock] =
+        branchOnHook(b, loc, fn, table, mnemo::kParallelForHook);
+    b.setInsertionPointToStart(inlineBlock);
+    Value zero = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+    LLVM::CallOp::create(
+        b, loc, LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
+        ValueRange{tramp, frame, zero, n});
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    b.setInsertionPointToStart(poolBlock);
+    LLVM::CallOp::create(
+        b, loc, LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64}),
+        ValueRange{hook, tramp, frame, n, cost});
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    return fn;
   }
 
   /// hook(args...): calls table slot `mnemo.hook` when the runtime set it.
@@ -340,6 +383,10 @@ struct AddRuntimeHooksPass final
     unsigned slot = cast<IntegerAttr>(decl->getAttr(mnemo::kHookAttr)).getInt();
     decl->removeAttr(mnemo::kHookAttr);
     decl.setLinkage(LLVM::Linkage::Internal);
+    // Called at every buffer and profile point: a plain call there keeps
+    // the model's entry function small (and quick to compile); the work
+    // behind it costs far more than the call.
+    decl.setNoInline(true);
     OpBuilder mb(ctx);
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);

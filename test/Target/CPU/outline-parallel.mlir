@@ -37,12 +37,16 @@ func.func @scale(%in: memref<?x33xf32>, %out: memref<?x33xf32>, %v: memref<8xf32
 
 // The whole chain on tensors: the hook table the runtime fills
 // (parallel_for, profile, alloc, free), the dispatch that packs its
-// arguments and calls parallel_for with the trampoline (or the trampoline
-// itself when the hook is null), and the profile calls around each op.
+// arguments and calls mnemo_parallel_for, which calls parallel_for with the
+// trampoline (or the trampoline itself when the hook is null), and the
+// profile calls around each op.
 // LLVM: @mnemo_hooks = {{.*}}global { ptr, ptr, ptr, ptr } zeroinitializer
 // LLVM-DAG: define void @mnemo_entry_add
 // LLVM-DAG: define internal void @add_parallel{{[0-9]+}}_trampoline(ptr
-// LLVM-DAG: call void %{{.*}}(ptr nonnull @add_parallel{{[0-9]+}}_trampoline, ptr nonnull %{{.*}}, i64 {{.*}}%{{.*}}, i64 {{[0-9]+}})
+// LLVM-DAG: call fastcc void @mnemo_parallel_for(ptr nonnull @add_parallel{{[0-9]+}}_trampoline, ptr {{.*}}%{{.*}}, i64 {{.*}}%{{.*}}, i64 {{[0-9]+}})
+// LLVM-DAG: define internal fastcc void @mnemo_parallel_for(ptr %[[TRAMP:[0-9]+]], ptr {{.*}}%[[CTX:[0-9]+]], i64 {{.*}}%[[N:[0-9]+]], i64 {{.*}}%[[COST:[0-9]+]])
+// LLVM-DAG: call void %{{[0-9]+}}(ptr %[[TRAMP]], ptr {{.*}}%[[CTX]], i64 %[[N]], i64 %[[COST]])
+// LLVM-DAG: call void %[[TRAMP]](ptr {{.*}}%[[CTX]], i64 0, i64 %[[N]])
 func.func @add(%a: tensor<?x64xf32> {mnemo.name = "a"}, %b: tensor<?x64xf32> {mnemo.name = "b"}) -> (tensor<?x64xf32> {mnemo.name = "c"}) {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %a, %c0 : tensor<?x64xf32>
@@ -54,13 +58,14 @@ func.func @add(%a: tensor<?x64xf32> {mnemo.name = "a"}, %b: tensor<?x64xf32> {mn
 // A frame holds what varies between calls: the two loops' buffers, not
 // their static sizes and strides (folded into the body). The loops differ
 // only in the global they read, so they share one body; the trampolines
-// are not inlined into their caller.
+// are not inlined into their caller, which calls the runtime through one
+// shared function.
 // FRAME-LABEL: define void @twice(
 // FRAME: alloca { ptr, ptr }
 // FRAME: alloca { ptr, ptr }
 // FRAME-NOT: alloca
-// FRAME: call void @[[FIRST:twice_parallel[0-9]+]]_trampoline(
-// FRAME: call void @[[FIRST]]_trampoline(
+// FRAME: call fastcc void @mnemo_parallel_for(ptr nonnull @[[FIRST:twice_parallel[0-9]+]]_trampoline,
+// FRAME: call fastcc void @mnemo_parallel_for(ptr nonnull @twice_parallel{{[0-9]+}}_trampoline,
 // FRAME: define internal void @[[FIRST]]_trampoline(ptr {{.*}}) #[[ATTRS:[0-9]+]]
 // FRAME: define internal void @twice_parallel{{[0-9]+}}_trampoline(
 // FRAME-NEXT: tail call void @[[FIRST]]_trampoline(
