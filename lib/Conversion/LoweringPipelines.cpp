@@ -35,23 +35,29 @@ void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
   // which the LLVM conversion turns into (masked) vector loads and stores.
   // Unrolled: a small 2-D transfer (a GEMM micro-tile) becomes one 1-D
   // transfer per row, straight from the registers.
-  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+  // Function by function, so that functions are lowered on the context's
+  // threads.
+  OpPassManager &funcs = pm.nest<func::FuncOp>();
+  funcs.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  funcs.addPass(createConvertLinalgToLoopsPass());
+  funcs.addPass(createCanonicalizerPass());
+  funcs.addPass(createCSEPass());
+  funcs.addPass(memref::createExpandStridedMetadataPass());
+  funcs.addPass(createLowerAffinePass());
+  funcs.addPass(createSCFToControlFlowPass());
 }
 
 void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
                                      bool allocationFunctions) {
+  // Conversions that need no module-level declarations run function by
+  // function (on the context's threads).
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
+  pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  OpPassManager &funcs = pm.nest<func::FuncOp>();
+  funcs.addPass(createArithToLLVMConversionPass());
+  funcs.addPass(createConvertIndexToLLVMPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = allocationFunctions;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));

@@ -68,8 +68,8 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createOutlineParallelPass());
   buildLinalgToLoopsPasses(pm);
-  pm.addPass(createApproximateMathPass());
-  pm.addPass(createExpandBF16Pass());
+  pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
+  pm.addNestedPass<func::FuncOp>(createExpandBF16Pass());
   pm.addPass(createMarkEntryPointsPass());
   // Buffers come from the runtime's allocation hooks (a cache across runs)
   // when it sets them.

@@ -36,10 +36,11 @@ using namespace mlir::mnemo;
 
 namespace {
 
-/// Partitions of a code object's kernels (SplitCodegen.h): enough for the
-/// threads of a small machine, few enough that each still holds whole
-/// layers' kernels.
-constexpr unsigned kCodegenPartitions = 4;
+/// Partitions of a code object's kernels (SplitCodegen.h): several per
+/// thread of a small machine, so that a thread done early takes another
+/// (the estimate of a kernel's work before O3 is rough); each partition
+/// still costs a read of the module's bitcode.
+constexpr unsigned kCodegenPartitions = 8;
 
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {

@@ -31,7 +31,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
@@ -118,6 +120,18 @@ bool isHelper(const llvm::Function &f) {
   return callers.size() > 1;
 }
 
+/// The work of optimizing and generating `f`, estimated before O3: its
+/// instructions, those in loops weighted by how deep (loops are where O3
+/// vectorizes and unrolls, multiplying the code).
+uint64_t estimateCost(const llvm::Function &f) {
+  llvm::DominatorTree dom(const_cast<llvm::Function &>(f));
+  llvm::LoopInfo loops(dom);
+  uint64_t cost = 0;
+  for (const llvm::BasicBlock &block : f)
+    cost += block.size() << (2 * std::min(loops.getLoopDepth(&block), 3u));
+  return cost;
+}
+
 /// Partition of each defined global, by name: variables in 0, helpers
 /// everywhere.
 llvm::StringMap<unsigned> partition(llvm::Module &module,
@@ -150,7 +164,7 @@ llvm::StringMap<unsigned> partition(llvm::Module &module,
     auto [it, inserted] = size.try_emplace(leader, 0);
     if (inserted)
       leaders.push_back(leader);
-    it->second += f.getInstructionCount();
+    it->second += estimateCost(f);
   }
   llvm::stable_sort(leaders, [&](const llvm::Function *a,
                                  const llvm::Function *b) {
