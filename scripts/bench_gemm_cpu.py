@@ -125,7 +125,10 @@ def qemu_counts(work, size):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=1024)
-    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=20,
+                    help="timed GEMM runs per round (their median)")
+    ap.add_argument("--rounds", type=int, default=7,
+                    help="rounds of GEMM and peak measurements")
     ap.add_argument("--aarch64-size", type=int, default=256)
     args = ap.parse_args()
     mnemoc, mnemo_run = os.path.join(BIN, "mnemoc"), os.path.join(BIN, "mnemo-run")
@@ -134,25 +137,32 @@ def main():
         x, want = gemm_model(model, args.size)
         np.save(os.path.join(work, "x.npy"), x)
         run([mnemoc, model, "-o", os.path.join(work, "gemm.mnemo"), "--target=host"])
-        out = run([mnemo_run, os.path.join(work, "gemm.mnemo"), "--input",
-                   f"x={os.path.join(work, 'x.npy')}", "--output-dir", work,
-                   "--repeat", str(args.repeat), "--threads", "1"])
-        got = np.load(os.path.join(work, "y.npy")).astype(np.float64)
-        rel = float(np.max(np.abs(got - want) / (np.abs(want).max())))
-        gemm = 2.0 * args.size ** 3 / latency_ms(out) / 1e6
         lanes = host_lanes()
         flops = peak_model(os.path.join(work, "peak.mlir"), lanes)
         np.save(os.path.join(work, "p.npy"), np.ones(lanes, np.float32))
         run([mnemoc, os.path.join(work, "peak.mlir"), "-o", os.path.join(work, "peak.mnemo"),
              "--target=host"])
-        pout = run([mnemo_run, os.path.join(work, "peak.mnemo"), "--input",
-                    f"x={os.path.join(work, 'p.npy')}",
-                    "--repeat", "5", "--threads", "1"])
-        peak = flops / latency_ms(pout) / 1e6
-        print(f"host GEMM {args.size}^3, 1 thread: {gemm:.1f} GFLOP/s "
-              f"(max |diff| / max |y| {rel:.2g})")
+        # Rounds of GEMM then peak, each ratio taken within its round: the
+        # machine's speed drifts between runs more than within one.
+        gemms, peaks, rel = [], [], 0.0
+        for _ in range(args.rounds):
+            out = run([mnemo_run, os.path.join(work, "gemm.mnemo"), "--input",
+                       f"x={os.path.join(work, 'x.npy')}", "--output-dir", work,
+                       "--repeat", str(args.repeat), "--threads", "1"])
+            got = np.load(os.path.join(work, "y.npy")).astype(np.float64)
+            rel = max(rel, float(np.max(np.abs(got - want) / (np.abs(want).max()))))
+            gemms.append(2.0 * args.size ** 3 / latency_ms(out) / 1e6)
+            pout = run([mnemo_run, os.path.join(work, "peak.mnemo"), "--input",
+                        f"x={os.path.join(work, 'p.npy')}",
+                        "--repeat", "3", "--threads", "1"])
+            peaks.append(flops / latency_ms(pout) / 1e6)
+        ratios = sorted(100 * g / p for g, p in zip(gemms, peaks))
+        gemm, peak = float(np.median(gemms)), float(np.median(peaks))
+        print(f"host GEMM {args.size}^3, 1 thread: {gemm:.1f} GFLOP/s, median of "
+              f"{args.rounds} rounds (max |diff| / max |y| {rel:.2g})")
         print(f"host FMA peak ({lanes} lanes, 24 chains), 1 thread: {peak:.1f} GFLOP/s")
-        print(f"GEMM / peak: {100 * gemm / peak:.1f}%")
+        print(f"GEMM / peak: {float(np.median(ratios)):.1f}% (median of the rounds' "
+              f"ratios; range {ratios[0]:.1f}-{ratios[-1]:.1f}%)")
         if args.aarch64_size:
             total, fmla = qemu_counts(work, args.aarch64_size)
             ideal = args.aarch64_size ** 3 // 4
