@@ -52,12 +52,7 @@ void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
                                      bool allocationFunctions) {
   // Conversions that need no module-level declarations run function by
   // function (on the context's threads).
-  // A transpose (a GEMM's packing of input rows) becomes one shuffle,
-  // which LLVM lowers to the target's permutes, not one move per element.
-  ConvertVectorToLLVMPassOptions vectorOptions;
-  vectorOptions.vectorTransposeLowering =
-      vector::VectorTransposeLowering::Shuffle1D;
-  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   OpPassManager &funcs = pm.nest<func::FuncOp>();

@@ -9,7 +9,6 @@
 //
 //   scf.forall (batch..., row tile, column tile)  threads take whole tiles
 //     pack the tile's rows of x into panels         [ceil(rows/MR), K, MR]
-//       (MR row vectors transposed in registers)
 //     scf.for panel of NR columns in the tile
 //       scf.for K block                              the panel's block stays
 //                                                    in L1 for every row
@@ -224,53 +223,36 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
 Value KernelBuilder::packRows(Value m0, Value rows) {
   // panels[p, k, i] = x[min(m0 + p * MR + i, M - 1), k]: each K step of a
   // micro-tile reads MR consecutive inputs (one cache line), and rows past
-  // the end repeat the last one (their sums are never written). A panel is
-  // packed `lanes` K steps at a time: MR row vectors, transposed in
-  // registers, written as `lanes` runs of MR.
+  // the end repeat the last one (their sums are never written).
   Value count = b.createOrFold<arith::CeilDivSIOp>(loc, rows, idx(t.rows));
   Value init = emptyTensor(
       b, loc, {getAsOpFoldResult(count), b.getIndexAttr(k),
                b.getIndexAttr(t.rows)},
       f32);
+  MLIRContext *ctx = b.getContext();
   Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
-  Type e = cast<RankedTensorType>(x.getType()).getElementType();
-  bool exactK = k % t.lanes == 0;
-  auto tileType = VectorType::get({t.rows, t.lanes}, f32);
-  auto panels = scf::ForOp::create(
-      b, loc, idx(0), count, idx(1), ValueRange{init},
-      [&](OpBuilder &nb, Location, Value p, ValueRange pArgs) {
-        InsertHere here(b, nb);
-        Value first = arith::AddIOp::create(
-            b, loc, m0, arith::MulIOp::create(b, loc, p, idx(t.rows)));
-        SmallVector<Value> rowOf;
-        for (int64_t i = 0; i < t.rows; ++i)
-          rowOf.push_back(minIndex(
-              arith::AddIOp::create(b, loc, first, idx(i)), lastRow));
-        auto steps = scf::ForOp::create(
-            b, loc, idx(0), idx(k), idx(t.lanes), pArgs,
-            [&](OpBuilder &nb1, Location, Value k0, ValueRange kArgs) {
-              InsertHere inK(b, nb1);
-              Value tile = arith::ConstantOp::create(
-                  b, loc, DenseElementsAttr::get(tileType, 0.0f));
-              for (int64_t i = 0; i < t.rows; ++i) {
-                // K past the end reads zeros (not written).
-                Value v = vector::TransferReadOp::create(
-                    b, loc, vec(e), x, ValueRange{rowOf[i], k0},
-                    floatConst(b, loc, e, 0.0), ArrayRef<bool>{exactK});
-                tile = vector::InsertOp::create(b, loc, toF32(v), tile, i);
-              }
-              Value steps = vector::TransposeOp::create(
-                  b, loc, tile, ArrayRef<int64_t>{1, 0});
-              scf::YieldOp::create(
-                  b, loc,
-                  vector::TransferWriteOp::create(
-                      b, loc, steps, kArgs[0], ValueRange{p, k0, idx(0)},
-                      ArrayRef<bool>{exactK, true})
-                      .getResult());
-            });
-        scf::YieldOp::create(b, loc, steps.getResults());
-      });
-  return panels.getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(3, ctx)},
+             iterators(3),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value p = linalg::IndexOp::create(nb, nl, 0);
+               Value kk = linalg::IndexOp::create(nb, nl, 1);
+               Value i = linalg::IndexOp::create(nb, nl, 2);
+               Value row = arith::AddIOp::create(
+                   nb, nl, m0,
+                   arith::AddIOp::create(
+                       nb, nl,
+                       arith::MulIOp::create(
+                           nb, nl, p,
+                           arith::ConstantIndexOp::create(nb, nl, t.rows)),
+                       i));
+               row = arith::MinSIOp::create(nb, nl, row, lastRow);
+               Value v = tensor::ExtractOp::create(nb, nl, x,
+                                                   ValueRange{row, kk});
+               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, v, f32));
+             })
+      .getResult(0);
 }
 
 SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,

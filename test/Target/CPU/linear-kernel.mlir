@@ -3,20 +3,17 @@
 // A constant [N=71, K=45] weight is packed into three 32-wide panels
 // [3, 45, 32] at compile time; the tile's 37 rows (a multiple of no
 // micro-tile height) are packed into 12-row panels [4, 45, 12], the last
-// one repeating row 36 (minsi), 16 K steps at a time: 12 row vectors
-// transposed in registers, the last K steps masked (45 = 2 x 16 + 13). The first K block starts from zeros, later
+// one repeating row 36 (minsi). The first K block starts from zeros, later
 // ones from the tile's partial sums; each micro-tile is written by one 2-D
 // transfer, masked at the tile's last row and at N.
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
 // CHECK: scf.forall ({{.*}}) in (1, 1)
-// CHECK: scf.for {{.*}} -> (tensor<?x45x12xf32>)
+// CHECK: linalg.generic
 // CHECK: arith.minsi
-// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %c16
-// CHECK-COUNT-12: vector.transfer_read %{{.*}}[%{{.*}}, %[[K0]]], %{{.*}} : tensor<?x45xf32>, vector<16xf32>
-// CHECK: %[[STEPS:.*]] = vector.transpose %{{.*}}, [1, 0] : vector<12x16xf32> to vector<16x12xf32>
-// CHECK: vector.transfer_write %[[STEPS]], %{{.*}}[%{{.*}}, %[[K0]], %{{.*}}] {in_bounds = [false, true]} : vector<16x12xf32>, tensor<?x45x12xf32>
+// CHECK: tensor.extract
+// CHECK: -> tensor<?x45x12xf32>
 // CHECK: scf.if
 // CHECK: } else {
 // CHECK: vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<12x32xf32>

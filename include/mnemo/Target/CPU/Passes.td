@@ -79,10 +79,9 @@ def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"
     time into panels `[ceil(N / NR), K, NR]` (NR = `vectors` * `lanes`,
     zero-padded), so that each step's weights are one contiguous run; other
     weights are read in place (`[K, N]`, an `out_in` one transposed first).
-    A tile's input rows are packed into `[ceil(rows / MR), K, MR]`, MR row
-    vectors at a time transposed in registers (rows past the end repeat the
-    last one and are not written); K is cut into blocks whose weights fit
-    the L1 cache; columns past N are masked. A static row count keeps the
+    A tile's input rows are packed into `[ceil(rows / MR), K, MR]` (rows
+    past the end repeat the last one and are not written); K is cut into
+    blocks whose weights fit the L1 cache; columns past N are masked. A static row count keeps the
     full micro-tile height when at most 1/16 of the rows computed are
     unused, else picks a height that divides it. Other
     linears (f64) are left to `mnemo-tile-linear`.
