@@ -7,7 +7,8 @@
 //   mnemoc INPUT -o OUT.mnemo --target=host|aarch64|sm_80|sm_90a [--emit=STAGE]
 //
 // INPUT is a .mlir or .onnx model or a Hugging Face checkpoint directory
-// (config.json + safetensors). Parses or imports the model, then hands it to the compiler library (lib/Compiler).
+// (config.json + safetensors). Parses or imports the model, then hands it to
+// the compiler library (lib/Compiler).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,32 +22,40 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/ADT/StringExtras.h"
 #include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir|model.onnx|checkpoint dir>"));
-static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
-                                       cl::value_desc("path"), cl::init("-"));
+/// mnemoc's own options: the ones --help lists (LLVM's internal flags are
+/// behind --help-hidden).
+static cl::OptionCategory mnemocOptions("mnemoc options");
+
 static cl::opt<std::string>
-    targetName("target", cl::desc("Target: host, x86_64, aarch64, sm_80 or sm_90a"),
-               cl::init("host"));
+    inputPath(cl::Positional, cl::Required,
+              cl::desc("<model.mlir|model.onnx|checkpoint dir>"),
+              cl::cat(mnemocOptions));
+static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::init("-"),
+                                       cl::cat(mnemocOptions));
+static cl::opt<std::string>
+    targetName("target",
+               cl::desc("Target: host, x86_64, aarch64, sm_80 or sm_90a"),
+               cl::init("host"), cl::cat(mnemocOptions));
 static cl::opt<mnemo::EmitStage> emit(
     "emit", cl::desc("Stop after a stage and write it"),
     cl::init(mnemo::EmitStage::Artifact),
@@ -61,38 +70,43 @@ static cl::opt<mnemo::EmitStage> emit(
                           "PTX of every kernel, one module (GPU targets)"),
                clEnumValN(mnemo::EmitStage::Obj, "obj", "relocatable object"),
                clEnumValN(mnemo::EmitStage::Artifact, "artifact",
-                          "the .mnemo artifact (default)")));
+                          "the .mnemo artifact (default)")),
+    cl::cat(mnemocOptions));
 static cl::opt<int64_t> maxBatch("max-batch",
                                  cl::desc("Largest batch at run time"),
-                                 cl::init(16));
-static cl::opt<int64_t> maxSeqLen("max-seq-len",
-                                  cl::desc("Largest sequence length at run time"),
-                                  cl::init(4096));
-static cl::opt<bool> tileAttention("tile-attention",
-                                   cl::desc("FlashAttention tiling (default on)"),
-                                   cl::init(true));
+                                 cl::init(16), cl::cat(mnemocOptions));
+static cl::opt<int64_t>
+    maxSeqLen("max-seq-len", cl::desc("Largest sequence length at run time"),
+              cl::init(4096), cl::cat(mnemocOptions));
+static cl::opt<bool>
+    tileAttention("tile-attention",
+                  cl::desc("FlashAttention tiling (default on)"),
+                  cl::init(true), cl::cat(mnemocOptions));
 static cl::opt<bool> externalWeights(
     "external-weights",
     cl::desc("Write the weights to OUT.weights beside the artifact"),
-    cl::init(false));
+    cl::init(false), cl::cat(mnemocOptions));
 static cl::opt<bool> importReport(
     "report",
     cl::desc("Print which ONNX subgraphs were raised into mnemo ops and "
              "which ops stayed generic (to stderr)"),
-    cl::init(false));
-static cl::opt<bool> tileLinear("tile-linear",
-                                cl::desc("Cache tiling of linear layers (default on)"),
-                                cl::init(true));
-static cl::opt<mnemo::MLAFormChoice> mlaForm(
-    "mla-form", cl::desc("Decomposition of multi-head latent attention"),
-    cl::init(mnemo::MLAFormChoice::Auto),
-    cl::values(clEnumValN(mnemo::MLAFormChoice::Auto, "auto",
-                          "expanded for prefill, absorbed for decode "
-                          "(or the op's own form)"),
-               clEnumValN(mnemo::MLAFormChoice::Expanded, "expanded",
-                          "keys and values up-projected per head"),
-               clEnumValN(mnemo::MLAFormChoice::Absorbed, "absorbed",
-                          "attention over the latent cache")));
+    cl::init(false), cl::cat(mnemocOptions));
+static cl::opt<bool>
+    tileLinear("tile-linear",
+               cl::desc("Cache tiling of linear layers (default on)"),
+               cl::init(true), cl::cat(mnemocOptions));
+static cl::opt<mnemo::MLAFormChoice>
+    mlaForm("mla-form",
+            cl::desc("Decomposition of multi-head latent attention"),
+            cl::init(mnemo::MLAFormChoice::Auto),
+            cl::values(clEnumValN(mnemo::MLAFormChoice::Auto, "auto",
+                                  "expanded for prefill, absorbed for decode "
+                                  "(or the op's own form)"),
+                       clEnumValN(mnemo::MLAFormChoice::Expanded, "expanded",
+                                  "keys and values up-projected per head"),
+                       clEnumValN(mnemo::MLAFormChoice::Absorbed, "absorbed",
+                                  "attention over the latent cache")),
+            cl::cat(mnemocOptions));
 static cl::opt<mnemo::WeightDType> weightDType(
     "dtype",
     cl::desc("Storage type of a checkpoint's weight matrices (activations "
@@ -102,17 +116,38 @@ static cl::opt<mnemo::WeightDType> weightDType(
                clEnumValN(mnemo::WeightDType::BF16, "bf16",
                           "bfloat16, rounded to nearest even"),
                clEnumValN(mnemo::WeightDType::F16, "f16",
-                          "IEEE half, rounded to nearest even")));
+                          "IEEE half, rounded to nearest even")),
+    cl::cat(mnemocOptions));
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Compile for one static shape of an input: NAME=DIMxDIMx... "
              "(repeatable; targets without dynamic shapes need it)"),
-    cl::value_desc("name=shape"));
-static cl::opt<int64_t> blockQ("block-q", cl::desc("Query tile rows (0: target default)"),
-                               cl::init(0));
-static cl::opt<int64_t> blockKV("block-kv",
-                                cl::desc("Key/value tile rows (0: target default)"),
-                                cl::init(0));
+    cl::value_desc("name=shape"), cl::cat(mnemocOptions));
+static cl::opt<int64_t> blockQ("block-q",
+                               cl::desc("Query tile rows (0: target default)"),
+                               cl::init(0), cl::cat(mnemocOptions));
+static cl::opt<int64_t>
+    blockKV("block-kv", cl::desc("Key/value tile rows (0: target default)"),
+            cl::init(0), cl::cat(mnemocOptions));
+
+/// MLIR's options that a user of mnemoc needs, listed by --help with
+/// mnemoc's own (--mlir-print-ir-after=PASS and the rest are hidden ones).
+static constexpr llvm::StringLiteral kShownMLIROptions[] = {
+    "mlir-timing", "mlir-disable-threading", "mlir-print-ir-after-failure",
+    "mlir-print-op-on-diagnostic"};
+
+/// Hides (behind --help-hidden) every option but mnemoc's own and the MLIR
+/// ones above, and lists those under one heading.
+static void hideForeignOptions() {
+  for (auto &[name, option] : cl::getRegisteredOptions()) {
+    if (llvm::is_contained(kShownMLIROptions, name)) {
+      option->addCategory(mnemocOptions);
+      continue;
+    }
+    if (!llvm::is_contained(option->Categories, &mnemocOptions))
+      option->setHiddenFlag(cl::Hidden);
+  }
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "mnemoc") << message << "\n";
@@ -127,6 +162,7 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  hideForeignOptions();
   cl::ParseCommandLineOptions(argc, argv, "Mnemo ahead-of-time compiler\n");
 
   if (!mnemo::createTargetBackend(targetName))
@@ -134,8 +170,8 @@ int main(int argc, char **argv) {
                 llvm::join(mnemo::getTargetBackendNames(), ", ") + ")");
   if (maxBatch <= 0 || maxSeqLen <= 0)
     return fail("--max-batch and --max-seq-len must be positive");
-  bool binary = emit == mnemo::EmitStage::Obj ||
-                emit == mnemo::EmitStage::Artifact;
+  bool binary =
+      emit == mnemo::EmitStage::Obj || emit == mnemo::EmitStage::Artifact;
   if (binary && outputPath == "-")
     return fail("binary output needs -o FILE");
   if (externalWeights && emit != mnemo::EmitStage::Artifact)
@@ -159,29 +195,34 @@ int main(int argc, char **argv) {
     if (!onnx && !llvm::StringRef(inputPath).ends_with(".mlir"))
       return fail(inputPath + ": unsupported input (this build reads .mlir "
                               "and .onnx models and checkpoint directories)");
-    hash = llvm::toHex(llvm::SHA256::hash(
-                           llvm::arrayRefFromStringRef(input->getBuffer())),
-                       /*LowerCase=*/true);
+    hash = llvm::toHex(
+        llvm::SHA256::hash(llvm::arrayRefFromStringRef(input->getBuffer())),
+        /*LowerCase=*/true);
   }
 
   DialectRegistry registry;
   mnemo::registerAllDialects(registry);
   MLIRContext context(registry);
+  // A diagnostic is its one line and location; the op it is about (a whole
+  // model's function, often) is printed only when asked for.
+  if (!cl::getRegisteredOptions()
+           .lookup("mlir-print-op-on-diagnostic")
+           ->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   if (input)
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module;
   if (checkpoint)
-    module = mnemo::importCheckpoint(inputPath, &context, error, &hash,
-                                     weightDType);
+    module =
+        mnemo::importCheckpoint(inputPath, &context, error, &hash, weightDType);
   else if (onnx) {
     mnemo::ONNXImportReport report;
     module = mnemo::importONNXFile(inputPath, &context, error, &report);
     if (module && importReport)
       report.print(llvm::errs());
-  }
-  else
+  } else
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return checkpoint || onnx ? fail(error) : 1;
@@ -243,8 +284,8 @@ int main(int argc, char **argv) {
     weights = openOutputFile(path, &error);
     if (!weights)
       return fail(path + ": " + error);
-    side.emplace(mnemo::SideWeights{
-        llvm::sys::path::filename(path).str(), weights->os()});
+    side.emplace(mnemo::SideWeights{llvm::sys::path::filename(path).str(),
+                                    weights->os()});
   }
   if (failed(mnemo::compileModule(*module, options, output->os(), progress,
                                   side ? &*side : nullptr)))

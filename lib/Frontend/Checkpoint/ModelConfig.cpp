@@ -26,10 +26,9 @@ using namespace mlir::mnemo;
 using llvm::StringRef;
 using llvm::json::Object;
 
-
 static void parseRope(ConfigReader &top, ModelConfig &config) {
-  StringRef key = top.has("rope_parameters") ? "rope_parameters"
-                                             : "rope_scaling";
+  StringRef key =
+      top.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
   config.ropeTheta = top.getDouble("rope_theta", 10000.0);
   if (!top.has(key))
     return;
@@ -162,6 +161,28 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
                 "' (expected LlamaForCausalLM, MistralForCausalLM, "
                 "Qwen2ForCausalLM, Qwen3ForCausalLM or "
                 "DeepseekV3ForCausalLM)");
+  // transformers builds the model class that `model_type` names; a config
+  // whose model_type is missing, unknown or another architecture's is one
+  // transformers refuses or reads as another model.
+  StringRef expectedType = llama     ? "llama"
+                           : mistral ? "mistral"
+                           : qwen2   ? "qwen2"
+                           : qwen3   ? "qwen3"
+                                     : "deepseek_v3";
+  std::optional<StringRef> modelType = root->getString("model_type");
+  if (!modelType)
+    return fail("key 'model_type': missing (expected '" + expectedType +
+                "' for " + arch + ")");
+  if (*modelType != expectedType) {
+    bool known = llvm::is_contained(
+        {"llama", "mistral", "qwen2", "qwen3", "deepseek_v3"}, *modelType);
+    return fail("key 'model_type': " +
+                (known ? "'" + *modelType + "' does not match architecture " +
+                             arch + " (expected '" + expectedType + "')"
+                       : "unsupported model type '" + *modelType +
+                             "' (expected '" + expectedType + "' for " + arch +
+                             ")"));
+  }
 
   config.vocabSize = top.getInt("vocab_size", std::nullopt);
   config.hiddenSize = top.getInt("hidden_size", std::nullopt);
@@ -181,8 +202,8 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   config.qkNorm = qwen3;
   std::string act = top.getString("hidden_act", "silu");
   if (act != "silu")
-    top.fail("hidden_act", "unsupported activation '" + act +
-                               "' (expected silu)");
+    top.fail("hidden_act",
+             "unsupported activation '" + act + "' (expected silu)");
   if (problem.empty() && config.numHeads % config.numKVHeads != 0)
     top.fail("num_key_value_heads", "must divide num_attention_heads");
   if (problem.empty() && top.getInt("pretraining_tp", 1) != 1)

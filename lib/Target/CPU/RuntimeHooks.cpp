@@ -1,4 +1,5 @@
-//===- RuntimeHooks.cpp - the code object's calls into the runtime -*- C++ -*-=//
+//===- RuntimeHooks.cpp - the code object's calls into the runtime -*- C++
+//-*-=//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -56,10 +57,10 @@ LLVM::GlobalOp hookTable(ModuleOp module) {
   auto type = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(mnemo::kNumHooks, ptr));
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto table = LLVM::GlobalOp::create(b, module.getLoc(), type,
-                                      /*isConstant=*/false,
-                                      LLVM::Linkage::External,
-                                      mnemo::kHooksSymbol, Attribute());
+  auto table =
+      LLVM::GlobalOp::create(b, module.getLoc(), type,
+                             /*isConstant=*/false, LLVM::Linkage::External,
+                             mnemo::kHooksSymbol, Attribute());
   Block *init = b.createBlock(&table.getInitializerRegion());
   b.setInsertionPointToStart(init);
   Value zero = LLVM::ZeroOp::create(b, module.getLoc(), type);
@@ -128,12 +129,12 @@ struct AddRuntimeHooksPass final
       else if (func->hasAttr(mnemo::kHookAttr))
         hooks.push_back(func);
     }
-    auto alloc = module.lookupSymbol<LLVM::LLVMFuncOp>(
-        "_mlir_memref_to_llvm_alloc");
+    auto alloc =
+        module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_memref_to_llvm_alloc");
     auto alignedAlloc = module.lookupSymbol<LLVM::LLVMFuncOp>(
         "_mlir_memref_to_llvm_aligned_alloc");
-    auto dealloc = module.lookupSymbol<LLVM::LLVMFuncOp>(
-        "_mlir_memref_to_llvm_free");
+    auto dealloc =
+        module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_memref_to_llvm_free");
     if (dispatches.empty() && hooks.empty() && !alloc && !alignedAlloc &&
         !dealloc)
       return;
@@ -171,17 +172,17 @@ struct AddRuntimeHooksPass final
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);
     Value size = entry->getArgument(aligned ? 1 : 0);
-    Value align = aligned ? entry->getArgument(0)
-                          : LLVM::ConstantOp::create(b, loc, i64,
-                                                     b.getI64IntegerAttr(16))
-                                .getResult();
+    Value align =
+        aligned ? entry->getArgument(0)
+                : LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(16))
+                      .getResult();
     auto [hook, viaHook, viaLibc] =
         branchOnHook(b, loc, decl, table, mnemo::kAllocHook);
     b.setInsertionPointToStart(viaHook);
     auto hookType = LLVM::LLVMFunctionType::get(ptr, {i64, i64});
-    Value p = LLVM::CallOp::create(b, loc, hookType,
-                                   ValueRange{hook, size, align})
-                  .getResult();
+    Value p =
+        LLVM::CallOp::create(b, loc, hookType, ValueRange{hook, size, align})
+            .getResult();
     LLVM::ReturnOp::create(b, loc, p);
     b.setInsertionPointToStart(viaLibc);
     OpBuilder::InsertionGuard guard(b);
@@ -229,8 +230,7 @@ struct AddRuntimeHooksPass final
 
   /// dispatch(args..., n, cost): packs args into a struct on the stack and
   /// runs the trampoline over [0, n) through parallel_for, or directly.
-  LogicalResult defineDispatch(LLVM::LLVMFuncOp dispatch,
-                               LLVM::GlobalOp table,
+  LogicalResult defineDispatch(LLVM::LLVMFuncOp dispatch, LLVM::GlobalOp table,
                                const SymbolUserMap &users) {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -364,9 +364,9 @@ struct AddRuntimeHooksPass final
         branchOnHook(b, loc, fn, table, mnemo::kParallelForHook);
     b.setInsertionPointToStart(inlineBlock);
     Value zero = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
-    LLVM::CallOp::create(
-        b, loc, LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
-        ValueRange{tramp, frame, zero, n});
+    LLVM::CallOp::create(b, loc,
+                         LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
+                         ValueRange{tramp, frame, zero, n});
     LLVM::ReturnOp::create(b, loc, ValueRange{});
     b.setInsertionPointToStart(poolBlock);
     LLVM::CallOp::create(

@@ -1,4 +1,5 @@
-//===- SplitCodegen.cpp - optimize and emit a module on threads --*- C++ -*-===//
+//===- SplitCodegen.cpp - optimize and emit a module on threads --*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -29,9 +30,9 @@
 
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
-#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/InstIterator.h"
@@ -73,8 +74,7 @@ namespace {
 /// Calls `fn` for each global value that `user` refers to, through
 /// constant expressions and aggregates.
 void forEachReferencedGlobal(
-    const llvm::User *user,
-    llvm::SmallPtrSetImpl<const llvm::Constant *> &seen,
+    const llvm::User *user, llvm::SmallPtrSetImpl<const llvm::Constant *> &seen,
     llvm::function_ref<void(const llvm::GlobalValue *)> fn) {
   for (const llvm::Value *operand : user->operands()) {
     if (const auto *gv = llvm::dyn_cast<llvm::GlobalValue>(operand)) {
@@ -134,8 +134,7 @@ uint64_t estimateCost(const llvm::Function &f) {
 
 /// Partition of each defined global, by name: variables in 0, helpers
 /// everywhere.
-llvm::StringMap<unsigned> partition(llvm::Module &module,
-                                    unsigned partitions) {
+llvm::StringMap<unsigned> partition(llvm::Module &module, unsigned partitions) {
   llvm::SmallPtrSet<const llvm::Function *, 8> helpers;
   for (const llvm::Function &f : module)
     if (isHelper(f))
@@ -147,8 +146,7 @@ llvm::StringMap<unsigned> partition(llvm::Module &module,
     clusters.insert(&f);
     for (const llvm::Instruction &inst : llvm::instructions(f)) {
       const auto *call = llvm::dyn_cast<llvm::CallBase>(&inst);
-      const llvm::Function *callee =
-          call ? call->getCalledFunction() : nullptr;
+      const llvm::Function *callee = call ? call->getCalledFunction() : nullptr;
       if (isInlinableLocal(callee) && !helpers.contains(callee))
         clusters.unionSets(&f, callee);
     }
@@ -166,10 +164,10 @@ llvm::StringMap<unsigned> partition(llvm::Module &module,
       leaders.push_back(leader);
     it->second += estimateCost(f);
   }
-  llvm::stable_sort(leaders, [&](const llvm::Function *a,
-                                 const llvm::Function *b) {
-    return size[a] > size[b];
-  });
+  llvm::stable_sort(leaders,
+                    [&](const llvm::Function *a, const llvm::Function *b) {
+                      return size[a] > size[b];
+                    });
   llvm::SmallVector<uint64_t> load(partitions, 0);
   llvm::DenseMap<const llvm::Function *, unsigned> owner;
   for (const llvm::Function *leader : leaders) {

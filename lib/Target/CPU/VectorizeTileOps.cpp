@@ -46,7 +46,8 @@ namespace {
 /// reduction), and whose only reductions are that loop.
 bool isRowOp(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
-      !op.hasPureTensorSemantics() || !op->getParentOfType<LoopLikeOpInterface>())
+      !op.hasPureTensorSemantics() ||
+      !op->getParentOfType<LoopLikeOpInterface>())
     return false;
   unsigned numLoops = op.getNumLoops();
   if (numLoops == 0 || op.hasDynamicShape())

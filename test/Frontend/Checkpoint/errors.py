@@ -11,6 +11,9 @@
 # RUN: not mnemoc %t/missing_tensor -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=MISSING
 # RUN: not mnemoc %t/config_arch -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ARCH
 # RUN: not mnemoc %t/config_json -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=CONFIG-JSON
+# RUN: not mnemoc %t/config_no_type -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=NO-TYPE
+# RUN: not mnemoc %t/config_type -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=TYPE
+# RUN: not mnemoc %t/config_type_mismatch -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=TYPE-MISMATCH
 # RUN: not mnemoc %t/config_rope -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ROPE
 # RUN: not mnemoc %t/config_act -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ACT
 # RUN: not mnemoc %t/no_config -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=NO-CONFIG
@@ -33,6 +36,12 @@
 # ARCH-NOT: {{.}}
 # CONFIG-JSON: mnemoc: error: {{.*}}config_json{{[/\\]}}config.json: not valid JSON: {{.+}}
 # CONFIG-JSON-NOT: {{.}}
+# NO-TYPE: mnemoc: error: {{.*}}config_no_type{{[/\\]}}config.json: key 'model_type': missing (expected 'llama' for LlamaForCausalLM){{$}}
+# NO-TYPE-NOT: {{.}}
+# TYPE: mnemoc: error: {{.*}}config_type{{[/\\]}}config.json: key 'model_type': unsupported model type 'gpt2' (expected 'llama' for LlamaForCausalLM){{$}}
+# TYPE-NOT: {{.}}
+# TYPE-MISMATCH: mnemoc: error: {{.*}}config_type_mismatch{{[/\\]}}config.json: key 'model_type': 'qwen3' does not match architecture LlamaForCausalLM (expected 'llama'){{$}}
+# TYPE-MISMATCH-NOT: {{.}}
 # ROPE: mnemoc: error: {{.*}}config_rope{{[/\\]}}config.json: key 'rope_parameters.rope_type': unsupported rope type 'longrope'{{.*}}
 # ROPE-NOT: {{.}}
 # ACT: mnemoc: error: {{.*}}config_act{{[/\\]}}config.json: key 'hidden_act': unsupported activation 'gelu'{{.*}}

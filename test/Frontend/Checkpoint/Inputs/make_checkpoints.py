@@ -13,6 +13,7 @@ import numpy as np
 
 CONFIG = {
     "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
     "hidden_size": 8,
     "intermediate_size": 16,
     "num_attention_heads": 2,
@@ -104,6 +105,10 @@ def main(root):
     write(root, "config_arch",
           config=dict(CONFIG, architectures=["GPT2LMHeadModel"]))
     write(root, "config_json", config=b'{"architectures": [')
+    write(root, "config_no_type",
+          config={k: v for k, v in CONFIG.items() if k != "model_type"})
+    write(root, "config_type", config=dict(CONFIG, model_type="gpt2"))
+    write(root, "config_type_mismatch", config=dict(CONFIG, model_type="qwen3"))
     write(root, "config_rope",
           config=dict(CONFIG, rope_parameters={"rope_type": "longrope",
                                                "rope_theta": 10000.0}))

@@ -17,7 +17,7 @@ H, HEADS, QL, KVL, NOPE, ROPE, V = 16, 2, 8, 8, 4, 4, 6
 E, MOE_I, INTER, VOCAB = 4, 8, 16, 12
 
 CONFIG = {
-    "architectures": ["DeepseekV3ForCausalLM"],
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
     "hidden_size": H, "intermediate_size": INTER, "vocab_size": VOCAB,
     "num_hidden_layers": 2, "num_attention_heads": HEADS,
     "num_key_value_heads": HEADS, "q_lora_rank": QL, "kv_lora_rank": KVL,
