@@ -7,9 +7,9 @@
 #include "mnemo/Compiler/Compiler.h"
 
 #include "mnemo/Artifact/ArtifactWriter.h"
+#include "mnemo/Artifact/CodeObjectABI.h"
 #include "mnemo/Artifact/OutlineWeights.h"
 #include "mnemo/Pipelines/Pipelines.h"
-#include "mnemo/Target/CPU/Passes.h"
 #include "mnemo/Target/TargetBackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -27,4 +27,27 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
   ];
 }
 
+def ApproximateMathPass : Pass<"mnemo-approximate-math"> {
+  let summary = "Replaces exp, tanh, erf, log, sin, cos with polynomials";
+  let description = [{
+    Applies MLIR's polynomial approximations to f32 math ops (scalar and
+    vector), so generated code never calls libm per lane (CPU and GPU kernels). Accuracy is that
+    of the upstream approximations (a few ulp).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def LowerCopiesPass : Pass<"mnemo-lower-copies"> {
+  let summary = "Rewrites memref.copy as linalg.copy";
+  let description = [{
+    Bufferization copies with memref.copy, which the LLVM lowering turns into
+    calls to MLIR's runtime library for strided buffers. Kernels of an
+    artifact must not depend on that library, so copies become linalg.copy
+    and then loops like every other linalg op.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // MNEMO_CONVERSION_PASSES

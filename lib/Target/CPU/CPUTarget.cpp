@@ -18,6 +18,7 @@
 #include "dialects/Mnemo/Transforms/Passes.h"
 
 #include "mnemo/Conversion/LoweringPipelines.h"
+#include "mnemo/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "llvm/TargetParser/Host.h"

@@ -12,7 +12,7 @@
 
 #include "NVPTXTarget.h"
 
-#include "mnemo/Target/CPU/Passes.h"
+#include "mnemo/Conversion/Passes.h"
 #include "mnemo/Target/NVPTX/LaunchPlan.h"
 #include "mnemo/Target/NVPTX/Passes.h"
 

@@ -7,6 +7,8 @@
 #ifndef MNEMO_TARGET_CPU_PASSES_H
 #define MNEMO_TARGET_CPU_PASSES_H
 
+#include "mnemo/Artifact/CodeObjectABI.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,25 +28,10 @@ namespace mlir::mnemo {
 /// Registers the CPU code generation passes.
 void registerCPUPasses();
 
-/// Prefix of the artifact kernels the entry-point passes add.
-inline constexpr llvm::StringLiteral kEntryPrefix = "mnemo_entry_";
-
-/// The code object's table of runtime hooks (runtime/schema/artifact.fbs)
-/// and its slots.
-inline constexpr llvm::StringLiteral kHooksSymbol = "mnemo_hooks";
-inline constexpr unsigned kParallelForHook = 0;
-inline constexpr unsigned kProfileHook = 1;
-inline constexpr unsigned kAllocHook = 2;
-inline constexpr unsigned kFreeHook = 3;
-inline constexpr unsigned kNumHooks = 4;
 /// On a declaration: a parallel dispatch, with its body's symbol.
 inline constexpr llvm::StringLiteral kParallelBodyAttr = "mnemo.parallel_body";
 /// On a declaration: a call through hook slot N.
 inline constexpr llvm::StringLiteral kHookAttr = "mnemo.hook";
-/// On the module: the profile points' names.
-inline constexpr llvm::StringLiteral kProfilePointsAttr =
-    "mnemo.profile_points";
-
 } // namespace mlir::mnemo
 
 #endif // MNEMO_TARGET_CPU_PASSES_H

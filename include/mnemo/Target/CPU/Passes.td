@@ -30,18 +30,6 @@ def AddEntryPointsPass : Pass<"mnemo-cpu-add-entry-points", "::mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
-def ApproximateMathPass : Pass<"mnemo-cpu-approximate-math"> {
-  let summary = "Replaces exp, tanh, erf, log, sin, cos with polynomials";
-  let description = [{
-    Applies MLIR's polynomial approximations to f32 math ops (scalar and
-    vector), so generated code never calls libm per lane. Accuracy is that
-    of the upstream approximations (a few ulp).
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect",
-                           "::mlir::vector::VectorDialect"];
-}
-
 def ExpandBF16Pass : Pass<"mnemo-cpu-expand-bf16"> {
   let summary = "Computes bf16 arithmetic in f32 and bf16 conversions inline";
   let description = [{
@@ -53,17 +41,6 @@ def ExpandBF16Pass : Pass<"mnemo-cpu-expand-bf16"> {
     finding when the runtime loads it. Other ops are left alone.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
-}
-
-def LowerCopiesPass : Pass<"mnemo-cpu-lower-copies"> {
-  let summary = "Rewrites memref.copy as linalg.copy";
-  let description = [{
-    Bufferization copies with memref.copy, which the LLVM lowering turns into
-    calls to MLIR's runtime library for strided buffers. Kernels of an
-    artifact must not depend on that library, so copies become linalg.copy
-    and then loops like every other linalg op.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"> {

@@ -261,7 +261,7 @@ def MathToIntrinsicsPass : Pass<"mnemo-gpu-math-to-intrinsics"> {
   let description = [{
     `convert-gpu-to-nvvm` lowers math ops to libdevice calls, which makes
     the PTX depend on a CUDA toolkit found at compile time. After
-    `mnemo-cpu-approximate-math` has replaced the transcendental functions
+    `mnemo-approximate-math` has replaced the transcendental functions
     with polynomials, what remains (sqrt, rsqrt, floor, ceil, trunc,
     roundeven, absf, copysign, fma on f32) becomes `llvm.call_intrinsic` of
     the LLVM intrinsic, which the NVPTX back-end implements with one PTX

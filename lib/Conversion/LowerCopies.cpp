@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mnemo/Target/CPU/Passes.h"
+#include "mnemo/Conversion/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_LOWERCOPIESPASS
-#include "mnemo/Target/CPU/Passes.h.inc"
+#include "mnemo/Conversion/Passes.h.inc"
 } // namespace mlir::mnemo
 
 using namespace mlir;

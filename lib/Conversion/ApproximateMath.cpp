@@ -1,17 +1,17 @@
-//===- ApproximateMath.cpp - polynomial math for CPU code -------*- C++ -*-===//
+//===- ApproximateMath.cpp - polynomial math for kernels -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 
-#include "mnemo/Target/CPU/Passes.h"
+#include "mnemo/Conversion/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
-#include "mnemo/Target/CPU/Passes.h.inc"
+#include "mnemo/Conversion/Passes.h.inc"
 } // namespace mlir::mnemo
 
 using namespace mlir;
