@@ -20,6 +20,7 @@
 #include "TensorCoreBuilder.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "mnemo/Target/NVPTX/Chips.h"
 
 #include <cmath>
 
@@ -1009,11 +1010,17 @@ struct AttentionKernelPass
           << static_cast<int64_t>(blockKV);
       return signalPassFailure();
     }
+    const mnemo::ChipInfo *gpu = mnemo::lookupChip(chip);
+    if (!gpu) {
+      getOperation().emitError("mnemo-gpu-attention-kernel: unknown chip '")
+          << chip << "'";
+      return signalPassFailure();
+    }
     SmallVector<mnemo::AttentionOp> ops;
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
     for (mnemo::AttentionOp op : ops) {
       std::string why;
-      FailureOr<Problem> p = analyze(op, blockQ, blockKV, chip == "sm_90a", useTma,
+      FailureOr<Problem> p = analyze(op, blockQ, blockKV, gpu->warpgroupMma, useTma,
                                       splitKV, smCount, sharedBytesLimit, why);
       if (failed(p)) {
         if (report)

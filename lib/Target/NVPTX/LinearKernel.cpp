@@ -21,6 +21,7 @@
 #include "TensorCoreBuilder.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "mnemo/Target/NVPTX/Chips.h"
 
 #include <cmath>
 
@@ -907,13 +908,19 @@ struct LinearKernelPass
   }
 
   void runOnOperation() override {
+    const mnemo::ChipInfo *gpu = mnemo::lookupChip(chip);
+    if (!gpu) {
+      getOperation().emitError("mnemo-gpu-linear-kernel: unknown chip '")
+          << chip << "'";
+      return signalPassFailure();
+    }
     SmallVector<mnemo::LinearOp> ops;
     getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
     for (mnemo::LinearOp op : ops) {
       std::string why;
       Fusion fusion = fusionOf(op);
       FailureOr<Gemm> g =
-          analyze(op, fusion, chip == "sm_90a" && useWgmma, useTma, smCount,
+          analyze(op, fusion, gpu->warpgroupMma && useWgmma, useTma, smCount,
                   splitK, sharedBytesLimit, why);
       if (succeeded(g))
         rewrite(op, *g, fusion);

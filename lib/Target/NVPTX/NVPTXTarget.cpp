@@ -13,6 +13,7 @@
 #include "NVPTXTarget.h"
 
 #include "mnemo/Conversion/Passes.h"
+#include "mnemo/Target/NVPTX/Chips.h"
 #include "mnemo/Target/NVPTX/LaunchPlan.h"
 #include "mnemo/Target/NVPTX/Passes.h"
 
@@ -37,18 +38,17 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
 void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
+  const ChipInfo &info = *lookupChip(chip);
   AttentionKernelPassOptions options;
   options.chip = chip;
-  // Multiprocessors of the chips' data-center parts (A100, H100/H200).
-  options.smCount = chip == "sm_80" ? 108 : 132;
+  options.smCount = info.multiprocessors;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
   LinearKernelPassOptions linear;
   linear.chip = chip;
-  // The wgmma GEMM runs one block per multiprocessor: the 227 KiB an
-  // sm_90 block may take hold its stages.
-  if (chip == "sm_90a")
-    linear.sharedBytesLimit = 232448;
-  linear.smCount = options.smCount;
+  // The GEMM runs one block per multiprocessor: the shared memory one
+  // block may take holds its stages.
+  linear.sharedBytesLimit = info.gemmSharedBytes;
+  linear.smCount = info.multiprocessors;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
 }
 
@@ -144,7 +144,8 @@ FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
 
 std::unique_ptr<TargetBackend>
 mnemo::createNVPTXTargetBackend(llvm::StringRef name) {
-  if (name != "sm_80" && name != "sm_90a")
+  const ChipInfo *chip = lookupChip(name);
+  if (!chip)
     return nullptr;
   TargetInfo info;
   info.vectorBits = 128;
@@ -152,5 +153,6 @@ mnemo::createNVPTXTargetBackend(llvm::StringRef name) {
   // tiling would put dynamically sized buffers into its tiles.
   info.tileLinear = false;
   info.ptx = true;
-  return std::make_unique<NVPTXTargetBackend>(name.str(), "+ptx80", info);
+  return std::make_unique<NVPTXTargetBackend>(name.str(),
+                                              chip->ptxFeatures.str(), info);
 }
