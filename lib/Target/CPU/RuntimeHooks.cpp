@@ -1,5 +1,4 @@
-//===- RuntimeHooks.cpp - the code object's calls into the runtime -*- C++
-//-*-=//
+//===- RuntimeHooks.cpp - the code object's calls into the runtime -------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -116,6 +115,15 @@ Operation *sameConstant(ArrayRef<LLVM::CallOp> calls, unsigned i) {
   return first;
 }
 
+/// Makes `decl` an internal function that is never inlined: a model's entry
+/// function calls the runtime at every buffer and profile point, and a plain
+/// call there keeps it small (and quick to compile); the work behind each
+/// call costs far more than the call.
+void defineAsRuntimeCall(LLVM::LLVMFuncOp decl) {
+  decl.setLinkage(LLVM::Linkage::Internal);
+  decl.setNoInline(true);
+}
+
 struct AddRuntimeHooksPass final
     : mnemo::impl::AddRuntimeHooksPassBase<AddRuntimeHooksPass> {
   void runOnOperation() override {
@@ -163,11 +171,7 @@ struct AddRuntimeHooksPass final
     Location loc = decl.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto i64 = IntegerType::get(ctx, 64);
-    decl.setLinkage(LLVM::Linkage::Internal);
-    // Called at every buffer and profile point: a plain call there keeps
-    // the model's entry function small (and quick to compile); the work
-    // behind it costs far more than the call.
-    decl.setNoInline(true);
+    defineAsRuntimeCall(decl);
     OpBuilder mb(ctx);
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);
@@ -205,11 +209,7 @@ struct AddRuntimeHooksPass final
     Location loc = decl.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto voidType = LLVM::LLVMVoidType::get(ctx);
-    decl.setLinkage(LLVM::Linkage::Internal);
-    // Called at every buffer and profile point: a plain call there keeps
-    // the model's entry function small (and quick to compile); the work
-    // behind it costs far more than the call.
-    decl.setNoInline(true);
+    defineAsRuntimeCall(decl);
     OpBuilder mb(ctx);
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);
@@ -294,8 +294,8 @@ struct AddRuntimeHooksPass final
         mb, loc, (dispatch.getName() + "_trampoline").str(),
         LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}));
     tramp.setLinkage(LLVM::Linkage::Internal);
-    // The caller's direct call (no parallel_for hook) must not grow it by a
-    // copy of the body.
+    // Reached only through its address (mnemo_parallel_for or the
+    // runtime's threads); the body is inlined here, nowhere else.
     tramp.setNoInline(true);
     {
       Block *entry = tramp.addEntryBlock(mb);
@@ -354,8 +354,7 @@ struct AddRuntimeHooksPass final
     auto fn = LLVM::LLVMFuncOp::create(
         mb, loc, kParallelForName,
         LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64}));
-    fn.setLinkage(LLVM::Linkage::Internal);
-    fn.setNoInline(true);
+    defineAsRuntimeCall(fn);
     Block *entry = fn.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);
     Value tramp = entry->getArgument(0), frame = entry->getArgument(1);
@@ -382,11 +381,7 @@ struct AddRuntimeHooksPass final
     Location loc = decl.getLoc();
     unsigned slot = cast<IntegerAttr>(decl->getAttr(mnemo::kHookAttr)).getInt();
     decl->removeAttr(mnemo::kHookAttr);
-    decl.setLinkage(LLVM::Linkage::Internal);
-    // Called at every buffer and profile point: a plain call there keeps
-    // the model's entry function small (and quick to compile); the work
-    // behind it costs far more than the call.
-    decl.setNoInline(true);
+    defineAsRuntimeCall(decl);
     OpBuilder mb(ctx);
     Block *entry = decl.addEntryBlock(mb);
     OpBuilder b = OpBuilder::atBlockEnd(entry);

@@ -1,5 +1,4 @@
-//===- SplitCodegen.cpp - optimize and emit a module on threads --*- C++
-//-*-===//
+//===- SplitCodegen.cpp - O3 and codegen of a module on threads -*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

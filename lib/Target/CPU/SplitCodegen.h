@@ -1,4 +1,4 @@
-//===- SplitCodegen.h - optimize and emit a module on threads ----*- C++ -*-===//
+//===- SplitCodegen.h - O3 and codegen of a module on threads --*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
