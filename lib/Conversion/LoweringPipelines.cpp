@@ -58,8 +58,6 @@ void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
   OpPassManager &funcs = pm.nest<func::FuncOp>();
   funcs.addPass(createArithToLLVMConversionPass());
   funcs.addPass(createConvertIndexToLLVMPass());
-  // Poison values that vector lowerings leave (a shuffle's unused operand).
-  funcs.addPass(createUBToLLVMConversionPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = allocationFunctions;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
