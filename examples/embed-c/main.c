@@ -9,7 +9,9 @@
  * Loads a compiled model, prints its signature, binds every input to
  * generated data (integer inputs count 0, 1, 2, ..., the rest are zeros;
  * a dynamic dim takes min(4, its max)), runs it, and prints the shape and
- * the first values of every output. Plain C11 against mnemo/runtime.h.
+ * the first values of every output. The session runs where the model's
+ * code does: on the CPU, or for a model compiled for a GPU (mnemoc
+ * --target=sm_90a) on CUDA device 0. Plain C11 against mnemo/runtime.h.
  */
 
 #include "mnemo/runtime.h"
@@ -135,12 +137,21 @@ int main(int argc, char **argv) {
   printf("compiled by: %s\n",
          mnemo_model_provenance(model, MNEMO_PROVENANCE_COMPILER));
 
+  /* PTX (triple nvptx64-nvidia-cuda) runs on a CUDA device. */
+  const char *where =
+      strncmp(mnemo_model_target_triple(model), "nvptx", 5) == 0 ? "cuda"
+                                                                 : "cpu";
+  mnemo_device_t *device = NULL;
   mnemo_session_t *session = NULL;
-  if (failed(
-          mnemo_session_create(model, argc == 3 ? argv[2] : NULL, &session))) {
+  if (failed(mnemo_device_open(where, &device)) ||
+      failed(mnemo_session_create_on(model, argc == 3 ? argv[2] : NULL,
+                                     device, &session))) {
+    mnemo_device_free(device);
     mnemo_model_free(model);
     return 1;
   }
+  printf("device: %s\n", mnemo_device_name(device));
+  mnemo_device_free(device); /* the session does not need it */
   size_t function = mnemo_session_function(session);
   printf("function %s\n", mnemo_model_function_name(model, function));
 

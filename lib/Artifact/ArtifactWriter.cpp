@@ -10,6 +10,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
@@ -21,8 +22,9 @@ namespace fb = ::mnemo::artifact;
 
 namespace {
 
-/// Bumped on any change a runtime built earlier cannot read.
-constexpr uint32_t kAbiVersion = 1;
+/// Bumped on any change a runtime built earlier cannot read (2: GPU plans
+/// as tables instead of text in the PTX).
+constexpr uint32_t kAbiVersion = 2;
 constexpr uint64_t kAlignment = 64;
 
 std::optional<fb::DType> dtypeOf(Type t) {
@@ -58,6 +60,148 @@ std::string rawBytes(DenseElementsAttr value) {
   for (int64_t i = 0; i < type.getNumElements(); ++i)
     bytes.append(raw.begin(), raw.end());
   return bytes;
+}
+
+/// Writes GPU launch plans: the kernels they launch (one entry per name),
+/// and each function's buffers, launches and outputs.
+class GpuPlanWriter {
+public:
+  GpuPlanWriter(flatbuffers::FlatBufferBuilder &b,
+                std::vector<flatbuffers::Offset<fb::Kernel>> &kernels)
+      : b(b), kernels(kernels) {}
+
+  /// Builds the vectors of a function's plan (before its table is
+  /// started); a plan with a dynamic value is recorded as unsupported.
+  LogicalResult build(Location loc, const GpuFunctionPlan &plan);
+  /// Adds the last built plan to the function's table.
+  void write(fb::FunctionBuilder &f);
+
+private:
+  FailureOr<uint32_t> kernelIndex(Location loc, const GpuLaunch &launch);
+
+  flatbuffers::FlatBufferBuilder &b;
+  std::vector<flatbuffers::Offset<fb::Kernel>> &kernels;
+  llvm::StringMap<std::pair<uint32_t, size_t>> kernelOf; // index, params
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>>>
+      buffers;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Launch>>>
+      launches;
+  flatbuffers::Offset<flatbuffers::Vector<uint32_t>> outputs;
+  flatbuffers::Offset<flatbuffers::String> unsupported;
+};
+
+bool isDynamic(const GpuFunctionPlan &plan) {
+  auto dyn = [](int64_t v) { return v == kDynamicValue; };
+  for (const GpuBuffer &buffer : plan.buffers)
+    if (dyn(buffer.bytes))
+      return true;
+  for (const GpuLaunch &l : plan.launches) {
+    if (llvm::any_of(l.grid, dyn) || llvm::any_of(l.block, dyn) ||
+        dyn(l.sharedBytes))
+      return true;
+    for (const GpuArgument &a : l.args)
+      if (a.kind == GpuArgument::Kind::Scalar && dyn(a.value))
+        return true;
+  }
+  return false;
+}
+
+FailureOr<uint32_t> GpuPlanWriter::kernelIndex(Location loc,
+                                               const GpuLaunch &launch) {
+  auto [it, inserted] = kernelOf.try_emplace(
+      launch.kernel, std::pair<uint32_t, size_t>(kernels.size(),
+                                                 launch.args.size()));
+  if (inserted)
+    kernels.push_back(fb::CreateKernel(b, b.CreateString(launch.kernel),
+                                       launch.args.size()));
+  else if (it->second.second != launch.args.size())
+    return emitError(loc) << "kernel '" << launch.kernel
+                          << "' is launched with different argument counts";
+  return it->second.first;
+}
+
+LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
+  buffers = {};
+  launches = {};
+  outputs = {};
+  unsupported = {};
+  if (isDynamic(plan)) {
+    unsupported = b.CreateString(
+        "'" + plan.name + "' has dynamic shapes, which GPU plans do not "
+        "record yet; compile it with --input-shape");
+    return success();
+  }
+  std::vector<flatbuffers::Offset<fb::Buffer>> bufferList;
+  for (const GpuBuffer &buffer : plan.buffers) {
+    flatbuffers::Offset<fb::TensorMap> map;
+    fb::BufferKind kind = fb::BufferKind::TEMPORARY;
+    uint32_t index = 0;
+    switch (buffer.kind) {
+    case GpuBuffer::Kind::Input:
+      kind = fb::BufferKind::INPUT;
+      index = buffer.input;
+      break;
+    case GpuBuffer::Kind::Weight:
+      kind = fb::BufferKind::WEIGHT;
+      index = buffer.weight;
+      break;
+    case GpuBuffer::Kind::Temporary:
+      break;
+    case GpuBuffer::Kind::TensorMap: {
+      kind = fb::BufferKind::TENSOR_MAP;
+      const GpuTensorMap &m = buffer.map;
+      fb::DType dtype = m.dtype == "bf16"  ? fb::DType::BF16
+                        : m.dtype == "f16" ? fb::DType::F16
+                                           : fb::DType::F32;
+      std::vector<uint64_t> dims(m.dims.begin(), m.dims.end());
+      std::vector<uint64_t> strides(m.strides.begin(), m.strides.end());
+      std::vector<uint32_t> box(m.box.begin(), m.box.end());
+      map = fb::CreateTensorMap(b, m.source, dtype, b.CreateVector(dims),
+                                b.CreateVector(strides), b.CreateVector(box),
+                                m.swizzle);
+      break;
+    }
+    }
+    bufferList.push_back(fb::CreateBuffer(b, kind, index, buffer.bytes, map));
+  }
+  std::vector<flatbuffers::Offset<fb::Launch>> launchList;
+  for (const GpuLaunch &l : plan.launches) {
+    FailureOr<uint32_t> kernel = kernelIndex(loc, l);
+    if (failed(kernel))
+      return failure();
+    std::vector<fb::Argument> args;
+    for (const GpuArgument &a : l.args) {
+      if (a.kind == GpuArgument::Kind::Buffer) {
+        args.emplace_back(fb::ArgumentKind::BUFFER, a.buffer);
+        continue;
+      }
+      fb::ArgumentKind kind = a.type == "f32"   ? fb::ArgumentKind::F32
+                              : a.type == "i32" ? fb::ArgumentKind::I32
+                                                : fb::ArgumentKind::I64;
+      args.emplace_back(kind, static_cast<uint64_t>(a.value));
+    }
+    std::vector<uint32_t> grid(l.grid.begin(), l.grid.end());
+    std::vector<uint32_t> block(l.block.begin(), l.block.end());
+    launchList.push_back(fb::CreateLaunch(
+        b, *kernel, b.CreateVector(grid), b.CreateVector(block),
+        l.sharedBytes, b.CreateVectorOfStructs(args)));
+  }
+  std::vector<uint32_t> outputList(plan.outputBuffers.begin(),
+                                   plan.outputBuffers.end());
+  buffers = b.CreateVector(bufferList);
+  launches = b.CreateVector(launchList);
+  outputs = b.CreateVector(outputList);
+  return success();
+}
+
+void GpuPlanWriter::write(fb::FunctionBuilder &f) {
+  if (!unsupported.IsNull()) {
+    f.add_unsupported(unsupported);
+    return;
+  }
+  f.add_buffers(buffers);
+  f.add_launches(launches);
+  f.add_output_buffers(outputs);
 }
 
 } // namespace
@@ -130,6 +274,7 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
 
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   std::vector<flatbuffers::Offset<fb::Function>> functions;
+  GpuPlanWriter gpuPlans(b, kernels);
   for (const ArtifactFunction &f : contents.functions) {
     std::vector<flatbuffers::Offset<fb::TensorSig>> inputs, outputs;
     for (const ArtifactTensor &t : f.inputs) {
@@ -148,8 +293,21 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     auto inputsVec = b.CreateVector(inputs);
     auto outputsVec = b.CreateVector(outputs);
     if (contents.ptx) {
-      // The PTX's launch plan runs the function.
-      functions.push_back(fb::CreateFunction(b, name, inputsVec, outputsVec));
+      const GpuFunctionPlan *plan = nullptr;
+      for (const GpuFunctionPlan &p : contents.gpuPlans)
+        if (p.name == f.name)
+          plan = &p;
+      if (!plan)
+        return emitError(loc) << "internal error: no launch plan for '"
+                              << f.name << "'";
+      if (failed(gpuPlans.build(loc, *plan)))
+        return failure();
+      fb::FunctionBuilder fn(b);
+      fn.add_name(name);
+      fn.add_inputs(inputsVec);
+      fn.add_outputs(outputsVec);
+      gpuPlans.write(fn);
+      functions.push_back(fn.Finish());
       continue;
     }
     uint32_t numArgs = f.inputs.size() + f.weights.size();

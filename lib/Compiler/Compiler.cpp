@@ -194,8 +194,12 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   for (auto [stage, k] : kinds)
     if (stage == options.emit)
       kind = k;
-  if (ptx && options.emit == EmitStage::Artifact)
-    kind = OutputKind::PTX;
+  if (options.emit == EmitStage::Artifact) {
+    FailureOr<std::vector<GpuFunctionPlan>> plans = target->launchPlans(module);
+    if (failed(plans))
+      return failure();
+    contents.gpuPlans = std::move(*plans);
+  }
   report("generating native code");
   FailureOr<std::string> code = target->serialize(module, kind);
   if (failed(code))

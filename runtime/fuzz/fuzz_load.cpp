@@ -8,7 +8,9 @@
 // the metadata checksum recomputed (to reach the checks behind it). Any
 // input must give a model or a one-line error status; a crash, a sanitizer
 // report or a leak is a bug. In this build the runtime checks code objects
-// but does not dlopen them. Build and run:
+// but does not dlopen them. The main build makes it as bin/mnemo-fuzz-load
+// (tools/fuzz) and the tests run it for a bounded time on CPU and GPU
+// artifacts (test/Fuzz/load.test). Standalone, with UBSan too:
 //   cmake -G Ninja -S runtime -B build-runtime/fuzz -DMNEMO_RUNTIME_FUZZ=ON \
 //     -DMNEMO_RUNTIME_SANITIZERS=address,undefined
 //   ninja -C build-runtime/fuzz mnemo-runtime-fuzz-load

@@ -78,7 +78,12 @@ mnemo_status_t load(mnemo_model_t &model) {
   }
   MNEMO_RETURN_IF_ERROR(resolveWeights(model, *a, metadataEnd));
   MNEMO_RETURN_IF_ERROR(verifyContents(model, *a));
-
+  if (model.ptx) {
+    // Loaded on a device by each session created there.
+    model.ptxCode = reinterpret_cast<const char *>(a->code()->data());
+    model.ptxSize = a->code()->size();
+    return nullptr;
+  }
   MNEMO_RETURN_IF_ERROR(
       loadCodeObject(what, a->code()->data(), a->code()->size(), model.code));
   for (KernelInfo &kernel : model.kernels)

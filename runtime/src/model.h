@@ -63,8 +63,48 @@ struct CallPlan {
   std::vector<uint32_t> releaseAfter;
 };
 
+/// A TMA tensor map (128 bytes) of buffer `source`, encoded at load: sizes
+/// innermost first, byte strides of dims 1.., element strides 1, zeros out
+/// of bounds, L2 promotion 128 bytes.
+struct GpuTensorMap {
+  uint32_t source = 0;
+  mnemo_dtype_t dtype = MNEMO_DTYPE_BF16;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box;
+  unsigned swizzle = 0; // bytes: 0, 32, 64, 128
+};
+
+/// A buffer of a GPU plan (Function.buffers).
+struct GpuBuffer {
+  enum class Kind { Input, Weight, Temporary, TensorMap } kind = Kind::Temporary;
+  uint32_t index = 0; // Input: the input; Weight: the model's weight
+  uint64_t bytes = 0;
+  GpuTensorMap map;   // Kind::TensorMap
+};
+
+/// A kernel parameter of a launch.
+struct GpuArgument {
+  enum class Kind { Buffer, I64, I32, F32 } kind = Kind::Buffer;
+  uint64_t value = 0; // the buffer, or the scalar's bits
+};
+
+struct GpuLaunch {
+  uint32_t kernel = 0; // into mnemo_model_s::kernels
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+  std::vector<GpuArgument> args;
+};
+
+/// What a function runs on a GPU: every index in it is verified.
+struct GpuPlan {
+  std::vector<GpuBuffer> buffers;
+  std::vector<GpuLaunch> launches;
+  std::vector<uint32_t> outputBuffers;
+};
+
 /// A function: signature, slots and plan. Slots are numbered inputs first,
-/// then weights, then call results in plan order.
+/// then weights, then call results in plan order. A PTX model's functions
+/// have a GPU plan instead of calls and slots.
 struct FunctionPlan {
   const char *name = "";
   std::vector<TensorSig> inputs;
@@ -73,6 +113,9 @@ struct FunctionPlan {
   std::vector<CallPlan> calls;
   std::vector<uint32_t> outputSlots;
   std::vector<uint32_t> slotRanks; // rank of every slot
+  GpuPlan gpu;
+  /// Why no runtime can run the function yet (from the artifact), or "".
+  const char *unsupported = "";
 
   uint32_t numSlots() const { return static_cast<uint32_t>(slotRanks.size()); }
   uint32_t firstWeightSlot() const {
@@ -93,7 +136,11 @@ struct mnemo_model_s {
   mnemo::rt::Region sideWeights; // the side weights file, when there is one
   const uint8_t *weightsBase = nullptr;
   uint64_t weightsSize = 0;
-  mnemo::rt::CodeObject code;
+  mnemo::rt::CodeObject code;     // CPU code (code format ELF)
+  /// PTX code (code format PTX): the artifact's bytes, not NUL-terminated.
+  bool ptx = false;
+  const char *ptxCode = nullptr;
+  size_t ptxSize = 0;
 
   const char *triple = "";
   const char *cpu = "";

@@ -24,10 +24,16 @@
 // (hooks.h): its thread pool, its buffer cache, and its profile state while
 // profiling is on, which the code's hooks use.
 //
+// A session created on a CUDA device runs the function's GPU plan through
+// its executor (cuda/executor.h) instead: the same bindings and outputs,
+// the outputs copied into buffers the session owns.
+//
 //===----------------------------------------------------------------------===//
 
 #include "buffer_cache.h"
+#include "cuda/executor.h"
 #include "descriptor.h"
+#include "device.h"
 #include "hooks.h"
 #include "model.h"
 #include "status.h"
@@ -101,6 +107,7 @@ struct mnemo_session_s {
   ThreadPool pool; // workers start at the first loop worth splitting
   bool profiling = false;
   ProfileState profile;
+  std::unique_ptr<cuda::Executor> gpu; // on a CUDA device
 
   int64_t *descriptor(uint32_t slot) { return &words[slotOffset[slot]]; }
 
@@ -115,6 +122,7 @@ struct mnemo_session_s {
   void releaseAll();
   mnemo_status_t collectOutput(size_t index);
   mnemo_status_t run();
+  mnemo_status_t runOnGpu();
 };
 
 void mnemo_session_s::layOut() {
@@ -305,7 +313,43 @@ mnemo_status_t mnemo_session_s::collectOutput(size_t index) {
   return nullptr;
 }
 
+mnemo_status_t mnemo_session_s::runOnGpu() {
+  const FunctionPlan &p = *plan;
+  haveOutputs = false;
+  std::vector<const void *> in(p.inputs.size());
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!inputs[i].set)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "input '%s': not set (function '%s')", p.inputs[i].name,
+                        p.name);
+    in[i] = inputs[i].data;
+  }
+  std::vector<void *> out(p.outputs.size());
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    OutputState &o = outputs[i];
+    const TensorSig &sig = p.outputs[i];
+    o.shape = sig.shape; // static on the GPU (verified)
+    o.bytes = mnemo_dtype_size(sig.dtype);
+    for (int64_t d : sig.shape)
+      o.bytes *= static_cast<size_t>(d);
+    if (o.copyCapacity < o.bytes) {
+      void *grown = std::realloc(o.copy, o.bytes);
+      if (!grown)
+        return outOfMemory();
+      o.copy = static_cast<uint8_t *>(grown);
+      o.copyCapacity = o.bytes;
+    }
+    o.data = o.copy;
+    out[i] = o.copy;
+  }
+  MNEMO_RETURN_IF_ERROR(gpu->run(in.data(), out.data()));
+  haveOutputs = true;
+  return nullptr;
+}
+
 mnemo_status_t mnemo_session_s::run() {
+  if (gpu)
+    return runOnGpu();
   releaseAll();
   const FunctionPlan &p = *plan;
   for (size_t i = 0; i < p.inputs.size(); ++i)
@@ -342,6 +386,13 @@ extern "C" {
 
 mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
                                     mnemo_session_t **out_session) {
+  return mnemo_session_create_on(model, function, nullptr, out_session);
+}
+
+mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
+                                       const char *function,
+                                       const mnemo_device_t *device,
+                                       mnemo_session_t **out_session) {
   if (!model || !out_session)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_session_create: NULL %s",
@@ -350,6 +401,24 @@ mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
   size_t index = 0;
   if (function)
     MNEMO_RETURN_IF_ERROR(mnemo_model_find_function(model, function, &index));
+  bool cuda = device && device->kind == MNEMO_DEVICE_CUDA;
+  const char *what = model->name.c_str();
+  if (model->ptx && !cuda)
+    return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                      "%s: holds PTX for %s; create the session on a CUDA "
+                      "device (mnemo_session_create_on, mnemo-run "
+                      "--device=cuda)",
+                      what, model->cpu);
+  if (!model->ptx && cuda)
+    return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                      "%s: holds code for '%s', not PTX; create the session "
+                      "on the CPU (compile with mnemoc --target=sm_90a for "
+                      "the GPU)",
+                      what, model->triple);
+  const FunctionPlan &plan = model->functions[index];
+  if (*plan.unsupported)
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s: %s", what,
+                      plan.unsupported);
   auto *session = new (std::nothrow) mnemo_session_t();
   if (!session)
     return outOfMemory();
@@ -361,9 +430,20 @@ mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
   retainModel(model);
   session->model = model;
   session->functionIndex = index;
-  session->plan = &model->functions[index];
-  session->layOut();
-  session->pool.setThreads(availableCores());
+  session->plan = &plan;
+  if (cuda) {
+    session->inputs.assign(plan.inputs.size(), InputBinding());
+    session->outputs.assign(plan.outputs.size(), OutputState());
+    if (mnemo_status_t status =
+            cuda::Executor::create(*model, plan, session->gpu)) {
+      mnemo_session_free(session);
+      return status;
+    }
+    session->pool.setThreads(1);
+  } else {
+    session->layOut();
+    session->pool.setThreads(availableCores());
+  }
   *out_session = session;
   return nullptr;
 }
@@ -388,6 +468,10 @@ mnemo_status_t mnemo_session_set_threads(mnemo_session_t *session,
   if (!session)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_session_set_threads: NULL session");
+  if (session->gpu)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_session_set_threads: the session runs on a "
+                      "CUDA device; threads are for sessions on the CPU");
   if (threads > kMaxThreads)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_session_set_threads: %zu threads, at most %zu "
@@ -457,8 +541,9 @@ mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
     MNEMO_RETURN_IF_ERROR(
         session->validateInput(sig, dtype, shape, rank, data, &bytes));
     auto slot = static_cast<uint32_t>(i);
-    fillDescriptor(session->descriptor(slot), static_cast<uint32_t>(rank), data,
-                   shape);
+    if (!session->gpu)
+      fillDescriptor(session->descriptor(slot), static_cast<uint32_t>(rank),
+                     data, shape);
     session->inputs[i] = {static_cast<const uint8_t *>(data), bytes, true};
     return nullptr;
   }
@@ -498,7 +583,7 @@ mnemo_status_t mnemo_session_get_output(mnemo_session_t *session, size_t index,
                       p.outputs[index].name);
   const OutputState &out = session->outputs[index];
   out_tensor->dtype = p.outputs[index].dtype;
-  out_tensor->rank = p.slotRanks[p.outputSlots[index]];
+  out_tensor->rank = out.shape.size();
   out_tensor->shape = out.shape.data();
   out_tensor->data = out.data;
   out_tensor->size_bytes = out.bytes;
@@ -519,6 +604,24 @@ mnemo_status_t mnemo_session_get_output_by_name(mnemo_session_t *session,
   return makeStatus(MNEMO_STATUS_NOT_FOUND,
                     "output '%s': function '%s' has no such output", name,
                     p.name);
+}
+
+} // extern "C"
+
+extern "C" {
+
+mnemo_status_t mnemo_session_set_cuda_graph(mnemo_session_t *session,
+                                            int enabled) {
+  if (!session || !session->gpu)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_session_set_cuda_graph: %s",
+                      session ? "the session runs on the CPU"
+                              : "NULL session");
+  return session->gpu->setGraph(enabled != 0);
+}
+
+int mnemo_session_uses_cuda_graph(const mnemo_session_t *session) {
+  return session && session->gpu && session->gpu->usesGraph() ? 1 : 0;
 }
 
 } // extern "C"

@@ -465,9 +465,11 @@ void planReleases(FunctionPlan &plan) {
       plan.calls[lastUse[slot]].releaseAfter.push_back(slot);
 }
 
-mnemo_status_t verifyFunction(const mnemo_model_t &model,
-                              const std::vector<KernelRanks> &kernelRanks,
-                              const fb::Function &f, FunctionPlan &plan) {
+} // namespace
+
+mnemo_status_t mnemo::rt::verifySignature(const mnemo_model_t &model,
+                                          const fb::Function &f,
+                                          FunctionPlan &plan) {
   const char *what = model.name.c_str();
   const char *name = plan.name;
   if (const auto *inputs = f.inputs()) {
@@ -484,7 +486,16 @@ mnemo_status_t verifyFunction(const mnemo_model_t &model,
   }
   MNEMO_RETURN_IF_ERROR(checkUniqueNames(what, name, "input", plan.inputs));
   MNEMO_RETURN_IF_ERROR(checkUniqueNames(what, name, "output", plan.outputs));
+  return nullptr;
+}
 
+namespace {
+
+mnemo_status_t verifyFunction(const mnemo_model_t &model,
+                              const std::vector<KernelRanks> &kernelRanks,
+                              const fb::Function &f, FunctionPlan &plan) {
+  const char *what = model.name.c_str();
+  const char *name = plan.name;
   if (const auto *weights = f.weights()) {
     for (flatbuffers::uoffset_t k = 0; k < weights->size(); ++k) {
       uint32_t index = weights->Get(k);
@@ -535,7 +546,7 @@ mnemo_status_t verifyProfilePoints(mnemo_model_t &model,
 
 mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
                                        size_t size, const fb::Artifact **out,
-                                       uint64_t *metadataEnd, bool ptx) {
+                                       uint64_t *metadataEnd) {
   constexpr size_t kHeader = 12; // size prefix, root offset, identifier
   if (size < kHeader)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
@@ -579,19 +590,8 @@ mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
   if (!a->target() || !isName(a->target()->triple()))
     return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: no target triple", what);
   const char *triple = a->target()->triple()->c_str();
-  const char *cpu = a->target()->cpu() ? a->target()->cpu()->c_str() : "";
-  bool isPtx = a->code_format() == fb::CodeFormat::PTX;
-  if (ptx != isPtx)
-    return isPtx ? makeStatus(MNEMO_STATUS_INCOMPATIBLE,
-                              "%s: holds PTX for %s; run it with the CUDA "
-                              "executor (mnemo_cuda_program_load_file, "
-                              "mnemo-run --device=cuda)",
-                              what, cpu)
-                 : makeStatus(MNEMO_STATUS_INCOMPATIBLE,
-                              "%s: holds code for '%s', not PTX; load it with "
-                              "mnemo_model_load_file",
-                              what, triple);
-  if (ptx) {
+  if (a->code_format() == fb::CodeFormat::PTX) {
+    // GPU code: which device runs it is the session's choice.
     *out = a;
     *metadataEnd = bufferSize;
     return nullptr;
@@ -604,7 +604,7 @@ mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
   if (a->code_format() != fb::CodeFormat::ELF_SHARED_OBJECT)
     return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
                       "%s: code format %u is not supported (this runtime "
-                      "loads ELF shared objects)",
+                      "loads ELF shared objects and PTX)",
                       what, static_cast<unsigned>(a->code_format()));
   *out = a;
   *metadataEnd = bufferSize;
@@ -643,6 +643,7 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
                       what);
   MNEMO_RETURN_IF_ERROR(verifyWeights(model, a));
   MNEMO_RETURN_IF_ERROR(verifyProfilePoints(model, a));
+  model.ptx = a.code_format() == fb::CodeFormat::PTX;
   std::vector<KernelRanks> kernelRanks;
   MNEMO_RETURN_IF_ERROR(verifyKernels(model, a, kernelRanks));
 
@@ -662,7 +663,19 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
     if (!names.insert(plan.name).second)
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: two functions are named '%s'", what, plan.name);
-    MNEMO_RETURN_IF_ERROR(verifyFunction(model, kernelRanks, *f, plan));
+    MNEMO_RETURN_IF_ERROR(verifySignature(model, *f, plan));
+    if (f->unsupported() && f->unsupported()->size() > 0) {
+      // Sessions refuse it with this reason; the rest of its plan is absent.
+      if (!isName(f->unsupported()))
+        return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                          "%s: function '%s': invalid 'unsupported' text",
+                          what, plan.name);
+      plan.unsupported = f->unsupported()->c_str();
+      continue;
+    }
+    MNEMO_RETURN_IF_ERROR(model.ptx
+                              ? verifyGpuFunction(model, *f, plan)
+                              : verifyFunction(model, kernelRanks, *f, plan));
   }
   return nullptr;
 }

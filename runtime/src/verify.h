@@ -30,7 +30,7 @@ namespace mnemo::rt {
 /// caller runs: PTX (the CUDA executor) or a shared object for this host.
 mnemo_status_t verifyHeader(const char *what, const uint8_t *data, size_t size,
                             const ::mnemo::artifact::Artifact **out,
-                            uint64_t *metadataEnd, bool ptx = false);
+                            uint64_t *metadataEnd);
 
 /// Step 2: the segment [offset, offset + size) must lie within a region of
 /// `regionSize` bytes, start 64-byte aligned and not before `minOffset`.
@@ -41,6 +41,17 @@ mnemo_status_t verifyWeightsSegment(const char *what, uint64_t offset,
 /// Step 3. `model.weightsBase` and `model.weightsSize` must be set; fills
 /// `model.weights`, `model.profilePoints`, `model.kernels` (without their
 /// addresses) and `model.functions`.
+/// Fills `plan`'s inputs and outputs from `f`'s signature.
+mnemo_status_t verifySignature(const mnemo_model_t &model,
+                               const ::mnemo::artifact::Function &f,
+                               FunctionPlan &plan);
+
+/// Fills `plan.gpu` from a PTX artifact's function `f` (after its
+/// signature), checking every index, size and launch dimension.
+mnemo_status_t verifyGpuFunction(const mnemo_model_t &model,
+                                 const ::mnemo::artifact::Function &f,
+                                 FunctionPlan &plan);
+
 mnemo_status_t verifyContents(mnemo_model_t &model,
                               const ::mnemo::artifact::Artifact &artifact);
 

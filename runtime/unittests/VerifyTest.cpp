@@ -100,10 +100,15 @@ TEST(Verify, Checksum) {
 }
 
 TEST(Verify, HeaderAndTarget) {
-  expectRejected([](ArtifactBuilder &b) { b.artifact.abi_version = 2; },
-                 MNEMO_STATUS_INCOMPATIBLE,
-                 "artifact ABI version 2, this runtime reads version 1; "
-                 "recompile with a matching mnemoc");
+  expectRejected(
+      [](ArtifactBuilder &b) {
+        b.artifact.abi_version = MNEMO_ARTIFACT_ABI_VERSION + 1;
+      },
+      MNEMO_STATUS_INCOMPATIBLE,
+      "artifact ABI version " + std::to_string(MNEMO_ARTIFACT_ABI_VERSION + 1) +
+          ", this runtime reads version " +
+          std::to_string(MNEMO_ARTIFACT_ABI_VERSION) +
+          "; recompile with a matching mnemoc");
   expectRejected(
       [](ArtifactBuilder &b) {
         b.artifact.target->triple = std::string(hostTriple())[0] == 'x'

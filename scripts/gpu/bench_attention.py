@@ -4,20 +4,23 @@
 Two phases, because mnemoc runs where LLVM is and the kernels run on a GPU:
 
     python3 scripts/gpu/bench_attention.py prepare OUT_DIR [--mnemoc build/bin/mnemoc]
-        [--target sm_90a] [--dtype f32|bf16] [--quick]
+        [--mnemo-run MNEMOC_DIR/mnemo-run] [--target sm_90a] [--dtype f32|bf16] [--quick]
 
 writes, for every benchmark case, a static-shape `mnemo.attention` model
-(CASE.mlir), its PTX (`mnemoc --target=... --emit=ptx`, launch plan in the
-`// mnemo.*` header, docs/GPU.md) and OUT_DIR/cases.json. A case mnemoc
-rejects is recorded there with its error instead of stopping the run.
+(CASE.mlir), its artifact (CASE.mnemo, `mnemoc --target=...`, holding the
+PTX), the artifact's launch plan as JSON (CASE.plan.json, `mnemo-run
+CASE.mnemo --dump-plan`, read by plan.py) and OUT_DIR/cases.json. A case
+mnemoc rejects, or whose plan cannot be dumped or read, is recorded there
+with its error instead of stopping the run.
 
     python3 scripts/gpu/bench_attention.py run OUT_DIR [--out RESULTS_DIR] [--budget-s 480]
         [--peers flash,cudnn,...] [--only REGEX]
 
 runs on the GPU machine (torch, CuPy, numpy; matplotlib for the plot). For each
 case: fresh random normal inputs; Mnemo's output and temporaries poisoned with
-NaN bytes; Mnemo's kernels launched as the plan says (CuPy RawModule, buffers
-owned by torch, on torch's current stream); the output checked against a
+NaN bytes; Mnemo's kernels (the PTX inside the artifact) launched as the plan
+says (CuPy RawModule, buffers owned by torch, on torch's current stream);
+the output checked against a
 float32 reference in the same run (torch SDPA math backend, chunked, TF32
 off): relative error ||out - ref|| / ||ref||, max |diff|, NaN fails; then
 Mnemo and the peers timed on the same shapes: torch SDPA with the flash, cuDNN
@@ -55,6 +58,8 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+if HERE not in sys.path:  # plan.py, check_ptx.py, rowwise.py beside this script
+    sys.path.insert(0, HERE)
 CASES_FILE = "cases.json"
 PLOT_FILE = "attention_throughput.png"
 # Relative-error bound of Mnemo's output per input dtype (f32 arithmetic
@@ -124,40 +129,51 @@ def attention_mlir(case):
             f"  return %r : {q}\n}}\n")
 
 
-def compile_case(case, out_dir, mnemoc, target):
-    """Writes CASE.mlir, runs mnemoc on it; sets case['ptx'] or case['error']."""
+def compile_case(case, out_dir, mnemoc, mnemo_run, target):
+    """Writes CASE.mlir, compiles it into CASE.mnemo and dumps its plan into
+    CASE.plan.json; sets case['artifact'], case['plan'] and
+    case['code_bytes'], or case['error']."""
+    from plan import PlanError, dump_plan  # beside this script
     src = os.path.join(out_dir, case["name"] + ".mlir")
-    ptx = os.path.join(out_dir, case["name"] + ".ptx")
+    artifact = os.path.join(out_dir, case["name"] + ".mnemo")
+    plan_json = os.path.join(out_dir, case["name"] + ".plan.json")
     with open(src, "w") as f:
         f.write(attention_mlir(case))
     case["mlir"] = os.path.basename(src)
-    if os.path.exists(ptx):
-        os.remove(ptx)
-    cmd = [mnemoc, src, f"--target={target}", "--emit=ptx", "-o", ptx]
+    for stale in (artifact, plan_json):
+        if os.path.exists(stale):
+            os.remove(stale)
+    cmd = [mnemoc, src, f"--target={target}", "-o", artifact]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         error = None if r.returncode == 0 else (
             f"mnemoc exited {r.returncode}: " + (r.stderr.strip() or r.stdout.strip())[-2000:])
     except (OSError, subprocess.TimeoutExpired) as e:
         error = f"{type(e).__name__}: {e}"
-    if error is None and not os.path.exists(ptx):
-        error = "mnemoc wrote no PTX"
+    if error is None and not os.path.exists(artifact):
+        error = "mnemoc wrote no artifact"
     if error is None:
-        case["ptx"] = os.path.basename(ptx)
-        case["ptx_bytes"] = os.path.getsize(ptx)
-    else:
+        try:
+            _, plan = dump_plan(mnemo_run, artifact, plan_json, timeout=300)
+            case["artifact"] = os.path.basename(artifact)
+            case["plan"] = os.path.basename(plan_json)
+            case["code_bytes"] = plan["code"]["size"]
+        except PlanError as e:
+            error = str(e)
+    if error is not None:
         case["error"] = error
-        if os.path.exists(ptx):
-            os.remove(ptx)
+        for path in (artifact, plan_json):
+            if os.path.exists(path):
+                os.remove(path)
 
 
 def prepare(a):
-    """`prepare`: writes the cases' MLIR and PTX and cases.json into a.cases."""
+    """`prepare`: writes the cases' MLIR, artifacts, plans and cases.json into a.cases."""
     os.makedirs(a.cases, exist_ok=True)
     cases = benchmark_cases(a.dtype, a.quick)
     for case in cases:
-        compile_case(case, a.cases, a.mnemoc, a.target)
-        status = f"{case['ptx_bytes']} bytes of PTX" if "ptx" in case else "FAILED"
+        compile_case(case, a.cases, a.mnemoc, a.mnemo_run, a.target)
+        status = f"{case['code_bytes']} bytes of PTX" if "plan" in case else "FAILED"
         print(f"{case['name']:32} {status}", flush=True)
     with open(os.path.join(a.cases, CASES_FILE), "w") as f:
         json.dump({"target": a.target, "dtype": a.dtype, "cases": cases}, f, indent=1)
@@ -293,37 +309,35 @@ def check(out, q, k, v, causal, rtol):
 class MnemoPlan:
     """Mnemo's PTX module with its launch plan bound to torch-owned device buffers.
 
-    Inputs are the plan's `mnemo.input`s in order (q, k, v) for each input set;
-    temporaries (the output among them) are allocated once and shared by the sets.
-    Tensor map buffers are encoded once per input set, over that set's buffers,
-    after the others exist; they are not temporaries and are never poisoned.
-    Kernels take base addresses (bare pointers), passed as 64-bit integers.
+    The plan is CASE.plan.json (plan.py's load_plan), the PTX the one inside
+    the artifact. Inputs are the function's inputs in order (q, k, v) for each
+    input set; temporaries (the output among them) are allocated once and
+    shared by the sets, and weights (none in the benchmarks' cases) uploaded
+    once from the artifact. Tensor map buffers are encoded once per input set,
+    over that set's buffers, after the others exist; they are not temporaries
+    and are never poisoned. Kernels take base addresses (bare pointers),
+    passed as 64-bit integers.
     """
 
-    def __init__(self, ptx_path, sets):
-        import cupy as cp
+    def __init__(self, plan_path, sets):
         import numpy as np
         import torch
-        if HERE not in sys.path:
-            sys.path.insert(0, HERE)
-        from check_ptx import parse_plan, plan_launches  # beside this script
-        with open(ptx_path) as f:
-            plan = parse_plan(f.read())
-        self.module = cp.RawModule(path=ptx_path)
-        self.temporaries = {}
-        for idx, (kind, ref, size) in plan["buffers"].items():
-            if size is None:
-                raise RuntimeError(f"buffer {idx} has a dynamic size")
+        from check_ptx import load_module, plan_launches  # beside this script
+        from plan import buffer_weight_bytes, load_plan
+        plan = load_plan(plan_path)  # refuses a plan the runtime reports as unsupported
+        self.module = load_module(plan)
+        self.temporaries, self.weights = {}, {}
+        for idx, buf in enumerate(plan["buffers"]):
+            kind, size = buf["kind"], buf["bytes"]
             if kind == "temporary":
                 self.temporaries[idx] = torch.empty(max(size, 1), dtype=torch.uint8,
                                                     device="cuda")
-            elif kind == "tensormap":
-                continue  # encoded per input set below
-            elif kind != "input":
-                raise RuntimeError(f"buffer {idx}: {kind} buffers are not supported")
-            elif sets[0][int(ref)].nbytes != size:
-                raise RuntimeError(f"buffer {idx}: plan says {size} bytes, input {ref} has "
-                                   f"{sets[0][int(ref)].nbytes}")
+            elif kind == "weight":
+                data = bytearray(buffer_weight_bytes(plan, idx))
+                self.weights[idx] = torch.frombuffer(data, dtype=torch.uint8).to("cuda")
+            elif kind == "input" and sets[0][buf["input"]].nbytes != size:
+                raise RuntimeError(f"buffer {idx}: plan says {size} bytes, input "
+                                   f"{buf['input']} has {sets[0][buf['input']].nbytes}")
         self.tensor_maps = []  # per input set: {index: 128-byte device tensor}
         self.launches = []  # per input set: [(kernel, grid, block, args, shared)]
         for inputs in sets:
@@ -333,25 +347,28 @@ class MnemoPlan:
             def buffer_arg(index, inputs=inputs, maps=maps):
                 return np.uint64(self.buffer(plan, index, inputs, maps).data_ptr())
             self.launches.append(plan_launches(self.module, plan, buffer_arg))
-        self.output_buffer = plan["outputs"][0]
+        self.output_buffer = plan["output_buffers"][0]
         if self.output_buffer not in self.temporaries:
             raise RuntimeError("the output is not a temporary buffer")
 
     def buffer(self, plan, index, inputs, maps=None):
         """The device tensor of plan buffer `index` when running input set
         `inputs` with that set's tensor maps `maps`."""
-        kind, ref, _ = plan["buffers"][index]
-        if kind == "input":
-            return inputs[int(ref)]
-        return maps[index] if kind == "tensormap" else self.temporaries[index]
+        buf = plan["buffers"][index]
+        if buf["kind"] == "input":
+            return inputs[buf["input"]]
+        if buf["kind"] == "tensor_map":
+            return maps[index]
+        return self.weights[index] if buf["kind"] == "weight" else self.temporaries[index]
 
     def encode_maps(self, plan, inputs):
-        """The plan's tensor map buffers over input set `inputs` and the
-        temporaries: {index: 128 encoded bytes on the device}."""
+        """The plan's tensor map buffers over input set `inputs`, the weights
+        and the temporaries: {index: 128 encoded bytes on the device}."""
         import torch
-        from check_ptx import encode_tensor_map, tensor_map_source  # beside this script
+        from check_ptx import encode_tensor_map  # beside this script
+        from plan import tensor_map_source
         maps = {}
-        for idx in plan["tensormaps"]:
+        for idx in plan["tensor_maps"]:
             src, desc = tensor_map_source(plan, idx)
             source = self.buffer(plan, src, inputs)
             encoded = encode_tensor_map(desc, source.data_ptr(), source.nbytes)
@@ -409,7 +426,7 @@ def run_mnemo(case, cases_dir, sets, cap_s, predictor):
     if predicted is not None and predicted > cap_s * 1e3:
         return {"skipped": f"predicted {predicted / 1e3:.0f} s per call, over its "
                            f"{cap_s:.0f} s share"}
-    plan = MnemoPlan(os.path.join(cases_dir, case["ptx"]), sets)
+    plan = MnemoPlan(os.path.join(cases_dir, case["plan"]), sets)
     plan.poison()
     torch.cuda.synchronize()
     first_ms = event_ms(plan, 0)  # the checked call, also the warm-up
@@ -721,12 +738,16 @@ def run(a):
 
 def prepare_run_parser(doc, run_help, budget_s):
     """The `prepare OUT_DIR` (no GPU) / `run OUT_DIR` (GPU) command line the
-    benchmark scripts share: (parser, prepare subparser, run subparser)."""
+    benchmark scripts share: (parser, prepare subparser, run subparser).
+    After parsing, prepare_mnemo_run(args) fills in --mnemo-run's default."""
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    pp = sub.add_parser("prepare", help="write the cases' MLIR, PTX and cases.json (no GPU)")
+    pp = sub.add_parser("prepare", help="write the cases' MLIR, artifacts, plan JSON and "
+                        "cases.json (no GPU)")
     pp.add_argument("cases", metavar="OUT_DIR")
     pp.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
+    pp.add_argument("--mnemo-run", help="the mnemo-run that dumps each artifact's plan "
+                    "(default: beside --mnemoc)")
     pp.add_argument("--target", default="sm_90a")
     pr = sub.add_parser("run", help=run_help)
     pr.add_argument("cases", metavar="OUT_DIR")
@@ -734,6 +755,13 @@ def prepare_run_parser(doc, run_help, budget_s):
     pr.add_argument("--budget-s", type=float, default=budget_s,
                     help="wall-clock budget of the whole run, seconds")
     return p, pp, pr
+
+
+def prepare_mnemo_run(a):
+    """`prepare`'s arguments with --mnemo-run defaulting to the one beside --mnemoc."""
+    from plan import default_mnemo_run  # beside this script
+    a.mnemo_run = a.mnemo_run or default_mnemo_run(a.mnemoc)
+    return a
 
 
 def main():
@@ -746,7 +774,7 @@ def main():
     pr.add_argument("--only", default="", help="regex: run the cases whose name matches")
     a = p.parse_args()
     if a.command == "prepare":
-        prepare(a)
+        prepare(prepare_mnemo_run(a))
         return 0
     a.out = a.out or os.environ.get("OUT") or a.cases
     a.peers = [x for x in a.peers.split(",") if x]

@@ -2,10 +2,14 @@
 """GPU linear-layer benchmark: Mnemo's tensor-core GEMM against cuBLAS, in one process.
 
     python3 scripts/gpu/bench_linear.py prepare OUT_DIR [--mnemoc build/bin/mnemoc]
-        [--target sm_90a]
+        [--mnemo-run MNEMOC_DIR/mnemo-run] [--target sm_90a]
 
 writes, for every case, a static-shape `mnemo.linear` (CASE.mlir: bf16 weight
-[N, K] as PyTorch stores it, input bf16 or f32), its PTX and OUT_DIR/cases.json.
+[N, K] as PyTorch stores it, input bf16 or f32, both function inputs), its
+artifact (CASE.mnemo, holding the PTX), the artifact's launch plan as JSON
+(CASE.plan.json, `mnemo-run CASE.mnemo --dump-plan`, read by plan.py) and
+OUT_DIR/cases.json. A case mnemoc rejects, or whose plan cannot be dumped
+or read, is recorded there with its error, and fails the run.
 
     python3 scripts/gpu/bench_linear.py run OUT_DIR [--out RESULTS_DIR] [--budget-s 120]
 
@@ -49,6 +53,7 @@ def cases():
 
 
 def prepare(a):
+    from plan import PlanError, dump_plan  # beside this script
     os.makedirs(a.cases, exist_ok=True)
     manifest = []
     for c in cases():
@@ -60,13 +65,18 @@ def prepare(a):
             f.write(f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
                     f"  %r = mnemo.linear %x, %w layout(out_in) : {x}, {w} -> {y}\n"
                     f"  return %r : {y}\n}}\n")
-        ptx = os.path.join(a.cases, c["name"] + ".ptx")
-        r = subprocess.run([a.mnemoc, src, f"--target={a.target}", "--emit=ptx", "-o", ptx],
+        artifact = os.path.join(a.cases, c["name"] + ".mnemo")
+        r = subprocess.run([a.mnemoc, src, f"--target={a.target}", "-o", artifact],
                            capture_output=True, text=True)
         if r.returncode:
             c["error"] = r.stderr.strip()
         else:
-            c["ptx"] = os.path.basename(ptx)
+            try:
+                plan_json, _ = dump_plan(a.mnemo_run, artifact)
+                c["artifact"] = os.path.basename(artifact)
+                c["plan"] = os.path.basename(plan_json)
+            except PlanError as e:
+                c["error"] = str(e)
         manifest.append(c)
     with open(os.path.join(a.cases, "cases.json"), "w") as f:
         json.dump({"target": a.target, "cases": manifest}, f, indent=1)
@@ -91,7 +101,7 @@ def run_case(c, a, cap_s, l2_bytes):
 
     def metrics(stats):
         return {**stats, "TFLOPs": flops / stats["ms"] / 1e9, "GBps": nbytes / stats["ms"] / 1e6}
-    plan = MnemoPlan(os.path.join(a.cases, c["ptx"]), sets)
+    plan = MnemoPlan(os.path.join(a.cases, c["plan"]), sets)
     plan.poison()
     torch.cuda.synchronize()
     first = event_ms(plan, 0)
@@ -161,11 +171,11 @@ def run(a):
 
 
 def main():
-    from bench_attention import prepare_run_parser  # beside this script
+    from bench_attention import prepare_mnemo_run, prepare_run_parser  # beside this script
     p, _, _ = prepare_run_parser(__doc__, "check and time the prepared cases (GPU)", 120.0)
     a = p.parse_args()
     if a.command == "prepare":
-        prepare(a)
+        prepare(prepare_mnemo_run(a))
         return 0
     a.out = a.out or os.environ.get("OUT") or a.cases
     return run(a)

@@ -1,32 +1,40 @@
 #!/usr/bin/env python3
-"""Runs Mnemo's PTX on a GPU and compares it with float64 references.
+"""Runs Mnemo's GPU artifacts on a GPU and compares them with float64 references.
 
     python3 scripts/gpu/check_ptx.py CASE_DIR [--out DIR] [--mnemo-run PATH]
 
-CASE_DIR is written by scripts/gpu/make_cases.py (PTX with the launch plan
-in its `// mnemo.*` header, cases.json). For every case this loads the PTX
-with CuPy, makes fresh random inputs, fills every temporary buffer with NaN
-bytes, encodes every TMA tensor map buffer (`cuTensorMapEncodeTiled` through
-the driver library, after the buffer it maps exists; never poisoned),
-launches the kernels exactly as the plan says (grid, block, buffers,
+CASE_DIR is written by scripts/gpu/make_cases.py: per case an artifact
+(CASE.mnemo, mnemoc --target=sm_90a|sm_80), its launch plan as JSON
+(CASE.plan.json, from `mnemo-run CASE.mnemo --dump-plan`, read by plan.py's
+load_plan) and an entry of cases.json. For every case this loads the PTX
+that the plan locates inside the artifact with CuPy, makes fresh random
+inputs, uploads every weight buffer from the artifact (or its side weights
+file), fills every temporary buffer with NaN bytes, encodes every TMA
+tensor map buffer (`cuTensorMapEncodeTiled` through the driver library,
+after the buffer it maps exists; never poisoned), launches the kernels
+exactly as the plan says (grid, block, dynamic shared memory, buffers,
 scalars), and compares the output with a float64 numpy reference computed
 here from the same inputs (test/Numerics/numpy_refs.py for attention and
-RoPE). A case passes when every output is finite and max |diff| is within
-its tolerance (1e-3 for attention, 1e-4 for the layers and models; relative
-error 2e-2 for bf16 cases and bf16-weight models). With --mnemo-run,
-every case also runs through `mnemo-run --device=cuda` (the runtime's CUDA
-executor) on the same inputs, against the same reference: from the case's
-.mnemo artifact when there is one (weights uploaded as plan buffers), else
-from its PTX. An artifact of several kernels runs twice, replayed as a CUDA
-graph and launched kernel by kernel (--cuda-graph on|off), each --repeat
-times; both outputs are checked and the median latencies printed.
+RoPE). A plan the runtime reports as unsupported (dynamic shapes) fails
+with its reason. A case passes when every output is finite and within its
+tolerance: max |diff| within 1e-3 for attention, 1e-4 for the layers and
+models; or, for bf16 cases and bf16-weight models, every row's relative
+error within 2e-2 (rowwise.py). With --mnemo-run, every case's artifact
+also runs through `mnemo-run --device=cuda` (the runtime's CUDA executor)
+on the same inputs, against the same reference. An artifact of several
+kernels runs twice, replayed as a CUDA graph and launched kernel by kernel
+(--cuda-graph on|off), each --repeat times; both outputs are checked and
+the median latencies printed.
 """
 
 import argparse
+import atexit
 import ctypes
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,67 +47,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "test", "Numerics"))
 import numpy_refs  # noqa: E402
 from rowwise import worst_row_numpy  # noqa: E402  (beside this script)
-
-
-# Tensor map fields of the driver's cuTensorMapEncodeTiled: data type and
-# swizzle enums by the plan's names, element bytes per data type.
-TENSOR_MAP_DTYPES = {"f16": 6, "f32": 7, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_*
-TENSOR_MAP_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CU_TENSOR_MAP_SWIZZLE_*
-TENSOR_MAP_ELEMENT_BYTES = {"f16": 2, "f32": 4, "bf16": 2}
-TENSOR_MAP_BYTES = 128
-
-
-def parse_tensor_map(p):
-    """The map of a `mnemo.buffer N tensormap of SRC DTYPE dims D0x.. strides
-    S1x.. box B0x.. swizzle BYTES bytes 128` line (p: its words): dtype, dims,
-    strides (bytes, dims 1..rank-1; `-` for rank 1), box, all innermost-first,
-    and swizzle in bytes."""
-    fields = dict(zip(p[6::2], p[7::2]))
-    if len(p) != 16 or p[3] != "of" or list(fields) != ["dims", "strides", "box", "swizzle",
-                                                       "bytes"]:
-        raise ValueError(f"malformed tensormap line: {' '.join(p)}")
-
-    def sizes(word):
-        return [] if fields[word] == "-" else [int(x) for x in fields[word].split("x")]
-    desc = {"dtype": p[5], "dims": sizes("dims"), "strides": sizes("strides"),
-            "box": sizes("box"), "swizzle": int(fields["swizzle"])}
-    rank = len(desc["dims"])
-    if (not 1 <= rank <= 5 or len(desc["strides"]) != rank - 1 or len(desc["box"]) != rank
-            or desc["dtype"] not in TENSOR_MAP_DTYPES
-            or desc["swizzle"] not in TENSOR_MAP_SWIZZLES
-            or fields["bytes"] != str(TENSOR_MAP_BYTES)):
-        raise ValueError(f"unsupported tensormap line: {' '.join(p)}")
-    return desc
-
-
-def parse_plan(text):
-    """The `// mnemo.*` lines of a PTX file (one function). Buffers are
-    (kind, ref, size); a tensormap's ref is its source buffer's index and its
-    map description is in plan["tensormaps"][index] (parse_tensor_map)."""
-    plan = {"buffers": {}, "launches": [], "outputs": [], "inputs": [], "output_names": [],
-            "tensormaps": {}}
-    for line in text.splitlines():
-        if not line.startswith("// mnemo."):
-            continue
-        p = line[3:].split()
-        if p[0] == "mnemo.buffer":
-            kind = p[2]
-            ref = None if kind == "temporary" else p[3]
-            if kind == "tensormap":
-                plan["tensormaps"][int(p[1])] = parse_tensor_map(p)
-                ref = p[4]
-            size = p[-1]
-            plan["buffers"][int(p[1])] = (kind, ref, None if size == "?" else int(size))
-        elif p[0] == "mnemo.launch":
-            plan["launches"].append({"kernel": p[1], "grid": p[3:6], "block": p[7:10],
-                                     "shared": p[11], "args": p[13:]})
-        elif p[0] == "mnemo.input":
-            plan["inputs"].append(p[2])
-        elif p[0] == "mnemo.output":
-            plan["outputs"].append(int(p[3]))
-            plan["output_names"].append(p[4])
-            plan.setdefault("output_dtypes", []).append(p[5])
-    return plan
+from plan import (TENSOR_MAP_BYTES, TENSOR_MAP_DTYPES, TENSOR_MAP_SWIZZLES,  # noqa: E402
+                  buffer_weight_bytes, load_plan, ptx_text, tensor_map_source,
+                  tensor_map_span)
 
 
 def round_bf16(x):
@@ -109,13 +59,17 @@ def round_bf16(x):
     return u.astype(np.uint32).view(np.float32)
 
 
+NUMPY_DTYPES = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "i32": np.int32}
+
+
 def device_array(x, dtype):
-    """The bytes a kernel reads for `x`: bf16 as its upper 16 bits."""
+    """The bytes a kernel reads for `x` as a tensor of `dtype` (the plan's
+    name): bf16 as its upper 16 bits."""
     if dtype == "bf16":
         return cp.asarray((round_bf16(x).view(np.uint32) >> 16).astype(np.uint16))
     if dtype == "f16":
         return cp.asarray(x.astype(np.float16))
-    return cp.asarray(np.ascontiguousarray(x))
+    return cp.asarray(np.ascontiguousarray(x, NUMPY_DTYPES.get(dtype)))
 
 
 def reference(ref, inputs, case_dir):
@@ -166,34 +120,51 @@ def reference(ref, inputs, case_dir):
     raise ValueError(f"unknown reference {op}")
 
 
+_ptx_dir = None
+
+
+def load_module(plan):
+    """The CuPy module of the PTX inside the plan's artifact (plan.py's
+    ptx_text). CuPy loads PTX from a file (`RawModule(code=...)` compiles
+    CUDA C++ with NVRTC): the text goes to a private temporary folder,
+    removed at exit, under a name made of its hash (CuPy caches modules by
+    path, so two different modules never share one)."""
+    global _ptx_dir
+    text = ptx_text(plan).encode()
+    if _ptx_dir is None:
+        _ptx_dir = tempfile.mkdtemp(prefix="mnemo-ptx-")
+        atexit.register(shutil.rmtree, _ptx_dir, True)
+    path = os.path.join(_ptx_dir, hashlib.sha256(text).hexdigest()[:32] + ".ptx")
+    if not os.path.exists(path):
+        with open(path, "wb") as f:
+            f.write(text)
+    return cp.RawModule(path=path)
+
+
 def plan_launches(module, plan, buffer_arg):
     """The plan's launches as (kernel, grid, block, args, shared bytes): kernels
-    from the CuPy `module` (dynamic shared memory above 48 KiB enabled),
-    buffer arguments from buffer_arg(index), scalars as numpy scalars (an f32
-    as its bits). Dynamic launch sizes or scalars are refused."""
-    kernels, out = {}, []
+    from the CuPy `module` (dynamic shared memory above 48 KiB enabled, up to
+    the most any launch of the kernel asks), buffer arguments from
+    buffer_arg(index), scalars as numpy scalars (an f32 as its bits)."""
+    kernels, opted, out = {}, {}, []
     for launch in plan["launches"]:
-        name = launch["kernel"]
-        if "?" in launch["grid"] + launch["block"] + [launch["shared"]]:
-            raise RuntimeError(f"{name}: dynamic launch configuration")
-        shared = int(launch["shared"])
+        name, shared = launch["kernel"], launch["shared_bytes"]
         if name not in kernels:
             kernels[name] = module.get_function(name)
-            if shared > 48 * 1024:
-                kernels[name].max_dynamic_shared_size_bytes = shared
+        if shared > max(48 * 1024, opted.get(name, 0)):
+            kernels[name].max_dynamic_shared_size_bytes = shared
+            opted[name] = shared
         args = []
-        for a in launch["args"]:
-            kind, value = a.split(":")
-            if value == "?":
-                raise RuntimeError(f"{name}: dynamic scalar argument")
+        for arg in launch["args"]:
+            (kind, value), = arg.items()
             if kind == "buffer":
-                args.append(buffer_arg(int(value)))
+                args.append(buffer_arg(value))
             elif kind == "f32":
-                args.append(np.uint32(int(value) & 0xFFFFFFFF))
+                args.append(np.uint32(value & 0xFFFFFFFF))
             else:
-                args.append({"i64": np.int64, "i32": np.int32}[kind](int(value)))
-        out.append((kernels[name], tuple(int(d) for d in launch["grid"]),
-                    tuple(int(d) for d in launch["block"]), tuple(args), shared))
+                args.append({"i64": np.int64, "i32": np.int32}[kind](value))
+        out.append((kernels[name], tuple(launch["grid"]), tuple(launch["block"]), tuple(args),
+                    shared))
     return out
 
 
@@ -217,15 +188,8 @@ def cuda_driver():
     return _driver
 
 
-def tensor_map_span(desc):
-    """Bytes from the mapped tensor's base address to its last element's end."""
-    elem = TENSOR_MAP_ELEMENT_BYTES[desc["dtype"]]
-    strides = [elem] + desc["strides"]
-    return elem + sum((d - 1) * s for d, s in zip(desc["dims"], strides))
-
-
 def encode_tensor_map(desc, source_ptr, source_bytes=None):
-    """The 128-byte CUtensorMap of `desc` (parse_tensor_map) over the device
+    """The 128-byte CUtensorMap of `desc` (plan.py's tensor_map_source) over the device
     address source_ptr, by cuTensorMapEncodeTiled: element strides 1,
     interleave none, L2 promotion 128B, out-of-bounds fill none (zeros). With
     source_bytes, a map reaching past the source buffer is refused."""
@@ -253,55 +217,67 @@ def encode_tensor_map(desc, source_ptr, source_bytes=None):
     return ctypes.string_at(address, TENSOR_MAP_BYTES)
 
 
-def tensor_map_source(plan, idx):
-    """(source index, map description) of tensormap buffer idx; the source must
-    be an input or temporary buffer."""
-    src = int(plan["buffers"][idx][1])
-    if plan["buffers"].get(src, ("?",))[0] not in ("input", "temporary"):
-        raise RuntimeError(f"buffer {idx}: tensor map of buffer {src}, not an input or "
-                           f"temporary")
-    return src, plan["tensormaps"][idx]
-
-
-def run_plan(ptx_path, plan, inputs, dtypes):
-    module = cp.RawModule(path=ptx_path)
-    names = list(inputs)
+def upload_buffers(plan, inputs, fill=0xFF):
+    """Device arrays of the plan's buffers, {number: CuPy array}: the inputs
+    (numpy arrays in the function's input order) in the plan's dtypes, each
+    weight from the artifact or its side file, the temporaries filled with
+    `fill` bytes (0xFF: NaN), and the tensor maps encoded over their sources
+    once those exist."""
+    if len(inputs) != len(plan["inputs"]):
+        raise RuntimeError(f"{len(inputs)} inputs for a function of {len(plan['inputs'])}")
     buffers = {}
-    for idx, (kind, ref, size) in plan["buffers"].items():
+    for idx, buf in enumerate(plan["buffers"]):
+        kind = buf["kind"]
         if kind == "input":
-            name = names[int(ref)]
-            buffers[idx] = device_array(inputs[name], dtypes.get(name, "f32"))
+            sig, x = plan["inputs"][buf["input"]], inputs[buf["input"]]
+            if tuple(sig["shape"]) != x.shape:
+                raise RuntimeError(f"input {buf['input']} ({sig['name']}): the plan's shape "
+                                   f"is {sig['shape']}, the case's {list(x.shape)}")
+            buffers[idx] = device_array(x, sig["dtype"])
+            if buffers[idx].nbytes != buf["bytes"]:
+                raise RuntimeError(f"buffer {idx}: the plan says {buf['bytes']} bytes, input "
+                                   f"{buf['input']} has {buffers[idx].nbytes}")
+        elif kind == "weight":
+            buffers[idx] = cp.asarray(np.frombuffer(buffer_weight_bytes(plan, idx), np.uint8))
         elif kind == "temporary":
-            if size is None:
-                raise RuntimeError(f"buffer {idx} has a dynamic size")
-            buffers[idx] = cp.full(size, 0xFF, dtype=cp.uint8)  # NaN poison
-        elif kind != "tensormap":  # encoded below, once their sources exist
-            raise RuntimeError(f"weight buffers are not supported here ({ref})")
-    for idx in plan["tensormaps"]:
+            buffers[idx] = cp.full(max(buf["bytes"], 1), fill, dtype=cp.uint8)
+    for idx in plan["tensor_maps"]:
         src, desc = tensor_map_source(plan, idx)
         encoded = encode_tensor_map(desc, buffers[src].data.ptr, buffers[src].nbytes)
         buffers[idx] = cp.asarray(np.frombuffer(encoded, np.uint8))
+    return buffers
+
+
+def run_plan(plan, inputs):
+    """Runs the plan (load_plan) once with CuPy on `inputs` (numpy arrays in
+    the function's input order), temporaries poisoned; returns the first
+    output's buffer and the number of launches."""
+    module = load_module(plan)
+    buffers = upload_buffers(plan, inputs)
     for kernel, grid, block, args, shared in plan_launches(module, plan,
                                                           buffers.__getitem__):
         kernel(grid, block, args, shared_mem=shared)
     cp.cuda.runtime.deviceSynchronize()
-    return buffers[plan["outputs"][0]], len(plan["launches"])
+    return buffers[plan["output_buffers"][0]], len(plan["launches"])
 
 
-def run_mnemo_run(tool, ptx, plan, inputs, dtypes, shape, options=()):
-    """The case through the runtime's CUDA executor with extra `options`;
-    returns the output (bf16 goes in and out as float32 files, f16 as
-    float16) and the median latency mnemo-run printed, in ms."""
+def run_mnemo_run(tool, artifact, plan, inputs, shape, options=()):
+    """The artifact's function (the plan's) through the runtime's CUDA
+    executor with extra `options`, on `inputs` (numpy arrays in the
+    function's input order); returns the first output (bf16 goes in and out
+    as float32 files, f16 as float16) and the median latency mnemo-run
+    printed, in ms."""
     with tempfile.TemporaryDirectory() as tmp:
-        args = [tool, ptx, "--device=cuda", "--output-dir", os.path.join(tmp, "out"), *options]
-        for name, (key, array) in zip(plan["inputs"], inputs.items()):
-            path = os.path.join(tmp, name + ".npy")
-            np.save(path, array.astype(np.float16) if dtypes[key] == "f16" else array)
-            args += ["--input", f"{name}={path}"]
+        args = [tool, artifact, "--device=cuda", "--function", plan["function"],
+                "--output-dir", os.path.join(tmp, "out"), *options]
+        for i, (sig, array) in enumerate(zip(plan["inputs"], inputs)):
+            path = os.path.join(tmp, f"input{i}.npy")
+            np.save(path, array.astype(np.float16) if sig["dtype"] == "f16" else array)
+            args += ["--input", f"{sig['name']}={path}"]
         r = subprocess.run(args, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"mnemo-run: {r.stderr.strip()}")
-        out = np.load(os.path.join(tmp, "out", plan["output_names"][0] + ".npy"))
+        out = np.load(os.path.join(tmp, "out", plan["outputs"][0]["name"] + ".npy"))
     latency = float(re.search(r"latency: (\S+) ms", r.stdout)[1])
     return out.astype(np.float32).reshape(shape), latency
 
@@ -336,15 +312,16 @@ def main():
                 elif inp.get("dtype") == "f16":
                     x = x.astype(np.float16).astype(np.float32)
                 inputs[inp["name"]] = x
-        dtypes = {inp["name"]: inp.get("dtype", "f32") for inp in case["inputs"]}
         row = {"name": case["name"], "tolerance": case["tolerance"]}
         try:
+            if "plan" not in case:
+                raise RuntimeError("no plan JSON in cases.json (written by an older "
+                                   "make_cases.py?)")
             ref = reference(case["reference"], inputs, a.cases)
-            ptx = os.path.join(a.cases, case["ptx"])
             start = time.perf_counter()
-            plan = parse_plan(open(ptx).read())
-            out_buf, launches = run_plan(ptx, plan, inputs, dtypes)
-            out_dtype = plan["output_dtypes"][0]
+            plan = load_plan(os.path.join(a.cases, case["plan"]))  # refuses "unsupported"
+            out_buf, launches = run_plan(plan, list(inputs.values()))
+            out_dtype = plan["outputs"][0]["dtype"]
             row["seconds"] = time.perf_counter() - start
             if out_dtype == "bf16":
                 bits = cp.asnumpy(out_buf.view(cp.uint16)[: ref.size]).astype(np.uint32) << 16
@@ -368,21 +345,19 @@ def main():
             row.update(launches=launches, finite=bool(np.isfinite(out).all()),
                        max_abs=max_abs, rel=rel, ok=ok)
             if a.mnemo_run:
-                # Models run in both executor modes, and are timed.
-                model = os.path.join(a.cases, case.get("artifact", case["ptx"]))
+                # Artifacts of several kernels run in both executor modes;
+                # every artifact is timed.
+                artifact = os.path.join(a.cases, case["artifact"])
                 modes = {"graph": ["--cuda-graph", "on"], "kernels": ["--cuda-graph", "off"]} \
-                    if "artifact" in case and launches > 1 else {"default": []}
+                    if launches > 1 else {"default": []}
                 worst = 0.0
                 for mode, options in modes.items():
-                    if "artifact" in case:
-                        options = options + ["--repeat", str(a.repeat)]
-                    rt, ms = run_mnemo_run(a.mnemo_run, model, plan, inputs, dtypes,
-                                           ref.shape, options)
+                    rt, ms = run_mnemo_run(a.mnemo_run, artifact, plan, list(inputs.values()),
+                                           ref.shape, options + ["--repeat", str(a.repeat)])
                     rt_ok, rt_abs, _ = within(rt)
                     worst = max(worst, rt_abs)
                     row["ok"] = row["ok"] and rt_ok
-                    if "artifact" in case:
-                        row[f"ms_{mode}"] = ms
+                    row[f"ms_{mode}"] = ms
                 row["runtime_max_abs"] = worst
         except Exception as e:  # report and go on with the next case
             row.update(ok=False, error=f"{type(e).__name__}: {e}")

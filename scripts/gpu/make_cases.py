@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Writes the GPU correctness cases: for each, a static-shape model, its PTX
-(mnemoc --emit=ptx) and a manifest entry saying how to make its inputs and
-its float64 reference. scripts/gpu/check_ptx.py runs them on a GPU.
+"""Writes the GPU correctness cases: for each, a static-shape model, its
+artifact (NAME.mnemo: mnemoc --target=..., the PTX and any weights), the
+artifact's launch plan as JSON (NAME.plan.json: `mnemo-run NAME.mnemo
+--dump-plan`, read by plan.py) and a manifest entry in cases.json (keys
+"artifact" and "plan") saying how to make its inputs and its float64
+reference. scripts/gpu/check_ptx.py runs them on a GPU. A case that mnemoc
+cannot compile, or whose plan cannot be dumped or read, stops the run.
 
     scripts/gpu/make_cases.py OUT_DIR [--mnemoc build/bin/mnemoc] [--target sm_90a]
+        [--mnemo-run MNEMOC_DIR/mnemo-run]
 
 Attention: non-tile-multiple lengths, GQA/MQA, causal with offset, sliding
 window, softcap, D != Dv. Layers: linear, rms_norm, rope, swiglu, embedding,
@@ -11,8 +16,8 @@ add. The tiny decoder (examples/tiny-decoder) at the prompt's length, its
 weights passed as inputs, against its stored reference logits. With
 --models, the reference models (checkpoint directories and ONNX files with
 input_ids.npy and logits.npy beside them) compiled for their prompt's shape
-(`--input-shape input_ids=BxS`), weights in the module, against their
-logits.
+(`--input-shape input_ids=BxS`), weights in the artifact (the plan's
+weight buffers), against their logits.
 """
 
 import argparse
@@ -25,6 +30,8 @@ import sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plan import PlanError, default_mnemo_run, dump_plan  # noqa: E402
 
 
 def ttype(shape, dtype="f32"):
@@ -331,12 +338,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--mnemoc", default=os.path.join(ROOT, "build/bin/mnemoc"))
+    p.add_argument("--mnemo-run", help="the mnemo-run that dumps each artifact's plan "
+                   "(default: beside --mnemoc)")
     p.add_argument("--target", default="sm_90a")
     p.add_argument("--models", nargs="*", default=[],
                    help="reference checkpoint directories / ONNX files")
     p.add_argument("--model-dtype", choices=["bf16", "f16"],
                    help="also compile the checkpoints with --dtype=this")
     a = p.parse_args()
+    mnemo_run = a.mnemo_run or default_mnemo_run(a.mnemoc)
     os.makedirs(a.out, exist_ok=True)
     cases = [c + ([],) for c in list(attention_cases()) + list(linear_cases())
              + list(layer_cases())
@@ -351,20 +361,20 @@ def main():
         else:
             path = os.path.join(a.out, name + ".mlir")
             open(path, "w").write(source)
-        ptx = os.path.join(a.out, name + ".ptx")
-        r = subprocess.run([a.mnemoc, path, f"--target={a.target}", "--emit=ptx", "-o", ptx]
-                           + flags, capture_output=True, text=True)
-        if r.returncode:
-            sys.exit(f"{name}: mnemoc failed:\n{r.stderr}")
-        # The same model as an artifact: its weights become plan buffers
-        # that the runtime uploads once (the PTX above keeps them inside).
+        # The artifact holds the PTX; the model's weights become plan
+        # buffers that the runtime (and check_ptx.py) upload once.
         artifact = os.path.join(a.out, name + ".mnemo")
         r = subprocess.run([a.mnemoc, path, f"--target={a.target}", "-o", artifact] + flags,
                            capture_output=True, text=True)
         if r.returncode:
-            sys.exit(f"{name}: mnemoc failed on the artifact:\n{r.stderr}")
-        manifest.append({"name": name, "ptx": name + ".ptx", "artifact": name + ".mnemo",
-                         "inputs": inputs, "reference": ref, "tolerance": tol})
+            sys.exit(f"{name}: mnemoc failed:\n{r.stderr}")
+        try:
+            plan_json, _ = dump_plan(mnemo_run, artifact)
+        except PlanError as e:
+            sys.exit(f"{name}: {e}")
+        manifest.append({"name": name, "artifact": os.path.basename(artifact),
+                         "plan": os.path.basename(plan_json), "inputs": inputs,
+                         "reference": ref, "tolerance": tol})
     json.dump(manifest, open(os.path.join(a.out, "cases.json"), "w"), indent=1)
     print(f"{len(manifest)} cases in {a.out}")
 

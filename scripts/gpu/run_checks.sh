@@ -9,6 +9,9 @@
 #   DIR/cases80            make_cases.py --target sm_80
 #   DIR/bench              bench_attention.py prepare
 #   DIR/bench_linear       bench_linear.py prepare
+# Every case there is an artifact (CASE.mnemo) with its launch plan as JSON
+# (CASE.plan.json, from mnemo-run --dump-plan on the build machine), which
+# the scripts read through plan.py; no mnemoc is needed here.
 # Results go to $OUT (check_ptx.json per chip, bench/results.json, the plot).
 # Each step runs under a time limit (CHECK_TIMEOUT_S, default 900 s): a
 # kernel waiting on an mbarrier phase that never completes would hang.

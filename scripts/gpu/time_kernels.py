@@ -3,12 +3,14 @@
 
     python3 scripts/gpu/time_kernels.py CASE_DIR CASE [CASE ...] [--top N]
 
-CASE_DIR is written by scripts/gpu/make_cases.py. Each named case's PTX is
+CASE_DIR is written by scripts/gpu/make_cases.py. Each named case's plan
+(CASE.plan.json, plan.py's load_plan) is read, the PTX inside its artifact
 loaded with CuPy, its inputs filled as check_ptx.py fills them (stored
-files, token ids, positions, normal values), its temporaries zeroed, and
-every launch of the plan timed with CUDA events (median of --reps runs
-after one warm-up). Prints the total and the N slowest kernels with their
-grid and block: where a model's time goes.
+files, token ids, positions, normal values), its weights uploaded from the
+artifact, its temporaries zeroed, and every launch of the plan timed with
+CUDA events (median of --reps runs after one warm-up). Prints the total
+and the N slowest kernels with their grid and block: where a model's time
+goes.
 """
 
 import argparse
@@ -39,25 +41,10 @@ def inputs_of(case, case_dir, rng):
 
 
 def time_case(case, case_dir, reps, top):
-    ptx = os.path.join(case_dir, case["ptx"])
-    plan = check_ptx.parse_plan(open(ptx).read())
-    module = cp.RawModule(path=ptx)
+    plan = check_ptx.load_plan(os.path.join(case_dir, case["plan"]))
+    module = check_ptx.load_module(plan)
     inputs = inputs_of(case, case_dir, np.random.default_rng(0))
-    names = list(inputs)
-    dtypes = {i["name"]: i.get("dtype", "f32") for i in case["inputs"]}
-    buffers = {}
-    for idx, (kind, ref, size) in plan["buffers"].items():
-        if kind == "input":
-            name = names[int(ref)]
-            buffers[idx] = check_ptx.device_array(inputs[name], dtypes[name])
-        elif kind == "temporary":
-            buffers[idx] = cp.zeros(size, dtype=cp.uint8)
-        elif kind != "tensormap":
-            raise RuntimeError(f"buffer {idx}: {kind} buffers are not supported here")
-    for idx in plan["tensormaps"]:
-        src, desc = check_ptx.tensor_map_source(plan, idx)
-        encoded = check_ptx.encode_tensor_map(desc, buffers[src].data.ptr, buffers[src].nbytes)
-        buffers[idx] = cp.asarray(np.frombuffer(encoded, np.uint8))
+    buffers = check_ptx.upload_buffers(plan, list(inputs.values()), fill=0)
     launches = check_ptx.plan_launches(module, plan, buffers.__getitem__)
     times = np.zeros((reps, len(launches)))
     start, stop = cp.cuda.Event(), cp.cuda.Event()
@@ -73,8 +60,8 @@ def time_case(case, case_dir, reps, top):
     print(f"== {case['name']}: {len(launches)} launches, {ms.sum():.3f} ms of kernels")
     for i in np.argsort(-ms)[:top]:
         launch = plan["launches"][i]
-        print(f"  {ms[i]:8.3f} ms  {launch['kernel']:28} grid {'x'.join(launch['grid'])}"
-              f"  block {'x'.join(launch['block'])}")
+        grid, block = ("x".join(map(str, launch[k])) for k in ("grid", "block"))
+        print(f"  {ms[i]:8.3f} ms  {launch['kernel']:28} grid {grid}  block {block}")
 
 
 def main():

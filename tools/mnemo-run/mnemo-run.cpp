@@ -6,7 +6,8 @@
 //
 //   mnemo-run OUT.mnemo --input NAME=FILE.npy ... [--output-dir DIR]
 //             [--repeat N] [--function NAME] [--threads N] [--profile]
-//   mnemo-run MODEL.ptx|MODEL.mnemo --device=cuda --input NAME=FILE.npy ...
+//             [--device cpu|cuda] [--cuda-graph on|off]
+//   mnemo-run OUT.mnemo --dump-plan
 //
 // Loads the artifact, binds each input from a .npy file, runs the function
 // N times, prints every output's name, dtype and shape and the median
@@ -16,19 +17,19 @@
 // reports (its profile points) over the runs after the first (the warm-up;
 // with --repeat 1, that one run) and prints them, slowest first. Every
 // failure is one line, "mnemo-run: error: <file or tensor>: <reason>", and
-// a non-zero exit. With --device=cuda the model is a PTX module from
-// `mnemoc --emit=ptx` (its launch plan in its header) or an artifact holding
-// one (`mnemoc --target=sm_90a -o OUT.mnemo`), run through the CUDA driver;
-// without a driver that is the error "no CUDA driver: ...". --cuda-graph
-// on|off chooses between replaying the plan as a CUDA graph (the default
-// for plans of several kernels) and launching kernel by kernel.
+// a non-zero exit. --device=cuda runs an artifact compiled for a GPU
+// (`mnemoc --target=sm_90a -o OUT.mnemo`) through the same session API on
+// CUDA device 0; without a driver that is the error "no CUDA driver: ...".
+// --cuda-graph on|off chooses between replaying the plan as a CUDA graph
+// (the default for plans of several kernels) and launching kernel by
+// kernel. --dump-plan prints the artifact's plan as JSON and exits.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cli.h"
 #include "npy.h"
 #include "profile_table.h"
-#include "run_cuda.h"
+#include "plan_json.h"
 
 #include "mnemo/runtime.h"
 
@@ -47,7 +48,8 @@ namespace {
 constexpr const char *kUsage =
     "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
     "[--output-dir DIR] [--repeat N] [--function NAME] [--threads N] "
-    "[--profile] [--device cpu|cuda] [--cuda-graph on|off]";
+    "[--profile] [--device cpu|cuda] [--cuda-graph on|off] | OUT.mnemo "
+    "--dump-plan";
 
 constexpr const char *kOptions =
     "  --input NAME=FILE.npy  an input of the function (every one is needed)\n"
@@ -58,9 +60,11 @@ constexpr const char *kOptions =
     "                         included (default 0: one per core)\n"
     "  --profile              time the code's profile points over the runs\n"
     "                         after the first; print them, slowest first\n"
-    "  --device cpu|cuda      cuda: a PTX module or an artifact holding one\n"
+    "  --device cpu|cuda      where the session runs (cuda: an artifact\n"
+    "                         compiled for sm_80 or sm_90a)\n"
     "  --cuda-graph on|off    replay the plan as a CUDA graph, or launch\n"
-    "                         kernel by kernel\n";
+    "                         kernel by kernel\n"
+    "  --dump-plan            print the artifact's plan as JSON and exit\n";
 
 struct Options {
   const char *artifact = nullptr;
@@ -68,7 +72,9 @@ struct Options {
   std::string outputDir; // empty: do not write outputs
   long repeat = 1;
   std::string function; // empty: the first function
-  bool cuda = false;     // --device=cuda: PTX, or an artifact holding PTX
+  std::string device = "cpu"; // --device
+  bool cuda = false;     // a CUDA device
+  bool dumpPlan = false; // --dump-plan
   int cudaGraph = -1;    // --cuda-graph: 1 on, 0 off, -1 the program's choice
   long threads = -1;     // --threads: 0 one per core; -1 not given (cores)
   bool profile = false;  // --profile
@@ -115,9 +121,9 @@ int parseArgs(int argc, char **argv, Options &options) {
     } else if (flag == "--function") {
       options.function = value;
     } else if (flag == "--device") {
-      if (value != "cpu" && value != "cuda")
-        return fail("--device", "expected cpu or cuda, got '" + value + "'");
-      options.cuda = value == "cuda";
+      // The runtime checks the name (cpu, cuda, cuda:N).
+      options.device = value;
+      options.cuda = value.compare(0, 4, "cuda") == 0;
     } else if (flag == "--cuda-graph") {
       if (value != "on" && value != "off")
         return fail("--cuda-graph", "expected on or off, got '" + value + "'");
@@ -136,6 +142,10 @@ int parseArgs(int argc, char **argv, Options &options) {
       if (eq != std::string::npos)
         return fail("--profile", "takes no value");
       options.profile = true;
+    } else if (flag == "--dump-plan") {
+      if (eq != std::string::npos)
+        return fail("--dump-plan", "takes no value");
+      options.dumpPlan = true;
     } else if (flag == "--repeat") {
       char *end = nullptr;
       errno = 0;
@@ -232,10 +242,14 @@ int run(const Options &options) {
   mnemo_model_t *model = nullptr;
   if (mnemo_status_t status = mnemo_model_load_file(options.artifact, &model))
     return fail(status);
+  mnemo_device_t *device = nullptr;
   mnemo_session_t *session = nullptr;
-  mnemo_status_t status = mnemo_session_create(
-      model, options.function.empty() ? nullptr : options.function.c_str(),
-      &session);
+  mnemo_status_t status = mnemo_device_open(options.device.c_str(), &device);
+  if (!status)
+    status = mnemo_session_create_on(
+        model, options.function.empty() ? nullptr : options.function.c_str(),
+        device, &session);
+  mnemo_device_free(device);
   // From here on the session's reference keeps the model alive.
   mnemo_model_free(model);
   if (status)
@@ -247,6 +261,9 @@ int run(const Options &options) {
   if (rc < 0 && options.threads >= 0)
     if ((status = mnemo_session_set_threads(
              session, static_cast<size_t>(options.threads))))
+      rc = fail(status);
+  if (rc < 0 && options.cudaGraph >= 0)
+    if ((status = mnemo_session_set_cuda_graph(session, options.cudaGraph)))
       rc = fail(status);
   // The first run warms up (page faults, the workers' start) unprofiled,
   // unless it is the only one.
@@ -299,10 +316,18 @@ int run(const Options &options) {
   }
   if (rc < 0) {
     size_t n = times.size(), threads = mnemo_session_threads(session);
-    // Scripts read "latency: X ms (median of N)"; the thread count follows.
-    std::printf("latency: %.4g ms (median of %zu), %zu thread%s\n",
-                median(times), n, threads, threads == 1 ? "" : "s");
-    if (options.profile)
+    // Scripts read "latency: X ms (median of N"; the device's details follow.
+    if (options.cuda)
+      std::printf("latency: %.4g ms (median of %zu, cuda, %s)\n",
+                  median(times), n,
+                  mnemo_session_uses_cuda_graph(session) ? "graph"
+                                                         : "kernel by kernel");
+    else
+      std::printf("latency: %.4g ms (median of %zu), %zu thread%s\n",
+                  median(times), n, threads, threads == 1 ? "" : "s");
+    if (options.profile && options.cuda)
+      std::printf("profile: no profile points on --device=cuda\n");
+    else if (options.profile)
       printProfile(session, profiledTimes, static_cast<size_t>(warmUps));
     rc = 0;
   }
@@ -317,13 +342,7 @@ int main(int argc, char **argv) {
   int rc = parseArgs(argc, argv, options);
   if (rc >= 0)
     return rc;
-  if (options.cuda) {
-    rc = mnemo::run::runCuda(options.artifact, options.inputs,
-                             options.outputDir, options.repeat,
-                             options.function, options.cudaGraph);
-    if (rc == 0 && options.profile)
-      std::printf("profile: no profile points on --device=cuda\n");
-    return rc;
-  }
+  if (options.dumpPlan)
+    return dumpPlan(options.artifact);
   return run(options);
 }

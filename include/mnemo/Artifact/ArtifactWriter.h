@@ -11,6 +11,8 @@
 #ifndef MNEMO_ARTIFACT_ARTIFACTWRITER_H
 #define MNEMO_ARTIFACT_ARTIFACTWRITER_H
 
+#include "mnemo/Artifact/GpuPlan.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -43,10 +45,11 @@ struct ArtifactFunction {
 
 struct ArtifactContents {
   std::string triple, cpu, features;
-  /// ELF shared object (CPU), or PTX text with launch plans: then the
-  /// functions are signatures only (no kernels, calls or weights).
+  /// ELF shared object (CPU), or PTX text: then `gpuPlans` run the
+  /// functions (one per function, by name), not their kernel symbols.
   bool ptx = false;
-  std::string code; // ELF shared object
+  std::string code;
+  std::vector<GpuFunctionPlan> gpuPlans;
   std::vector<ArtifactFunction> functions;
   std::vector<ArtifactWeight> weights;
   std::string compiler, source, sourceHash;

@@ -12,6 +12,8 @@
 #ifndef MNEMO_TARGET_TARGETBACKEND_H
 #define MNEMO_TARGET_TARGETBACKEND_H
 
+#include "mnemo/Artifact/GpuPlan.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
@@ -38,7 +40,10 @@ struct TargetInfo {
   bool ptx = false;
 };
 
-/// What the serializer produces.
+/// What the serializer produces. SharedObject is an artifact's code object:
+/// an ELF shared object on CPUs, the bare PTX on GPUs (whose plans the
+/// artifact holds as tables); PTX is the text of --emit=ptx, headed by a
+/// readable dump of the plans.
 enum class OutputKind { LLVMIR, Assembly, Object, SharedObject, PTX };
 
 /// A code generation target (one per ISA family).
@@ -66,6 +71,14 @@ public:
   /// Appends passes that give the target's kernels the products inside
   /// attention tiles, after tiling (the CPU's GEMM takes QK^T and PV).
   virtual void buildTileKernelPipeline(OpPassManager &pm) const {}
+
+  /// The launch plan of each public function of a lowered module (GPU
+  /// targets; CPU functions run one call of their entry point). Taken
+  /// before `serialize`.
+  virtual FailureOr<std::vector<GpuFunctionPlan>>
+  launchPlans(ModuleOp module) const {
+    return std::vector<GpuFunctionPlan>();
+  }
 
   /// Translates an LLVM-dialect module to the requested form.
   virtual FailureOr<std::string> serialize(ModuleOp module,

@@ -63,7 +63,7 @@ public:
       if (auto w = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
                                                       "mnemo.weight")) {
         buffer.kind = GpuBuffer::Kind::Weight;
-        buffer.weight = std::to_string(w.getInt());
+        buffer.weight = w.getInt();
       } else {
         buffer.kind = GpuBuffer::Kind::Input;
         buffer.input = arg.getArgNumber();

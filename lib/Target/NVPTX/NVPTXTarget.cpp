@@ -107,14 +107,24 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   kernels.addPass(createReconcileUnrealizedCastsPass());
 }
 
+FailureOr<std::vector<GpuFunctionPlan>>
+NVPTXTargetBackend::launchPlans(ModuleOp module) const {
+  return buildLaunchPlans(module);
+}
+
 FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
                                                      OutputKind kind) const {
-  if (kind != OutputKind::PTX && kind != OutputKind::Assembly)
+  bool artifact = kind == OutputKind::SharedObject;
+  if (kind != OutputKind::PTX && kind != OutputKind::Assembly && !artifact)
     return emitError(module.getLoc(), "target ")
            << chip << " writes PTX (--emit=ptx) or artifacts holding it";
-  FailureOr<std::vector<GpuFunctionPlan>> plans = buildLaunchPlans(module);
-  if (failed(plans))
-    return failure();
+  std::vector<GpuFunctionPlan> plans;
+  if (!artifact) {
+    FailureOr<std::vector<GpuFunctionPlan>> built = buildLaunchPlans(module);
+    if (failed(built))
+      return failure();
+    plans = std::move(*built);
+  }
 
   DialectRegistry registry;
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
@@ -133,9 +143,11 @@ FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
 
   std::string out;
   llvm::raw_string_ostream os(out);
-  os << "// Kernels of a Mnemo model for " << chip << ".\n";
-  for (const GpuFunctionPlan &plan : *plans)
-    printLaunchPlan(plan, os);
+  if (!artifact) {
+    os << "// Kernels of a Mnemo model for " << chip << ".\n";
+    for (const GpuFunctionPlan &plan : plans)
+      printLaunchPlan(plan, os);
+  }
   for (auto binaryOp : module.getOps<gpu::BinaryOp>())
     for (Attribute object : binaryOp.getObjects())
       os << cast<gpu::ObjectAttr>(object).getObject().getValue();

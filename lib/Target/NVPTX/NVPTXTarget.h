@@ -29,8 +29,12 @@ public:
   void buildCodegenPipeline(OpPassManager &pm) const override;
   /// 16-bit attention becomes a tensor-core kernel (mnemo-gpu-attention-kernel).
   void buildKernelSelectionPipeline(OpPassManager &pm) const override;
-  /// PTX (OutputKind::PTX or Assembly): the launch plans as comments, then
-  /// the module of all kernels.
+  /// Buffers and launches of each public function (LaunchPlan.h).
+  FailureOr<std::vector<GpuFunctionPlan>>
+  launchPlans(ModuleOp module) const override;
+  /// The PTX module of all kernels: bare for an artifact
+  /// (OutputKind::SharedObject); for OutputKind::PTX or Assembly headed by
+  /// the launch plans as comments.
   FailureOr<std::string> serialize(ModuleOp module,
                                    OutputKind kind) const override;
 

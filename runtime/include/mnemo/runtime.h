@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 /* The artifact ABI version this runtime reads (Artifact.abi_version). */
-#define MNEMO_ARTIFACT_ABI_VERSION 1
+#define MNEMO_ARTIFACT_ABI_VERSION 2
 
 /*===------------------------------------------------------------------===*
  * Status
@@ -205,8 +205,35 @@ mnemo_status_t mnemo_model_output_info(const mnemo_model_t *model,
 
 typedef struct mnemo_session_s mnemo_session_t;
 
+/* Where a session runs. */
+typedef enum mnemo_device_kind_e {
+  MNEMO_DEVICE_CPU = 0,
+  MNEMO_DEVICE_CUDA = 1,
+} mnemo_device_kind_t;
+
+typedef struct mnemo_device_s mnemo_device_t;
+
+/* Opens "cpu", "cuda" or "cuda:0" (this runtime drives CUDA device 0).
+ * Opening a CUDA device loads the CUDA driver: without one it fails with
+ * MNEMO_STATUS_UNAVAILABLE and a message starting "no CUDA driver". */
+mnemo_status_t mnemo_device_open(const char *name,
+                                 mnemo_device_t **out_device);
+/* NULL is allowed. Sessions do not keep the device. */
+void mnemo_device_free(mnemo_device_t *device);
+mnemo_device_kind_t mnemo_device_kind(const mnemo_device_t *device);
+/* "cpu" or "cuda:0". */
+const char *mnemo_device_name(const mnemo_device_t *device);
+
 /* Creates a session that runs `function` (NULL: the model's first
- * function) of `model`. The session keeps the model alive. */
+ * function) of `model` on `device` (NULL: the CPU). A model holds code for
+ * one kind of device: CPU code on a CUDA device, or PTX on the CPU, is
+ * MNEMO_STATUS_INCOMPATIBLE. The session keeps the model alive. */
+mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
+                                       const char *function,
+                                       const mnemo_device_t *device,
+                                       mnemo_session_t **out_session);
+
+/* mnemo_session_create_on the CPU. */
 mnemo_status_t mnemo_session_create(mnemo_model_t *model, const char *function,
                                     mnemo_session_t **out_session);
 
@@ -314,54 +341,28 @@ mnemo_status_t mnemo_session_profile_entry(const mnemo_session_t *session,
                                            uint64_t *calls, double *total_ms);
 
 /*===------------------------------------------------------------------===*
- * CUDA (experimental)
+ * CUDA
  *
- * Runs a PTX module written by `mnemoc --target=sm_80|sm_90a --emit=ptx`:
- * its kernels and, in its `// mnemo.*` header, the launch plan of each
- * function (docs/GPU.md). The CUDA driver is opened at run time
+ * A model compiled for a GPU (mnemoc --target=sm_80|sm_90a -o FILE.mnemo)
+ * loads like any other; its sessions are created on a CUDA device and run
+ * its launch plan there: the plan's buffers are allocated and the weights
+ * uploaded when the session is created, and each run copies the inputs in,
+ * launches the kernels on the session's own stream and copies the outputs
+ * out (mnemo_session_get_output). The CUDA driver is opened at run time
  * (libcuda.so.1, or the library the environment variable MNEMO_CUDA_DRIVER
- * names); without one, loading returns MNEMO_STATUS_UNAVAILABLE with a
- * message starting "no CUDA driver". Static shapes only for now.
+ * names). Static shapes only for now: a function compiled with dynamic
+ * dims cannot run on a GPU yet (compile it with --input-shape).
  *===------------------------------------------------------------------===*/
 
-typedef struct mnemo_cuda_program_s mnemo_cuda_program_t;
-
-/* Loads the PTX file, or the .mnemo artifact holding PTX (mnemoc
- * --target=sm_80|sm_90a -o FILE.mnemo), at `path` for `function` (NULL: the
- * first function of its plan) on device 0 and allocates its buffers. */
-mnemo_status_t mnemo_cuda_program_load_file(const char *path,
-                                            const char *function,
-                                            mnemo_cuda_program_t **out_program);
-void mnemo_cuda_program_free(mnemo_cuda_program_t *program);
-
-size_t mnemo_cuda_program_input_count(const mnemo_cuda_program_t *program);
-size_t mnemo_cuda_program_output_count(const mnemo_cuda_program_t *program);
-/* The signature's tensors (static: max_shape equals shape). */
-mnemo_status_t mnemo_cuda_program_input_info(const mnemo_cuda_program_t *program,
-                                             size_t index,
-                                             mnemo_tensor_info_t *out_info);
-mnemo_status_t mnemo_cuda_program_output_info(
-    const mnemo_cuda_program_t *program, size_t index,
-    mnemo_tensor_info_t *out_info);
-
-/* Runs the function: inputs[i] holds input i (row-major, its signature's
- * dtype and shape), outputs[i] receives output i. Returns after the device
- * has finished. Each program has its own CUDA stream: programs run
- * concurrently from different threads, but calls on one program must not
- * overlap. */
-mnemo_status_t mnemo_cuda_program_run(mnemo_cuda_program_t *program,
-                                      const void *const *inputs,
-                                      void *const *outputs);
-
-/* Whether runs replay the plan as one CUDA graph (captured by the first
- * run; only the input and output copies stay outside it) or launch kernel
- * by kernel. A plan of more than one kernel starts with the graph where the
- * driver supports graphs. Enabling it without driver support is
- * MNEMO_STATUS_UNAVAILABLE. */
-mnemo_status_t mnemo_cuda_program_set_graph(mnemo_cuda_program_t *program,
+/* Replays the plan as one CUDA graph (captured by the next run; only the
+ * input and output copies stay outside it) or launches kernel by kernel.
+ * A plan of more than one kernel starts with the graph where the driver
+ * supports graphs. Enabling it without driver support is
+ * MNEMO_STATUS_UNAVAILABLE; on a CPU session, INVALID_ARGUMENT. */
+mnemo_status_t mnemo_session_set_cuda_graph(mnemo_session_t *session,
                                             int enabled);
-/* 1 when runs replay a graph, else 0. */
-int mnemo_cuda_program_uses_graph(const mnemo_cuda_program_t *program);
+/* 1 when the session's runs replay a CUDA graph, else 0. */
+int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,11 +1,13 @@
 """Writes damaged copies of a good .mnemo artifact for the runtime tests.
 
     corrupt_artifact.py GOOD.mnemo OUTDIR
+    corrupt_artifact.py --resign EDITED.mnemo OUT.mnemo
 
 OUTDIR/reject/NAME.mnemo are artifacts the runtime must refuse, one damage
 each (NAME says which); OUTDIR/flips/NNNNN.mnemo flip one metadata byte
 each. Targeted edits of a field are re-signed (metadata_crc32 recomputed)
-so that the check they aim at, not the checksum, rejects them.
+so that the check they aim at, not the checksum, rejects them. --resign
+re-signs an artifact a test edited itself.
 
 A small reader of the size-prefixed FlatBuffer (runtime/schema/artifact.fbs)
 finds the fields; field numbers are their order in the schema.
@@ -72,6 +74,12 @@ class Artifact:
 
 
 def main():
+    if sys.argv[1] == "--resign":
+        a = Artifact(open(sys.argv[2], "rb").read())
+        a.resign()
+        with open(sys.argv[3], "wb") as f:
+            f.write(bytes(a.data))
+        return
     good_path, out = sys.argv[1], sys.argv[2]
     good = open(good_path, "rb").read()
     reject = os.path.join(out, "reject")
@@ -144,7 +152,7 @@ def main():
         f = a.element(a.root, ARTIFACT["functions"], count - 1)
         return a.element(f, FUNCTION["calls"], 0)
 
-    edit("abi-version", set_u32(art, ARTIFACT, "abi_version", 2))
+    edit("abi-version", set_u32(art, ARTIFACT, "abi_version", 3))
     edit("weights-offset-past-end",
          set_u64(art, ARTIFACT, "weights_offset",
                  (len(good) + 127) // 64 * 64))

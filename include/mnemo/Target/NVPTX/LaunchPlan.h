@@ -6,91 +6,25 @@
 //
 // After kernel outlining, a public function is a list of buffers and kernel
 // launches. This is that list, in the form the runtime's CUDA executor
-// consumes (docs/GPU.md describes it and its text form).
+// records (include/mnemo/Artifact/GpuPlan.h, docs/GPU.md).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MNEMO_TARGET_NVPTX_LAUNCHPLAN_H
 #define MNEMO_TARGET_NVPTX_LAUNCHPLAN_H
 
+#include "mnemo/Artifact/GpuPlan.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
-#include <array>
-#include <string>
-#include <vector>
 
 namespace mlir::mnemo {
 
-/// A value that is known when compiling, or computed from dynamic dims at
-/// run time (not serialized yet).
-inline constexpr int64_t kDynamicValue = -1;
-
-/// A TMA tensor map of another buffer (sm_90a): 128 bytes that the executor
-/// encodes (cuTensorMapEncodeTiled) once the buffers exist. Sizes are
-/// innermost first; the element strides are 1, out-of-bounds elements read
-/// as zeros, L2 promotion is 128 bytes, no interleave.
-struct GpuTensorMap {
-  int64_t source = -1;
-  std::string dtype;
-  std::vector<int64_t> dims, box;
-  /// Byte strides of dims 1 to rank - 1.
-  std::vector<int64_t> strides;
-  /// 0, 32, 64 or 128 bytes.
-  int64_t swizzle = 0;
-};
-
-struct GpuBuffer {
-  enum class Kind { Input, Temporary, Weight, TensorMap };
-  Kind kind = Kind::Temporary;
-  /// Input: argument index. Weight: the index of the artifact weight that
-  /// an argument tagged `mnemo.weight` carries.
-  int64_t input = -1;
-  std::string weight;
-  /// Size in bytes, or kDynamicValue.
-  int64_t bytes = kDynamicValue;
-  GpuTensorMap map;
-};
-
-struct GpuArgument {
-  enum class Kind { Buffer, Scalar };
-  Kind kind = Kind::Buffer;
-  /// Buffer: index into GpuFunctionPlan::buffers; the kernel gets the
-  /// buffer's base address (offsets are compiled into the kernel).
-  int64_t buffer = -1;
-  /// Scalar: its type ("i64", "i32", "f32") and value, or kDynamicValue.
-  std::string type;
-  int64_t value = kDynamicValue;
-};
-
-struct GpuLaunch {
-  std::string kernel;
-  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
-  int64_t sharedBytes = 0;
-  std::vector<GpuArgument> args;
-};
-
-/// A tensor of the function's signature; dynamic dims are kDynamicValue.
-struct GpuTensor {
-  std::string name;
-  /// The runtime's dtype name ("f32", "i64", ...).
-  std::string dtype;
-  std::vector<int64_t> shape;
-};
-
-struct GpuFunctionPlan {
-  std::string name;
-  std::vector<GpuTensor> inputs, outputs;
-  std::vector<GpuBuffer> buffers;
-  std::vector<GpuLaunch> launches;
-  /// Buffer index of each result.
-  std::vector<int64_t> outputBuffers;
-};
-
-/// Reads the plans of the public functions of a module whose kernels are
-/// outlined into gpu.launch_func. Fails on host work that is not a launch.
+/// The plan of every public function of `module` (after kernel outlining).
 FailureOr<std::vector<GpuFunctionPlan>> buildLaunchPlans(ModuleOp module);
 
-/// Writes a plan as `// mnemo.*` comment lines (the header of --emit=ptx).
+/// Writes a plan as `// mnemo.*` comment lines, a readable dump at the head
+/// of --emit=ptx (nothing reads it back: artifacts hold the plan as tables).
 void printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os);
 
 } // namespace mlir::mnemo

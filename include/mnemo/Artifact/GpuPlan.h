@@ -1,0 +1,93 @@
+//===- GpuPlan.h - the launch plan of a GPU function ------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What a GPU function does between its inputs and outputs: its buffers and
+// kernel launches, as the NVPTX target derives them from the IR and the
+// artifact's Function.buffers / launches tables record them
+// (runtime/schema/artifact.fbs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_ARTIFACT_GPUPLAN_H
+#define MNEMO_ARTIFACT_GPUPLAN_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::mnemo {
+
+/// A value that is known when compiling, or computed from dynamic dims at
+/// run time (not recorded yet: a plan holding one cannot run).
+inline constexpr int64_t kDynamicValue = -1;
+
+/// A TMA tensor map of another buffer (sm_90a): 128 bytes that the executor
+/// encodes (cuTensorMapEncodeTiled) once the buffers exist. Sizes are
+/// innermost first; the element strides are 1, out-of-bounds elements read
+/// as zeros, L2 promotion is 128 bytes, no interleave.
+struct GpuTensorMap {
+  int64_t source = -1;
+  std::string dtype;
+  std::vector<int64_t> dims, box;
+  /// Byte strides of dims 1 to rank - 1.
+  std::vector<int64_t> strides;
+  /// 0, 32, 64 or 128 bytes.
+  int64_t swizzle = 0;
+};
+
+struct GpuBuffer {
+  enum class Kind { Input, Temporary, Weight, TensorMap };
+  Kind kind = Kind::Temporary;
+  /// Input: argument index. Weight: the index of the artifact weight that
+  /// an argument tagged `mnemo.weight` carries.
+  int64_t input = -1;
+  int64_t weight = -1;
+  /// Size in bytes, or kDynamicValue.
+  int64_t bytes = kDynamicValue;
+  GpuTensorMap map;
+};
+
+struct GpuArgument {
+  enum class Kind { Buffer, Scalar };
+  Kind kind = Kind::Buffer;
+  /// Buffer: index into GpuFunctionPlan::buffers; the kernel gets the
+  /// buffer's base address (offsets are compiled into the kernel).
+  int64_t buffer = -1;
+  /// Scalar: its type ("i64", "i32", "f32") and value, or kDynamicValue.
+  std::string type;
+  int64_t value = kDynamicValue;
+};
+
+struct GpuLaunch {
+  std::string kernel;
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::vector<GpuArgument> args;
+};
+
+/// A tensor of the function's signature; dynamic dims are kDynamicValue.
+struct GpuTensor {
+  std::string name;
+  /// The runtime's dtype name ("f32", "i64", ...).
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+struct GpuFunctionPlan {
+  std::string name;
+  std::vector<GpuTensor> inputs, outputs;
+  std::vector<GpuBuffer> buffers;
+  std::vector<GpuLaunch> launches;
+  /// Buffer index of each result.
+  std::vector<int64_t> outputBuffers;
+};
+
+/// Reads the plans of the public functions of a module whose kernels are
+/// outlined into gpu.launch_func. Fails on host work that is not a launch.
+} // namespace mlir::mnemo
+
+#endif // MNEMO_ARTIFACT_GPUPLAN_H

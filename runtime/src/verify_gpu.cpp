@@ -1,0 +1,255 @@
+//===- verify_gpu.cpp - checks a PTX artifact's launch plans ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A GPU function's buffers, launches and outputs (Function.buffers,
+// .launches, .output_buffers) copied into GpuPlan once every index, size
+// and launch dimension has been checked: the CUDA executor indexes with
+// them and the driver trusts them, so a corrupted plan is a one-line error
+// here, never a fault there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "status.h"
+#include "verify.h"
+
+#include <cstring>
+
+using namespace mnemo::rt;
+namespace fb = ::mnemo::artifact;
+
+namespace {
+
+constexpr uint64_t kMaxBytes = uint64_t(1) << 40;
+constexpr uint32_t kMaxBuffers = 1u << 20;
+constexpr unsigned kTensorMapBytes = 128;
+
+/// The elements of a vector of 8-byte scalars or structs: copied, since
+/// the FlatBuffers verifier aligns a vector's length, not its elements.
+template <typename T, typename V> std::vector<T> copyOf(const V *v) {
+  std::vector<T> out(v ? v->size() : 0);
+  if (!out.empty())
+    std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
+}
+
+/// Bytes of a static tensor, or false when a dim is dynamic (or overflows).
+bool staticBytes(const TensorSig &sig, uint64_t *out) {
+  uint64_t n = mnemo_dtype_size(sig.dtype);
+  for (int64_t d : sig.shape)
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
+      return false;
+  *out = n;
+  return true;
+}
+
+class GpuPlanVerifier {
+public:
+  GpuPlanVerifier(const mnemo_model_t &model, FunctionPlan &plan)
+      : model(model), plan(plan), what(model.name.c_str()),
+        name(plan.name) {}
+
+  mnemo_status_t run(const fb::Function &f);
+
+private:
+  mnemo_status_t bad(const char *format, unsigned long long a = 0,
+                     unsigned long long b = 0) {
+    char why[256];
+    std::snprintf(why, sizeof(why), format, a, b);
+    return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: function '%s': %s", what,
+                      name, why);
+  }
+  mnemo_status_t buffer(uint32_t i, const fb::Buffer *b);
+  mnemo_status_t tensorMap(uint32_t i, const fb::TensorMap *m,
+                           GpuTensorMap &out);
+  mnemo_status_t launch(uint32_t i, const fb::Launch *l);
+
+  const mnemo_model_t &model;
+  FunctionPlan &plan;
+  const char *what, *name;
+};
+
+mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
+                                          GpuTensorMap &out) {
+  const std::vector<GpuBuffer> &buffers = plan.gpu.buffers;
+  if (!m)
+    return bad("buffer %llu: a tensor map without its map", i);
+  if (m->source() >= i ||
+      buffers[m->source()].kind == GpuBuffer::Kind::TensorMap)
+    return bad("buffer %llu: a tensor map must map an earlier buffer that is "
+               "not a tensor map",
+               i);
+  out.source = m->source();
+  switch (m->dtype()) {
+  case fb::DType::BF16: out.dtype = MNEMO_DTYPE_BF16; break;
+  case fb::DType::F16: out.dtype = MNEMO_DTYPE_F16; break;
+  case fb::DType::F32: out.dtype = MNEMO_DTYPE_F32; break;
+  default:
+    return bad("buffer %llu: a tensor map's type is bf16, f16 or f32", i);
+  }
+  out.dims = copyOf<uint64_t>(m->dims());
+  out.strides = copyOf<uint64_t>(m->strides());
+  if (m->box())
+    out.box.assign(m->box()->begin(), m->box()->end());
+  out.swizzle = m->swizzle();
+  size_t rank = out.dims.size();
+  if (rank < 1 || rank > 5 || out.strides.size() + 1 != rank ||
+      out.box.size() != rank)
+    return bad("buffer %llu: a tensor map of rank 1 to 5 needs rank - 1 "
+               "strides and rank box sizes",
+               i);
+  // cuTensorMapEncodeTiled's limits: dims in [1, 2^32], strides multiples
+  // of 16 below 2^40, box sizes in [1, 256].
+  for (uint64_t d : out.dims)
+    if (d == 0 || d > (uint64_t(1) << 32))
+      return bad("buffer %llu: tensor map dim %llu", i, d);
+  for (uint64_t s : out.strides)
+    if (s % 16 || s >= kMaxBytes)
+      return bad("buffer %llu: tensor map stride %llu", i, s);
+  for (uint32_t b : out.box)
+    if (b == 0 || b > 256)
+      return bad("buffer %llu: tensor map box size %llu", i, b);
+  if (out.swizzle != 0 && out.swizzle != 32 && out.swizzle != 64 &&
+      out.swizzle != 128)
+    return bad("buffer %llu: tensor map swizzle %llu", i, out.swizzle);
+  // The map stays inside its source buffer.
+  uint64_t span = 0, term = 0;
+  bool overflow = __builtin_mul_overflow(out.dims[0],
+                                         mnemo_dtype_size(out.dtype), &span);
+  for (size_t d = 1; d < rank && !overflow; ++d)
+    overflow = __builtin_mul_overflow(out.dims[d] - 1, out.strides[d - 1],
+                                      &term) ||
+               __builtin_add_overflow(span, term, &span);
+  uint64_t sourceBytes = buffers[out.source].bytes;
+  if (overflow || span > sourceBytes)
+    return bad("buffer %llu: a tensor map spans more than the %llu bytes "
+               "of its source",
+               i, sourceBytes);
+  return nullptr;
+}
+
+mnemo_status_t GpuPlanVerifier::buffer(uint32_t i, const fb::Buffer *b) {
+  GpuBuffer &out = plan.gpu.buffers.emplace_back();
+  if (!b)
+    return bad("buffer %llu is missing", i);
+  out.index = b->index();
+  out.bytes = b->bytes();
+  if (out.bytes > kMaxBytes)
+    return bad("buffer %llu: %llu bytes", i, out.bytes);
+  switch (b->kind()) {
+  case fb::BufferKind::INPUT: {
+    out.kind = GpuBuffer::Kind::Input;
+    uint64_t bytes = 0;
+    if (out.index >= plan.inputs.size())
+      return bad("buffer %llu: input %llu does not exist", i, out.index);
+    if (!staticBytes(plan.inputs[out.index], &bytes) || bytes != out.bytes)
+      return bad("buffer %llu: its bytes do not match input %llu", i,
+                 out.index);
+    return nullptr;
+  }
+  case fb::BufferKind::WEIGHT:
+    out.kind = GpuBuffer::Kind::Weight;
+    if (out.index >= model.weights.size() ||
+        model.weights[out.index].size != out.bytes)
+      return bad("buffer %llu: weight %llu does not exist or has other "
+                 "bytes",
+                 i, out.index);
+    return nullptr;
+  case fb::BufferKind::TEMPORARY:
+    out.kind = GpuBuffer::Kind::Temporary;
+    return nullptr;
+  case fb::BufferKind::TENSOR_MAP:
+    out.kind = GpuBuffer::Kind::TensorMap;
+    if (out.bytes != kTensorMapBytes)
+      return bad("buffer %llu: a tensor map has 128 bytes, not %llu", i,
+                 out.bytes);
+    return tensorMap(i, b->tensor_map(), out.map);
+  }
+  return bad("buffer %llu: unknown kind %llu", i,
+             static_cast<unsigned>(b->kind()));
+}
+
+mnemo_status_t GpuPlanVerifier::launch(uint32_t i, const fb::Launch *l) {
+  GpuLaunch &out = plan.gpu.launches.emplace_back();
+  if (!l)
+    return bad("launch %llu is missing", i);
+  if (l->kernel() >= model.kernels.size())
+    return bad("launch %llu: kernel %llu does not exist", i, l->kernel());
+  out.kernel = l->kernel();
+  if (!l->grid() || l->grid()->size() != 3 || !l->block() ||
+      l->block()->size() != 3)
+    return bad("launch %llu: grid and block need 3 sizes each", i);
+  uint64_t threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    out.grid[d] = l->grid()->Get(d);
+    out.block[d] = l->block()->Get(d);
+    threads *= out.block[d];
+    if (out.grid[d] == 0 || out.grid[d] > (d ? 65535u : 0x7fffffffu))
+      return bad("launch %llu: grid size %llu", i, out.grid[d]);
+    if (out.block[d] == 0 || threads > 1024)
+      return bad("launch %llu: bad block size (at most 1024 threads)", i);
+  }
+  out.sharedBytes = l->shared_bytes();
+  if (out.sharedBytes > (1u << 20))
+    return bad("launch %llu: %llu bytes of shared memory", i,
+               out.sharedBytes);
+  std::vector<fb::Argument> args = copyOf<fb::Argument>(l->args());
+  if (args.size() != model.kernels[out.kernel].numArgs)
+    return bad("launch %llu: %llu arguments for the kernel's parameters "
+               "(num_args)",
+               i, args.size());
+  for (const fb::Argument &a : args) {
+    GpuArgument &arg = out.args.emplace_back();
+    arg.value = a.value();
+    // A corrupted kind may be none of the enum's values.
+    auto kind = static_cast<unsigned>(a.kind());
+    if (kind > static_cast<unsigned>(fb::ArgumentKind::MAX))
+      return bad("launch %llu: unknown argument kind %llu", i, kind);
+    static const GpuArgument::Kind kinds[] = {
+        GpuArgument::Kind::Buffer, GpuArgument::Kind::I64,
+        GpuArgument::Kind::I32, GpuArgument::Kind::F32};
+    arg.kind = kinds[kind];
+    if (arg.kind == GpuArgument::Kind::Buffer &&
+        arg.value >= plan.gpu.buffers.size())
+      return bad("launch %llu: argument names buffer %llu", i, arg.value);
+  }
+  return nullptr;
+}
+
+mnemo_status_t GpuPlanVerifier::run(const fb::Function &f) {
+  const auto *buffers = f.buffers();
+  const auto *launches = f.launches();
+  if (!buffers || !launches || !f.output_buffers())
+    return bad("no launch plan (buffers, launches and output buffers)");
+  if (buffers->size() > kMaxBuffers)
+    return bad("%llu buffers", buffers->size());
+  for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i)
+    MNEMO_RETURN_IF_ERROR(buffer(i, buffers->Get(i)));
+  for (flatbuffers::uoffset_t i = 0; i < launches->size(); ++i)
+    MNEMO_RETURN_IF_ERROR(launch(i, launches->Get(i)));
+  const auto *outputs = f.output_buffers();
+  if (outputs->size() != plan.outputs.size())
+    return bad("%llu output buffers for %llu outputs", outputs->size(),
+               plan.outputs.size());
+  for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
+    uint32_t b = outputs->Get(i);
+    uint64_t bytes = 0;
+    if (b >= plan.gpu.buffers.size() ||
+        plan.gpu.buffers[b].kind == GpuBuffer::Kind::TensorMap ||
+        !staticBytes(plan.outputs[i], &bytes) ||
+        bytes > plan.gpu.buffers[b].bytes)
+      return bad("output %llu: buffer %llu does not hold it", i, b);
+    plan.gpu.outputBuffers.push_back(b);
+  }
+  return nullptr;
+}
+
+} // namespace
+
+mnemo_status_t mnemo::rt::verifyGpuFunction(const mnemo_model_t &model,
+                                            const fb::Function &f,
+                                            FunctionPlan &plan) {
+  return GpuPlanVerifier(model, plan).run(f);
+}

@@ -1,0 +1,195 @@
+//===- GpuPlanTest.cpp - PTX artifacts' plans and the device API -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A PTX artifact's launch plan is verified when the model loads (no CUDA
+// driver needed): these build plans in memory and check what is accepted
+// and what is refused, including fields a byte edit of a real artifact
+// cannot reach (values at their defaults are not stored). The device API's
+// CPU side and its misuse run here too; the CUDA side runs in
+// test/Runtime/cuda*.test (driver stand-in) and on GPUs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactBuilder.h"
+#include "RuntimeTestUtil.h"
+
+#include <functional>
+
+using namespace mnemo::test;
+
+namespace {
+
+std::unique_ptr<fb::BufferT> buffer(fb::BufferKind kind, uint32_t index,
+                                    uint64_t bytes) {
+  auto b = std::make_unique<fb::BufferT>();
+  b->kind = kind;
+  b->index = index;
+  b->bytes = bytes;
+  return b;
+}
+
+/// A PTX artifact: y[4] = kernel(x[4], w[4]) through a temporary and a
+/// tensor map of the input.
+ArtifactBuilder gpuArtifact() {
+  ArtifactBuilder b;
+  b.artifact.code_format = fb::CodeFormat::PTX;
+  b.artifact.target->triple = "nvptx64-nvidia-cuda";
+  b.artifact.target->cpu = "sm_90a";
+  std::string ptx = ".visible .entry k(.param .u64 a, .param .u64 b, "
+                    ".param .u64 c, .param .u32 d)\n{ ret; }\n";
+  b.artifact.code.assign(ptx.begin(), ptx.end());
+  b.addWeight("w", {4}, {1, 2, 3, 4});
+  uint32_t kernel = b.addKernel("k", 4, 0);
+  fb::FunctionT &f = b.addFunction("forward");
+  f.inputs.push_back(sig("x", fb::DType::F32, {4}));
+  f.outputs.push_back(sig("y", fb::DType::F32, {4}));
+  f.buffers.push_back(buffer(fb::BufferKind::INPUT, 0, 16));
+  f.buffers.push_back(buffer(fb::BufferKind::WEIGHT, 0, 16));
+  f.buffers.push_back(buffer(fb::BufferKind::TEMPORARY, 0, 16));
+  auto map = buffer(fb::BufferKind::TENSOR_MAP, 0, 128);
+  map->tensor_map = std::make_unique<fb::TensorMapT>();
+  map->tensor_map->source = 0;
+  map->tensor_map->dtype = fb::DType::F32;
+  map->tensor_map->dims = {4};
+  map->tensor_map->box = {4};
+  f.buffers.push_back(std::move(map));
+  auto launch = std::make_unique<fb::LaunchT>();
+  launch->kernel = kernel;
+  launch->grid = {1, 1, 1};
+  launch->block = {32, 1, 1};
+  launch->args = {fb::Argument(fb::ArgumentKind::BUFFER, 3),
+                  fb::Argument(fb::ArgumentKind::BUFFER, 1),
+                  fb::Argument(fb::ArgumentKind::BUFFER, 2),
+                  fb::Argument(fb::ArgumentKind::I32, 7)};
+  f.launches.push_back(std::move(launch));
+  f.output_buffers = {2};
+  return b;
+}
+
+void expectRefused(const std::function<void(fb::FunctionT &)> &mutate,
+                   const std::string &fragment) {
+  ArtifactBuilder b = gpuArtifact();
+  mutate(*b.artifact.functions[0]);
+  mnemo_model_t *model = nullptr;
+  Status status = loadMemory(b.build(), &model);
+  mnemo_model_free(model);
+  EXPECT_EQ(status.code(), MNEMO_STATUS_DATA_LOSS) << status.message();
+  EXPECT_NE(status.message().find(fragment), std::string::npos)
+      << status.message();
+}
+
+TEST(GpuPlan, LoadsWithoutDriverAndRefusesCpuSessions) {
+  ArtifactBuilder b = gpuArtifact();
+  std::string bytes = b.build();
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
+  EXPECT_STREQ(mnemo_model_target_cpu(model), "sm_90a");
+  EXPECT_EQ(mnemo_model_input_count(model, 0), 1u);
+  mnemo_session_t *session = nullptr;
+  EXPECT_MNEMO_ERROR(mnemo_session_create(model, nullptr, &session),
+                     MNEMO_STATUS_INCOMPATIBLE,
+                     "holds PTX for sm_90a; create the session on a CUDA "
+                     "device");
+  EXPECT_EQ(session, nullptr);
+  mnemo_model_free(model);
+}
+
+TEST(GpuPlan, RefusesDefaultValuedDamage) {
+  // Input 0 that does not exist, a weight index past the table, a launch
+  // of kernel 0 when there is none: values a byte edit cannot store.
+  expectRefused([](fb::FunctionT &f) { f.buffers[0]->index = 1; },
+                "buffer 0: input 1 does not exist");
+  expectRefused([](fb::FunctionT &f) { f.buffers[1]->index = 1; },
+                "buffer 1: weight 1 does not exist or has other bytes");
+  expectRefused([](fb::FunctionT &f) { f.buffers[1]->bytes = 12; },
+                "buffer 1: weight 0 does not exist or has other bytes");
+  expectRefused([](fb::FunctionT &f) { f.launches[0]->kernel = 1; },
+                "launch 0: kernel 1 does not exist");
+  expectRefused([](fb::FunctionT &f) { f.launches[0]->grid = {1, 1}; },
+                "launch 0: grid and block need 3 sizes each");
+  expectRefused([](fb::FunctionT &f) { f.launches[0]->block = {32, 32, 2}; },
+                "launch 0: bad block size (at most 1024 threads)");
+  expectRefused([](fb::FunctionT &f) { f.buffers[3]->tensor_map.reset(); },
+                "buffer 3: a tensor map without its map");
+  expectRefused(
+      [](fb::FunctionT &f) { f.buffers[3]->tensor_map->dtype = fb::DType::I64; },
+      "buffer 3: a tensor map's type is bf16, f16 or f32");
+  expectRefused([](fb::FunctionT &f) { f.buffers[3]->tensor_map->dims = {5}; },
+                "buffer 3: a tensor map spans more than the 16 bytes of its "
+                "source");
+  expectRefused(
+      [](fb::FunctionT &f) { f.buffers[3]->tensor_map->strides = {16}; },
+      "a tensor map of rank 1 to 5 needs rank - 1 strides");
+  expectRefused([](fb::FunctionT &f) { f.output_buffers = {2, 2}; },
+                "2 output buffers for 1 outputs");
+  expectRefused([](fb::FunctionT &f) { f.output_buffers = {3}; },
+                "output 0: buffer 3 does not hold it");
+  expectRefused([](fb::FunctionT &f) { f.output_buffers.clear(); },
+                "no launch plan (buffers, launches and output buffers)");
+}
+
+TEST(GpuPlan, UnsupportedFunctionLoadsButCannotRun) {
+  ArtifactBuilder b = gpuArtifact();
+  fb::FunctionT &f = *b.artifact.functions[0];
+  f.buffers.clear();
+  f.launches.clear();
+  f.output_buffers.clear();
+  f.unsupported = "'forward' has dynamic shapes";
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
+  mnemo_device_t *cpu = nullptr;
+  ASSERT_MNEMO_OK(mnemo_device_open("cpu", &cpu));
+  mnemo_session_t *session = nullptr;
+  EXPECT_MNEMO_ERROR(mnemo_session_create_on(model, nullptr, cpu, &session),
+                     MNEMO_STATUS_INCOMPATIBLE, "holds PTX for sm_90a");
+  mnemo_device_free(cpu);
+  mnemo_model_free(model);
+}
+
+TEST(Device, NamesAndMisuse) {
+  mnemo_device_t *device = nullptr;
+  ASSERT_MNEMO_OK(mnemo_device_open("cpu", &device));
+  EXPECT_EQ(mnemo_device_kind(device), MNEMO_DEVICE_CPU);
+  EXPECT_STREQ(mnemo_device_name(device), "cpu");
+  mnemo_device_free(device);
+  for (const char *bad : {"gpu", "cuda:", "cuda:x", "cuda:-1", ""})
+    EXPECT_MNEMO_ERROR(mnemo_device_open(bad, &device),
+                       MNEMO_STATUS_INVALID_ARGUMENT,
+                       "expected cpu, cuda or cuda:N");
+  EXPECT_MNEMO_ERROR(mnemo_device_open(nullptr, &device),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "NULL name");
+  mnemo_device_free(nullptr);
+  EXPECT_EQ(mnemo_session_uses_cuda_graph(nullptr), 0);
+  EXPECT_MNEMO_ERROR(mnemo_session_set_cuda_graph(nullptr, 1),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "NULL session");
+}
+
+TEST(Device, CpuSessionsOnTheCpuDevice) {
+  // A CPU artifact runs on the "cpu" device as with mnemo_session_create;
+  // the CUDA-only settings are refused on it.
+  ArtifactBuilder b;
+  b.addKernel(kSymbolA, 1, 1, {1}, {1});
+  fb::FunctionT &f = b.addFunction("f");
+  f.inputs.push_back(sig("x", fb::DType::F32, {2}));
+  f.outputs.push_back(sig("y", fb::DType::F32, {2}));
+  f.calls.push_back(call(0, {0}, {1}));
+  f.output_slots = {1};
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
+  mnemo_device_t *cpu = nullptr;
+  ASSERT_MNEMO_OK(mnemo_device_open("cpu", &cpu));
+  mnemo_session_t *session = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create_on(model, "f", cpu, &session));
+  mnemo_device_free(cpu); // sessions do not keep the device
+  EXPECT_MNEMO_ERROR(mnemo_session_set_cuda_graph(session, 1),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "the session runs on the CPU");
+  EXPECT_EQ(mnemo_session_uses_cuda_graph(session), 0);
+  mnemo_session_free(session);
+  mnemo_model_free(model);
+}
+
+} // namespace
