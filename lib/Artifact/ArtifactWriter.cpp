@@ -87,24 +87,14 @@ private:
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Launch>>>
       launches;
   flatbuffers::Offset<flatbuffers::Vector<uint32_t>> outputs;
+  flatbuffers::Offset<flatbuffers::Vector<const fb::Expr *>> exprs;
+  flatbuffers::Offset<flatbuffers::Vector<int32_t>> outputDimExprs;
   flatbuffers::Offset<flatbuffers::String> unsupported;
 };
 
-bool isDynamic(const GpuFunctionPlan &plan) {
-  auto dyn = [](int64_t v) { return v == kDynamicValue; };
-  for (const GpuBuffer &buffer : plan.buffers)
-    if (dyn(buffer.bytes))
-      return true;
-  for (const GpuLaunch &l : plan.launches) {
-    if (llvm::any_of(l.grid, dyn) || llvm::any_of(l.block, dyn) ||
-        dyn(l.sharedBytes))
-      return true;
-    for (const GpuArgument &a : l.args)
-      if (a.kind == GpuArgument::Kind::Scalar && dyn(a.value))
-        return true;
-  }
-  return false;
-}
+static_assert(static_cast<int>(fb::ExprOp::SELECT) ==
+                  static_cast<int>(GpuExpr::Op::Select),
+              "GpuExpr::Op mirrors the schema's ExprOp");
 
 FailureOr<uint32_t> GpuPlanWriter::kernelIndex(Location loc,
                                                const GpuLaunch &launch) {
@@ -124,11 +114,12 @@ LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
   buffers = {};
   launches = {};
   outputs = {};
+  exprs = {};
+  outputDimExprs = {};
   unsupported = {};
-  if (isDynamic(plan)) {
-    unsupported = b.CreateString(
-        "'" + plan.name + "' has dynamic shapes, which GPU plans do not "
-        "record yet; compile it with --input-shape");
+  if (!plan.unsupported.empty()) {
+    unsupported = b.CreateString(plan.unsupported +
+                                 "; compile it with --input-shape");
     return success();
   }
   std::vector<flatbuffers::Offset<fb::Buffer>> bufferList;
@@ -162,7 +153,10 @@ LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
       break;
     }
     }
-    bufferList.push_back(fb::CreateBuffer(b, kind, index, buffer.bytes, map));
+    // An input's bytes at a call are its bound tensor's.
+    bufferList.push_back(fb::CreateBuffer(
+        b, kind, index, buffer.bytes.isStatic() ? buffer.bytes.value : 0, map,
+        kind == fb::BufferKind::INPUT ? -1 : buffer.bytes.expr));
   }
   std::vector<flatbuffers::Offset<fb::Launch>> launchList;
   for (const GpuLaunch &l : plan.launches) {
@@ -175,19 +169,47 @@ LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
         args.emplace_back(fb::ArgumentKind::BUFFER, a.buffer);
         continue;
       }
-      fb::ArgumentKind kind = a.type == "f32"   ? fb::ArgumentKind::F32
-                              : a.type == "i32" ? fb::ArgumentKind::I32
-                                                : fb::ArgumentKind::I64;
-      args.emplace_back(kind, static_cast<uint64_t>(a.value));
+      bool i32 = a.type == "i32";
+      if (!a.value.isStatic()) {
+        args.emplace_back(i32 ? fb::ArgumentKind::I32_EXPR
+                              : fb::ArgumentKind::I64_EXPR,
+                          static_cast<uint64_t>(a.value.expr));
+        continue;
+      }
+      fb::ArgumentKind kind = a.type == "f32" ? fb::ArgumentKind::F32
+                              : i32           ? fb::ArgumentKind::I32
+                                              : fb::ArgumentKind::I64;
+      args.emplace_back(kind, static_cast<uint64_t>(a.value.value));
     }
-    std::vector<uint32_t> grid(l.grid.begin(), l.grid.end());
+    std::vector<uint32_t> grid;
+    std::vector<int32_t> gridExprs;
+    for (const GpuSize &g : l.grid) {
+      grid.push_back(g.isStatic() ? g.value : 0);
+      gridExprs.push_back(g.expr);
+    }
+    bool dynamicGrid = llvm::any_of(l.grid, [](GpuSize g) {
+      return !g.isStatic();
+    });
     std::vector<uint32_t> block(l.block.begin(), l.block.end());
     launchList.push_back(fb::CreateLaunch(
         b, *kernel, b.CreateVector(grid), b.CreateVector(block),
-        l.sharedBytes, b.CreateVectorOfStructs(args)));
+        l.sharedBytes, b.CreateVectorOfStructs(args),
+        dynamicGrid ? b.CreateVector(gridExprs) : 0));
   }
   std::vector<uint32_t> outputList(plan.outputBuffers.begin(),
                                    plan.outputBuffers.end());
+  std::vector<fb::Expr> exprList;
+  for (const GpuExpr &e : plan.exprs)
+    exprList.emplace_back(static_cast<fb::ExprOp>(e.op), e.a, e.b, e.c,
+                          e.value);
+  std::vector<int32_t> outputDims;
+  for (const GpuTensor &t : plan.outputs)
+    outputDims.insert(outputDims.end(), t.dimExprs.begin(), t.dimExprs.end());
+  if (!exprList.empty()) {
+    exprs = b.CreateVectorOfStructs(exprList);
+    if (llvm::any_of(outputDims, [](int32_t e) { return e >= 0; }))
+      outputDimExprs = b.CreateVector(outputDims);
+  }
   buffers = b.CreateVector(bufferList);
   launches = b.CreateVector(launchList);
   outputs = b.CreateVector(outputList);
@@ -202,6 +224,10 @@ void GpuPlanWriter::write(fb::FunctionBuilder &f) {
   f.add_buffers(buffers);
   f.add_launches(launches);
   f.add_output_buffers(outputs);
+  if (!exprs.IsNull())
+    f.add_exprs(exprs);
+  if (!outputDimExprs.IsNull())
+    f.add_output_dim_exprs(outputDimExprs);
 }
 
 } // namespace

@@ -74,23 +74,34 @@ struct GpuTensorMap {
   unsigned swizzle = 0; // bytes: 0, 32, 64, 128
 };
 
+/// An integer expression of the input dims (artifact.fbs, Expr): `op` is
+/// the schema's ExprOp; operands are earlier expressions.
+struct GpuExpr {
+  uint8_t op = 0;
+  uint32_t a = 0, b = 0, c = 0;
+  int64_t value = 0;
+};
+
 /// A buffer of a GPU plan (Function.buffers).
 struct GpuBuffer {
   enum class Kind { Input, Weight, Temporary, TensorMap } kind = Kind::Temporary;
   uint32_t index = 0; // Input: the input; Weight: the model's weight
   uint64_t bytes = 0;
+  int32_t bytesExpr = -1; // >= 0: the bytes at a call are this expression
   GpuTensorMap map;   // Kind::TensorMap
 };
 
 /// A kernel parameter of a launch.
 struct GpuArgument {
-  enum class Kind { Buffer, I64, I32, F32 } kind = Kind::Buffer;
-  uint64_t value = 0; // the buffer, or the scalar's bits
+  enum class Kind { Buffer, I64, I32, F32, I64Expr, I32Expr } kind =
+      Kind::Buffer;
+  uint64_t value = 0; // the buffer, the scalar's bits, or the expression
 };
 
 struct GpuLaunch {
   uint32_t kernel = 0; // into mnemo_model_s::kernels
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  int32_t gridExpr[3] = {-1, -1, -1}; // >= 0: grid[d] at a call
   unsigned sharedBytes = 0;
   std::vector<GpuArgument> args;
 };
@@ -100,6 +111,10 @@ struct GpuPlan {
   std::vector<GpuBuffer> buffers;
   std::vector<GpuLaunch> launches;
   std::vector<uint32_t> outputBuffers;
+  std::vector<GpuExpr> exprs;
+  /// Per output, per dim: the expression of a dynamic dim, else -1.
+  std::vector<std::vector<int32_t>> outputDimExprs;
+  bool dynamic() const { return !exprs.empty(); }
 };
 
 /// A function: signature, slots and plan. Slots are numbered inputs first,

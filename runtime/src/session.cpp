@@ -108,6 +108,7 @@ struct mnemo_session_s {
   bool profiling = false;
   ProfileState profile;
   std::unique_ptr<cuda::Executor> gpu; // on a CUDA device
+  std::vector<std::vector<int64_t>> gpuShapes; // the bound inputs' shapes
 
   int64_t *descriptor(uint32_t slot) { return &words[slotOffset[slot]]; }
 
@@ -324,14 +325,12 @@ mnemo_status_t mnemo_session_s::runOnGpu() {
                         p.name);
     in[i] = inputs[i].data;
   }
+  MNEMO_RETURN_IF_ERROR(gpu->prepare(gpuShapes));
   std::vector<void *> out(p.outputs.size());
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     OutputState &o = outputs[i];
-    const TensorSig &sig = p.outputs[i];
-    o.shape = sig.shape; // static on the GPU (verified)
-    o.bytes = mnemo_dtype_size(sig.dtype);
-    for (int64_t d : sig.shape)
-      o.bytes *= static_cast<size_t>(d);
+    o.shape = gpu->outputShape(i);
+    o.bytes = static_cast<size_t>(gpu->outputBytes(i));
     if (o.copyCapacity < o.bytes) {
       void *grown = std::realloc(o.copy, o.bytes);
       if (!grown)
@@ -403,6 +402,10 @@ mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
     MNEMO_RETURN_IF_ERROR(mnemo_model_find_function(model, function, &index));
   bool cuda = device && device->kind == MNEMO_DEVICE_CUDA;
   const char *what = model->name.c_str();
+  const FunctionPlan &plan = model->functions[index];
+  if (*plan.unsupported) // on no device
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s: %s", what,
+                      plan.unsupported);
   if (model->ptx && !cuda)
     return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
                       "%s: holds PTX for %s; create the session on a CUDA "
@@ -415,10 +418,6 @@ mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
                       "on the CPU (compile with mnemoc --target=sm_90a for "
                       "the GPU)",
                       what, model->triple);
-  const FunctionPlan &plan = model->functions[index];
-  if (*plan.unsupported)
-    return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s: %s", what,
-                      plan.unsupported);
   auto *session = new (std::nothrow) mnemo_session_t();
   if (!session)
     return outOfMemory();
@@ -433,6 +432,7 @@ mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
   session->plan = &plan;
   if (cuda) {
     session->inputs.assign(plan.inputs.size(), InputBinding());
+    session->gpuShapes.resize(plan.inputs.size());
     session->outputs.assign(plan.outputs.size(), OutputState());
     if (mnemo_status_t status =
             cuda::Executor::create(*model, plan, session->gpu)) {
@@ -541,7 +541,9 @@ mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
     MNEMO_RETURN_IF_ERROR(
         session->validateInput(sig, dtype, shape, rank, data, &bytes));
     auto slot = static_cast<uint32_t>(i);
-    if (!session->gpu)
+    if (session->gpu)
+      session->gpuShapes[i].assign(shape, shape + rank);
+    else
       fillDescriptor(session->descriptor(slot), static_cast<uint32_t>(rank),
                      data, shape);
     session->inputs[i] = {static_cast<const uint8_t *>(data), bytes, true};

@@ -61,6 +61,11 @@ private:
     return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: function '%s': %s", what,
                       name, why);
   }
+  mnemo_status_t exprs(const fb::Function &f);
+  /// -1, or an expression of the plan.
+  bool isExprRef(int64_t e) const {
+    return e == -1 || (e >= 0 && static_cast<uint64_t>(e) < plan.gpu.exprs.size());
+  }
   mnemo_status_t buffer(uint32_t i, const fb::Buffer *b);
   mnemo_status_t tensorMap(uint32_t i, const fb::TensorMap *m,
                            GpuTensorMap &out);
@@ -130,21 +135,50 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
   return nullptr;
 }
 
+mnemo_status_t GpuPlanVerifier::exprs(const fb::Function &f) {
+  std::vector<fb::Expr> list = copyOf<fb::Expr>(f.exprs());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const fb::Expr &e = list[i];
+    auto op = static_cast<unsigned>(e.op());
+    if (op > static_cast<unsigned>(fb::ExprOp::MAX))
+      return bad("expression %llu: unknown operation %llu", i, op);
+    if (e.op() == fb::ExprOp::INPUT_DIM) {
+      if (e.a() >= plan.inputs.size() ||
+          e.b() >= plan.inputs[e.a()].shape.size())
+        return bad("expression %llu: input %llu has no such dim", i, e.a());
+    } else if (e.op() != fb::ExprOp::CONST &&
+               (e.a() >= i || e.b() >= i ||
+                (e.op() == fb::ExprOp::SELECT && e.c() >= i)))
+      return bad("expression %llu: an operand is not an earlier expression",
+                 i);
+    plan.gpu.exprs.push_back({static_cast<uint8_t>(op), e.a(), e.b(), e.c(),
+                              e.value()});
+  }
+  return nullptr;
+}
+
 mnemo_status_t GpuPlanVerifier::buffer(uint32_t i, const fb::Buffer *b) {
   GpuBuffer &out = plan.gpu.buffers.emplace_back();
   if (!b)
     return bad("buffer %llu is missing", i);
   out.index = b->index();
   out.bytes = b->bytes();
+  out.bytesExpr = b->bytes_expr();
   if (out.bytes > kMaxBytes)
     return bad("buffer %llu: %llu bytes", i, out.bytes);
+  if (!isExprRef(out.bytesExpr) ||
+      (out.bytesExpr >= 0 && b->kind() != fb::BufferKind::TEMPORARY))
+    return bad("buffer %llu: bytes_expr %llu (a temporary's expression)", i,
+               static_cast<unsigned long long>(out.bytesExpr));
   switch (b->kind()) {
   case fb::BufferKind::INPUT: {
     out.kind = GpuBuffer::Kind::Input;
     uint64_t bytes = 0;
     if (out.index >= plan.inputs.size())
       return bad("buffer %llu: input %llu does not exist", i, out.index);
-    if (!staticBytes(plan.inputs[out.index], &bytes) || bytes != out.bytes)
+    // A dynamic input's bytes are the bound tensor's at each call.
+    bool known = staticBytes(plan.inputs[out.index], &bytes);
+    if (known ? bytes != out.bytes : out.bytes != 0)
       return bad("buffer %llu: its bytes do not match input %llu", i,
                  out.index);
     return nullptr;
@@ -181,12 +215,20 @@ mnemo_status_t GpuPlanVerifier::launch(uint32_t i, const fb::Launch *l) {
   if (!l->grid() || l->grid()->size() != 3 || !l->block() ||
       l->block()->size() != 3)
     return bad("launch %llu: grid and block need 3 sizes each", i);
+  const auto *gridExprs = l->grid_exprs();
+  if (gridExprs && gridExprs->size() != 3)
+    return bad("launch %llu: grid_exprs needs 3 entries", i);
   uint64_t threads = 1;
   for (int d = 0; d < 3; ++d) {
     out.grid[d] = l->grid()->Get(d);
     out.block[d] = l->block()->Get(d);
+    out.gridExpr[d] = gridExprs ? gridExprs->Get(d) : -1;
     threads *= out.block[d];
-    if (out.grid[d] == 0 || out.grid[d] > (d ? 65535u : 0x7fffffffu))
+    if (!isExprRef(out.gridExpr[d]))
+      return bad("launch %llu: grid expression %llu", i,
+                 static_cast<unsigned long long>(out.gridExpr[d]));
+    if (out.gridExpr[d] < 0 &&
+        (out.grid[d] == 0 || out.grid[d] > (d ? 65535u : 0x7fffffffu)))
       return bad("launch %llu: grid size %llu", i, out.grid[d]);
     if (out.block[d] == 0 || threads > 1024)
       return bad("launch %llu: bad block size (at most 1024 threads)", i);
@@ -209,11 +251,17 @@ mnemo_status_t GpuPlanVerifier::launch(uint32_t i, const fb::Launch *l) {
       return bad("launch %llu: unknown argument kind %llu", i, kind);
     static const GpuArgument::Kind kinds[] = {
         GpuArgument::Kind::Buffer, GpuArgument::Kind::I64,
-        GpuArgument::Kind::I32, GpuArgument::Kind::F32};
+        GpuArgument::Kind::I32,    GpuArgument::Kind::F32,
+        GpuArgument::Kind::I64Expr, GpuArgument::Kind::I32Expr};
     arg.kind = kinds[kind];
     if (arg.kind == GpuArgument::Kind::Buffer &&
         arg.value >= plan.gpu.buffers.size())
       return bad("launch %llu: argument names buffer %llu", i, arg.value);
+    if ((arg.kind == GpuArgument::Kind::I64Expr ||
+         arg.kind == GpuArgument::Kind::I32Expr) &&
+        arg.value >= plan.gpu.exprs.size())
+      return bad("launch %llu: argument names expression %llu", i,
+                 arg.value);
   }
   return nullptr;
 }
@@ -225,6 +273,7 @@ mnemo_status_t GpuPlanVerifier::run(const fb::Function &f) {
     return bad("no launch plan (buffers, launches and output buffers)");
   if (buffers->size() > kMaxBuffers)
     return bad("%llu buffers", buffers->size());
+  MNEMO_RETURN_IF_ERROR(exprs(f));
   for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i)
     MNEMO_RETURN_IF_ERROR(buffer(i, buffers->Get(i)));
   for (flatbuffers::uoffset_t i = 0; i < launches->size(); ++i)
@@ -233,12 +282,32 @@ mnemo_status_t GpuPlanVerifier::run(const fb::Function &f) {
   if (outputs->size() != plan.outputs.size())
     return bad("%llu output buffers for %llu outputs", outputs->size(),
                plan.outputs.size());
+  // Each dynamic output dim has its expression; static ones none.
+  const auto *dims = f.output_dim_exprs();
+  size_t at = 0;
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    std::vector<int32_t> &exprs = plan.gpu.outputDimExprs.emplace_back();
+    for (int64_t d : plan.outputs[i].shape) {
+      int32_t e = dims && at < dims->size() ? dims->Get(at) : -1;
+      ++at;
+      if (!isExprRef(e) || (d < 0) != (e >= 0))
+        return bad("output %llu: a dim's expression (output_dim_exprs)", i);
+      exprs.push_back(e);
+    }
+  }
+  if (dims && dims->size() != at)
+    return bad("%llu output dim expressions for %llu dims", dims->size(),
+               at);
   for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
     uint32_t b = outputs->Get(i);
     uint64_t bytes = 0;
     if (b >= plan.gpu.buffers.size() ||
-        plan.gpu.buffers[b].kind == GpuBuffer::Kind::TensorMap ||
-        !staticBytes(plan.outputs[i], &bytes) ||
+        plan.gpu.buffers[b].kind == GpuBuffer::Kind::TensorMap)
+      return bad("output %llu: buffer %llu does not hold it", i, b);
+    // Dynamic sizes are compared at each call.
+    if (staticBytes(plan.outputs[i], &bytes) &&
+        plan.gpu.buffers[b].bytesExpr < 0 &&
+        plan.gpu.buffers[b].kind != GpuBuffer::Kind::Input &&
         bytes > plan.gpu.buffers[b].bytes)
       return bad("output %llu: buffer %llu does not hold it", i, b);
     plan.gpu.outputBuffers.push_back(b);

@@ -137,14 +137,15 @@ TEST(GpuPlan, UnsupportedFunctionLoadsButCannotRun) {
   f.buffers.clear();
   f.launches.clear();
   f.output_buffers.clear();
-  f.unsupported = "'forward' has dynamic shapes";
+  f.unsupported = "'forward': a value computed on the host";
   mnemo_model_t *model = nullptr;
   ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
   mnemo_device_t *cpu = nullptr;
   ASSERT_MNEMO_OK(mnemo_device_open("cpu", &cpu));
   mnemo_session_t *session = nullptr;
   EXPECT_MNEMO_ERROR(mnemo_session_create_on(model, nullptr, cpu, &session),
-                     MNEMO_STATUS_INCOMPATIBLE, "holds PTX for sm_90a");
+                     MNEMO_STATUS_UNAVAILABLE,
+                     "<memory>: 'forward': a value computed on the host");
   mnemo_device_free(cpu);
   mnemo_model_free(model);
 }

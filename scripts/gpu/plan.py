@@ -101,8 +101,9 @@ def load_plan(json_path, function=None):
     """The plan of `function` (by name; the first when None) in the JSON of
     `mnemo-run ARTIFACT --dump-plan`, checked (every index, size, launch
     dimension and argument); the module docstring says its fields. Raises
-    PlanError for a malformed plan, a missing function, or one the runtime
-    reports as unsupported (its "unsupported" reason)."""
+    PlanError for a malformed plan, a missing function, one the runtime
+    reports as unsupported (its "unsupported" reason), or a dynamic plan
+    (sizes as expressions of the input dims)."""
     with open(json_path) as f:
         try:
             doc = json.load(f)
@@ -129,6 +130,11 @@ def _load(doc, json_path, base, function):
     where = f"{json_path}: function '{fn['name']}'"
     if fn.get("unsupported"):
         raise PlanError(f"{where}: the runtime cannot run it: {fn['unsupported']}")
+    if fn.get("exprs"):
+        # Sizes computed from the input dims at each call: mnemo-run
+        # evaluates them; these scripts run plans of one shape.
+        raise PlanError(f"{where}: its sizes depend on the input dims (a dynamic plan); "
+                        f"compile it with --input-shape, or run it with mnemo-run")
     artifact = _resolve(doc["artifact"], base)
     weights = [dict(w, file=_resolve(w["file"], base)) for w in doc.get("weights", [])]
     for k, w in enumerate(weights):

@@ -139,12 +139,14 @@ CUresult cuMemsetD8Async(uint64_t dst, unsigned char value, size_t bytes,
   return kSuccess;
 }
 
-CUresult cuLaunchKernel(void *fn, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, void *stream, void **,
-                        void **) {
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned, unsigned, unsigned, unsigned, void *stream,
+                        void **, void **) {
   if (fails("cuLaunchKernel"))
     return kInvalidValue;
-  enqueue(stream, std::string("launch ") + static_cast<const char *>(fn));
+  enqueue(stream, std::string("launch ") + static_cast<const char *>(fn) +
+                      " grid " + std::to_string(gx) + " " +
+                      std::to_string(gy) + " " + std::to_string(gz));
   return kSuccess;
 }
 

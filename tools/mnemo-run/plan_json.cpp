@@ -79,7 +79,12 @@ std::string tensors(const flatbuffers::Vector<
 }
 
 std::string gpuBuffer(const fb::Buffer *b) {
-  std::string bytes = ", \"bytes\": " + std::to_string(b->bytes()) + "}";
+  std::string bytes =
+      ", \"bytes\": " + std::to_string(b->bytes()) +
+      (b->bytes_expr() >= 0
+           ? ", \"bytes_expr\": " + std::to_string(b->bytes_expr())
+           : std::string()) +
+      "}";
   std::string index = std::to_string(b->index());
   switch (b->kind()) {
   case fb::BufferKind::INPUT:
@@ -103,7 +108,8 @@ std::string gpuBuffer(const fb::Buffer *b) {
 }
 
 std::string gpuLaunch(const fb::Artifact &a, const fb::Launch *l) {
-  static const char *const kinds[] = {"buffer", "i64", "i32", "f32"};
+  static const char *const kinds[] = {"buffer", "i64",      "i32",
+                                      "f32",    "i64_expr", "i32_expr"};
   std::string args = "[";
   for (size_t i = 0; l->args() && i < l->args()->size(); ++i) {
     fb::Argument arg;
@@ -123,9 +129,12 @@ std::string gpuLaunch(const fb::Artifact &a, const fb::Launch *l) {
             kinds[static_cast<unsigned>(arg.kind())] + "\": " + value + "}";
   }
   args += "]";
+  std::string gridExprs =
+      l->grid_exprs() ? ", \"grid_exprs\": " + numbers<int32_t>(l->grid_exprs())
+                      : "";
   return "{\"kernel\": " +
          quote(a.kernels()->Get(l->kernel())->symbol()) +
-         ", \"grid\": " + numbers<uint32_t>(l->grid()) +
+         ", \"grid\": " + numbers<uint32_t>(l->grid()) + gridExprs +
          ", \"block\": " + numbers<uint32_t>(l->block()) +
          ", \"shared_bytes\": " + std::to_string(l->shared_bytes()) +
          ", \"args\": " + args + "}";
@@ -153,6 +162,28 @@ std::string function(const fb::Artifact &a, const fb::Function *f) {
                     ",\n     \"unsupported\": " + quote(f->unsupported());
   const char *in = "       ";
   if (ptx) {
+    if (f->exprs()) {
+      static const char *const ops[] = {
+          "const",  "input_dim", "add",   "sub",   "mul",   "div_s",
+          "floor_div_s", "ceil_div_s", "rem_s", "min_s", "max_s", "div_u",
+          "rem_u",  "min_u",     "max_u", "eq",    "ne",    "slt",
+          "sle",    "sgt",       "sge",   "ult",   "ule",   "ugt",
+          "uge",    "select"};
+      std::string exprs = "[";
+      for (size_t i = 0; i < f->exprs()->size(); ++i) {
+        fb::Expr e;
+        std::memcpy(&e, f->exprs()->Data() + i * sizeof(fb::Expr), sizeof(e));
+        exprs += std::string(i ? ", " : "") + "[\"" +
+                 ops[static_cast<unsigned>(e.op())] + "\", " +
+                 std::to_string(e.a()) + ", " + std::to_string(e.b()) + ", " +
+                 std::to_string(e.c()) + ", " + std::to_string(e.value()) +
+                 "]";
+      }
+      out += ",\n     \"exprs\": " + exprs + "]";
+    }
+    if (f->output_dim_exprs())
+      out += ",\n     \"output_dim_exprs\": " +
+             numbers<int32_t>(f->output_dim_exprs());
     out += ",\n     \"buffers\": " + list(f->buffers(), gpuBuffer, in);
     out += ",\n     \"launches\": " +
            list(f->launches(),

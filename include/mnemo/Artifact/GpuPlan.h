@@ -21,9 +21,31 @@
 
 namespace mlir::mnemo {
 
-/// A value that is known when compiling, or computed from dynamic dims at
-/// run time (not recorded yet: a plan holding one cannot run).
+/// A dim or value not known when compiling.
 inline constexpr int64_t kDynamicValue = -1;
+
+/// An integer expression of the input dims (artifact.fbs, ExprOp), whose
+/// operands are earlier expressions of the same plan.
+struct GpuExpr {
+  enum class Op {
+    Const, InputDim, Add, Sub, Mul, DivS, FloorDivS, CeilDivS, RemS, MinS,
+    MaxS, DivU, RemU, MinU, MaxU, CmpEq, CmpNe, CmpSlt, CmpSle, CmpSgt,
+    CmpSge, CmpUlt, CmpUle, CmpUgt, CmpUge, Select
+  };
+  Op op = Op::Const;
+  /// Operands (expression indices); InputDim: the input and its dim;
+  /// Select: c ? a : b.
+  uint32_t a = 0, b = 0, c = 0;
+  int64_t value = 0; // Const
+};
+
+/// A size or scalar: `value` when known when compiling, else expression
+/// `expr` of the plan.
+struct GpuSize {
+  int64_t value = 0;
+  int32_t expr = -1;
+  bool isStatic() const { return expr < 0; }
+};
 
 /// A TMA tensor map of another buffer (sm_90a): 128 bytes that the executor
 /// encodes (cuTensorMapEncodeTiled) once the buffers exist. Sizes are
@@ -46,8 +68,8 @@ struct GpuBuffer {
   /// an argument tagged `mnemo.weight` carries.
   int64_t input = -1;
   int64_t weight = -1;
-  /// Size in bytes, or kDynamicValue.
-  int64_t bytes = kDynamicValue;
+  /// Size in bytes (inputs: their bound tensor's).
+  GpuSize bytes;
   GpuTensorMap map;
 };
 
@@ -57,14 +79,15 @@ struct GpuArgument {
   /// Buffer: index into GpuFunctionPlan::buffers; the kernel gets the
   /// buffer's base address (offsets are compiled into the kernel).
   int64_t buffer = -1;
-  /// Scalar: its type ("i64", "i32", "f32") and value, or kDynamicValue.
+  /// Scalar: its type ("i64", "i32", "f32") and value (an f32: its bits).
   std::string type;
-  int64_t value = kDynamicValue;
+  GpuSize value;
 };
 
 struct GpuLaunch {
   std::string kernel;
-  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::array<GpuSize, 3> grid{GpuSize{1}, GpuSize{1}, GpuSize{1}};
+  std::array<int64_t, 3> block{1, 1, 1};
   int64_t sharedBytes = 0;
   std::vector<GpuArgument> args;
 };
@@ -75,6 +98,8 @@ struct GpuTensor {
   /// The runtime's dtype name ("f32", "i64", ...).
   std::string dtype;
   std::vector<int64_t> shape;
+  /// Outputs: the expression of each dynamic dim (-1 for static ones).
+  std::vector<int32_t> dimExprs;
 };
 
 struct GpuFunctionPlan {
@@ -84,10 +109,12 @@ struct GpuFunctionPlan {
   std::vector<GpuLaunch> launches;
   /// Buffer index of each result.
   std::vector<int64_t> outputBuffers;
+  std::vector<GpuExpr> exprs;
+  /// Non-empty: why the plan cannot be recorded (a size the expressions
+  /// cannot describe); the artifact marks the function unsupported.
+  std::string unsupported;
 };
 
-/// Reads the plans of the public functions of a module whose kernels are
-/// outlined into gpu.launch_func. Fails on host work that is not a launch.
 } // namespace mlir::mnemo
 
 #endif // MNEMO_ARTIFACT_GPUPLAN_H

@@ -6,6 +6,7 @@
 
 #include "mnemo/Target/NVPTX/LaunchPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -13,6 +14,10 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -26,18 +31,252 @@ int64_t constantOr(Value v) {
   return kDynamicValue;
 }
 
-/// Bytes of a buffer: whole bytes per element, as the kernels address them
-/// (an i1 takes a byte).
-int64_t bytesOf(MemRefType type) {
-  if (!type.hasStaticShape())
-    return kDynamicValue;
-  return type.getNumElements() *
-         std::max<int64_t>(1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+int64_t elementBytes(MemRefType type) {
+  return std::max<int64_t>(1,
+                           llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+}
+
+/// Integer values of the host function as expressions of the input dims
+/// (GpuExpr), shared by the plan's sizes. A value it cannot describe sets
+/// `why` and fails.
+class ExprBuilder {
+public:
+  explicit ExprBuilder(std::vector<GpuExpr> &exprs) : exprs(exprs) {}
+
+  /// An index or integer value: static, or an expression.
+  FailureOr<GpuSize> sizeOf(Value v) {
+    int64_t c = constantOr(v);
+    if (c != kDynamicValue || matchPattern(v, m_Constant()))
+      return GpuSize{c};
+    FailureOr<int32_t> e = exprOf(v);
+    if (failed(e))
+      return failure();
+    return GpuSize{0, *e};
+  }
+
+  /// Dim `d` of memref `m`.
+  FailureOr<GpuSize> dimOf(Value m, int64_t d);
+
+  /// The bytes of buffer `m`: its dims' product times the element size.
+  FailureOr<GpuSize> bytesOf(Value m) {
+    auto type = cast<MemRefType>(m.getType());
+    if (type.hasStaticShape())
+      return GpuSize{type.getNumElements() * elementBytes(type)};
+    GpuSize bytes{elementBytes(type)};
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      FailureOr<GpuSize> dim = dimOf(m, d);
+      if (failed(dim))
+        return failure();
+      bytes = mul(bytes, *dim);
+    }
+    return bytes;
+  }
+
+  std::string why;
+
+private:
+  FailureOr<int32_t> exprOf(Value v);
+  FailureOr<int32_t> build(Value v);
+  /// The index of `e`, added unless an equal expression exists.
+  int32_t add(GpuExpr e) {
+    auto key = std::make_tuple(static_cast<int>(e.op), e.a, e.b, e.c, e.value);
+    auto [it, inserted] = known.try_emplace(key, 0);
+    if (inserted) {
+      exprs.push_back(e);
+      it->second = static_cast<int32_t>(exprs.size() - 1);
+    }
+    return it->second;
+  }
+  int32_t constant(int64_t c) { return add({GpuExpr::Op::Const, 0, 0, 0, c}); }
+  int32_t exprOf(GpuSize s) { return s.isStatic() ? constant(s.value) : s.expr; }
+  GpuSize mul(GpuSize x, GpuSize y) {
+    if (x.isStatic() && y.isStatic())
+      return GpuSize{x.value * y.value};
+    if (x.isStatic() && x.value == 1)
+      return y;
+    if (y.isStatic() && y.value == 1)
+      return x;
+    return GpuSize{0, add({GpuExpr::Op::Mul, static_cast<uint32_t>(exprOf(x)),
+                           static_cast<uint32_t>(exprOf(y)), 0, 0})};
+  }
+  LogicalResult fail(Operation *op, const Twine &what) {
+    why = what.str();
+    if (op)
+      why += " ('" + op->getName().getStringRef().str() + "')";
+    return failure();
+  }
+
+  std::vector<GpuExpr> &exprs;
+  DenseMap<Value, int32_t> memo;
+  std::map<std::tuple<int, uint32_t, uint32_t, uint32_t, int64_t>, int32_t>
+      known;
+};
+
+FailureOr<GpuSize> ExprBuilder::dimOf(Value m, int64_t d) {
+  auto type = cast<MemRefType>(m.getType());
+  if (!type.isDynamicDim(d))
+    return GpuSize{type.getDimSize(d)};
+  if (auto arg = dyn_cast<BlockArgument>(m))
+    return GpuSize{0, add({GpuExpr::Op::InputDim, arg.getArgNumber(),
+                           static_cast<uint32_t>(d), 0, 0})};
+  Operation *op = m.getDefiningOp();
+  if (auto alloc = dyn_cast<memref::AllocOp>(op))
+    return sizeOf(alloc.getDynamicSizes()[type.getDynamicDimIndex(d)]);
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(op)) {
+    OpFoldResult size = expand.getMixedOutputShape()[d];
+    if (auto attr = dyn_cast<Attribute>(size))
+      return GpuSize{cast<IntegerAttr>(attr).getInt()};
+    return sizeOf(cast<Value>(size));
+  }
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op)) {
+    GpuSize product{1};
+    for (int64_t j : collapse.getReassociationIndices()[d]) {
+      FailureOr<GpuSize> dim = dimOf(collapse.getSrc(), j);
+      if (failed(dim))
+        return failure();
+      product = mul(product, *dim);
+    }
+    return product;
+  }
+  if (auto cast = dyn_cast<memref::CastOp>(op))
+    return dimOf(cast.getSource(), d);
+  if (auto view = dyn_cast<OffsetSizeAndStrideOpInterface>(op)) {
+    SmallVector<OpFoldResult> sizes = view.getMixedSizes();
+    if (static_cast<int64_t>(sizes.size()) == type.getRank()) {
+      if (auto attr = dyn_cast<Attribute>(sizes[d]))
+        return GpuSize{cast<IntegerAttr>(attr).getInt()};
+      return sizeOf(cast<Value>(sizes[d]));
+    }
+  }
+  (void)fail(op, "a dynamic dim the plan cannot follow");
+  return failure();
+}
+
+FailureOr<int32_t> ExprBuilder::exprOf(Value v) {
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  FailureOr<int32_t> e = build(v);
+  if (succeeded(e))
+    memo[v] = *e;
+  return e;
+}
+
+FailureOr<int32_t> ExprBuilder::build(Value v) {
+  int64_t c = constantOr(v);
+  if (c != kDynamicValue || matchPattern(v, m_Constant()))
+    return constant(c);
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return fail(nullptr, "a scalar argument of the function"), failure();
+  if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!index)
+      return fail(op, "a dim of a dynamic index"), failure();
+    FailureOr<GpuSize> size = dimOf(dim.getSource(), *index);
+    if (failed(size))
+      return failure();
+    return exprOf(*size);
+  }
+  if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(op)) {
+    Value source = meta.getSource();
+    auto type = cast<MemRefType>(source.getType());
+    unsigned n = cast<OpResult>(v).getResultNumber();
+    int64_t rank = type.getRank();
+    if (n >= 2 && n < 2 + rank) {
+      FailureOr<GpuSize> size = dimOf(source, n - 2);
+      if (failed(size))
+        return failure();
+      return exprOf(*size);
+    }
+    // Strides (and the offset) of an identity layout: products of the
+    // inner dims (0).
+    if (!type.getLayout().isIdentity())
+      return fail(op, "a stride of a view"), failure();
+    if (n == 1)
+      return constant(0);
+    GpuSize stride{1};
+    for (int64_t d = n - 2 - rank + 1; d < rank; ++d) {
+      FailureOr<GpuSize> dim = dimOf(source, d);
+      if (failed(dim))
+        return failure();
+      stride = mul(stride, *dim);
+    }
+    return exprOf(stride);
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(op))
+    return exprOf(op->getOperand(0));
+  using Op = GpuExpr::Op;
+  std::optional<Op> binary =
+      llvm::TypeSwitch<Operation *, std::optional<Op>>(op)
+          .Case([](arith::AddIOp) { return Op::Add; })
+          .Case([](arith::SubIOp) { return Op::Sub; })
+          .Case([](arith::MulIOp) { return Op::Mul; })
+          .Case([](arith::DivSIOp) { return Op::DivS; })
+          .Case([](arith::FloorDivSIOp) { return Op::FloorDivS; })
+          .Case([](arith::CeilDivSIOp) { return Op::CeilDivS; })
+          .Case([](arith::RemSIOp) { return Op::RemS; })
+          .Case([](arith::MinSIOp) { return Op::MinS; })
+          .Case([](arith::MaxSIOp) { return Op::MaxS; })
+          .Case([](arith::DivUIOp) { return Op::DivU; })
+          .Case([](arith::RemUIOp) { return Op::RemU; })
+          .Case([](arith::MinUIOp) { return Op::MinU; })
+          .Case([](arith::MaxUIOp) { return Op::MaxU; })
+          .Case([](arith::CmpIOp cmp) -> std::optional<Op> {
+            using P = arith::CmpIPredicate;
+            switch (cmp.getPredicate()) {
+            case P::eq: return Op::CmpEq;
+            case P::ne: return Op::CmpNe;
+            case P::slt: return Op::CmpSlt;
+            case P::sle: return Op::CmpSle;
+            case P::sgt: return Op::CmpSgt;
+            case P::sge: return Op::CmpSge;
+            case P::ult: return Op::CmpUlt;
+            case P::ule: return Op::CmpUle;
+            case P::ugt: return Op::CmpUgt;
+            case P::uge: return Op::CmpUge;
+            }
+            return std::nullopt;
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (binary) {
+    FailureOr<int32_t> a = exprOf(op->getOperand(0));
+    if (failed(a))
+      return failure();
+    FailureOr<int32_t> b = exprOf(op->getOperand(1));
+    if (failed(b))
+      return failure();
+    return add({*binary, static_cast<uint32_t>(*a), static_cast<uint32_t>(*b),
+                0, 0});
+  }
+  if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    FailureOr<int32_t> cond = exprOf(select.getCondition());
+    if (failed(cond))
+      return failure();
+    FailureOr<int32_t> a = exprOf(select.getTrueValue());
+    if (failed(a))
+      return failure();
+    FailureOr<int32_t> b = exprOf(select.getFalseValue());
+    if (failed(b))
+      return failure();
+    return add({Op::Select, static_cast<uint32_t>(*a),
+                static_cast<uint32_t>(*b), static_cast<uint32_t>(*cond), 0});
+  }
+  return fail(op, "a value computed on the host"), failure();
 }
 
 class PlanBuilder {
 public:
-  explicit PlanBuilder(GpuFunctionPlan &plan) : plan(plan) {}
+  explicit PlanBuilder(GpuFunctionPlan &plan)
+      : plan(plan), exprs(plan.exprs) {}
+
+  /// A size the plan cannot record: the function is marked unsupported
+  /// (success: the module still compiles).
+  bool unsupported(const Twine &what) {
+    if (plan.unsupported.empty())
+      plan.unsupported = "'" + plan.name + "': " + what.str();
+    return true;
+  }
 
   /// The buffer a memref value lives in.
   FailureOr<int64_t> bufferOf(Value value) {
@@ -57,7 +296,10 @@ public:
     }
     GpuBuffer buffer;
     auto type = cast<MemRefType>(value.getType());
-    buffer.bytes = bytesOf(type);
+    FailureOr<GpuSize> bytes = exprs.bytesOf(value);
+    if (failed(bytes) && unsupported("the size of a buffer: " + exprs.why))
+      bytes = GpuSize{0};
+    buffer.bytes = *bytes;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       auto func = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
       if (auto w = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
@@ -82,7 +324,7 @@ public:
         return failure();
       buffer.kind = GpuBuffer::Kind::TensorMap;
       buffer.map = *map;
-      buffer.bytes = 128;
+      buffer.bytes = GpuSize{128};
     } else {
       return emitError(value.getLoc(), "buffer of a kernel argument is not an "
                                        "input, weight or allocation");
@@ -153,11 +395,20 @@ public:
     launch.kernel = op.getKernelName().str();
     gpu::KernelDim3 grid = op.getGridSizeOperandValues();
     gpu::KernelDim3 block = op.getBlockSizeOperandValues();
-    launch.grid = {constantOr(grid.x), constantOr(grid.y), constantOr(grid.z)};
+    for (auto [d, size] : llvm::enumerate(ValueRange{grid.x, grid.y, grid.z})) {
+      FailureOr<GpuSize> s = exprs.sizeOf(size);
+      if (failed(s))
+        return unsupported("a grid size: " + exprs.why), success();
+      launch.grid[d] = *s;
+    }
     launch.block = {constantOr(block.x), constantOr(block.y),
                     constantOr(block.z)};
+    if (llvm::is_contained(launch.block, kDynamicValue))
+      return unsupported("a block size known at run time only"), success();
     if (Value shared = op.getDynamicSharedMemorySize())
       launch.sharedBytes = constantOr(shared);
+    if (launch.sharedBytes == kDynamicValue)
+      return unsupported("shared memory known at run time only"), success();
     for (Value operand : op.getKernelOperands()) {
       GpuArgument arg;
       if (isa<MemRefType>(operand.getType())) {
@@ -176,14 +427,19 @@ public:
         if (arg.type.empty())
           return op.emitOpError("kernel argument of type ")
                  << type << " has no launch-plan form";
-        if (!type.isF32())
-          arg.value = constantOr(operand);
-        else {
+        if (!type.isF32()) {
+          FailureOr<GpuSize> value = exprs.sizeOf(operand);
+          if (failed(value))
+            return unsupported("a kernel argument: " + exprs.why), success();
+          arg.value = *value;
+        } else {
           FloatAttr f;
-          arg.value = matchPattern(operand, m_Constant(&f))
-                          ? static_cast<int64_t>(llvm::bit_cast<uint32_t>(
-                                f.getValue().convertToFloat()))
-                          : kDynamicValue;
+          if (!matchPattern(operand, m_Constant(&f)))
+            return unsupported("an f32 kernel argument known at run time "
+                               "only"),
+                   success();
+          arg.value = GpuSize{static_cast<int64_t>(
+              llvm::bit_cast<uint32_t>(f.getValue().convertToFloat()))};
         }
       }
       launch.args.push_back(arg);
@@ -192,8 +448,25 @@ public:
     return success();
   }
 
+  /// The expression of each dynamic dim of output `value`.
+  void addOutputDims(Value value, GpuTensor &t) {
+    auto type = cast<MemRefType>(value.getType());
+    t.dimExprs.assign(type.getRank(), -1);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      FailureOr<GpuSize> dim = exprs.dimOf(value, d);
+      if (failed(dim)) {
+        unsupported("an output dim: " + exprs.why);
+        return;
+      }
+      t.dimExprs[d] = dim->isStatic() ? -1 : dim->expr;
+    }
+  }
+
 private:
   GpuFunctionPlan &plan;
+  ExprBuilder exprs;
   DenseMap<Value, int64_t> ids;
 };
 
@@ -245,11 +518,12 @@ LogicalResult buildPlan(func::FuncOp func, GpuFunctionPlan &plan) {
       return failed(builder.addLaunch(launch)) ? WalkResult::interrupt()
                                                : WalkResult::advance();
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands()) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         FailureOr<int64_t> id = builder.bufferOf(v);
         if (failed(id))
           return WalkResult::interrupt();
         plan.outputBuffers.push_back(*id);
+        builder.addOutputDims(v, plan.outputs[i]);
       }
       return WalkResult::advance();
     }
@@ -280,15 +554,41 @@ mnemo::buildLaunchPlans(ModuleOp module) {
 }
 
 void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) {
+  // Dynamic values print as the expression that gives them: eN.
   auto value = [](int64_t v) {
     return v == kDynamicValue ? std::string("?") : std::to_string(v);
+  };
+  auto size = [](GpuSize s) {
+    return s.isStatic() ? std::to_string(s.value) : "e" + std::to_string(s.expr);
   };
   auto tensor = [&](const GpuTensor &t) {
     os << " " << t.name << " " << t.dtype << " ";
     for (auto [i, d] : llvm::enumerate(t.shape))
-      os << (i ? "x" : "") << value(d);
+      os << (i ? "x" : "")
+         << (i < t.dimExprs.size() && t.dimExprs[i] >= 0
+                 ? "e" + std::to_string(t.dimExprs[i])
+                 : value(d));
   };
+  static const char *const ops[] = {
+      "const", "input_dim", "add", "sub", "mul", "div_s", "floor_div_s",
+      "ceil_div_s", "rem_s", "min_s", "max_s", "div_u", "rem_u", "min_u",
+      "max_u", "eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt",
+      "uge", "select"};
   os << "// mnemo.function " << plan.name << "\n";
+  if (!plan.unsupported.empty())
+    os << "// mnemo.unsupported " << plan.unsupported << "\n";
+  for (auto [i, e] : llvm::enumerate(plan.exprs)) {
+    os << "// mnemo.expr e" << i << " = " << ops[static_cast<int>(e.op)];
+    if (e.op == GpuExpr::Op::Const)
+      os << " " << e.value;
+    else if (e.op == GpuExpr::Op::InputDim)
+      os << " " << e.a << " " << e.b;
+    else if (e.op == GpuExpr::Op::Select)
+      os << " e" << e.c << " e" << e.a << " e" << e.b;
+    else
+      os << " e" << e.a << " e" << e.b;
+    os << "\n";
+  }
   for (auto [i, t] : llvm::enumerate(plan.inputs)) {
     os << "// mnemo.input " << i;
     tensor(t);
@@ -324,18 +624,18 @@ void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) 
       break;
     }
     }
-    os << " bytes " << value(b.bytes) << "\n";
+    os << " bytes " << size(b.bytes) << "\n";
   }
   for (const GpuLaunch &l : plan.launches) {
-    os << "// mnemo.launch " << l.kernel << " grid " << value(l.grid[0]) << " "
-       << value(l.grid[1]) << " " << value(l.grid[2]) << " block "
+    os << "// mnemo.launch " << l.kernel << " grid " << size(l.grid[0]) << " "
+       << size(l.grid[1]) << " " << size(l.grid[2]) << " block "
        << value(l.block[0]) << " " << value(l.block[1]) << " "
        << value(l.block[2]) << " shared " << value(l.sharedBytes) << " args";
     for (const GpuArgument &a : l.args) {
       if (a.kind == GpuArgument::Kind::Buffer)
         os << " buffer:" << a.buffer;
       else
-        os << " " << a.type << ":" << value(a.value);
+        os << " " << a.type << ":" << size(a.value);
     }
     os << "\n";
   }

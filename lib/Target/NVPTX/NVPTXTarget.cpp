@@ -105,6 +105,12 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  // The host functions' sizes as arithmetic on buffers' and inputs' dims,
+  // which the launch plan records as expressions (LaunchPlan.cpp).
+  pm.addNestedPass<func::FuncOp>(memref::createExpandStridedMetadataPass());
+  pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
 }
 
 FailureOr<std::vector<GpuFunctionPlan>>

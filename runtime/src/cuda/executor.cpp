@@ -18,7 +18,10 @@
 
 #include "status.h"
 
+#include "artifact_generated.h"
+
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -59,7 +62,8 @@ mnemo_status_t checkKernelParameters(const mnemo_model_t &model,
     for (size_t i = 0; match && i < sizes.size(); ++i) {
       GpuArgument::Kind k = l.args[i].kind;
       unsigned want = k == GpuArgument::Kind::Buffer ||
-                              k == GpuArgument::Kind::I64
+                              k == GpuArgument::Kind::I64 ||
+                              k == GpuArgument::Kind::I64Expr
                           ? 8
                           : 4;
       match = sizes[i] == want;
@@ -132,12 +136,76 @@ mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
   return nullptr;
 }
 
+/// Graphs kept per executor (one per input shape seen recently).
+constexpr size_t kMaxGraphs = 8;
+constexpr uint64_t kMaxBytes = uint64_t(1) << 40;
+
+/// Expression `e` at the operands' values; false on a division by zero or
+/// an overflow.
+bool evaluateOne(const GpuExpr &e, const std::vector<int64_t> &v,
+                 const std::vector<std::vector<int64_t>> &shapes,
+                 int64_t *out) {
+  using Op = ::mnemo::artifact::ExprOp;
+  auto op = static_cast<Op>(e.op);
+  if (op == Op::CONST)
+    return *out = e.value, true;
+  if (op == Op::INPUT_DIM)
+    return *out = shapes[e.a][e.b], true;
+  int64_t a = v[e.a], b = v[e.b];
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+  case Op::ADD: return !__builtin_add_overflow(a, b, out);
+  case Op::SUB: return !__builtin_sub_overflow(a, b, out);
+  case Op::MUL: return !__builtin_mul_overflow(a, b, out);
+  case Op::DIV_S:
+  case Op::FLOOR_DIV_S:
+  case Op::CEIL_DIV_S:
+  case Op::REM_S: {
+    if (b == 0 || (a == INT64_MIN && b == -1))
+      return false;
+    int64_t q = a / b, r = a % b;
+    if (op == Op::REM_S)
+      q = r;
+    else if (op == Op::FLOOR_DIV_S && r != 0 && ((r < 0) != (b < 0)))
+      --q;
+    else if (op == Op::CEIL_DIV_S && r != 0 && ((r < 0) == (b < 0)))
+      ++q;
+    return *out = q, true;
+  }
+  case Op::MIN_S: return *out = std::min(a, b), true;
+  case Op::MAX_S: return *out = std::max(a, b), true;
+  case Op::DIV_U:
+  case Op::REM_U:
+    if (ub == 0)
+      return false;
+    return *out = static_cast<int64_t>(op == Op::DIV_U ? ua / ub : ua % ub),
+           true;
+  case Op::MIN_U: return *out = static_cast<int64_t>(std::min(ua, ub)), true;
+  case Op::MAX_U: return *out = static_cast<int64_t>(std::max(ua, ub)), true;
+  case Op::CMP_EQ: return *out = a == b, true;
+  case Op::CMP_NE: return *out = a != b, true;
+  case Op::CMP_SLT: return *out = a < b, true;
+  case Op::CMP_SLE: return *out = a <= b, true;
+  case Op::CMP_SGT: return *out = a > b, true;
+  case Op::CMP_SGE: return *out = a >= b, true;
+  case Op::CMP_ULT: return *out = ua < ub, true;
+  case Op::CMP_ULE: return *out = ua <= ub, true;
+  case Op::CMP_UGT: return *out = ua > ub, true;
+  case Op::CMP_UGE: return *out = ua >= ub, true;
+  case Op::SELECT: return *out = v[e.c] ? a : b, true;
+  case Op::CONST:
+  case Op::INPUT_DIM:
+    break;
+  }
+  return false;
+}
+
 } // namespace
 
 Executor::~Executor() {
   if (!driver)
     return;
-  dropGraph();
+  dropGraphs();
   if (stream)
     driver->streamDestroy(stream);
   for (CUdeviceptr b : buffers)
@@ -147,33 +215,36 @@ Executor::~Executor() {
     driver->moduleUnload(module);
 }
 
-void Executor::dropGraph() {
-  if (graphExec)
-    driver->graphs.execDestroy(graphExec);
-  if (graph)
-    driver->graphs.destroy(graph);
-  graphExec = nullptr;
-  graph = nullptr;
+void Executor::dropGraphs() {
+  for (CachedGraph &g : graphs) {
+    if (g.exec)
+      driver->graphs.execDestroy(g.exec);
+    if (g.graph)
+      driver->graphs.destroy(g.graph);
+  }
+  graphs.clear();
 }
 
 /// Puts the plan's device work on the executor's stream: the temporaries
 /// poisoned (NaN bytes, so that nothing can depend on a previous run), then
-/// every kernel in plan order.
+/// every kernel in plan order (one of an empty grid is skipped).
 mnemo_status_t Executor::enqueuePlan() {
   const Driver &d = *driver;
   CUresult r = 0;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    const GpuBuffer &b = plan.buffers[i];
-    if (b.kind != GpuBuffer::Kind::Temporary)
+    if (plan.buffers[i].kind != GpuBuffer::Kind::Temporary || !bytesNow[i])
       continue;
-    if ((r = d.memsetD8Async(buffers[i], 0xff, b.bytes, stream)) != 0)
+    if ((r = d.memsetD8Async(buffers[i], 0xff, bytesNow[i], stream)) != 0)
       return driverError(d, r, path.c_str(), "cuMemsetD8Async");
   }
   for (size_t k = 0; k < plan.launches.size(); ++k) {
     const GpuLaunch &l = plan.launches[k];
-    r = d.launchKernel(kernels[k], l.grid[0], l.grid[1], l.grid[2],
-                       l.block[0], l.block[1], l.block[2], l.sharedBytes,
-                       stream, argPointers[k].data(), nullptr);
+    const std::array<unsigned, 3> &g = gridNow[k];
+    if (!g[0] || !g[1] || !g[2])
+      continue;
+    r = d.launchKernel(kernels[k], g[0], g[1], g[2], l.block[0], l.block[1],
+                       l.block[2], l.sharedBytes, stream,
+                       argPointers[k].data(), nullptr);
     if (r != 0)
       return driverError(
           d, r, (path + ": " + model.kernels[l.kernel].symbol).c_str(),
@@ -184,7 +255,7 @@ mnemo_status_t Executor::enqueuePlan() {
 
 /// Records enqueuePlan into a CUDA graph and instantiates it. A launch the
 /// driver refuses is reported as it would be without a graph.
-mnemo_status_t Executor::captureGraph() {
+mnemo_status_t Executor::captureGraph(CUgraphExec *out) {
   const Driver &d = *driver;
   const Driver::Graphs &g = d.graphs;
   constexpr int kThreadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
@@ -193,17 +264,171 @@ mnemo_status_t Executor::captureGraph() {
     return driverError(d, r, path.c_str(), "cuStreamBeginCapture");
   mnemo_status_t status = enqueuePlan();
   // Capture always ends, so that the stream is usable whatever happened.
+  CUgraph graph = nullptr;
   r = g.endCapture(stream, &graph);
   if (!status && r != 0)
     status = driverError(d, r, path.c_str(), "cuStreamEndCapture");
-  if (!status && (r = g.instantiate(&graphExec, graph, 0)) != 0)
+  CUgraphExec exec = nullptr;
+  if (!status && (r = g.instantiate(&exec, graph, 0)) != 0)
     status = driverError(d, r, path.c_str(), "cuGraphInstantiateWithFlags");
-  if (status)
-    dropGraph();
-  return status;
+  if (status) {
+    if (graph)
+      g.destroy(graph);
+    return status;
+  }
+  if (graphs.size() == kMaxGraphs) {
+    g.execDestroy(graphs.back().exec);
+    g.destroy(graphs.back().graph);
+    graphs.pop_back();
+  }
+  graphs.push_front({shapeKey, graph, exec});
+  *out = exec;
+  return nullptr;
 }
 
-mnemo_status_t Executor::load(const FunctionPlan &function) {
+mnemo_status_t Executor::allocate(size_t i, uint64_t bytes) {
+  const Driver &d = *driver;
+  if (buffers[i]) {
+    dropGraphs(); // their launches hold the old address
+    d.memFree(buffers[i]);
+    buffers[i] = 0;
+    capacity[i] = 0;
+  }
+  CUresult r = d.memAlloc(&buffers[i], bytes ? bytes : 1);
+  if (r != 0) {
+    buffers[i] = 0;
+    return driverError(d, r, path.c_str(), "cuMemAlloc");
+  }
+  capacity[i] = bytes;
+  return nullptr;
+}
+
+void Executor::fillArguments() {
+  for (size_t k = 0; k < plan.launches.size(); ++k) {
+    const GpuLaunch &l = plan.launches[k];
+    std::vector<uint64_t> &out = argValues[k];
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const GpuArgument &a = l.args[i];
+      uint64_t v = a.value;
+      switch (a.kind) {
+      case GpuArgument::Kind::Buffer: v = buffers[a.value]; break;
+      case GpuArgument::Kind::I64Expr:
+      case GpuArgument::Kind::I32Expr:
+        v = static_cast<uint64_t>(values[a.value]);
+        break;
+      default: break;
+      }
+      if (a.kind == GpuArgument::Kind::I32 || a.kind == GpuArgument::Kind::F32 ||
+          a.kind == GpuArgument::Kind::I32Expr) {
+        // 4-byte scalars: the low bytes of the slot.
+        uint32_t low = static_cast<uint32_t>(v);
+        out[i] = 0;
+        std::memcpy(&out[i], &low, sizeof(low));
+      } else {
+        out[i] = v;
+      }
+    }
+  }
+}
+
+mnemo_status_t Executor::evaluate(
+    const std::vector<std::vector<int64_t>> &shapes) {
+  const char *what = path.c_str();
+  values.resize(plan.exprs.size());
+  for (size_t i = 0; i < plan.exprs.size(); ++i)
+    if (!evaluateOne(plan.exprs[i], values, shapes, &values[i]))
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "%s: plan expression %zu divides by zero or "
+                        "overflows at this input shape",
+                        what, i);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const GpuBuffer &b = plan.buffers[i];
+    uint64_t bytes = b.bytes;
+    if (b.kind == GpuBuffer::Kind::Input) {
+      bytes = mnemo_dtype_size(function->inputs[b.index].dtype);
+      for (int64_t d : shapes[b.index])
+        bytes *= static_cast<uint64_t>(d); // validated by the session
+    } else if (b.bytesExpr >= 0) {
+      int64_t v = values[b.bytesExpr];
+      if (v < 0 || static_cast<uint64_t>(v) > kMaxBytes)
+        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                          "%s: buffer %zu would take %lld bytes at this "
+                          "input shape",
+                          what, i, static_cast<long long>(v));
+      bytes = static_cast<uint64_t>(v);
+    }
+    bytesNow[i] = bytes;
+  }
+  for (size_t k = 0; k < plan.launches.size(); ++k) {
+    const GpuLaunch &l = plan.launches[k];
+    for (int d = 0; d < 3; ++d) {
+      if (l.gridExpr[d] < 0) {
+        gridNow[k][d] = l.grid[d];
+        continue;
+      }
+      int64_t v = values[l.gridExpr[d]];
+      if (v < 0 || v > (d ? 65535 : 0x7fffffff))
+        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                          "%s: launch %zu ('%s') would have grid size %lld "
+                          "at this input shape",
+                          what, k, model.kernels[l.kernel].symbol,
+                          static_cast<long long>(v));
+      gridNow[k][d] = static_cast<unsigned>(v);
+    }
+  }
+  for (size_t i = 0; i < function->outputs.size(); ++i) {
+    const TensorSig &sig = function->outputs[i];
+    std::vector<int64_t> &shape = outputShapes[i];
+    shape = sig.shape;
+    uint64_t bytes = mnemo_dtype_size(sig.dtype);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int32_t e = plan.outputDimExprs[i][d];
+      if (e >= 0)
+        shape[d] = values[e];
+      if (shape[d] < 0 ||
+          __builtin_mul_overflow(bytes, static_cast<uint64_t>(shape[d]),
+                                 &bytes))
+        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                          "%s: output '%s' would have dim %zu = %lld at this "
+                          "input shape",
+                          what, sig.name, d, static_cast<long long>(shape[d]));
+    }
+    if (bytes > bytesNow[plan.outputBuffers[i]])
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: output '%s' (%llu bytes) is larger than its "
+                        "buffer at this input shape",
+                        what, sig.name,
+                        static_cast<unsigned long long>(bytes));
+    outputSizes[i] = bytes;
+  }
+  shapeKey.clear();
+  for (const std::vector<int64_t> &s : shapes)
+    shapeKey.insert(shapeKey.end(), s.begin(), s.end());
+  return nullptr;
+}
+
+mnemo_status_t Executor::prepare(
+    const std::vector<std::vector<int64_t>> &shapes) {
+  MNEMO_RETURN_IF_ERROR(evaluate(shapes));
+  // Grow what this shape needs larger; nothing shrinks.
+  bool moved = false;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (bytesNow[i] > capacity[i] || !buffers[i]) {
+      MNEMO_RETURN_IF_ERROR(allocate(i, bytesNow[i]));
+      moved = true;
+    }
+  if (moved)
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      if (plan.buffers[i].kind == GpuBuffer::Kind::TensorMap)
+        MNEMO_RETURN_IF_ERROR(
+            encodeTensorMap(*driver, path.c_str(), plan.buffers[i].map,
+                            buffers[plan.buffers[i].map.source], buffers[i]));
+  fillArguments();
+  return nullptr;
+}
+
+mnemo_status_t Executor::load(const FunctionPlan &f) {
+  function = &f;
   const char *what = path.c_str();
   // NUL-terminated for cuModuleLoadData.
   std::string text(model.ptxCode, model.ptxSize);
@@ -221,50 +446,40 @@ mnemo_status_t Executor::load(const FunctionPlan &function) {
                          "cuModuleGetFunction");
     MNEMO_RETURN_IF_ERROR(allowSharedMemory(d, what, name, l, fn));
     kernels.push_back(fn);
-  }
-  for (const GpuBuffer &b : plan.buffers) {
-    CUdeviceptr ptr = 0;
-    if ((r = d.memAlloc(&ptr, b.bytes ? b.bytes : 1)) != 0)
-      return driverError(d, r, what, "cuMemAlloc");
-    buffers.push_back(ptr);
-    if (b.kind == GpuBuffer::Kind::Weight &&
-        (r = d.memcpyHtoD(ptr, model.weights[b.index].data, b.bytes)) != 0)
-      return driverError(d, r, what, "cuMemcpyHtoD");
-  }
-  // Buffers keep their addresses for the executor's life (inputs are copied
-  // into them at each run), so each map is encoded once.
-  for (size_t i = 0; i < plan.buffers.size(); ++i)
-    if (plan.buffers[i].kind == GpuBuffer::Kind::TensorMap)
-      MNEMO_RETURN_IF_ERROR(encodeTensorMap(d, what, plan.buffers[i].map,
-                                            buffers[plan.buffers[i].map.source],
-                                            buffers[i]));
-  for (const GpuLaunch &l : plan.launches) {
-    std::vector<uint64_t> &values = argValues.emplace_back(l.args.size());
+    argValues.emplace_back(l.args.size());
     std::vector<void *> &pointers = argPointers.emplace_back();
-    for (size_t i = 0; i < l.args.size(); ++i) {
-      const GpuArgument &a = l.args[i];
-      if (a.kind == GpuArgument::Kind::Buffer)
-        values[i] = buffers[a.value];
-      else if (a.kind == GpuArgument::Kind::I64)
-        values[i] = a.value;
-      else { // 4-byte scalars: the low bytes of the slot
-        uint32_t v = static_cast<uint32_t>(a.value);
-        std::memcpy(&values[i], &v, sizeof(v));
-      }
-      pointers.push_back(&values[i]);
-    }
+    for (uint64_t &v : argValues.back())
+      pointers.push_back(&v);
   }
-  for (const TensorSig &sig : function.outputs) {
-    uint64_t n = mnemo_dtype_size(sig.dtype);
-    for (int64_t dim : sig.shape)
-      n *= static_cast<uint64_t>(dim); // static: checked by the verifier
-    outputBytes.push_back(n);
+  size_t n = plan.buffers.size();
+  buffers.assign(n, 0);
+  capacity.assign(n, 0);
+  bytesNow.assign(n, 0);
+  gridNow.assign(plan.launches.size(), {1, 1, 1});
+  outputShapes.resize(f.outputs.size());
+  outputSizes.assign(f.outputs.size(), 0);
+  // What does not depend on the input shapes is allocated now, the weights
+  // uploaded once; the rest at the first call that knows its size.
+  for (size_t i = 0; i < n; ++i) {
+    const GpuBuffer &b = plan.buffers[i];
+    bool sized = b.bytesExpr < 0;
+    if (b.kind == GpuBuffer::Kind::Input)
+      for (int64_t dim : f.inputs[b.index].shape)
+        sized = sized && dim >= 0;
+    if (!sized)
+      continue;
+    MNEMO_RETURN_IF_ERROR(allocate(i, b.bytes));
+    if (b.kind == GpuBuffer::Kind::Weight &&
+        (r = d.memcpyHtoD(buffers[i], model.weights[b.index].data,
+                          b.bytes)) != 0)
+      return driverError(d, r, what, "cuMemcpyHtoD");
   }
   constexpr unsigned kNonBlocking = 1; // CU_STREAM_NON_BLOCKING
   if ((r = d.streamCreate(&stream, kNonBlocking)) != 0)
     return driverError(d, r, what, "cuStreamCreate");
   // A graph pays where launches are many and short (decode): one replay
-  // instead of a driver call per kernel. Captured at the first run.
+  // instead of a driver call per kernel. Captured at the first run of
+  // each input shape.
   useGraph = d.hasGraphs() && plan.launches.size() > 1;
   return nullptr;
 }
@@ -287,7 +502,7 @@ mnemo_status_t Executor::setGraph(bool enabled) {
                       "and later)",
                       path.c_str());
   if (!enabled)
-    dropGraph();
+    dropGraphs();
   useGraph = enabled;
   return nullptr;
 }
@@ -301,22 +516,31 @@ mnemo_status_t Executor::run(const void *const *inputs,
   CUresult r = 0;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const GpuBuffer &b = plan.buffers[i];
-    if (b.kind == GpuBuffer::Kind::Input &&
-        (r = d.memcpyHtoDAsync(buffers[i], inputs[b.index], b.bytes,
+    if (b.kind == GpuBuffer::Kind::Input && bytesNow[i] &&
+        (r = d.memcpyHtoDAsync(buffers[i], inputs[b.index], bytesNow[i],
                                stream)) != 0)
       return driverError(d, r, what, "cuMemcpyHtoDAsync");
   }
-  if (useGraph && !graphExec)
-    MNEMO_RETURN_IF_ERROR(captureGraph());
   if (useGraph) {
-    if ((r = d.graphs.launch(graphExec, stream)) != 0)
+    CUgraphExec exec = nullptr;
+    for (auto it = graphs.begin(); it != graphs.end(); ++it)
+      if (it->shape == shapeKey) {
+        graphs.splice(graphs.begin(), graphs, it); // most recently used
+        exec = it->exec;
+        break;
+      }
+    if (!exec)
+      MNEMO_RETURN_IF_ERROR(captureGraph(&exec));
+    if ((r = d.graphs.launch(exec, stream)) != 0)
       return driverError(d, r, what, "cuGraphLaunch");
   } else {
     MNEMO_RETURN_IF_ERROR(enqueuePlan());
   }
   for (size_t i = 0; i < plan.outputBuffers.size(); ++i) {
+    if (!outputSizes[i])
+      continue;
     r = d.memcpyDtoHAsync(outputs[i], buffers[plan.outputBuffers[i]],
-                          outputBytes[i], stream);
+                          outputSizes[i], stream);
     if (r != 0)
       return driverError(d, r, what, "cuMemcpyDtoHAsync");
   }

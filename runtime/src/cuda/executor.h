@@ -15,6 +15,8 @@
 #include "cuda/driver.h"
 #include "model.h"
 
+#include <array>
+#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,8 +33,20 @@ public:
                                std::unique_ptr<Executor> &out);
   ~Executor();
 
-  /// Copies inputs[i] (input i's bytes) in, runs the plan and copies output
-  /// i into outputs[i]; returns once the device has finished.
+  /// Evaluates the plan at the bound inputs' shapes (`shapes[i]` those of
+  /// input i): buffer sizes, grids, scalar arguments and the outputs'
+  /// shapes. Grows a buffer a call needs larger (dropping the graphs, whose
+  /// launches hold the old addresses).
+  mnemo_status_t prepare(const std::vector<std::vector<int64_t>> &shapes);
+  /// After prepare: output i's shape and bytes.
+  const std::vector<int64_t> &outputShape(size_t i) const {
+    return outputShapes[i];
+  }
+  uint64_t outputBytes(size_t i) const { return outputSizes[i]; }
+
+  /// After prepare: copies inputs[i] (input i's bytes) in, runs the plan
+  /// and copies output i into outputs[i]; returns once the device has
+  /// finished.
   mnemo_status_t run(const void *const *inputs, void *const *outputs);
 
   /// Whether runs replay the plan as one CUDA graph (captured by the next
@@ -44,27 +58,44 @@ private:
   Executor(const mnemo_model_t &model, const FunctionPlan &plan)
       : model(model), plan(plan.gpu), path(model.name) {}
   mnemo_status_t load(const FunctionPlan &function);
+  mnemo_status_t evaluate(const std::vector<std::vector<int64_t>> &shapes);
+  mnemo_status_t allocate(size_t buffer, uint64_t bytes);
+  void fillArguments();
   mnemo_status_t enqueuePlan();
-  mnemo_status_t captureGraph();
-  void dropGraph();
+  mnemo_status_t captureGraph(CUgraphExec *out);
+  void dropGraphs();
 
   const mnemo_model_t &model;
   const GpuPlan &plan;
+  const FunctionPlan *function = nullptr; // its signature
   std::string path; // for messages
   const Driver *driver = nullptr;
   CUmodule module = nullptr;
   std::vector<CUfunction> kernels;  // per launch
   std::vector<CUdeviceptr> buffers; // per plan buffer (inputs too)
-  std::vector<uint64_t> outputBytes;
-  // Per launch: the argument values and the pointers cuLaunchKernel reads.
-  // Buffers keep their addresses for the executor's life, so both are
-  // built once.
+  std::vector<uint64_t> capacity;   // bytes allocated per buffer
+  // At the prepared shape: expression values, each buffer's bytes, each
+  // launch's grid, the outputs' shapes and bytes.
+  std::vector<int64_t> values;
+  std::vector<uint64_t> bytesNow;
+  std::vector<std::array<unsigned, 3>> gridNow;
+  std::vector<std::vector<int64_t>> outputShapes;
+  std::vector<uint64_t> outputSizes;
+  std::vector<int64_t> shapeKey; // every input dim, for the graph cache
+  // Per launch: the argument values and the pointers cuLaunchKernel reads
+  // (buffer addresses change only when a buffer grows).
   std::vector<std::vector<uint64_t>> argValues;
   std::vector<std::vector<void *>> argPointers;
-  CUstream stream = nullptr;       // every copy and launch of this executor
-  CUgraph graph = nullptr;         // the plan captured from `stream`
-  CUgraphExec graphExec = nullptr; // ... and instantiated: runs replay it
-  bool useGraph = false; // capture at the next run unless graphExec is set
+  CUstream stream = nullptr; // every copy and launch of this executor
+  /// The plan captured as a CUDA graph per input shape, most recently
+  /// used first; at most kMaxGraphs.
+  struct CachedGraph {
+    std::vector<int64_t> shape;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+  };
+  std::list<CachedGraph> graphs;
+  bool useGraph = false; // replay (or capture) graphs
 };
 
 } // namespace mnemo::rt::cuda

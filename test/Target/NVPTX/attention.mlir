@@ -21,10 +21,10 @@
 // CHECK-LABEL: // mnemo.function window_dv
 // CHECK: // mnemo.launch {{window_dv_kernel_[0-9]+}} grid 6 1 1 block 128 1 1
 
-// Dynamic lengths: grid and sizes are known at run time only.
+// Dynamic lengths: grid and sizes are expressions of the input dims.
 // CHECK-LABEL: // mnemo.function dynamic
-// CHECK: // mnemo.buffer {{[0-9]+}} input 0 bytes ?
-// CHECK: // mnemo.launch {{dynamic_kernel_[0-9]+}} grid ? 1 1 block 128 1 1 shared 0 args {{.*}}i64:?
+// CHECK: // mnemo.buffer {{[0-9]+}} input 0 bytes e{{[0-9]+}}
+// CHECK: // mnemo.launch {{dynamic_kernel_[0-9]+}} grid e{{[0-9]+}} 1 1 block 128 1 1 shared 0 args {{.*}}i64:e{{[0-9]+}}
 
 // CHECK: .version 8.0
 // CHECK: .target sm_90a
