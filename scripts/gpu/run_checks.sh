@@ -9,6 +9,7 @@
 #   DIR/cases80            make_cases.py --target sm_80
 #   DIR/bench              bench_attention.py prepare
 #   DIR/bench_linear       bench_linear.py prepare
+#   DIR/shapes             check_shapes.py prepare (dynamic-shape artifacts)
 # Every case there is an artifact (CASE.mnemo) with its launch plan as JSON
 # (CASE.plan.json, from mnemo-run --dump-plan on the build machine), which
 # the scripts read through plan.py; no mnemoc is needed here.
@@ -32,6 +33,11 @@ for chip in 90 80; do
     "$dir/cases$chip" --out "$out/sm$chip" --mnemo-run "$dir/bin/mnemo-run" ||
     status=1
 done
+if [ -d "$dir/shapes" ]; then
+  echo "== one artifact per model at several shapes"
+  timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/check_shapes.py" run \
+    "$dir/shapes" --mnemo-run "$dir/bin/mnemo-run" || status=1
+fi
 if [ -d "$dir/bench" ]; then
   echo "== attention benchmark"
   timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/bench_attention.py" run \
