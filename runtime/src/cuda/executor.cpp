@@ -411,18 +411,21 @@ mnemo_status_t Executor::prepare(
     const std::vector<std::vector<int64_t>> &shapes) {
   MNEMO_RETURN_IF_ERROR(evaluate(shapes));
   // Grow what this shape needs larger; nothing shrinks.
-  bool moved = false;
+  bool moved = !mapsEncoded; // the first run encodes the maps
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     if (bytesNow[i] > capacity[i] || !buffers[i]) {
       MNEMO_RETURN_IF_ERROR(allocate(i, bytesNow[i]));
       moved = true;
     }
-  if (moved)
+  if (moved) {
+    mapsEncoded = false;
     for (size_t i = 0; i < plan.buffers.size(); ++i)
       if (plan.buffers[i].kind == GpuBuffer::Kind::TensorMap)
         MNEMO_RETURN_IF_ERROR(
             encodeTensorMap(*driver, path.c_str(), plan.buffers[i].map,
                             buffers[plan.buffers[i].map.source], buffers[i]));
+    mapsEncoded = true;
+  }
   fillArguments();
   return nullptr;
 }

@@ -96,6 +96,8 @@ private:
   };
   std::list<CachedGraph> graphs;
   bool useGraph = false; // replay (or capture) graphs
+  /// Whether the tensor maps hold their sources' current addresses.
+  bool mapsEncoded = false;
 };
 
 } // namespace mnemo::rt::cuda
