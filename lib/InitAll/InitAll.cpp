@@ -7,6 +7,7 @@
 #include "mnemo/InitAll.h"
 
 #include "dialects/Mnemo/IR/MnemoDialect.h"
+#include "dialects/Mnemo/IR/ValueBounds.h"
 #include "dialects/Mnemo/Transforms/Passes.h"
 #include "mnemo/Conversion/Passes.h"
 #include "mnemo/Target/CPU/Passes.h"
@@ -20,6 +21,7 @@
 
 void mlir::mnemo::registerAllDialects(DialectRegistry &registry) {
   registry.insert<MnemoDialect>();
+  registerValueBoundsOpInterfaceExternalModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 }

@@ -20,6 +20,7 @@ void mnemo::buildFusionPipeline(OpPassManager &pm) {
   // constant weights are laid out for the generated loops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(mnemo::createFoldShapeReshapesPass());
   pm.addPass(mnemo::createRaiseContractionsPass());
   pm.addPass(mnemo::createSelectMLAFormPass());
   pm.addPass(mnemo::createTransposeConstantWeightsPass());

@@ -171,4 +171,19 @@ def TransposeConstantWeightsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def FoldShapeReshapesPass : Pass<"mnemo-fold-shape-reshapes"> {
+  let summary = "Reshapes to a listed shape as expand_shape / collapse_shape";
+  let description = [{
+    Rewrites `tensor.reshape %x(tensor.from_elements ...)` (how ONNX exports
+    with dynamic dims reshape) as `tensor.expand_shape` or
+    `tensor.collapse_shape` where the listed sizes split or merge `%x`'s dims
+    in order: a size equal to a source dim (proven by value bounds: the same
+    `tensor.dim`, or a value the graph derived from it) pairs with it, static
+    runs multiply out, and the last group takes what remains. Other reshapes
+    are left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // MNEMO_DIALECT_TRANSFORMS_PASSES

@@ -1,0 +1,93 @@
+// RUN: mnemo-opt %s --mnemo-fold-shape-reshapes --split-input-file | FileCheck %s
+
+// A split of the last dim; the listed dynamic sizes are the source's dims.
+// CHECK-LABEL: func.func @split_heads
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, %{{.*}}, 4, 32]
+// CHECK-NOT: tensor.reshape
+func.func @split_heads(%x: tensor<?x?x128xf32>) -> tensor<?x?x4x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?x128xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?x128xf32>
+  %s = tensor.from_elements %d0, %d1, %c4, %c32 : tensor<4xindex>
+  %r = tensor.reshape %x(%s) : (tensor<?x?x128xf32>, tensor<4xindex>) -> tensor<?x?x4x32xf32>
+  return %r : tensor<?x?x4x32xf32>
+}
+
+// -----
+
+// The sizes come from another tensor whose dims are the source's through
+// mnemo ops (value bounds prove them equal); the merge's last size is
+// whatever remains. The split and the merge then cancel out.
+// CHECK-LABEL: func.func @merge_heads
+// CHECK: %[[N:.*]] = mnemo.rms_norm
+// CHECK-NOT: tensor.reshape
+// CHECK: %[[C:.*]] = tensor.cast %[[N]]
+// CHECK: %[[R:.*]] = tensor.cast %[[C]] : tensor<?x?x?xf32> to tensor<?x?x128xf32>
+// CHECK: return %[[R]]
+func.func @merge_heads(%ids: tensor<?x?xi64>, %table: tensor<64x128xf32>, %w: tensor<128xf32>) -> tensor<?x?x128xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %d0 = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %d1 = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %e = mnemo.embedding %table[%ids] : tensor<64x128xf32>, tensor<?x?xi64> -> tensor<?x?x128xf32>
+  %n = mnemo.rms_norm %e, %w eps(1.0e-6) : tensor<?x?x128xf32>, tensor<128xf32> -> tensor<?x?x128xf32>
+  %s4 = tensor.from_elements %d0, %d1, %c1, %c128 : tensor<4xindex>
+  %h = tensor.reshape %n(%s4) : (tensor<?x?x128xf32>, tensor<4xindex>) -> tensor<?x?x1x128xf32>
+  %mn = arith.muli %d0, %d1 : index
+  %all = arith.muli %mn, %c128 : index
+  %last = arith.divsi %all, %mn : index
+  %s3 = tensor.from_elements %d0, %d1, %last : tensor<3xindex>
+  %r = tensor.reshape %h(%s3) : (tensor<?x?x1x128xf32>, tensor<3xindex>) -> tensor<?x?x?xf32>
+  %c = tensor.cast %r : tensor<?x?x?xf32> to tensor<?x?x128xf32>
+  return %c : tensor<?x?x128xf32>
+}
+
+// -----
+
+// A unit dim inserted, and one dropped while the last dim splits (a merge
+// and a split: the unit dims go first).
+// CHECK-LABEL: func.func @unit_dims
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, 1, %{{.*}}, 32]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2], [3]] : tensor<?x1x?x256xf32> into tensor<?x?x256xf32>
+// CHECK: tensor.expand_shape %[[C]] {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, %{{.*}}, 4, 64]
+// CHECK-NOT: tensor.reshape
+func.func @unit_dims(%x: tensor<?x?x32xf32>, %y: tensor<?x1x?x256xf32>) -> (tensor<?x1x?x32xf32>, tensor<?x?x4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?x32xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
+  %s = tensor.from_elements %d0, %c1, %d1, %c32 : tensor<4xindex>
+  %r = tensor.reshape %x(%s) : (tensor<?x?x32xf32>, tensor<4xindex>) -> tensor<?x1x?x32xf32>
+  %e0 = tensor.dim %y, %c0 : tensor<?x1x?x256xf32>
+  %e2 = tensor.dim %y, %c2 : tensor<?x1x?x256xf32>
+  %t = tensor.from_elements %e0, %e2, %c4, %c64 : tensor<4xindex>
+  %q = tensor.reshape %y(%t) : (tensor<?x1x?x256xf32>, tensor<4xindex>) -> tensor<?x?x4x64xf32>
+  return %r, %q : tensor<?x1x?x32xf32>, tensor<?x?x4x64xf32>
+}
+
+// -----
+
+// Left alone: sizes not proven to be the source's dims in order (swapped),
+// and sizes computed from data.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-2: tensor.reshape
+func.func @left_alone(%x: tensor<?x?x128xf32>, %shape: tensor<4xindex>) -> (tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?x128xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?x128xf32>
+  %s = tensor.from_elements %d1, %d0, %c4, %c32 : tensor<4xindex>
+  %r = tensor.reshape %x(%s) : (tensor<?x?x128xf32>, tensor<4xindex>) -> tensor<?x?x4x32xf32>
+  %q = tensor.reshape %x(%shape) : (tensor<?x?x128xf32>, tensor<4xindex>) -> tensor<?x?x4x32xf32>
+  return %r, %q : tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>
+}
