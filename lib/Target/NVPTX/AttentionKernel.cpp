@@ -23,6 +23,7 @@
 #include "mnemo/Target/NVPTX/Chips.h"
 
 #include <cmath>
+#include <functional>
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_ATTENTIONKERNELPASS
@@ -194,6 +195,19 @@ public:
   Value part, lse;
 
 private:
+  /// The emission's stages: shared memory, thread and block coordinates
+  /// and the block's KV tile range; the first loads (Q and K(tLo)) and the
+  /// Q fragments; the loop's initial state (O, running max and sum, with a
+  /// sink's term); one KV tile's step, returning the next state.
+  void setUp(gpu::LaunchOp launch, Value qOffset, ArrayRef<Value> tensorMaps);
+  void prologue(Value q);
+  SmallVector<Value> initialState(Value sink);
+  SmallVector<Value> kvStep(Value t, ValueRange state);
+  /// Rows of K or V from global memory for cp.async: row r is key kv0 + r.
+  std::function<RowSource(Value)> kvRow(Value memref, Value kv0);
+  /// TMA coordinates of KV tile `t`, innermost first.
+  SmallVector<Value> kvCoords(Value t);
+
   Value exp2(Value x) { return exp2Approx(b, x); }
   /// Reduces over the 4 lanes of a quad, which hold one accumulator row.
   Value quadReduce(Value x, bool isMax);
@@ -268,6 +282,11 @@ private:
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value rowA, rowB, posA, posB;
+  Value k, v;       // global K and V (cp.async staging)
+  Value tLo, tHi;   // the block's KV tiles [tLo, tHi)
+  Value first;      // thread 0 (issues TMA copies)
+  SmallVector<Value> tokens;    // cp.async groups in flight
+  SmallVector<Fragment> qFrag;  // mma.sync: this warp's Q rows
 };
 
 Value KernelEmitter::quadReduce(Value x, bool isMax) {
@@ -518,6 +537,22 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
                          Value out, Value sink, Value qOffset,
                          ArrayRef<Value> tensorMaps) {
   b.setInsertionPoint(launch.getBody().front().getTerminator());
+  this->k = k;
+  this->v = v;
+  setUp(launch, qOffset, tensorMaps);
+  prologue(q);
+  auto loop = scf::ForOp::create(b, tLo, tHi, idx(1), initialState(sink));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(b, kvStep(loop.getInductionVar(),
+                                   loop.getRegionIterArgs()));
+  }
+  storeResults(loop.getResults(), out);
+}
+
+void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
+                          ArrayRef<Value> tensorMaps) {
   // The tiles (and mbarriers) in dynamic shared memory, 1024-byte aligned
   // (mnemo-gpu-extern-dynamic-shared).
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -584,8 +619,8 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   if (p.window)
     kvLo = arith::MaxSIOp::create(
         b, kvLo, sub(firstPos, idx(*p.window - 1)));
-  Value tLo = div(kvLo, p.blockKV);
-  Value tHi = arith::CeilDivSIOp::create(b, kvHi, idx(p.blockKV));
+  tLo = div(kvLo, p.blockKV);
+  tHi = arith::CeilDivSIOp::create(b, kvHi, idx(p.blockKV));
   if (p.splits > 1) {
     // This block's share: ceil(n / splits) tiles from tLo (maybe none).
     Value n = arith::MaxSIOp::create(b, sub(tHi, tLo), idx(0));
@@ -593,23 +628,26 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     tLo = add(tLo, arith::MulIOp::create(b, split, chunk));
     tHi = arith::MinSIOp::create(b, tHi, add(tLo, chunk));
   }
-  auto kvRow = [&](Value memref, Value kv0) {
-    return [&, memref, kv0](Value r) {
-      Value key = add(kv0, r);
-      return RowSource{memref, {batch, kvHead, key}, lt(key, idx(p.skv))};
-    };
-  };
+}
 
+std::function<RowSource(Value)> KernelEmitter::kvRow(Value memref,
+                                                      Value kv0) {
+  return [this, memref, kv0](Value r) {
+    Value key = add(kv0, r);
+    return RowSource{memref, {batch, kvHead, key}, lt(key, idx(p.skv))};
+  };
+}
+
+SmallVector<Value> KernelEmitter::kvCoords(Value t) {
+  return {mul(t, p.blockKV), kvHead, batch};
+}
+
+void KernelEmitter::prologue(Value q) {
   // The Q tile and the first K tile; then (mma.sync) this warp's 16 rows
   // of Q as A fragments for all of D.
-  SmallVector<Value> tokens;
-  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
-                                      idx(0));
+  first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
   // TMA coordinates past the column, innermost first; a Q box holds the
   // packed heads' positions.
-  auto kvCoords = [&](Value t) -> SmallVector<Value> {
-    return {mul(t, p.blockKV), kvHead, batch};
-  };
   if (p.tma) {
     ifThen(first, [&] {
       for (Value bar : barriers)
@@ -639,12 +677,13 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     }
   }
   // With wgmma, Q stays in shared memory as the A operand.
-  SmallVector<Fragment> qFrag;
   Value qRow = add(mul(warp, 16), rem(lane, 16));
   for (int64_t kk = 0; !p.wgmma && kk < p.d / 16; ++kk)
     qFrag.push_back(
         ldmatrix(qTile, qRow, add(idx(16 * kk), mul(laneHi, 8)), false));
+}
 
+SmallVector<Value> KernelEmitter::initialState(Value sink) {
   // Loop state: O accumulators, then the running max (log2 units) and the
   // lane's partial sum of rows A and B.
   int64_t oBlocks = p.dv / 8;
@@ -675,115 +714,106 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
     lA = lB = select(quadLead, cf(1.0), cf(0.0));
   }
   init.append({mA, mB, lA, lB});
+  return init;
+}
 
-  auto loop = scf::ForOp::create(b, tLo, tHi, idx(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    ValueRange state = loop.getRegionIterArgs();
-    Value kv0 = mul(loop.getInductionVar(), p.blockKV);
+SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
+  int64_t oBlocks = p.dv / 8;
+  Value kv0 = mul(t, p.blockKV);
 
-    // FlashAttention-2's schedule with one buffer each for K and V: K(t)
-    // is in flight from the last iteration; V(t) loads during S = QK^T and
-    // the softmax, K(t + 1) during O += PV. Each barrier also tells that
-    // every warp is done with the buffer the next copy overwrites.
-    // Phase of this iteration's use of both mbarriers.
-    Value parity = rem(sub(loop.getInductionVar(), tLo), 2);
-    if (p.tma) {
-      gpu::BarrierOp::create(b);
-      tmaLoad(first, 1,
-              {TmaTile{vTile, maps[2], kvCoords(loop.getInductionVar()),
-                       p.blockKV}});
-      tmaWait(0, parity);
-      // Q arrived with the first K tile.
-      if (p.rope[0])
-        ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                     loop.getInductionVar(), tLo),
-               [&] {
-                 rotate(qTile, p.rope[0],
-                        [&](Value r) { return rowQuery(r); }, p.sq);
-                 if (!p.rope[1])
-                   publish();
-               });
-    } else {
-      waitAll(p.wgmma);
-      tokens.clear();
-      stage(vTile, kvRow(v, kv0), tokens);
-      commit(tokens);
-    }
-    if (p.rope[1]) {
-      rotate(kTile, p.rope[1], [&](Value r) { return add(kv0, r); }, p.skv);
-      publish();
-    }
-
-    // S = Q K^T: K's rows are the n dimension, read untransposed.
-    SmallVector<Accumulator> s;
-    if (p.wgmma) {
-      s = wgmmaScores();
-    } else {
-      s.assign(p.blockKV / 8, Accumulator(4, cf(0.0)));
-      for (int64_t kk = 0; kk < p.d / 16; ++kk)
-        for (int64_t jp = 0; jp < p.blockKV / 16; ++jp) {
-          Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
-          Fragment f = ldmatrix(kTile, row,
-                                add(idx(16 * kk), mul(laneMid, 8)), false);
-          s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
-          s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
-        }
-    }
-
-    // Online softmax of rows A (c0, c1) and B (c2, c3): s becomes P.
-    Value m[2] = {state[oBlocks * 4], state[oBlocks * 4 + 1]};
-    Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
-    Value alpha[2];
-    onlineSoftmax(s, kv0, m, l, alpha);
-
-    Value next = add(loop.getInductionVar(), idx(1));
-    if (p.tma) {
-      gpu::BarrierOp::create(b);
-      tmaLoad(both(first, lt(next, tHi)), 0,
-              {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
-      tmaWait(1, parity);
-    } else {
-      waitAll(p.wgmma);
-      ifThen(lt(next, tHi), [&] {
-        tokens.clear();
-        stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
-        commit(tokens);
+  // FlashAttention-2's schedule with one buffer each for K and V: K(t)
+  // is in flight from the last iteration; V(t) loads during S = QK^T and
+  // the softmax, K(t + 1) during O += PV. Each barrier also tells that
+  // every warp is done with the buffer the next copy overwrites.
+  // Phase of this iteration's use of both mbarriers.
+  Value parity = rem(sub(t, tLo), 2);
+  if (p.tma) {
+    gpu::BarrierOp::create(b);
+    tmaLoad(first, 1, {TmaTile{vTile, maps[2], kvCoords(t), p.blockKV}});
+    tmaWait(0, parity);
+    // Q arrived with the first K tile.
+    if (p.rope[0])
+      ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, tLo), [&] {
+        rotate(qTile, p.rope[0], [&](Value r) { return rowQuery(r); }, p.sq);
+        if (!p.rope[1])
+          publish();
       });
-    }
-
-    // O = alpha O + P V, P repacked from the S accumulators as A fragments.
-    SmallVector<Accumulator> o(oBlocks);
-    for (int64_t j = 0; j < oBlocks; ++j)
-      for (int64_t e = 0; e < 4; ++e)
-        o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
-    SmallVector<Fragment> pa;
-    for (int64_t c = 0; c < p.blockKV / 16; ++c)
-      pa.push_back({pack(s[2 * c][0], s[2 * c][1]),
-                    pack(s[2 * c][2], s[2 * c][3]),
-                    pack(s[2 * c + 1][0], s[2 * c + 1][1]),
-                    pack(s[2 * c + 1][2], s[2 * c + 1][3])});
-    if (p.wgmma) {
-      o = wgmmaValues(pa, o);
-    } else {
-      for (int64_t c = 0; c < p.blockKV / 16; ++c)
-        for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
-          Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
-          Fragment f = ldmatrix(vTile, row, add(idx(16 * jp), mul(laneHi, 8)),
-                                true);
-          o[2 * jp] = mma(pa[c], {f[0], f[1]}, o[2 * jp]);
-          o[2 * jp + 1] = mma(pa[c], {f[2], f[3]}, o[2 * jp + 1]);
-        }
-    }
-    SmallVector<Value> yields;
-    for (const Accumulator &acc : o)
-      yields.append(acc.begin(), acc.end());
-    yields.append({m[0], m[1], l[0], l[1]});
-    scf::YieldOp::create(b, yields);
+  } else {
+    waitAll(p.wgmma);
+    tokens.clear();
+    stage(vTile, kvRow(v, kv0), tokens);
+    commit(tokens);
+  }
+  if (p.rope[1]) {
+    rotate(kTile, p.rope[1], [&](Value r) { return add(kv0, r); }, p.skv);
+    publish();
   }
 
-  storeResults(loop.getResults(), out);
+  // S = Q K^T: K's rows are the n dimension, read untransposed.
+  SmallVector<Accumulator> s;
+  if (p.wgmma) {
+    s = wgmmaScores();
+  } else {
+    s.assign(p.blockKV / 8, Accumulator(4, cf(0.0)));
+    for (int64_t kk = 0; kk < p.d / 16; ++kk)
+      for (int64_t jp = 0; jp < p.blockKV / 16; ++jp) {
+        Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
+        Fragment f = ldmatrix(kTile, row,
+                              add(idx(16 * kk), mul(laneMid, 8)), false);
+        s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
+        s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
+      }
+  }
+
+  // Online softmax of rows A (c0, c1) and B (c2, c3): s becomes P.
+  Value m[2] = {state[oBlocks * 4], state[oBlocks * 4 + 1]};
+  Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
+  Value alpha[2];
+  onlineSoftmax(s, kv0, m, l, alpha);
+
+  Value next = add(t, idx(1));
+  if (p.tma) {
+    gpu::BarrierOp::create(b);
+    tmaLoad(both(first, lt(next, tHi)), 0,
+            {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
+    tmaWait(1, parity);
+  } else {
+    waitAll(p.wgmma);
+    ifThen(lt(next, tHi), [&] {
+      tokens.clear();
+      stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
+      commit(tokens);
+    });
+  }
+
+  // O = alpha O + P V, P repacked from the S accumulators as A fragments.
+  SmallVector<Accumulator> o(oBlocks);
+  for (int64_t j = 0; j < oBlocks; ++j)
+    for (int64_t e = 0; e < 4; ++e)
+      o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
+  SmallVector<Fragment> pa;
+  for (int64_t c = 0; c < p.blockKV / 16; ++c)
+    pa.push_back({pack(s[2 * c][0], s[2 * c][1]),
+                  pack(s[2 * c][2], s[2 * c][3]),
+                  pack(s[2 * c + 1][0], s[2 * c + 1][1]),
+                  pack(s[2 * c + 1][2], s[2 * c + 1][3])});
+  if (p.wgmma) {
+    o = wgmmaValues(pa, o);
+  } else {
+    for (int64_t c = 0; c < p.blockKV / 16; ++c)
+      for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
+        Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
+        Fragment f =
+            ldmatrix(vTile, row, add(idx(16 * jp), mul(laneHi, 8)), true);
+        o[2 * jp] = mma(pa[c], {f[0], f[1]}, o[2 * jp]);
+        o[2 * jp + 1] = mma(pa[c], {f[2], f[3]}, o[2 * jp + 1]);
+      }
+  }
+  SmallVector<Value> yields;
+  for (const Accumulator &acc : o)
+    yields.append(acc.begin(), acc.end());
+  yields.append({m[0], m[1], l[0], l[1]});
+  return yields;
 }
 
 void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
