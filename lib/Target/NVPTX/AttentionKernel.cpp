@@ -397,12 +397,9 @@ Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
 SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
   // K-major A (Q) and B (K): 8-row groups 1024 bytes apart (stride); a
   // k16 step is 32 bytes within a 128-byte row, a 64-column panel further.
-  MLIRContext *ctx = b.getContext();
   auto type = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(p.blockKV / 2, f32));
-  NVVM::WGMMATypes t =
-      p.elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
-  NVVM::WgmmaFenceAlignedOp::create(b);
+      b.getContext(), SmallVector<Type>(p.blockKV / 2, f32));
+  wgmmaBegin();
   Value acc = LLVM::UndefOp::create(b, type);
   for (int64_t kk = 0; kk < p.d / 16; ++kk) {
     int64_t panel = kk / 4, step = 32 * (kk % 4);
@@ -412,17 +409,10 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
     Value bDesc = descriptor(
         sharedAddress(kTile.base, idx(panel * kTile.panelBytes() + step)), 16,
         1024);
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, type, acc, a, bDesc,
-        NVVM::MMAShapeAttr::get(ctx, 64, p.blockKV, 16), t, t,
-        NVVM::WGMMATypes::f32,
-        kk ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row, NVVM::MMALayout::col,
-        /*satfinite=*/nullptr);
+    acc = wgmmaStep(type, acc, a, bDesc, p.blockKV, /*bKMajor=*/true,
+                    /*zero=*/kk == 0);
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  wgmmaEnd(0);
   // Warp w holds rows 16w + g and 16w + g + 8 of each n8 block, as the
   // mma.sync accumulators do.
   SmallVector<Accumulator> s(p.blockKV / 8);
@@ -434,56 +424,24 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
 
 SmallVector<Accumulator>
 KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
-  // upstream NVVM has no wgmma with A in registers: it is inline PTX, the
-  // accumulators tied in and out. V is MN-major (transposed B): 8 key rows
-  // of 128 bytes are 1024 bytes apart (stride), 64-column panels one panel
-  // apart (leading); a k16 step is 16 key rows.
-  int64_t n = p.dv, regs = n / 2;
-  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                    std::to_string(2 * regs + 5) + ", 0;\n";
-  ptx += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-         "k16.f32." + (p.elem.isF16() ? "f16.f16" : "bf16.bf16") + " {";
-  std::string constraints;
-  for (int64_t i = 0; i < regs; ++i) {
-    ptx += (i ? ", $" : "$") + std::to_string(i);
-    constraints += (i ? ",=f" : "=f");
-  }
-  ptx += "}, {";
-  for (int64_t i = 0; i < regs; ++i)
-    constraints += "," + std::to_string(i);
-  for (int64_t i = 0; i < 4; ++i) {
-    ptx += (i ? ", $" : "$") + std::to_string(2 * regs + i);
-    constraints += ",r";
-  }
-  ptx += "}, $" + std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}\n";
-  constraints += ",l,r";
-
-  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               SmallVector<Type>(regs, f32));
+  // P in registers (TensorCoreBuilder::wgmmaRegisterA). V is MN-major
+  // (transposed B): 8 key rows of 128 bytes are 1024 bytes apart (stride),
+  // 64-column panels one panel apart (leading); a k16 step is 16 key rows.
+  int64_t regs = p.dv / 2;
   SmallVector<Value> acc;
   for (const Accumulator &a : o)
     acc.append(a.begin(), a.end());
   Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
-  NVVM::WgmmaFenceAlignedOp::create(b);
-  Value result;
+  wgmmaBegin();
   for (int64_t c = 0; c < p.blockKV / 16; ++c) {
     Value bDesc = descriptor(
         sharedAddress(vTile.base, idx(16 * c * 128)), vTile.panelBytes(),
         1024);
-    SmallVector<Value> operands(acc);
-    operands.append(pa[c].begin(), pa[c].end());
-    operands.append({bDesc, one});
-    result = LLVM::InlineAsmOp::create(
-                 b, type, operands, ptx, constraints,
-                 /*has_side_effects=*/true, /*is_align_stack=*/false,
-                 LLVM::tailcallkind::TailCallKind::None,
-                 /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
-                 .getResult(0);
+    Value result = wgmmaRegisterA(acc, pa[c], bDesc, one, p.dv);
     for (int64_t i = 0; i < regs; ++i)
       acc[i] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i});
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  wgmmaEnd(0);
   SmallVector<Accumulator> out(regs / 4);
   for (int64_t i = 0; i < regs; ++i)
     out[i / 4].push_back(acc[i]);

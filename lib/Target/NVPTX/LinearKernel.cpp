@@ -527,7 +527,6 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
 }
 
 Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
-  MLIRContext *ctx = b.getContext();
   // Byte address in the shared window of element `element` of the stage.
   auto address = [&](int64_t element, Value extraBytes) -> Value {
     Value a = add(tilesAddress, add(mul(stage, 2), idx(2 * element)));
@@ -535,29 +534,20 @@ Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
                                         add(a, extraBytes));
   };
   Type type = wgmmaStruct();
-  NVVM::WGMMATypes t =
-      g.elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
   // A and W [N, K] are K-major: 8-row groups 1024 bytes apart (stride), a
   // k16 step 32 bytes into the 128-byte rows. W [K, N] is MN-major: a k16
   // step is 16 rows, 64-column panels one panel apart (leading).
   Value aRows = mul(div(warp, 4), 64 * 128);
-  NVVM::WgmmaFenceAlignedOp::create(b);
+  wgmmaBegin();
   for (int64_t kk = 0; kk < kBlockK / 16; ++kk) {
     Value a = descriptor(address(0, add(aRows, idx(32 * kk))), 16, 1024);
     SharedTile wt = wTile(stage);
     Value w = g.outIn ? descriptor(address(wt.base, idx(32 * kk)), 16, 1024)
                       : descriptor(address(wt.base, idx(16 * kk * 128)),
                                    wt.panelBytes(), 1024);
-    d = NVVM::WgmmaMmaAsyncOp::create(
-        b, type, d, a, w, NVVM::MMAShapeAttr::get(ctx, 64, g.blockN, 16), t,
-        t, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row,
-        g.outIn ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        /*satfinite=*/nullptr);
+    d = wgmmaStep(type, d, a, w, g.blockN, /*bKMajor=*/g.outIn);
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+  wgmmaEnd(1);
   return d;
 }
 

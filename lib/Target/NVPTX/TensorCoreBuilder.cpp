@@ -231,4 +231,62 @@ Value TensorCoreBuilder::descriptor(Value address, int64_t leadingBytes,
   return arith::OrIOp::create(b, start, c(fixed));
 }
 
+void TensorCoreBuilder::wgmmaBegin() { NVVM::WgmmaFenceAlignedOp::create(b); }
+
+Value TensorCoreBuilder::wgmmaStep(Type accType, Value acc, Value a,
+                                   Value bDesc, int64_t n, bool bKMajor,
+                                   bool zero) {
+  NVVM::WGMMATypes t =
+      elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  return NVVM::WgmmaMmaAsyncOp::create(
+      b, accType, acc, a, bDesc,
+      NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16), t, t,
+      NVVM::WGMMATypes::f32,
+      zero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+      NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+      bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      /*satfinite=*/nullptr);
+}
+
+void TensorCoreBuilder::wgmmaEnd(int64_t pending) {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+}
+
+Value TensorCoreBuilder::wgmmaRegisterA(ArrayRef<Value> acc, ArrayRef<Value> a,
+                                        Value bDesc, Value scaleD, int64_t n) {
+  // Accumulators tied in and out ($0.. = f, inputs "0".."regs-1"), the A
+  // registers, the B descriptor, the scale-d predicate's source.
+  int64_t regs = n / 2;
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                    std::to_string(2 * regs + 5) + ", 0;\n";
+  ptx += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+         "k16.f32." + (elem.isF16() ? "f16.f16" : "bf16.bf16") + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    ptx += (i ? ", $" : "$") + std::to_string(i);
+    constraints += (i ? ",=f" : "=f");
+  }
+  ptx += "}, {";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "," + std::to_string(i);
+  for (int64_t i = 0; i < 4; ++i) {
+    ptx += (i ? ", $" : "$") + std::to_string(2 * regs + i);
+    constraints += ",r";
+  }
+  ptx += "}, $" + std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}\n";
+  constraints += ",l,r";
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(regs, f32));
+  SmallVector<Value> operands(acc);
+  operands.append(a.begin(), a.end());
+  operands.append({bDesc, scaleD});
+  return LLVM::InlineAsmOp::create(
+             b, type, operands, ptx, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+      .getResult(0);
+}
+
 } // namespace mlir::mnemo::nvptx

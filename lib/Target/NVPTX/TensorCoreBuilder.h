@@ -148,6 +148,24 @@ protected:
   /// stride byte offsets, swizzle.
   Value descriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
 
+  /// wgmma (sm_90a), one warpgroup's m64nNk16 steps, f32 accumulators:
+  /// begin() fences the registers; each step multiplies A and B read
+  /// through shared-memory descriptors (A K-major; B K-major when
+  /// `bKMajor`, else MN-major) into the accumulator struct `acc` (of type
+  /// `accType`), adding to it unless `zero`; end() commits the group and
+  /// waits until at most `pending` groups are in flight.
+  void wgmmaBegin();
+  Value wgmmaStep(Type accType, Value acc, Value a, Value bDesc, int64_t n,
+                  bool bKMajor, bool zero = false);
+  void wgmmaEnd(int64_t pending);
+  /// One m64nNk16 step with A in registers (`a`: the 4 registers of the
+  /// thread's A fragment) and B MN-major through `bDesc`, adding to the
+  /// accumulators `acc` (N / 2 f32 values) when `scaleD` (i32) is non-zero;
+  /// returns the accumulator struct. Upstream NVVM has no wgmma with A in
+  /// registers: this is the target's one inline-PTX builder.
+  Value wgmmaRegisterA(ArrayRef<Value> acc, ArrayRef<Value> a, Value bDesc,
+                       Value scaleD, int64_t n);
+
   ImplicitLocOpBuilder &b;
   Type elem, f32, i32;
   /// mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.
