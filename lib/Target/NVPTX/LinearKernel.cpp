@@ -37,12 +37,19 @@ namespace {
 
 /// K elements per step: one 128-byte panel row of 16-bit elements.
 constexpr int64_t kBlockK = 64;
+/// Rows a GEMM of dynamic M is tiled for: a prefill's (whole tiles of
+/// 64 or 128 rows and no split-K; a decode step then runs one block row).
+constexpr int64_t kPlannedRows = 4096;
 
 /// Static facts of one linear op and the tiling chosen for it.
 struct Gemm {
   Type elem;            // MMA operands: the weight's type (bf16 or f16)
   Type inElem, outElem; // input (elem or f32) and result elements
   int64_t m, k, n;      // rows (leading dims), input and output features
+  /// The rows are known at run time only: `m` is the count the tiling is
+  /// chosen for (kPlannedRows), the kernel takes the real one as an
+  /// argument, and the grid follows it.
+  bool dynamicM = false;
   bool outIn;           // weight [N, K] (else [K, N])
   /// The input is silu(gate) * up of a mnemo.swiglu only this layer reads:
   /// computed as the A tile is staged.
@@ -123,18 +130,21 @@ LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion, Gemm &g,
   Value bias = op.getBias();
   auto biasType =
       bias ? cast<RankedTensorType>(bias.getType()) : RankedTensorType();
-  if (!x.hasStaticShape() || !w.hasStaticShape() ||
-      (bias && !biasType.hasStaticShape()))
+  if (!w.hasStaticShape() || (bias && !biasType.hasStaticShape()))
     return why = "dynamic shape", failure();
-  if (!r.hasStaticShape())
-    return why = "dynamic result shape", failure();
+  // Leading (row) dims may be dynamic; the features may not.
+  if (x.getRank() < 1 || x.isDynamicDim(x.getRank() - 1) ||
+      r.isDynamicDim(r.getRank() - 1))
+    return why = "dynamic feature dim", failure();
+  g.dynamicM = !x.hasStaticShape();
   if (bias && !isStoredFloat(biasType.getElementType()))
     return why = "bias is not f32, bf16 or f16", failure();
   if (x.getRank() < 2)
     return why = "input has no row dimension", failure();
   g.k = op.getInFeatures();
   g.n = op.getOutFeatures();
-  g.m = x.getNumElements() / std::max<int64_t>(g.k, 1);
+  g.m = g.dynamicM ? kPlannedRows
+                   : x.getNumElements() / std::max<int64_t>(g.k, 1);
   g.outIn = op.getLayout() == mnemo::WeightLayout::OutIn;
   if (g.m == 0 || g.k == 0 || g.n == 0)
     return why = "empty tensor", failure();
@@ -219,7 +229,14 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
   if (failed(describe(op, fusion, g, why)))
     return failure();
   chooseTiling(g, wgmma, tma, smCount, sharedLimit);
-  chooseSplitK(g, smCount, splitK);
+  if (g.dynamicM) {
+    // The input's tensor map would need its row count when the plan runs,
+    // and the split count depends on the rows: cp.async, no split-K.
+    g.tma = false;
+    g.stepsPerSplit = g.kSteps();
+  } else {
+    chooseSplitK(g, smCount, splitK);
+  }
   if (g.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   // What the emitter relies on: whole rounds of A chunks (register path,
@@ -250,8 +267,12 @@ public:
   Value up;
   /// rms_norm: its weight [K] (`x` is its input).
   Value normWeight;
+  /// Dynamic M: the row count (an index defined outside the launch).
+  Value rows;
 
 private:
+  /// The rows of `x` and `y`.
+  Value rowCount() { return g.dynamicM ? rows : idx(g.m); }
   /// Shared-memory views, lane and block coordinates, and this block's K
   /// steps [first, last).
   void setUp(gpu::LaunchOp launch);
@@ -353,21 +374,21 @@ void GemmEmitter::stageAsync(Value step, Value stage) {
   Value k0 = mul(step, kBlockK);
   // (row, col) of a tile reads global (r0 + row, c0 + col) of `memref`,
   // which has `rows` x `cols`.
-  auto copy = [&](const SharedTile &t, Value memref, Value r0, int64_t rows,
+  auto copy = [&](const SharedTile &t, Value memref, Value r0, Value rows,
                   Value c0, int64_t cols) {
     forEachChunk(t.rows, t.width, [&](Value row, Value col) {
       Value gr = add(r0, row), gc = add(c0, col);
-      Value valid = both(lt(gr, idx(rows)), lt(gc, idx(cols)));
+      Value valid = both(lt(gr, rows), lt(gc, idx(cols)));
       // waitAll waits for whole groups: the tokens are not needed.
       asyncCopy(t, row, col, memref, {gr}, select(valid, gc, idx(0)), valid);
     });
   };
   if (!g.viaRegisters())
-    copy(aTile(stage), x, m0, g.m, k0, g.k);
+    copy(aTile(stage), x, m0, rowCount(), k0, g.k);
   if (g.outIn)
-    copy(wTile(stage), w, n0, g.n, k0, g.k);
+    copy(wTile(stage), w, n0, idx(g.n), k0, g.k);
   else
-    copy(wTile(stage), w, k0, g.k, n0, g.n);
+    copy(wTile(stage), w, k0, idx(g.k), n0, g.n);
 }
 
 void GemmEmitter::stageTma(Value step, Value stage, Value barrier) {
@@ -399,7 +420,7 @@ SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
   forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
     Value gr = add(m0, row), gc = add(k0, col);
     Value valid =
-        both(live, both(lt(gr, idx(g.m)), lt(gc, idx(g.k))));
+        both(live, both(lt(gr, rowCount()), lt(gc, idx(g.k))));
     // Every thread loads (from row 0 when out of range): no branch keeps
     // the loads from being in flight during the multiply.
     SmallVector<Value, 2> at = {select(valid, gr, idx(0)),
@@ -561,7 +582,7 @@ void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
         Value row = add(m0, add(warpRow, add(idx(16 * i + 8 * h), quadRow)));
         Value col = add(n0, add(warpCol, add(idx(8 * j), mul(quadCol, 2))));
         // N is a multiple of 8: a pair is in range or out entirely.
-        ifThen(both(lt(row, idx(g.m)), lt(col, idx(g.n))), [&] {
+        ifThen(both(lt(row, rowCount()), lt(col, idx(g.n))), [&] {
           int64_t e = 4 * (i * tn + j) + 2 * h;
           Value v[2] = {acc[e], acc[e + 1]};
           if (rowScales) {
@@ -828,10 +849,17 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
       fusion.rmsNorm ? buffer(fusion.rmsNorm.getWeight()) : nullptr;
   Value w = buffer(op.getWeight()), bias = buffer(op.getBias());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  // The result's rows are the input's: its dynamic dims' sizes.
+  SmallVector<Value> dynamicDims;
+  for (int64_t d = 0; d < resultType.getRank(); ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicDims.push_back(
+          memref::DimOp::create(b, buffer(input), d).getResult());
   Value out = memref::AllocOp::create(
-      b, MemRefType::get(resultType.getShape(), g.outElem),
+      b, MemRefType::get(resultType.getShape(), g.outElem), dynamicDims,
       b.getI64IntegerAttr(64));
   Value y = rows(out);
+  Value rowCount = g.dynamicM ? Value(memref::DimOp::create(b, x, 0)) : Value();
   Value partials;
   if (g.splits > 1)
     partials = memref::AllocOp::create(
@@ -848,9 +876,14 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
                       : SmallVector<int64_t>{kBlockK, 64},
         g.elem);
   }
+  Value gridM = g.dynamicM ? Value(arith::CeilDivSIOp::create(
+                                  b, rowCount, indexConstant(b, g.blockM)))
+                            : Value();
   auto launch =
       createKernelLaunch(b, "linear_mma", {g.gridN(), g.gridM(), g.splits},
                          g.threads(), g.sharedBytes());
+  if (gridM)
+    launch.getGridSizeYMutable().assign(gridM);
   {
     OpBuilder::InsertionGuard guard(b);
     GemmEmitter emitter(b, g);
@@ -858,6 +891,7 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
     emitter.wMap = wMap;
     emitter.up = up;
     emitter.normWeight = normWeight;
+    emitter.rows = rowCount;
     if (partials)
       emitter.emit(launch, x, w, nullptr, partials);
     else

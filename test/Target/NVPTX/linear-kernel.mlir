@@ -122,22 +122,46 @@ func.func @decode_split(%x: tensor<2x1x1032xf16>, %w: tensor<264x1032xf16>, %b: 
 // CHECK-NOT: gpu.launch
 func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>,
                      %h: tensor<4x16xf16>, %wb: tensor<8x16xbf16>,
-                     %d: tensor<?x16xbf16>, %k: tensor<4x12xbf16>,
+                     %d: tensor<4x?xbf16>, %k: tensor<4x12xbf16>,
                      %wk: tensor<8x12xbf16>, %v: tensor<16xbf16>)
-    -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<?x8xbf16>) {
+    -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<4x?xbf16>) {
   // expected-remark @below {{keeps the generic path: weight is not bf16 or f16}}
   %0 = mnemo.linear %x, %w layout(out_in) : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
   // expected-remark @below {{keeps the generic path: input is neither f32 nor the weight's type}}
   %1 = mnemo.linear %h, %wb layout(out_in) : tensor<4x16xf16>, tensor<8x16xbf16> -> tensor<4x8xf16>
-  // expected-remark @below {{keeps the generic path: dynamic shape}}
-  %2 = mnemo.linear %d, %wb layout(out_in) : tensor<?x16xbf16>, tensor<8x16xbf16> -> tensor<?x8xbf16>
-  // expected-remark @below {{keeps the generic path: dynamic result shape}}
-  %5 = mnemo.linear %wb, %wb layout(out_in) : tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<?x8xbf16>
+  // expected-remark @below {{keeps the generic path: dynamic feature dim}}
+  %2 = mnemo.linear %d, %wb layout(out_in) : tensor<4x?xbf16>, tensor<8x16xbf16> -> tensor<4x8xbf16>
+  // expected-remark @below {{keeps the generic path: dynamic feature dim}}
+  %5 = mnemo.linear %k, %wk layout(out_in) : tensor<4x12xbf16>, tensor<8x12xbf16> -> tensor<4x?xbf16>
   // expected-remark @below {{keeps the generic path: K or N not a multiple of 8}}
   %3 = mnemo.linear %k, %wk layout(out_in) : tensor<4x12xbf16>, tensor<8x12xbf16> -> tensor<4x8xbf16>
   // expected-remark @below {{keeps the generic path: input has no row dimension}}
   %4 = mnemo.linear %v, %wb layout(out_in) : tensor<16xbf16>, tensor<8x16xbf16> -> tensor<8xbf16>
-  return %0, %1, %2, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<?x8xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<4x?xbf16>
+}
+
+// Rows known at run time only (a dynamic batch and sequence): the tiling a
+// prefill of 4096 rows gets, without split-K or TMA for the input (its map
+// would need the rows); the result takes the input's dims, the grid's rows
+// and the kernel's bound follow the row count.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: %[[X:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[XR:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<?x?x256xbf16> into memref<?x256xbf16>
+// CHECK-DAG: %[[D0:.*]] = tensor.dim %arg0, %c0
+// CHECK-DAG: %[[D1:.*]] = tensor.dim %arg0, %c1
+// CHECK: %[[OUT:.*]] = memref.alloc(%[[D0]], %[[D1]]) {alignment = 64 : i64} : memref<?x?x512xbf16>
+// CHECK: %[[M:.*]] = memref.dim %[[XR]], %c0
+// CHECK: %[[GM:.*]] = arith.ceildivsi %[[M]], %c64
+// CHECK: gpu.launch
+// CHECK-SAME: in ({{.*}} = %c4, {{.*}} = %[[GM]], {{.*}} = %c1)
+// CHECK: arith.cmpi slt, %{{.*}}, %[[M]]
+// CHECK: return
+// SM90-LABEL: func.func @dynamic_rows
+// SM90-NOT: nvgpu.tma.create.descriptor
+// SM90: nvvm.wgmma.mma_async
+func.func @dynamic_rows(%x: tensor<?x?x256xbf16>, %w: tensor<512x256xbf16>) -> tensor<?x?x512xbf16> {
+  %0 = mnemo.linear %x, %w layout(out_in) : tensor<?x?x256xbf16>, tensor<512x256xbf16> -> tensor<?x?x512xbf16>
+  return %0 : tensor<?x?x512xbf16>
 }
 
 // A SwiGLU only the layer reads is computed on the input loads: gate and
