@@ -17,7 +17,6 @@ import os
 import sys
 
 
-
 def load(root, name):
     with open(os.path.join(root, name)) as f:
         doc = json.load(f)
