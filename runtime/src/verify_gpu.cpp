@@ -81,10 +81,13 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
   const std::vector<GpuBuffer> &buffers = plan.gpu.buffers;
   if (!m)
     return bad("buffer %llu: a tensor map without its map", i);
+  // Its source's size is known when the plan loads (the span is checked
+  // against it): no map of a buffer sized at run time.
   if (m->source() >= i ||
-      buffers[m->source()].kind == GpuBuffer::Kind::TensorMap)
+      buffers[m->source()].kind == GpuBuffer::Kind::TensorMap ||
+      buffers[m->source()].bytesExpr >= 0)
     return bad("buffer %llu: a tensor map must map an earlier buffer that is "
-               "not a tensor map",
+               "not a tensor map and has a static size",
                i);
   out.source = m->source();
   switch (m->dtype()) {
@@ -167,7 +170,8 @@ mnemo_status_t GpuPlanVerifier::buffer(uint32_t i, const fb::Buffer *b) {
   if (out.bytes > kMaxBytes)
     return bad("buffer %llu: %llu bytes", i, out.bytes);
   if (!isExprRef(out.bytesExpr) ||
-      (out.bytesExpr >= 0 && b->kind() != fb::BufferKind::TEMPORARY))
+      (out.bytesExpr >= 0 &&
+       (b->kind() != fb::BufferKind::TEMPORARY || out.bytes != 0)))
     return bad("buffer %llu: bytes_expr %llu (a temporary's expression)", i,
                static_cast<unsigned long long>(out.bytesExpr));
   switch (b->kind()) {

@@ -123,6 +123,28 @@ TEST(GpuPlan, RefusesDefaultValuedDamage) {
   expectRefused(
       [](fb::FunctionT &f) { f.buffers[3]->tensor_map->strides = {16}; },
       "a tensor map of rank 1 to 5 needs rank - 1 strides");
+  // A size computed at run time: no static bytes beside it, and no tensor
+  // map of it (its span is checked when the plan loads).
+  expectRefused(
+      [](fb::FunctionT &f) {
+        f.exprs = {fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 16)};
+        f.buffers[2]->bytes_expr = 0;
+      },
+      "buffer 2: bytes_expr 0 (a temporary's expression)");
+  expectRefused(
+      [](fb::FunctionT &f) {
+        f.exprs = {fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 16)};
+        f.buffers[2]->bytes = 0;
+        f.buffers[2]->bytes_expr = 0;
+        f.buffers[3]->tensor_map->source = 2;
+      },
+      "buffer 3: a tensor map must map an earlier buffer that is not a "
+      "tensor map and has a static size");
+  expectRefused(
+      [](fb::FunctionT &f) {
+        f.exprs = {fb::Expr(fb::ExprOp::ADD, 0, 1, 0, 0)};
+      },
+      "expression 0: an operand is not an earlier expression");
   expectRefused([](fb::FunctionT &f) { f.output_buffers = {2, 2}; },
                 "2 output buffers for 1 outputs");
   expectRefused([](fb::FunctionT &f) { f.output_buffers = {3}; },

@@ -16,6 +16,7 @@
 #include "artifact_generated.h"
 #include "mnemo/runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -211,6 +212,19 @@ int mnemo::run::dumpPlan(const char *path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
+  // The file was verified by the load above; it must still be that file.
+  // (The FlatBuffer is the size prefix's bytes; the weights follow.)
+  uint32_t size = 0;
+  if (bytes.size() >= 12)
+    std::memcpy(&size, bytes.data(), sizeof(size));
+  flatbuffers::Verifier::Options options;
+  options.max_tables = 1u << 24; // as the runtime's verifier
+  flatbuffers::Verifier verifier(bytes.data(),
+                                 std::min<size_t>(bytes.size(),
+                                                  size_t(size) + 4),
+                                 options);
+  if (bytes.size() < 12 || !fb::VerifySizePrefixedArtifactBuffer(verifier))
+    return fail(path, "changed while it was read");
   const fb::Artifact &a = *fb::GetSizePrefixedArtifact(bytes.data());
   std::string weightsFile = path;
   if (a.weights_file() && a.weights_file()->size()) {

@@ -55,6 +55,8 @@ std::optional<int64_t> staticSize(const Size &s) { return s.known; }
 bool provenEqual(const Size &a, const Size &b) {
   if (a.known || b.known)
     return a.known == b.known;
+  if (!a.value || !b.value)
+    return false;
   if (a.value == b.value && a.dim == b.dim)
     return true;
   FailureOr<bool> equal =
@@ -157,11 +159,20 @@ struct ReshapeToListedShape final : OpRewritePattern<tensor::ReshapeOp> {
     }
     for (auto [i, v] : llvm::enumerate(shape.getElements())) {
       Size t;
-      t.value = v;
       if (!resultType.isDynamicDim(i))
         t.known = resultType.getDimSize(i);
       else
         t.known = getConstantIntValue(v);
+      // Value bounds take index values: an i64 size is compared through
+      // the index it was cast from, or not at all.
+      t.value = v;
+      if (!v.getType().isIndex()) {
+        auto cast = v.getDefiningOp<arith::IndexCastOp>();
+        t.value = cast && cast.getIn().getType().isIndex() ? cast.getIn()
+                                                            : Value();
+        if (!t.known && !t.value)
+          return rewriter.notifyMatchFailure(op, "a size of unknown origin");
+      }
       target.push_back(t);
     }
     int64_t from = sourceType.getRank(), to = resultType.getRank();
@@ -219,10 +230,20 @@ struct ReshapeToListedShape final : OpRewritePattern<tensor::ReshapeOp> {
                                                       d};
                                                 })))
         result = tensor::CastOp::create(rewriter, loc, resultType, input);
-      else
-        result = tensor::ExpandShapeOp::create(rewriter, loc, resultType,
+      else {
+        // The type the sizes give (a result type may know less, such as
+        // ?x?x? for [?, 4, 32]), cast to the reshape's.
+        SmallVector<int64_t> dims;
+        for (const Size &t : target)
+          dims.push_back(t.known ? *t.known : ShapedType::kDynamic);
+        auto expandedType =
+            RankedTensorType::get(dims, resultType.getElementType());
+        result = tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
                                                input, *reassociation,
                                                outputShape);
+        if (expandedType != resultType)
+          result = tensor::CastOp::create(rewriter, loc, resultType, result);
+      }
     } else {
       result = tensor::CollapseShapeOp::create(rewriter, loc, op.getSource(),
                                                *reassociation);

@@ -89,6 +89,12 @@ private:
   }
   int32_t constant(int64_t c) { return add({GpuExpr::Op::Const, 0, 0, 0, c}); }
   int32_t exprOf(GpuSize s) { return s.isStatic() ? constant(s.value) : s.expr; }
+
+public:
+  /// The expression giving `s` (a constant one for a static value).
+  int32_t indexOf(GpuSize s) { return exprOf(s); }
+
+private:
   GpuSize mul(GpuSize x, GpuSize y) {
     if (x.isStatic() && y.isStatic())
       return GpuSize{x.value * y.value};
@@ -99,11 +105,11 @@ private:
     return GpuSize{0, add({GpuExpr::Op::Mul, static_cast<uint32_t>(exprOf(x)),
                            static_cast<uint32_t>(exprOf(y)), 0, 0})};
   }
-  LogicalResult fail(Operation *op, const Twine &what) {
+  /// Says why a value cannot be described (`op`: where).
+  void setWhy(Operation *op, const Twine &what) {
     why = what.str();
     if (op)
       why += " ('" + op->getName().getStringRef().str() + "')";
-    return failure();
   }
 
   std::vector<GpuExpr> &exprs;
@@ -148,7 +154,7 @@ FailureOr<GpuSize> ExprBuilder::dimOf(Value m, int64_t d) {
       return sizeOf(cast<Value>(sizes[d]));
     }
   }
-  (void)fail(op, "a dynamic dim the plan cannot follow");
+  setWhy(op, "a dynamic dim the plan cannot follow");
   return failure();
 }
 
@@ -167,11 +173,11 @@ FailureOr<int32_t> ExprBuilder::build(Value v) {
     return constant(c);
   Operation *op = v.getDefiningOp();
   if (!op)
-    return fail(nullptr, "a scalar argument of the function"), failure();
+    return setWhy(nullptr, "a scalar argument of the function"), failure();
   if (auto dim = dyn_cast<memref::DimOp>(op)) {
     std::optional<int64_t> index = dim.getConstantIndex();
     if (!index)
-      return fail(op, "a dim of a dynamic index"), failure();
+      return setWhy(op, "a dim of a dynamic index"), failure();
     FailureOr<GpuSize> size = dimOf(dim.getSource(), *index);
     if (failed(size))
       return failure();
@@ -191,7 +197,7 @@ FailureOr<int32_t> ExprBuilder::build(Value v) {
     // Strides (and the offset) of an identity layout: products of the
     // inner dims (0).
     if (!type.getLayout().isIdentity())
-      return fail(op, "a stride of a view"), failure();
+      return setWhy(op, "a stride of a view"), failure();
     if (n == 1)
       return constant(0);
     GpuSize stride{1};
@@ -203,8 +209,11 @@ FailureOr<int32_t> ExprBuilder::build(Value v) {
     }
     return exprOf(stride);
   }
+  // Casts keep the value (sizes fit 32 bits); a flag (i1) extended to an
+  // integer is left to fail: sign-extended, true is -1.
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::TruncIOp>(op))
+          arith::ExtUIOp, arith::TruncIOp>(op) &&
+      !op->getOperand(0).getType().isInteger(1))
     return exprOf(op->getOperand(0));
   using Op = GpuExpr::Op;
   std::optional<Op> binary =
@@ -262,7 +271,7 @@ FailureOr<int32_t> ExprBuilder::build(Value v) {
     return add({Op::Select, static_cast<uint32_t>(*a),
                 static_cast<uint32_t>(*b), static_cast<uint32_t>(*cond), 0});
   }
-  return fail(op, "a value computed on the host"), failure();
+  return setWhy(op, "a value computed on the host"), failure();
 }
 
 class PlanBuilder {
@@ -295,7 +304,6 @@ public:
       break;
     }
     GpuBuffer buffer;
-    auto type = cast<MemRefType>(value.getType());
     FailureOr<GpuSize> bytes = exprs.bytesOf(value);
     if (failed(bytes) && unsupported("the size of a buffer: " + exprs.why))
       bytes = GpuSize{0};
@@ -460,7 +468,9 @@ public:
         unsupported("an output dim: " + exprs.why);
         return;
       }
-      t.dimExprs[d] = dim->isStatic() ? -1 : dim->expr;
+      // A dim the signature leaves dynamic has an expression even when
+      // the host knows it (a constant one).
+      t.dimExprs[d] = exprs.indexOf(*dim);
     }
   }
 

@@ -205,6 +205,11 @@ bool evaluateOne(const GpuExpr &e, const std::vector<int64_t> &v,
 Executor::~Executor() {
   if (!driver)
     return;
+  // The context current on this thread (which need not be the creator's).
+  if (mnemo_status_t status = getDriver(&driver)) {
+    mnemo_status_free(status); // (it was loaded: this does not happen)
+    return;
+  }
   dropGraphs();
   if (stream)
     driver->streamDestroy(stream);
@@ -409,6 +414,9 @@ mnemo_status_t Executor::evaluate(
 
 mnemo_status_t Executor::prepare(
     const std::vector<std::vector<int64_t>> &shapes) {
+  // Makes the context current on this thread: a session may run on
+  // another thread than the one that created it.
+  MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   MNEMO_RETURN_IF_ERROR(evaluate(shapes));
   // Grow what this shape needs larger; nothing shrinks.
   bool moved = !mapsEncoded; // the first run encodes the maps
@@ -499,6 +507,7 @@ mnemo_status_t Executor::create(const mnemo_model_t &model,
 }
 
 mnemo_status_t Executor::setGraph(bool enabled) {
+  MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   if (enabled && !driver->hasGraphs())
     return makeStatus(MNEMO_STATUS_UNAVAILABLE,
                       "%s: this CUDA driver has no graph API (CUDA 11.4 "

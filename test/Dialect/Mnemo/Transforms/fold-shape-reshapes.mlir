@@ -91,3 +91,23 @@ func.func @left_alone(%x: tensor<?x?x128xf32>, %shape: tensor<4xindex>) -> (tens
   %q = tensor.reshape %x(%shape) : (tensor<?x?x128xf32>, tensor<4xindex>) -> tensor<?x?x4x32xf32>
   return %r, %q : tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>
 }
+
+// -----
+
+// A result type that knows less than the sizes ([?, 4, 32] as ?x?x?): the
+// split takes the sizes' type and is cast to the reshape's. Sizes given as
+// i64 (ONNX shapes) are compared through the index they were cast from.
+// CHECK-LABEL: func.func @loose_result_type
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 4, 32] : tensor<?x128xf32> into tensor<?x4x32xf32>
+// CHECK: tensor.cast %[[E]] : tensor<?x4x32xf32> to tensor<?x?x?xf32>
+// CHECK-NOT: tensor.reshape
+func.func @loose_result_type(%x: tensor<?x128xf32>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : i64
+  %c32 = arith.constant 32 : i64
+  %d0 = tensor.dim %x, %c0 : tensor<?x128xf32>
+  %d0i = arith.index_cast %d0 : index to i64
+  %s = tensor.from_elements %d0i, %c4, %c32 : tensor<3xi64>
+  %r = tensor.reshape %x(%s) : (tensor<?x128xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
