@@ -7,7 +7,7 @@
 // y[M, N] = x[M, K] W(K, N) as a GEMM in the vector dialect, the CPU
 // counterpart of the GPU's tensor-core kernel:
 //
-//   scf.forall (batch..., row tile, column tile)  threads take whole tiles
+//   scf.forall (batch..., column tile, row tile)  threads take whole tiles
 //     pack the tile's rows of x into panels         [ceil(rows/MR), K, MR]
 //     scf.for panel of NR columns in the tile
 //       scf.for K block                              the panel's block stays
@@ -383,18 +383,20 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   Value out = emptyTensor(b, loc, outSizes, f32);
   SmallVector<OpFoldResult> ubs(outSizes.begin(),
                                 outSizes.begin() + batchDims);
+  // Column tiles outside row tiles: consecutive iterations (a thread's
+  // share) reuse one column panel of the weights from the cache.
+  ubs.push_back(b.getIndexAttr(llvm::divideCeil(n, t.tileCols)));
   ubs.push_back(getAsOpFoldResult(
       b.createOrFold<arith::CeilDivSIOp>(loc, m, idx(t.tileRows))));
-  ubs.push_back(b.getIndexAttr(llvm::divideCeil(n, t.tileCols)));
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{out}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = forall.getBody();
     b.setInsertionPoint(body->getTerminator());
-    Value m0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims),
+    Value m0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims + 1),
                                      idx(t.tileRows));
-    Value n0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims + 1),
+    Value n0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims),
                                      idx(t.tileCols));
     Value rows =
         minIndex(idx(t.tileRows), arith::SubIOp::create(b, loc, m, m0));

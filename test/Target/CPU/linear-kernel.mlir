@@ -48,10 +48,11 @@ func.func @decode(%x: tensor<1x1x128xf32>) -> tensor<1x1x64xf32> {
 
 // A weight computed at run time, [N, K]: transposed once to [K, N], then
 // read in place with masked loads past N; batch and rows dynamic (the
-// batch is a forall dim). Unmasked transfers print no in_bounds.
+// batch is a forall dim, then column tiles, then row tiles). Unmasked
+// transfers print no in_bounds.
 // CHECK-LABEL: func.func @computed
 // CHECK: linalg.transpose
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}, 1)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 1, %{{.*}})
 // CHECK: vector.transfer_read %transposed[%{{.*}}, %{{.*}}], %{{.*}} : tensor<20x37xf32>, vector<16xf32>
 func.func @computed(%x: tensor<?x?x20xf32>, %w: tensor<37x20xf32>) -> tensor<?x?x37xf32> {
   %y = mnemo.linear %x, %w layout(out_in) : tensor<?x?x20xf32>, tensor<37x20xf32> -> tensor<?x?x37xf32>
