@@ -434,7 +434,12 @@ mnemo_status_t Executor::prepare(
                             buffers[plan.buffers[i].map.source], buffers[i]));
     mapsEncoded = true;
   }
-  fillArguments();
+  // The argument arrays hold addresses and shape-dependent scalars: rebuilt
+  // only when either changed.
+  if (moved || shapeKey != argumentsKey) {
+    fillArguments();
+    argumentsKey = shapeKey;
+  }
   return nullptr;
 }
 

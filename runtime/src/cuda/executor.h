@@ -82,6 +82,7 @@ private:
   std::vector<std::vector<int64_t>> outputShapes;
   std::vector<uint64_t> outputSizes;
   std::vector<int64_t> shapeKey; // every input dim, for the graph cache
+  std::vector<int64_t> argumentsKey; // the shape the arguments were filled at
   // Per launch: the argument values and the pointers cuLaunchKernel reads
   // (buffer addresses change only when a buffer grows).
   std::vector<std::vector<uint64_t>> argValues;
