@@ -144,12 +144,26 @@ LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
       fb::DType dtype = m.dtype == "bf16"  ? fb::DType::BF16
                         : m.dtype == "f16" ? fb::DType::F16
                                            : fb::DType::F32;
-      std::vector<uint64_t> dims(m.dims.begin(), m.dims.end());
-      std::vector<uint64_t> strides(m.strides.begin(), m.strides.end());
+      // Dynamic dims and strides: 0 and their expression.
+      auto split = [&](const std::vector<GpuSize> &sizes,
+                       std::vector<uint64_t> &values,
+                       std::vector<int32_t> &exprs) {
+        for (const GpuSize &s : sizes) {
+          values.push_back(s.isStatic() ? s.value : 0);
+          exprs.push_back(s.expr);
+        }
+        bool dynamic = llvm::any_of(exprs, [](int32_t e) { return e >= 0; });
+        return dynamic ? b.CreateVector(exprs)
+                       : flatbuffers::Offset<flatbuffers::Vector<int32_t>>();
+      };
+      std::vector<uint64_t> dims, strides;
+      std::vector<int32_t> dimExprs, strideExprs;
+      auto dimsExprs = split(m.dims, dims, dimExprs);
+      auto stridesExprs = split(m.strides, strides, strideExprs);
       std::vector<uint32_t> box(m.box.begin(), m.box.end());
       map = fb::CreateTensorMap(b, m.source, dtype, b.CreateVector(dims),
                                 b.CreateVector(strides), b.CreateVector(box),
-                                m.swizzle);
+                                m.swizzle, dimsExprs, stridesExprs);
       break;
     }
     }

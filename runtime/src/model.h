@@ -63,16 +63,46 @@ struct CallPlan {
   std::vector<uint32_t> releaseAfter;
 };
 
-/// A TMA tensor map (128 bytes) of buffer `source`, encoded at load: sizes
-/// innermost first, byte strides of dims 1.., element strides 1, zeros out
-/// of bounds, L2 promotion 128 bytes.
+/// A TMA tensor map (128 bytes) of buffer `source`, encoded by the
+/// executor: sizes innermost first, byte strides of dims 1.., element
+/// strides 1, zeros out of bounds, L2 promotion 128 bytes.
 struct GpuTensorMap {
   uint32_t source = 0;
   mnemo_dtype_t dtype = MNEMO_DTYPE_BF16;
   std::vector<uint64_t> dims, strides;
   std::vector<uint32_t> box;
   unsigned swizzle = 0; // bytes: 0, 32, 64, 128
+  /// Per dim / stride: -1, or the expression giving it at a call.
+  std::vector<int32_t> dimExprs, strideExprs;
+  /// Whether a dim, a stride or the source's size is known at calls only
+  /// (the executor then checks the map's span at each call).
+  bool dynamic = false;
 };
+
+/// cuTensorMapEncodeTiled's limits: dims in [1, 2^32], strides multiples of
+/// 16 below 2^40.
+inline bool tensorMapDimOk(uint64_t d) {
+  return d != 0 && d <= (uint64_t(1) << 32);
+}
+inline bool tensorMapStrideOk(uint64_t s) {
+  return s % 16 == 0 && s < (uint64_t(1) << 40);
+}
+/// The bytes a map of `dims` and `strides` reaches from its source's start;
+/// false on an overflow.
+inline bool tensorMapSpan(mnemo_dtype_t dtype,
+                          const std::vector<uint64_t> &dims,
+                          const std::vector<uint64_t> &strides,
+                          uint64_t *span) {
+  uint64_t term = 0;
+  if (dims.empty() || __builtin_mul_overflow(dims[0], mnemo_dtype_size(dtype),
+                                             span))
+    return false;
+  for (size_t d = 1; d < dims.size(); ++d)
+    if (__builtin_mul_overflow(dims[d] - 1, strides[d - 1], &term) ||
+        __builtin_add_overflow(*span, term, span))
+      return false;
+  return true;
+}
 
 /// An integer expression of the input dims (artifact.fbs, Expr): `op` is
 /// the schema's ExprOp; operands are earlier expressions.

@@ -81,13 +81,10 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
   const std::vector<GpuBuffer> &buffers = plan.gpu.buffers;
   if (!m)
     return bad("buffer %llu: a tensor map without its map", i);
-  // Its source's size is known when the plan loads (the span is checked
-  // against it): no map of a buffer sized at run time.
   if (m->source() >= i ||
-      buffers[m->source()].kind == GpuBuffer::Kind::TensorMap ||
-      buffers[m->source()].bytesExpr >= 0)
+      buffers[m->source()].kind == GpuBuffer::Kind::TensorMap)
     return bad("buffer %llu: a tensor map must map an earlier buffer that is "
-               "not a tensor map and has a static size",
+               "not a tensor map",
                i);
   out.source = m->source();
   switch (m->dtype()) {
@@ -108,33 +105,56 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
     return bad("buffer %llu: a tensor map of rank 1 to 5 needs rank - 1 "
                "strides and rank box sizes",
                i);
+  // Expressions: absent (all static) or one per dim / stride, each -1 with
+  // its static value or an expression with 0.
+  auto exprsOf = [&](const flatbuffers::Vector<int32_t> *v, size_t n,
+                     std::vector<uint64_t> &values,
+                     std::vector<int32_t> &exprs) {
+    exprs.assign(n, -1);
+    if (!v)
+      return true;
+    if (v->size() != n)
+      return false;
+    for (size_t j = 0; j < n; ++j) {
+      exprs[j] = v->Get(j);
+      if (!isExprRef(exprs[j]) || (exprs[j] >= 0 && values[j] != 0))
+        return false;
+      out.dynamic = out.dynamic || exprs[j] >= 0;
+    }
+    return true;
+  };
+  if (!exprsOf(m->dims_exprs(), rank, out.dims, out.dimExprs) ||
+      !exprsOf(m->strides_exprs(), rank - 1, out.strides, out.strideExprs))
+    return bad("buffer %llu: a tensor map's dim or stride expressions", i);
   // cuTensorMapEncodeTiled's limits: dims in [1, 2^32], strides multiples
-  // of 16 below 2^40, box sizes in [1, 256].
-  for (uint64_t d : out.dims)
-    if (d == 0 || d > (uint64_t(1) << 32))
-      return bad("buffer %llu: tensor map dim %llu", i, d);
-  for (uint64_t s : out.strides)
-    if (s % 16 || s >= kMaxBytes)
-      return bad("buffer %llu: tensor map stride %llu", i, s);
+  // of 16 below 2^40, box sizes in [1, 256] (dynamic ones: at each call).
+  for (size_t j = 0; j < rank; ++j)
+    if (out.dimExprs[j] < 0 && !tensorMapDimOk(out.dims[j]))
+      return bad("buffer %llu: tensor map dim %llu", i, out.dims[j]);
+  for (size_t j = 0; j + 1 < rank; ++j)
+    if (out.strideExprs[j] < 0 && !tensorMapStrideOk(out.strides[j]))
+      return bad("buffer %llu: tensor map stride %llu", i, out.strides[j]);
   for (uint32_t b : out.box)
     if (b == 0 || b > 256)
       return bad("buffer %llu: tensor map box size %llu", i, b);
   if (out.swizzle != 0 && out.swizzle != 32 && out.swizzle != 64 &&
       out.swizzle != 128)
     return bad("buffer %llu: tensor map swizzle %llu", i, out.swizzle);
-  // The map stays inside its source buffer.
-  uint64_t span = 0, term = 0;
-  bool overflow = __builtin_mul_overflow(out.dims[0],
-                                         mnemo_dtype_size(out.dtype), &span);
-  for (size_t d = 1; d < rank && !overflow; ++d)
-    overflow = __builtin_mul_overflow(out.dims[d] - 1, out.strides[d - 1],
-                                      &term) ||
-               __builtin_add_overflow(span, term, &span);
-  uint64_t sourceBytes = buffers[out.source].bytes;
-  if (overflow || span > sourceBytes)
+  // The map stays inside its source buffer: checked here when both sizes
+  // are known, else by the executor at each call.
+  const GpuBuffer &source = buffers[out.source];
+  bool sourceDynamic = source.bytesExpr >= 0 ||
+                       (source.kind == GpuBuffer::Kind::Input &&
+                        source.bytes == 0);
+  out.dynamic = out.dynamic || sourceDynamic;
+  if (out.dynamic)
+    return nullptr;
+  uint64_t span = 0;
+  if (!tensorMapSpan(out.dtype, out.dims, out.strides, &span) ||
+      span > source.bytes)
     return bad("buffer %llu: a tensor map spans more than the %llu bytes "
                "of its source",
-               i, sourceBytes);
+               i, source.bytes);
   return nullptr;
 }
 

@@ -123,8 +123,8 @@ TEST(GpuPlan, RefusesDefaultValuedDamage) {
   expectRefused(
       [](fb::FunctionT &f) { f.buffers[3]->tensor_map->strides = {16}; },
       "a tensor map of rank 1 to 5 needs rank - 1 strides");
-  // A size computed at run time: no static bytes beside it, and no tensor
-  // map of it (its span is checked when the plan loads).
+  // A size computed at run time: no static bytes beside it. A tensor map's
+  // dim expressions: one per dim, each with a 0 value.
   expectRefused(
       [](fb::FunctionT &f) {
         f.exprs = {fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 16)};
@@ -133,13 +133,17 @@ TEST(GpuPlan, RefusesDefaultValuedDamage) {
       "buffer 2: bytes_expr 0 (a temporary's expression)");
   expectRefused(
       [](fb::FunctionT &f) {
-        f.exprs = {fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 16)};
-        f.buffers[2]->bytes = 0;
-        f.buffers[2]->bytes_expr = 0;
-        f.buffers[3]->tensor_map->source = 2;
+        f.exprs = {fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 4)};
+        f.buffers[3]->tensor_map->dims = {0};
+        f.buffers[3]->tensor_map->dims_exprs = {0, -1};
       },
-      "buffer 3: a tensor map must map an earlier buffer that is not a "
-      "tensor map and has a static size");
+      "buffer 3: a tensor map's dim or stride expressions");
+  expectRefused(
+      [](fb::FunctionT &f) {
+        f.buffers[3]->tensor_map->dims = {0};
+        f.buffers[3]->tensor_map->dims_exprs = {0};
+      },
+      "buffer 3: a tensor map's dim or stride expressions");
   expectRefused(
       [](fb::FunctionT &f) {
         f.exprs = {fb::Expr(fb::ExprOp::ADD, 0, 1, 0, 0)};
@@ -151,6 +155,23 @@ TEST(GpuPlan, RefusesDefaultValuedDamage) {
                 "output 0: buffer 3 does not hold it");
   expectRefused([](fb::FunctionT &f) { f.output_buffers.clear(); },
                 "no launch plan (buffers, launches and output buffers)");
+}
+
+TEST(GpuPlan, DynamicTensorMapLoads) {
+  // A map of a temporary sized at run time, its dim an expression: its
+  // span is checked at each call, not when the plan loads.
+  ArtifactBuilder b = gpuArtifact();
+  fb::FunctionT &f = *b.artifact.functions[0];
+  f.exprs = {fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 16),
+             fb::Expr(fb::ExprOp::CONST, 0, 0, 0, 4)};
+  f.buffers[2]->bytes = 0;
+  f.buffers[2]->bytes_expr = 0;
+  f.buffers[3]->tensor_map->source = 2;
+  f.buffers[3]->tensor_map->dims = {0};
+  f.buffers[3]->tensor_map->dims_exprs = {1};
+  mnemo_model_t *model = nullptr;
+  ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
+  mnemo_model_free(model);
 }
 
 TEST(GpuPlan, UnsupportedFunctionLoadsButCannotRun) {

@@ -102,7 +102,14 @@ std::string gpuBuffer(const fb::Buffer *b) {
            ", \"dims\": " + numbers<uint64_t>(m->dims()) +
            ", \"strides\": " + numbers<uint64_t>(m->strides()) +
            ", \"box\": " + numbers<uint32_t>(m->box()) +
-           ", \"swizzle\": " + std::to_string(m->swizzle()) + bytes;
+           ", \"swizzle\": " + std::to_string(m->swizzle()) +
+           (m->dims_exprs()
+                ? ", \"dims_exprs\": " + numbers<int32_t>(m->dims_exprs())
+                : "") +
+           (m->strides_exprs() ? ", \"strides_exprs\": " +
+                                     numbers<int32_t>(m->strides_exprs())
+                               : "") +
+           bytes;
   }
   }
   return "{}";

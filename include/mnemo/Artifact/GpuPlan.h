@@ -48,15 +48,17 @@ struct GpuSize {
 };
 
 /// A TMA tensor map of another buffer (sm_90a): 128 bytes that the executor
-/// encodes (cuTensorMapEncodeTiled) once the buffers exist. Sizes are
-/// innermost first; the element strides are 1, out-of-bounds elements read
-/// as zeros, L2 promotion is 128 bytes, no interleave.
+/// encodes (cuTensorMapEncodeTiled) once the buffers exist, and again when
+/// a dim or stride of the input shape changes. Sizes are innermost first;
+/// the element strides are 1, out-of-bounds elements read as zeros, L2
+/// promotion is 128 bytes, no interleave.
 struct GpuTensorMap {
   int64_t source = -1;
   std::string dtype;
-  std::vector<int64_t> dims, box;
+  std::vector<GpuSize> dims;
+  std::vector<int64_t> box;
   /// Byte strides of dims 1 to rank - 1.
-  std::vector<int64_t> strides;
+  std::vector<GpuSize> strides;
   /// 0, 32, 64 or 128 bytes.
   int64_t swizzle = 0;
 };

@@ -35,10 +35,14 @@ using namespace mlir::mnemo::nvptx;
 
 namespace {
 
-/// Static facts of one attention op the kernel is generated for.
+/// Facts of one attention op the kernel is generated for. The batch and
+/// the sequence lengths may be dynamic (kDynamic), and then so are the
+/// split count and the number of query tiles: the kernel reads them from
+/// Sizes (host values it takes as arguments).
 struct Problem {
   Type elem;                       // bf16 or f16
   int64_t batch, hq, hkv, sq, skv, d, dv;
+  bool dynamic = false;            // batch, sq or skv known at run time only
   int64_t group;                   // query heads per KV head
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
@@ -47,7 +51,10 @@ struct Problem {
   bool causal;
   int64_t blockQ;                  // query rows per block: 64 or 128
   int64_t blockKV;                 // keys per KV tile
-  int64_t splits = 1;              // KV ranges per query tile (split-KV)
+  int64_t splits = 1;              // KV ranges per query tile (split-KV);
+                                   // kDynamic: chosen at run time
+  int64_t splitKV = 0;             // the pass option (0: automatic)
+  int64_t smCount = 0;             // multiprocessors of the chip
   /// Rotary embeddings applied on the Q and K tiles, and why a rope
   /// feeding Q or K stays a kernel of its own (empty: none there).
   RopeOnLoad rope[2];
@@ -85,8 +92,8 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   if (k.getElementType() != elem || v.getElementType() != elem ||
       r.getElementType() != elem)
     return why = "Q, K, V and result differ in element type", failure();
-  if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape())
-    return why = "dynamic shape", failure();
+  // Batch and sequence lengths may be dynamic; head counts and head dims
+  // are static (the op's verifier).
   if (op.getMask())
     return why = "additive mask", failure();
   if (Value sink = op.getSink()) {
@@ -94,7 +101,8 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
     if (!t.hasStaticShape() || t.getElementTypeBitWidth() > 32)
       return why = "sink of dynamic shape or wider than f32", failure();
   }
-  if (q.getNumElements() == 0 || k.getNumElements() == 0)
+  if ((q.hasStaticShape() && q.getNumElements() == 0) ||
+      (k.hasStaticShape() && k.getNumElements() == 0))
     return why = "empty tensor", failure();
   // Without a softcap the scale is folded into the exponent after the row
   // maximum, which needs scale > 0.
@@ -109,6 +117,8 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   p.hkv = k.getDimSize(1);
   p.skv = k.getDimSize(2);
   p.dv = v.getDimSize(3);
+  p.dynamic = !q.hasStaticShape() || !k.hasStaticShape() ||
+              !v.hasStaticShape();
   p.group = op.getGroupSize();
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
@@ -133,39 +143,92 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   if (p.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   p.rowsPerHead = p.blockQ / p.group;
-  // Flash-decoding: when there are fewer blocks than multiprocessors, each
-  // query tile's KV range is split over enough blocks for about two per
-  // multiprocessor (at least 2 KV tiles each, at most 64 splits) and a
-  // second kernel combines their partial results. A window bounds the
-  // range a block sees.
-  int64_t blocks = p.queryTiles() * p.hkv * p.batch;
-  int64_t visible = p.skv;
-  if (std::optional<int64_t> w = op.getWindowSize())
-    visible = std::min(visible, *w + p.rowsPerHead + p.blockKV);
-  int64_t kvTiles = (visible + p.blockKV - 1) / p.blockKV;
-  p.splits = splitKV;
-  if (!p.splits && blocks < smCount)
-    p.splits = std::min((2 * smCount + blocks - 1) / blocks,
-                        std::min<int64_t>(kvTiles / 2, 64));
-  // grid.z is batch x splits, at most 65535.
-  p.splits = std::clamp<int64_t>(p.splits, 1,
-                                 std::max<int64_t>(1, std::min(
-                                     kvTiles, 65535 / p.batch)));
+  p.splitKV = splitKV;
+  p.smCount = smCount;
+  p.window = op.getWindowSize();
   // RoPE on the tiles: a block loads its Q tile once, but each K tile once
   // per query tile, so K's rotation joins the kernel only where there is
   // one query tile (every block would otherwise rotate the same tile).
-  p.rope[0] = matchRopeOnLoad(op.getQuery(), elem, p.ropeWhy[0]);
-  if (p.queryTiles() == 1)
+  // Tables and positions of a dynamic shape stay a kernel of their own.
+  if (!p.dynamic)
+    p.rope[0] = matchRopeOnLoad(op.getQuery(), elem, p.ropeWhy[0]);
+  if (!p.dynamic && p.queryTiles() == 1)
     p.rope[1] = matchRopeOnLoad(op.getKey(), elem, p.ropeWhy[1]);
-  else if (isa_and_nonnull<mnemo::RopeOp, mnemo::RopeTablesOp>(
-               op.getKey().getDefiningOp()))
-    p.ropeWhy[1] = "each K tile is read by " +
-                   std::to_string(p.queryTiles()) + " query tiles";
+  for (int64_t i = 0; i < 2; ++i) {
+    Value operand = i ? op.getKey() : op.getQuery();
+    if (p.rope[i] || !isa_and_nonnull<mnemo::RopeOp, mnemo::RopeTablesOp>(
+                         operand.getDefiningOp()))
+      continue;
+    if (p.dynamic)
+      p.ropeWhy[i] = "the shape is dynamic";
+    else if (i == 1 && p.queryTiles() > 1)
+      p.ropeWhy[1] = "each K tile is read by " +
+                     std::to_string(p.queryTiles()) + " query tiles";
+  }
   p.scale = op.getEffectiveScale();
   p.softcap = op.getSoftcapValue();
-  p.window = op.getWindowSize();
   p.causal = op.getCausal();
   return p;
+}
+
+/// The problem's run-time sizes as host index values (constants where
+/// static), which a dynamic kernel takes as arguments.
+struct Sizes {
+  Value batch, sq, skv; // of Q and K
+  Value queryTiles;     // blocks along the query sequence (grid.x)
+  Value splits;         // KV ranges per query tile
+};
+
+/// Computes `Sizes` of buffers `q` and `k` before the launch, folding what
+/// is static, and sets `p.splits` (kDynamic when known at run time only).
+///
+/// Flash-decoding: when there are fewer blocks than multiprocessors, each
+/// query tile's KV range is split over enough blocks for about two per
+/// multiprocessor (at least 2 KV tiles each, at most 64 splits) and a
+/// second kernel combines their partial results. A window bounds the range
+/// a block sees. grid.z is batch x splits, at most 65535.
+Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value k) {
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  auto dim = [&](Value m, int64_t d) {
+    return b.createOrFold<memref::DimOp>(m, c(d));
+  };
+  auto min = [&](Value x, Value y) {
+    return b.createOrFold<arith::MinSIOp>(x, y);
+  };
+  auto max = [&](Value x, Value y) {
+    return b.createOrFold<arith::MaxSIOp>(x, y);
+  };
+  auto ceilDiv = [&](Value x, Value y) {
+    return b.createOrFold<arith::CeilDivSIOp>(x, y);
+  };
+  auto mul = [&](Value x, Value y) {
+    return b.createOrFold<arith::MulIOp>(x, y);
+  };
+  Sizes s;
+  s.batch = dim(q, 0);
+  s.sq = dim(q, 2);
+  s.skv = dim(k, 2);
+  s.queryTiles = ceilDiv(s.sq, c(p.rowsPerHead));
+  Value blocks = mul(mul(s.queryTiles, c(p.hkv)), s.batch);
+  Value visible = s.skv;
+  if (p.window)
+    visible = min(visible, c(*p.window + p.rowsPerHead + p.blockKV));
+  Value kvTiles = ceilDiv(visible, c(p.blockKV));
+  Value splits = c(p.splitKV);
+  if (!p.splitKV) {
+    Value wanted = min(ceilDiv(c(2 * p.smCount), max(blocks, c(1))),
+                       min(b.createOrFold<arith::DivSIOp>(kvTiles, c(2)),
+                           c(64)));
+    Value few = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt,
+                                              blocks, c(p.smCount));
+    splits = b.createOrFold<arith::SelectOp>(few, wanted, c(1));
+  }
+  Value most = max(c(1), min(kvTiles, b.createOrFold<arith::DivSIOp>(
+                                          c(65535), max(s.batch, c(1)))));
+  s.splits = min(max(splits, c(1)), most);
+  std::optional<int64_t> known = getConstantIntValue(s.splits);
+  p.splits = known && !p.dynamic ? *known : ShapedType::kDynamic;
+  return s;
 }
 
 /// The first element of a staged row in global memory, and whether the row
@@ -181,8 +244,8 @@ struct RowSource {
 /// loop of the IR.
 class KernelEmitter : TensorCoreBuilder {
 public:
-  KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p)
-      : TensorCoreBuilder(b, p.elem), p(p) {}
+  KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n)
+      : TensorCoreBuilder(b, p.elem), p(p), n(n) {}
 
   /// Fills `launch`'s body: Q [B,Hq,Sq,D], K [B,Hkv,Skv,D], V [B,Hkv,Skv,Dv]
   /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
@@ -217,9 +280,14 @@ private:
   Value rowHead(Value r) { return add(headBase, div(r, p.rowsPerHead)); }
   Value rowQuery(Value r) { return add(q0, rem(r, p.rowsPerHead)); }
   Value rowValid(Value r) {
-    return both(lt(r, idx(p.group * p.rowsPerHead)),
-                lt(rowQuery(r), idx(p.sq)));
+    return both(lt(r, idx(p.group * p.rowsPerHead)), lt(rowQuery(r), sq()));
   }
+
+  /// The sequence lengths and split count: constants made here when
+  /// static, else the host values the kernel takes as arguments.
+  Value sq() { return p.dynamic ? n.sq : idx(p.sq); }
+  Value skv() { return p.dynamic ? n.skv : idx(p.skv); }
+  Value splits() { return p.dynamic ? n.splits : idx(p.splits); }
 
   /// Applies `rope` to the tile `t` in shared memory; row r of the tile is
   /// at sequence index `seqOf(r)` of `seqLen`. Then publish() before the
@@ -261,9 +329,10 @@ private:
   /// key) into `out` as 16-bit pairs; with split-KV, f32 partials and their
   /// log2-sum-exp (-inf: no key) into `part` and `lse`.
   void storeResults(ValueRange result, Value out);
-  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`.
+  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`:
+  /// into `part` and `lse` when `partial`, else into `out`.
   void storeRow(ValueRange result, int64_t h, Value row, Value l, Value seen,
-                Value inv, Value out);
+                Value inv, Value out, bool partial);
 
   /// One KV tile's step of the online softmax: the scores `s` (raw QK^T)
   /// become P, the running maxima `m` and partial sums `l` of rows g and
@@ -275,6 +344,7 @@ private:
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
 
   const Problem &p;
+  const Sizes &n;
   Value tilesAddress, barriers[2];
   Value maps[3]; // TMA tensor maps of Q, K, V
   SharedTile kTile, vTile, qTile;
@@ -452,7 +522,7 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
                                                    Value kv0) {
   // Uniform over the block: does this tile cross the end of the keys, the
   // causal diagonal or the window's edge?
-  Value need = lt(idx(p.skv), add(kv0, idx(p.blockKV)));
+  Value need = lt(skv(), add(kv0, idx(p.blockKV)));
   if (p.causal)
     need = either(need, lt(firstPos, add(kv0, idx(p.blockKV - 1))));
   if (p.window)
@@ -475,7 +545,7 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
       for (int64_t e = 0; e < 4; ++e) {
         Value key = add(keyBase, idx(8 * j + e % 2));
         Value pos = e < 2 ? posA : posB;
-        Value hidden = ge(key, idx(p.skv));
+        Value hidden = ge(key, skv());
         if (p.causal)
           hidden = either(hidden, lt(pos, key));
         if (p.window)
@@ -552,17 +622,16 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   kvHead = launch.getBlockIds().y;
   // With split-KV, blockIdx.z is batch x split.
   batch = launch.getBlockIds().z;
-  if (p.splits > 1) {
-    split = rem(batch, p.splits);
-    batch = div(batch, p.splits);
+  if (p.splits != 1) {
+    split = arith::RemUIOp::create(b, batch, splits());
+    batch = arith::DivUIOp::create(b, batch, splits());
   }
   headBase = mul(kvHead, p.group);
   q0 = mul(qBlock, p.rowsPerHead);
   qOff = qOffset ? qOffset : idx(0);
   firstPos = add(q0, qOff);
   Value lastQuery = sub(
-      arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), idx(p.sq)),
-      idx(1));
+      arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), sq()), idx(1));
   lastPos = add(lastQuery, qOff);
   rowA = add(mul(warp, 16), quadRow);
   rowB = add(rowA, idx(8));
@@ -570,7 +639,7 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   posB = add(rowQuery(rowB), qOff);
 
   // KV tiles any row of the block can see.
-  Value kvHi = idx(p.skv);
+  Value kvHi = skv();
   if (p.causal)
     kvHi = arith::MinSIOp::create(b, kvHi, add(lastPos, idx(1)));
   Value kvLo = idx(0);
@@ -579,10 +648,10 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
         b, kvLo, sub(firstPos, idx(*p.window - 1)));
   tLo = div(kvLo, p.blockKV);
   tHi = arith::CeilDivSIOp::create(b, kvHi, idx(p.blockKV));
-  if (p.splits > 1) {
+  if (split) {
     // This block's share: ceil(n / splits) tiles from tLo (maybe none).
     Value n = arith::MaxSIOp::create(b, sub(tHi, tLo), idx(0));
-    Value chunk = arith::CeilDivSIOp::create(b, n, idx(p.splits));
+    Value chunk = arith::CeilDivSIOp::create(b, n, splits());
     tLo = add(tLo, arith::MulIOp::create(b, split, chunk));
     tHi = arith::MinSIOp::create(b, tHi, add(tLo, chunk));
   }
@@ -592,7 +661,7 @@ std::function<RowSource(Value)> KernelEmitter::kvRow(Value memref,
                                                       Value kv0) {
   return [this, memref, kv0](Value r) {
     Value key = add(kv0, r);
-    return RowSource{memref, {batch, kvHead, key}, lt(key, idx(p.skv))};
+    return RowSource{memref, {batch, kvHead, key}, lt(key, skv())};
   };
 }
 
@@ -826,15 +895,31 @@ void KernelEmitter::storeResults(ValueRange result, Value out) {
                                        cf(0.0));
     Value inv = select(seen, arith::DivFOp::create(b, cf(1.0), l), cf(0.0));
     Value row = h ? rowB : rowA;
-    ifThen(rowValid(row), [&] { storeRow(result, h, row, l, seen, inv, out); });
+    ifThen(rowValid(row), [&] {
+      if (!split)
+        return storeRow(result, h, row, l, seen, inv, out, false);
+      if (p.splits != ShapedType::kDynamic)
+        return storeRow(result, h, row, l, seen, inv, out, true);
+      // A split count chosen at run time: partials only where there are
+      // several splits (the combine kernel then runs).
+      auto ifOp = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, splits(),
+                                   idx(1)),
+          /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      storeRow(result, h, row, l, seen, inv, out, true);
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      storeRow(result, h, row, l, seen, inv, out, false);
+    });
   }
 }
 
 void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
-                             Value seen, Value inv, Value out) {
+                             Value seen, Value inv, Value out, bool partial) {
   int64_t oBlocks = p.dv / 8;
   Value head = rowHead(row), query = rowQuery(row);
-  if (split) {
+  if (partial) {
     Value log2l = LLVM::CallIntrinsicOp::create(
                       b, f32, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
                       ValueRange{l})
@@ -855,7 +940,7 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
     Value col = add(idx(8 * j), mul(quadCol, 2));
     // Dv is a multiple of 16 and the column even: a pair is 4-byte aligned
     // in 16 bits, 8-byte aligned in f32.
-    if (split) {
+    if (partial) {
       vector::StoreOp::create(b, pair, part,
                               ValueRange{split, batch, head, query, col},
                               /*nontemporal=*/false, llvm::MaybeAlign(8));
@@ -870,18 +955,32 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
 /// The split-KV combine: one block per (batch, head, query), one thread per
 /// output column, weighting each split's normalized partial by
 /// exp2(lse_s - max lse) (splits without keys weigh 0; a row without any
-/// key gives 0).
-void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
-                 Value lse, Value out) {
+/// key gives 0). With a split count chosen at run time, its grid is empty
+/// (the launch skipped) when there is one split.
+void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
+                 Value part, Value lse, Value out) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
-  auto launch = createKernelLaunch(b, "attention_combine",
-                                   {p.batch * p.hq * p.sq, 1, 1}, p.dv, 0);
+  Value gridX;
+  if (p.dynamic) {
+    Value rows = arith::MulIOp::create(
+        b, arith::MulIOp::create(b, n.batch, c(p.hq)), n.sq);
+    Value several =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, n.splits, c(1));
+    gridX = arith::SelectOp::create(b, several, rows, c(0));
+  }
+  auto launch = createKernelLaunch(
+      b, "attention_combine",
+      {p.dynamic ? 1 : p.batch * p.hq * p.sq, 1, 1}, p.dv, 0);
+  if (gridX)
+    launch.getGridSizeXMutable().assign(gridX);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(launch.getBody().front().getTerminator());
   auto cf = [&](double v) { return f32Constant(b, v); };
+  auto sq = [&] { return p.dynamic ? n.sq : c(p.sq); };
+  auto splits = [&] { return p.dynamic ? n.splits : c(p.splits); };
   Value r = launch.getBlockIds().x, col = launch.getThreadIds().x;
-  Value query = arith::RemUIOp::create(b, r, c(p.sq));
-  r = arith::DivUIOp::create(b, r, c(p.sq));
+  Value query = arith::RemUIOp::create(b, r, sq());
+  r = arith::DivUIOp::create(b, r, sq());
   Value head = arith::RemUIOp::create(b, r, c(p.hq));
   Value batch = arith::DivUIOp::create(b, r, c(p.hq));
   auto lseOf = [&](OpBuilder &ob, Location loc, Value s) -> Value {
@@ -889,7 +988,7 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
                                   ValueRange{s, batch, head, query});
   };
   auto maxLoop = scf::ForOp::create(
-      b, c(0), c(p.splits), c(1), ValueRange{cf(-INFINITY)},
+      b, c(0), splits(), c(1), ValueRange{cf(-INFINITY)},
       [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
         Value m = arith::MaximumFOp::create(ob, loc, acc[0], lseOf(ob, loc, s));
         scf::YieldOp::create(ob, loc, m);
@@ -899,7 +998,7 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, Value part,
       arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
   Value base = arith::SelectOp::create(b, none, cf(0.0), mx);
   auto sumLoop = scf::ForOp::create(
-      b, c(0), c(p.splits), c(1), ValueRange{cf(0.0), cf(0.0)},
+      b, c(0), splits(), c(1), ValueRange{cf(0.0), cf(0.0)},
       [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
         ImplicitLocOpBuilder ib(loc, ob);
         Value w = exp2Approx(
@@ -933,9 +1032,16 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
     }
   Value q = buffer(operands[0]), k = buffer(operands[1]),
         v = buffer(op.getValue()), sink = buffer(op.getSink());
+  Sizes n = computeSizes(b, p, q, k);
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  // The result is [B, Hq, Sq, Dv]: Q's batch and length.
+  SmallVector<Value> outDims;
+  if (resultType.isDynamicDim(0))
+    outDims.push_back(n.batch);
+  if (resultType.isDynamicDim(2))
+    outDims.push_back(n.sq);
   Value out = memref::AllocOp::create(
-      b, MemRefType::get(resultType.getShape(), p.elem),
+      b, MemRefType::get(resultType.getShape(), p.elem), outDims,
       b.getI64IntegerAttr(64));
 
   // TMA: a tensor map per operand, 64-column boxes with the 128B swizzle
@@ -950,6 +1056,8 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
     maps = {map(q, {1, p.group, p.rowsPerHead, 64}),
             map(k, {1, 1, p.blockKV, 64}), map(v, {1, 1, p.blockKV, 64})};
   }
+  // Split-KV partials and their log2-sum-exp; with a split count chosen at
+  // run time, empty when it is 1.
   Value part, lse;
   if (p.splits > 1) {
     part = memref::AllocOp::create(
@@ -959,19 +1067,39 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
     lse = memref::AllocOp::create(
         b, MemRefType::get({p.splits, p.batch, p.hq, p.sq}, b.getF32Type()),
         b.getI64IntegerAttr(64));
+  } else if (p.splits == ShapedType::kDynamic) {
+    Value several = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                          n.splits, indexConstant(b, 1));
+    Value rows = arith::SelectOp::create(b, several, n.splits,
+                                         indexConstant(b, 0));
+    int64_t dyn = ShapedType::kDynamic;
+    part = memref::AllocOp::create(
+        b, MemRefType::get({dyn, dyn, p.hq, dyn, p.dv}, b.getF32Type()),
+        ValueRange{rows, n.batch, n.sq}, b.getI64IntegerAttr(64));
+    lse = memref::AllocOp::create(
+        b, MemRefType::get({dyn, dyn, p.hq, dyn}, b.getF32Type()),
+        ValueRange{rows, n.batch, n.sq}, b.getI64IntegerAttr(64));
   }
+  Value gridZ = p.dynamic ? arith::MulIOp::create(b, n.batch, n.splits)
+                          : Value();
   auto launch = createKernelLaunch(
-      b, "attention_mma", {p.queryTiles(), p.hkv, p.batch * p.splits},
+      b, "attention_mma",
+      {p.dynamic ? 1 : p.queryTiles(), p.hkv,
+       p.dynamic ? 1 : p.batch * p.splits},
       p.threads(), p.sharedBytes());
+  if (p.dynamic) {
+    launch.getGridSizeXMutable().assign(n.queryTiles);
+    launch.getGridSizeZMutable().assign(gridZ);
+  }
   {
     OpBuilder::InsertionGuard guard(b);
-    KernelEmitter emitter(b, p);
+    KernelEmitter emitter(b, p, n);
     emitter.part = part;
     emitter.lse = lse;
     emitter.emit(launch, q, k, v, out, sink, op.getQOffset(), maps);
   }
-  if (p.splits > 1)
-    emitCombine(b, p, part, lse, out);
+  if (p.splits != 1)
+    emitCombine(b, p, n, part, lse, out);
   Value result = bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);

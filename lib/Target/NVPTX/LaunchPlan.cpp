@@ -94,6 +94,9 @@ public:
   /// The expression giving `s` (a constant one for a static value).
   int32_t indexOf(GpuSize s) { return exprOf(s); }
 
+  /// x * y, folded when both are known.
+  GpuSize product(GpuSize x, GpuSize y) { return mul(x, y); }
+
 private:
   GpuSize mul(GpuSize x, GpuSize y) {
     if (x.isStatic() && y.isStatic())
@@ -353,9 +356,9 @@ public:
                          : nullptr;
     auto type = unranked ? dyn_cast<MemRefType>(unranked.getSource().getType())
                          : nullptr;
-    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+    if (!type || !type.getLayout().isIdentity())
       return emitError(loc, "kernel argument is not a tensor map "
-                                      "of a buffer with a static shape");
+                            "of a buffer with an identity layout");
     FailureOr<int64_t> source = bufferOf(unranked.getSource());
     if (failed(source))
       return failure();
@@ -377,13 +380,17 @@ public:
     GpuTensorMap map;
     map.source = *source;
     map.dtype = elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32";
-    int64_t bytes = type.getElementTypeBitWidth() / 8, stride = bytes;
-    ArrayRef<int64_t> shape = type.getShape();
-    for (int64_t i = shape.size() - 1; i >= 0; --i) {
-      map.dims.push_back(shape[i]);
-      if (i != static_cast<int64_t>(shape.size()) - 1)
+    // Dims innermost first; a dynamic one (and the strides past it) are
+    // expressions of the input dims.
+    GpuSize stride{type.getElementTypeBitWidth() / 8};
+    for (int64_t i = type.getRank() - 1; i >= 0; --i) {
+      FailureOr<GpuSize> dim = exprs.dimOf(unranked.getSource(), i);
+      if (failed(dim))
+        return unsupported("a tensor map's dim: " + exprs.why), map;
+      map.dims.push_back(*dim);
+      if (i != type.getRank() - 1)
         map.strides.push_back(stride);
-      stride *= shape[i];
+      stride = exprs.product(stride, *dim);
     }
     for (Value size : llvm::reverse(desc.getBoxDimensions()))
       map.box.push_back(constantOr(size));
@@ -624,10 +631,16 @@ void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) 
         for (auto [j, x] : llvm::enumerate(xs))
           os << (j ? "x" : "") << x;
       };
+      auto sizes = [&](ArrayRef<GpuSize> xs) {
+        if (xs.empty())
+          os << "-";
+        for (auto [j, x] : llvm::enumerate(xs))
+          os << (j ? "x" : "") << size(x);
+      };
       os << "tensormap of " << m.source << " " << m.dtype << " dims ";
-      list(m.dims);
+      sizes(m.dims);
       os << " strides ";
-      list(m.strides);
+      sizes(m.strides);
       os << " box ";
       list(m.box);
       os << " swizzle " << m.swizzle;

@@ -105,11 +105,13 @@ mnemo_status_t allowSharedMemory(const Driver &d, const char *path,
 }
 
 /// Encodes tensor map `m` of the already allocated `source` into the
-/// device buffer `ptr` (the verifier checked that it stays inside its
-/// source).
+/// device buffer `ptr`, with `dims` and `strides` at the prepared shape
+/// (checked to stay inside the source).
 mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
-                               const GpuTensorMap &m, CUdeviceptr source,
-                               CUdeviceptr ptr) {
+                               const GpuTensorMap &m,
+                               const std::vector<uint64_t> &dims,
+                               const std::vector<uint64_t> &strides,
+                               CUdeviceptr source, CUdeviceptr ptr) {
   if (!d.tensorMapEncodeTiled)
     return makeStatus(MNEMO_STATUS_UNAVAILABLE,
                       "%s: the plan uses TMA tensor maps, which this CUDA "
@@ -122,11 +124,11 @@ mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
   int swizzle = m.swizzle == 128 ? 3 : m.swizzle == 64 ? 2
                                    : m.swizzle == 32  ? 1
                                                       : 0;
-  std::vector<unsigned> ones(m.dims.size(), 1);
+  std::vector<unsigned> ones(dims.size(), 1);
   alignas(64) unsigned char map[128];
   CUresult r = d.tensorMapEncodeTiled(
-      map, dtype, static_cast<unsigned>(m.dims.size()),
-      reinterpret_cast<void *>(source), m.dims.data(), m.strides.data(),
+      map, dtype, static_cast<unsigned>(dims.size()),
+      reinterpret_cast<void *>(source), dims.data(), strides.data(),
       m.box.data(), ones.data(), /*interleave=*/0, swizzle,
       /*l2Promotion: 128 bytes*/ 2, /*oobFill: zeros*/ 0);
   if (r != 0)
@@ -364,6 +366,9 @@ mnemo_status_t Executor::evaluate(
     }
     bytesNow[i] = bytes;
   }
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].kind == GpuBuffer::Kind::TensorMap)
+      MNEMO_RETURN_IF_ERROR(evaluateMap(i));
   for (size_t k = 0; k < plan.launches.size(); ++k) {
     const GpuLaunch &l = plan.launches[k];
     for (int d = 0; d < 3; ++d) {
@@ -412,6 +417,37 @@ mnemo_status_t Executor::evaluate(
   return nullptr;
 }
 
+mnemo_status_t Executor::evaluateMap(size_t i) {
+  const GpuTensorMap &m = plan.buffers[i].map;
+  MapShape &now = mapNow[i];
+  now.dims = m.dims;
+  now.strides = m.strides;
+  if (!m.dynamic)
+    return nullptr; // checked by the verifier
+  auto pick = [&](std::vector<uint64_t> &values,
+                  const std::vector<int32_t> &exprs, bool (*ok)(uint64_t)) {
+    for (size_t j = 0; j < values.size(); ++j) {
+      if (exprs[j] >= 0) {
+        int64_t v = this->values[exprs[j]];
+        values[j] = v < 0 ? 0 : static_cast<uint64_t>(v);
+      }
+      if (!ok(values[j]))
+        return false;
+    }
+    return true;
+  };
+  uint64_t span = 0;
+  if (!pick(now.dims, m.dimExprs, tensorMapDimOk) ||
+      !pick(now.strides, m.strideExprs, tensorMapStrideOk) ||
+      !tensorMapSpan(m.dtype, now.dims, now.strides, &span) ||
+      span > bytesNow[m.source])
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "%s: tensor map (buffer %zu) of buffer %u does not fit "
+                      "its source at this input shape",
+                      path.c_str(), i, m.source);
+  return nullptr;
+}
+
 mnemo_status_t Executor::prepare(
     const std::vector<std::vector<int64_t>> &shapes) {
   // Makes the context current on this thread: a session may run on
@@ -419,20 +455,29 @@ mnemo_status_t Executor::prepare(
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   MNEMO_RETURN_IF_ERROR(evaluate(shapes));
   // Grow what this shape needs larger; nothing shrinks.
-  bool moved = !mapsEncoded; // the first run encodes the maps
+  bool moved = false;
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     if (bytesNow[i] > capacity[i] || !buffers[i]) {
       MNEMO_RETURN_IF_ERROR(allocate(i, bytesNow[i]));
       moved = true;
     }
-  if (moved) {
-    mapsEncoded = false;
-    for (size_t i = 0; i < plan.buffers.size(); ++i)
-      if (plan.buffers[i].kind == GpuBuffer::Kind::TensorMap)
-        MNEMO_RETURN_IF_ERROR(
-            encodeTensorMap(*driver, path.c_str(), plan.buffers[i].map,
-                            buffers[plan.buffers[i].map.source], buffers[i]));
-    mapsEncoded = true;
+  // A map is encoded again when its source moved or its dims or strides
+  // changed with the shape. No run is in flight (run() waits for the
+  // device), and a graph reads the map's buffer, not a copy of it.
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].kind != GpuBuffer::Kind::TensorMap)
+      continue;
+    MapShape &now = mapNow[i], &encoded = mapEncoded[i];
+    if (!moved && encoded.valid && encoded.dims == now.dims &&
+        encoded.strides == now.strides)
+      continue;
+    encoded.valid = false;
+    const GpuTensorMap &m = plan.buffers[i].map;
+    MNEMO_RETURN_IF_ERROR(encodeTensorMap(*driver, path.c_str(), m, now.dims,
+                                          now.strides, buffers[m.source],
+                                          buffers[i]));
+    encoded = now;
+    encoded.valid = true;
   }
   // The argument arrays hold addresses and shape-dependent scalars: rebuilt
   // only when either changed.
@@ -472,6 +517,8 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   capacity.assign(n, 0);
   bytesNow.assign(n, 0);
   gridNow.assign(plan.launches.size(), {1, 1, 1});
+  mapNow.assign(n, MapShape());
+  mapEncoded.assign(n, MapShape());
   outputShapes.resize(f.outputs.size());
   outputSizes.assign(f.outputs.size(), 0);
   // What does not depend on the input shapes is allocated now, the weights

@@ -59,6 +59,8 @@ private:
       : model(model), plan(plan.gpu), path(model.name) {}
   mnemo_status_t load(const FunctionPlan &function);
   mnemo_status_t evaluate(const std::vector<std::vector<int64_t>> &shapes);
+  /// Tensor map buffer `i`'s dims and strides at the evaluated shape.
+  mnemo_status_t evaluateMap(size_t i);
   mnemo_status_t allocate(size_t buffer, uint64_t bytes);
   void fillArguments();
   mnemo_status_t enqueuePlan();
@@ -97,8 +99,14 @@ private:
   };
   std::list<CachedGraph> graphs;
   bool useGraph = false; // replay (or capture) graphs
-  /// Whether the tensor maps hold their sources' current addresses.
-  bool mapsEncoded = false;
+  /// Per tensor map buffer: its dims and strides at the prepared shape,
+  /// and those it was last encoded with (valid: encoded at the source's
+  /// current address).
+  struct MapShape {
+    std::vector<uint64_t> dims, strides;
+    bool valid = false;
+  };
+  std::vector<MapShape> mapNow, mapEncoded;
 };
 
 } // namespace mnemo::rt::cuda

@@ -1,11 +1,16 @@
 """Writes copies of a good GPU artifact with one damaged launch-plan field.
 
     corrupt_gpu_plan.py GOOD.mnemo OUTDIR
+    corrupt_gpu_plan.py --dynamic GOOD.mnemo OUTDIR
 
 GOOD.mnemo is the sm_90a attention kernel's artifact (test/Target/NVPTX/
 attention-kernel-ptx.mlir): an input, a tensor map of it, ..., one launch.
-OUTDIR/NAME.mnemo each damage one field of function 0's plan (NAME says
-which), re-signed so that the plan's checks, not the checksum, see it.
+With --dynamic, the same kernel at a dynamic batch and sequence
+(test/Runtime/Inputs/dynamic-attention.mlir): three temporaries, then
+input 0 and its tensor map (buffer 4), whose dims and strides are
+expressions. OUTDIR/NAME.mnemo each damage one field of function 0's plan
+(NAME says which), re-signed so that the plan's checks, not the checksum,
+see it.
 """
 
 import os
@@ -17,8 +22,9 @@ from corrupt_artifact import ARTIFACT, KERNEL, Artifact  # noqa: E402
 
 # Field numbers (declaration order in artifact.fbs).
 FUNCTION = dict(buffers=6, launches=7, output_buffers=8)
-BUFFER = dict(kind=0, index=1, bytes=2, tensor_map=3)
-TENSOR_MAP = dict(source=0, dtype=1, dims=2, strides=3, box=4, swizzle=5)
+BUFFER = dict(kind=0, index=1, bytes=2, tensor_map=3, bytes_expr=4)
+TENSOR_MAP = dict(source=0, dtype=1, dims=2, strides=3, box=4, swizzle=5,
+                  dims_exprs=6, strides_exprs=7)
 LAUNCH = dict(kernel=0, grid=1, block=2, shared_bytes=3, args=4)
 ARGUMENT_BYTES = 16  # struct Argument { kind: ubyte; value: uint64 }
 
@@ -40,7 +46,8 @@ def launch0(a):
 
 
 def main():
-    good_path, out = sys.argv[1], sys.argv[2]
+    dynamic = sys.argv[1] == "--dynamic"
+    good_path, out = sys.argv[1 + dynamic], sys.argv[2 + dynamic]
     good = open(good_path, "rb").read()
     os.makedirs(out, exist_ok=True)
 
@@ -65,6 +72,24 @@ def main():
 
     def vector(table, fields, name):
         return lambda a: a.vector(table(a), fields[name])
+
+    if dynamic:
+        dims = vector(lambda a: tensor_map(a, 4), TENSOR_MAP, "dims")
+        dims_exprs = vector(lambda a: tensor_map(a, 4), TENSOR_MAP,
+                            "dims_exprs")
+        strides_exprs = vector(lambda a: tensor_map(a, 4), TENSOR_MAP,
+                               "strides_exprs")
+        # Dim 1 (the sequence) is an expression; dim 0 (the columns) not.
+        edit("map-dim-expr", u32(element(dims_exprs, 1), 99999))
+        edit("map-dim-both", u64(element(dims, 1, 8), 7))
+        edit("map-stride-expr", u32(element(strides_exprs, 0), 0))
+        # Loads, but at a call the sequence dim becomes the output's bytes
+        # (buffer 0): the map would reach past its source.
+        edit("map-dim-too-long", lambda a: struct.pack_into(
+            "<I", a.data, element(dims_exprs, 1)(a), struct.unpack_from(
+                "<i", a.data,
+                a.field(buffer(a, 0), BUFFER["bytes_expr"]))[0]))
+        return
 
     # Buffer 0 is input 0, buffer 3 a tensor map of buffer 2 (stored fields:
     # a field at its default value, such as index 0, is not in the buffer).

@@ -107,27 +107,24 @@ func.func @f16_everything(%q: tensor<1x4x3x64xf16>, %k: tensor<1x2x19x64xf16>,
 
 // What the kernel does not take keeps mnemo.attention for the tiled path.
 // CHECK-LABEL: func.func @fallbacks
-// CHECK-COUNT-6: mnemo.attention
+// CHECK-COUNT-5: mnemo.attention
 func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
                      %q: tensor<1x4x9x256xbf16>, %k: tensor<1x4x9x256xbf16>,
-                     %qd: tensor<1x4x?x64xbf16>, %kd: tensor<1x4x?x64xbf16>,
                      %q40: tensor<1x4x9x40xbf16>, %k40: tensor<1x4x9x40xbf16>,
                      %qs: tensor<1x4x9x64xbf16>, %ks: tensor<1x4x9x64xbf16>,
                      %mask: tensor<9x9xbf16>)
-    -> (tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>) {
+    -> (tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>) {
   // expected-remark @below {{keeps the tiled path: element type is not bf16 or f16}}
   %a = mnemo.attention %q32, %k32, %k32 : tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32> -> tensor<1x4x9x64xf32>
   // expected-remark @below {{keeps the tiled path: head dim above 128}}
   %b = mnemo.attention %q, %k, %k : tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16> -> tensor<1x4x9x256xbf16>
-  // expected-remark @below {{keeps the tiled path: dynamic shape}}
-  %c = mnemo.attention %qd, %kd, %kd : tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16> -> tensor<1x4x?x64xbf16>
   // expected-remark @below {{keeps the tiled path: head dim not a multiple of 16}}
   %d = mnemo.attention %q40, %k40, %k40 : tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16> -> tensor<1x4x9x40xbf16>
   // expected-remark @below {{keeps the tiled path: additive mask}}
   %e = mnemo.attention %qs, %ks, %ks mask(%mask : tensor<9x9xbf16>) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
   // expected-remark @below {{keeps the tiled path: non-positive scale}}
   %f = mnemo.attention %qs, %ks, %ks causal scale(-0.125) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
-  return %a, %b, %c, %d, %e, %f : tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>
+  return %a, %b, %d, %e, %f : tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>
 }
 
 // Split-KV: with one block per (batch, KV head) the KV range is split
@@ -154,4 +151,33 @@ func.func @decode_split(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x700x64xbf16>,
   %off = arith.constant 699 : index
   %o = mnemo.attention %q, %k, %v causal sink(%sink : tensor<8xf32>) q_offset(%off) : tensor<1x8x1x64xbf16>, tensor<1x2x700x64xbf16>, tensor<1x2x700x64xbf16> -> tensor<1x8x1x64xbf16>
   return %o : tensor<1x8x1x64xbf16>
+}
+
+// Dynamic batch and sequence lengths: the same kernel, whose grid, split
+// count and partial buffers follow the sizes at run time. The split count
+// is chosen on the host from the dims; the combine kernel's grid is empty
+// when it is 1, and the kernel then stores the output itself.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-DAG: %[[B:.*]] = tensor.dim %arg0, %c0 : tensor<?x8x?x64xbf16>
+// CHECK-DAG: %[[SQ:.*]] = tensor.dim %arg0, %c2 : tensor<?x8x?x64xbf16>
+// CHECK-DAG: %[[SKV:.*]] = tensor.dim %arg1, %c2 : tensor<?x2x?x64xbf16>
+// CHECK-DAG: %[[TILES:.*]] = arith.ceildivsi %[[SQ]], %c16 : index
+// CHECK: memref.alloc(%[[B]], %[[SQ]]) {alignment = 64 : i64} : memref<?x8x?x64xbf16>
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[SPLITS:.*]], %c1 : index
+// CHECK: %[[PARTS:.*]] = arith.select %[[SEVERAL]], %[[SPLITS]], %c0 : index
+// CHECK: memref.alloc(%[[PARTS]], %[[B]], %[[SQ]]) {{.*}} : memref<?x?x8x?x64xf32>
+// CHECK: %[[Z:.*]] = arith.muli %[[B]], %[[SPLITS]] : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[TILES]], {{.*}} = %c2, {{.*}} = %[[Z]])
+// CHECK: arith.cmpi slt, %{{.*}}, %[[SKV]] : index
+// CHECK: scf.if %{{.*}} {
+// CHECK: vector.store %{{.*}} : memref<?x?x8x?x64xf32>, vector<2xf32>
+// CHECK: } else {
+// CHECK: vector.store %{{.*}} : memref<?x8x?x64xbf16>, vector<2xbf16>
+// CHECK: %[[ROWS:.*]] = arith.select %[[SEVERAL]], %{{.*}}, %c0 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]], {{.*}} = %c1, {{.*}} = %c1)
+// CHECK: scf.for %{{.*}} = %c0 to %[[SPLITS]] step %c1
+func.func @dynamic(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+                   %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o = mnemo.attention %q, %k, %v causal : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
 }
