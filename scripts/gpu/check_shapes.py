@@ -19,7 +19,17 @@ the checkpoint (the exports hold the same weights; ONNX Runtime itself
 refuses their RotaryEmbedding nodes at batch 2). f32 artifacts
 pass with max |diff| <= 1e-4, bf16 ones with every row's max |diff| / max
 |ref| <= 2e-2. The 2x40 outputs are also compared with the stored
-logits.npy. Prints one line per run and exits non-zero on any failure.
+logits.npy.
+
+Attention (bf16, through the same `mnemo-run --device=cuda`): one artifact
+per `mnemo.attention` with a dynamic batch and sequence (a causal GQA 8/2
+with D 64, a non-causal GQA 32/8 with D 128), run at prefill shapes of
+Sq = Skv and (non-causal) at decode shapes of one query over a longer KV,
+on random inputs made at run time, against a float64 reference on the
+same bf16 values: every output row's relative error <= 2e-2
+(rowwise.py). The plan dump must name the tensor-core kernel.
+
+Prints one line per run and exits non-zero on any failure.
 """
 
 import argparse
@@ -37,6 +47,21 @@ REFS = os.path.join(ROOT, "..", "shared", "models", "refs_public")
 EXPORTS = os.path.join(ROOT, "test", "Frontend", "ONNX", "Inputs", "dynamic")
 MODELS = ["llama_gqa", "qwen3_qknorm", "mistral_swa", "deepseek_mla"]
 SHAPES = [(1, 7), (1, 40), (1, 300), (2, 40)]
+# Dynamic-shape attention artifacts: name -> (query heads, KV heads, D,
+# causal), and their shapes (B, Sq, Skv); decode shapes only without causal.
+ATTENTION = {"attention_gqa_d64_causal": (8, 2, 64, True),
+             "attention_gqa_d128": (32, 8, 128, False)}
+ATTENTION_SHAPES = [(1, 7, 7), (1, 40, 40), (1, 300, 300), (2, 40, 40), (1, 1000, 1000),
+                    (1, 1, 300), (2, 1, 1000), (4, 1, 77)]
+
+
+def attention_mlir(hq, hkv, d, causal):
+    """A bf16 `mnemo.attention` whose batch and sequence are dynamic."""
+    q, kv = f"tensor<?x{hq}x?x{d}xbf16>", f"tensor<?x{hkv}x?x{d}xbf16>"
+    flag = " causal" if causal else ""
+    return (f"func.func @attend(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
+            f"  %o = mnemo.attention %q, %k, %v{flag} : {q}, {kv}, {kv} -> {q}\n"
+            f"  return %o : {q}\n}}\n")
 
 
 def prepare(out, mnemoc):
@@ -72,6 +97,14 @@ def prepare(out, mnemoc):
                           "stored": f"onnx/{m}/logits_2x40.npy",
                           "stored_ids": f"onnx/{m}/input_ids_2x40.npy",
                           **({"error": r.stderr.strip()} if r.returncode else {})})
+    for name, (hq, hkv, d, causal) in ATTENTION.items():
+        src = os.path.join(out, name + ".mlir")
+        with open(src, "w") as f:
+            f.write(attention_mlir(hq, hkv, d, causal))
+        r = subprocess.run([mnemoc, src, "--target=sm_90a", "-o",
+                            os.path.join(out, name + ".mnemo")], capture_output=True, text=True)
+        cases.append({"artifact": name + ".mnemo", "dtype": "bf16", "ref": "attention",
+                      "attention": name, **({"error": r.stderr.strip()} if r.returncode else {})})
     rng = np.random.default_rng(0)
     for b, s in SHAPES:
         np.save(os.path.join(out, f"ids_{b}x{s}.npy"),
@@ -110,14 +143,81 @@ def compare(got, want, dtype):
     return ok, worst, rel
 
 
+def bf16_round(x):
+    """float32 values rounded to bf16 (nearest even), kept as float32."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def attention_reference(q, k, v, causal):
+    """softmax(q k^T / sqrt(D)) v in float64, GQA by head groups; causal
+    hides key j from query i when j > i."""
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.triu(np.ones(s.shape[-2:], bool), 1), -np.inf, s)
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+
+def run_attention(case, out, mnemo_run):
+    """Runs a dynamic attention artifact at its shapes; returns the failures."""
+    from rowwise import worst_row_numpy  # beside this script
+    art = os.path.join(out, case["artifact"])
+    hq, hkv, d, causal = ATTENTION[case["attention"]]
+    r = subprocess.run([mnemo_run, art, "--dump-plan"], capture_output=True, text=True)
+    kernels = ([l["kernel"] for l in json.loads(r.stdout)["functions"][0]["launches"]]
+               if r.returncode == 0 else [])
+    if "attention_mma" not in kernels:
+        print(f"{case['artifact']:26} {'-':>11}  FAIL: no tensor-core kernel in the plan "
+              f"({kernels or r.stderr.strip()})")
+        return 1
+    failures = 0
+    rng = np.random.default_rng(1)
+    for b, sq, skv in ATTENTION_SHAPES:
+        if causal and sq != skv:
+            continue
+        label = f"{b}x{sq}x{skv}"
+        q = bf16_round(rng.standard_normal((b, hq, sq, d), np.float32))
+        k = bf16_round(rng.standard_normal((b, hkv, skv, d), np.float32))
+        v = bf16_round(rng.standard_normal((b, hkv, skv, d), np.float32))
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, t in (("q", q), ("k", k), ("v", v)):
+                np.save(os.path.join(tmp, name + ".npy"), t)
+            args = [f"input{i}={os.path.join(tmp, n)}.npy" for i, n in enumerate("qkv")]
+            r = subprocess.run([mnemo_run, art, "--device=cuda", "--output-dir", tmp,
+                                "--repeat", "3", *sum((["--input", a] for a in args), [])],
+                               capture_output=True, text=True)
+            if r.returncode:
+                failures += 1
+                print(f"{case['artifact']:26} {label:>11}  FAILED: {r.stderr.strip()}")
+                continue
+            got = np.load(os.path.join(tmp, "output0.npy"))
+            ms = float(r.stdout.split("latency: ")[1].split()[0])
+        want = attention_reference(q, k, v, causal)
+        rel, row = worst_row_numpy(got.reshape(want.shape), want)
+        worst = float(np.abs(got.reshape(want.shape) - want).max())
+        ok = bool(np.isfinite(got).all()) and rel <= 2e-2
+        failures += not ok
+        print(f"{case['artifact']:26} {label:>11} {worst:10.2e} {rel:9.2e} {ms:8.3f}  "
+              f"{'ok' if ok else f'FAIL (row {row})'}")
+    return failures
+
+
 def run(out, mnemo_run):
     cases = json.load(open(os.path.join(out, "cases.json")))
     failures = 0
-    print(f"{'artifact':26} {'shape':>6} {'max|diff|':>10} {'row rel':>9} {'ms':>8}  result")
+    print(f"{'artifact':26} {'shape':>11} {'max|diff|':>10} {'row rel':>9} {'ms':>8}  result")
     for case in cases:
         if "error" in case:
             failures += 1
-            print(f"{case['artifact']:26} {'-':>6}  FAILED to compile: {case['error']}")
+            print(f"{case['artifact']:26} {'-':>11}  FAILED to compile: {case['error']}")
+            continue
+        if case["ref"] == "attention":
+            failures += run_attention(case, out, mnemo_run)
             continue
         art = os.path.join(out, case["artifact"])
         runs = [(f"{b}x{s}", os.path.join(out, f"ids_{b}x{s}.npy"), None) for b, s in SHAPES]
@@ -131,7 +231,7 @@ def run(out, mnemo_run):
                                     "--repeat", "3"], capture_output=True, text=True)
                 if r.returncode:
                     failures += 1
-                    print(f"{case['artifact']:26} {label:>6}  FAILED: {r.stderr.strip()}")
+                    print(f"{case['artifact']:26} {label:>11}  FAILED: {r.stderr.strip()}")
                     continue
                 got = np.load(os.path.join(tmp, "logits.npy"))
                 ms = float(r.stdout.split("latency: ")[1].split()[0])
@@ -139,7 +239,7 @@ def run(out, mnemo_run):
                     else reference(case, out, ids))
             ok, worst, rel = compare(got, want, case["dtype"])
             failures += not ok
-            print(f"{case['artifact']:26} {label:>6} {worst:10.2e} {rel:9.2e} {ms:8.3f}  "
+            print(f"{case['artifact']:26} {label:>11} {worst:10.2e} {rel:9.2e} {ms:8.3f}  "
                   f"{'ok' if ok else 'FAIL'}")
     print(f"{failures} failures")
     return 1 if failures else 0
