@@ -9,9 +9,12 @@ Two phases, because mnemoc runs where LLVM is and the kernels run on a GPU:
 writes, for every benchmark case, a static-shape `mnemo.attention` model
 (CASE.mlir), its artifact (CASE.mnemo, `mnemoc --target=...`, holding the
 PTX), the artifact's launch plan as JSON (CASE.plan.json, `mnemo-run
-CASE.mnemo --dump-plan`, read by plan.py) and OUT_DIR/cases.json. A case
-mnemoc rejects, or whose plan cannot be dumped or read, is recorded there
-with its error instead of stopping the run.
+CASE.mnemo --dump-plan`, read by plan.py) and OUT_DIR/cases.json. The cases
+of a dynamic series ("dynamic": true) share one artifact instead, compiled
+once from a model whose batch and sequence dims are `?` (dyn_*.mlir,
+.mnemo, .plan.json), its plan read at each case's shapes. A case mnemoc
+rejects, or whose plan cannot be dumped or read (at its shapes), is
+recorded there with its error instead of stopping the run.
 
     python3 scripts/gpu/bench_attention.py run OUT_DIR [--out RESULTS_DIR] [--budget-s 480]
         [--peers flash,cudnn,...] [--only REGEX]
@@ -19,8 +22,9 @@ with its error instead of stopping the run.
 runs on the GPU machine (torch, CuPy, numpy; matplotlib for the plot). For each
 case: fresh random normal inputs; Mnemo's output and temporaries poisoned with
 NaN bytes; Mnemo's kernels (the PTX inside the artifact) launched as the plan
-says (CuPy RawModule, buffers owned by torch, on torch's current stream);
-the output checked against a
+says, a dynamic plan evaluated at the case's shapes (CuPy RawModule, buffers
+owned by torch, on torch's current stream; the kernels launched recorded,
+since a dynamic plan's depend on the shape); the output checked against a
 float32 reference in the same run (torch SDPA math backend, chunked, TF32
 off): relative error ||out - ref|| / ||ref||, max |diff|, NaN fails; then
 Mnemo and the peers timed on the same shapes: torch SDPA with the flash, cuDNN
@@ -31,18 +35,22 @@ expanded to Hq heads, outside the timing, for a backend that refuses it).
 Timing follows the baselines method: CUDA events around each call, warm-up, median,
 input sets rotated when one set is smaller than a few L2 sizes. Cases run
 cheapest first; each gets the remaining budget over the remaining cases, and
-an implementation whose call is predicted (from its rate on smaller cases)
-to take longer than its share is skipped and reported as such, so a slow
-kernel costs repetitions, not the run. FLOPs = 4*B*Hq*Sq*Skv*D, halved for
-causal; bytes = Q + K + V + O once each in the implementation's dtype.
+an implementation whose call is predicted (from its rate on smaller cases,
+calls of 1 ms or more) to take longer than its share is skipped and
+reported as such, so a slow kernel costs repetitions, not the run.
+FlexAttention, after an error, sits out the rest of that case's series.
+FLOPs = 4*B*Hq*Sq*Skv*D, halved for causal; bytes = Q + K + V + O once each
+in the implementation's dtype.
 TFLOP/s is the prefill metric, GB/s the decode one; a ratio is Mnemo's speed
 over the peer's (peer time / Mnemo time), the same for either metric's work.
 
-Prints the device copy ceiling and one table; writes RESULTS_DIR/results.json
-(after every case, so a killed run leaves what it measured) and
-RESULTS_DIR/attention_throughput.png. Exits 1 when a Mnemo output fails its
-check or its kernels fail to run; a case mnemoc could not compile, or one
-skipped for time, is reported but does not fail the run.
+Prints the device copy ceiling and one table (after it, the kernels each
+dynamic case launched at its shape); writes RESULTS_DIR/results.json (each
+Mnemo entry with the kernels it launched; after every case, so a killed run
+leaves what it measured) and RESULTS_DIR/attention_throughput.png. Exits 1
+when a Mnemo output fails its check or its kernels fail to run; a case
+mnemoc could not compile, or one skipped for time, is reported but does not
+fail the run.
 """
 
 import argparse
@@ -68,6 +76,9 @@ PLOT_FILE = "attention_throughput.png"
 RTOL = {"f32": 1e-4, "bf16": 2e-2, "f16": 5e-3}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2, "f16": 2}
 PREFILL_SEQS = (1024, 2048, 4096, 8192, 16384)
+# The lengths one dynamic artifact runs at: below one query tile, a few
+# tiles, and the static series' 4096 (the same shape, compiled statically).
+DYNAMIC_SEQS = (7, 40, 300, 4096)
 DECODE_KV = (2048, 8192, 32768, 131072)
 # Peers: name -> (dtype, SDPA backend name or "flex").
 PEERS = {
@@ -84,19 +95,26 @@ PEERS = {
 # prepare (no GPU, no third-party modules)
 # --------------------------------------------------------------------------
 
-def make_case(name, series, kind, b, hq, hkv, sq, skv, d, causal, dtype):
-    """One manifest entry; `series` groups the cases drawn as one line."""
+def make_case(name, series, kind, b, hq, hkv, sq, skv, d, causal, dtype, dynamic=False):
+    """One manifest entry; `series` groups the cases drawn as one line;
+    `dynamic`: run by the artifact with dynamic batch and sequence dims that
+    the cases of the same heads, head dim and mask share (artifact_stem)."""
     return {"name": name, "series": series, "kind": kind, "B": b, "Hq": hq, "Hkv": hkv,
-            "Sq": sq, "Skv": skv, "D": d, "causal": causal, "dtype": dtype}
+            "Sq": sq, "Skv": skv, "D": d, "causal": causal, "dtype": dtype, "dynamic": dynamic}
 
 
 def benchmark_cases(dtype, quick):
     """The benchmark's shapes (issue #6 item 5); `quick` keeps a small subset."""
     gqa = "prefill GQA 32/8 causal, B4 D128"
     decode = "decode GQA 32/8, B32 D128"
+    dynamic = [make_case(f"prefill_dyn_gqa_causal_s{s}",
+                         "prefill GQA 32/8 causal, B4 D128, one dynamic artifact", "prefill", 4,
+                         32, 8, s, s, 128, True, dtype, dynamic=True)
+               for s in ((300, 4096) if quick else DYNAMIC_SEQS)]
     if quick:
         return ([make_case(f"prefill_gqa_causal_s{s}", gqa, "prefill", 4, 32, 8, s, s, 128,
                            True, dtype) for s in (1024, 4096)]
+                + dynamic
                 + [make_case("decode_gqa_kv8192", decode, "decode", 32, 32, 8, 1, 8192, 128,
                              False, dtype),
                    make_case("decode_b1_gqa_kv8192", "decode GQA 32/8, B1 D128", "decode", 1,
@@ -108,6 +126,7 @@ def benchmark_cases(dtype, quick):
                            4, 32, 32, 4096, 4096, 128, False, dtype))
     cases += [make_case(f"prefill_gqa_causal_s{s}", gqa, "prefill", 4, 32, 8, s, s, 128, True,
                         dtype) for s in PREFILL_SEQS]
+    cases += dynamic
     cases.append(make_case("prefill_mha_d64_causal_s2048", "prefill MHA causal, B8 H16 D64",
                            "prefill", 8, 16, 16, 2048, 2048, 64, True, dtype))
     cases += [make_case(f"decode_gqa_kv{n}", decode, "decode", 32, 32, 8, 1, n, 128, False,
@@ -119,27 +138,48 @@ def benchmark_cases(dtype, quick):
 
 
 def attention_mlir(case):
-    """`func.func @main(%q, %k, %v)` computing one `mnemo.attention` with static shapes."""
+    """`func.func @main(%q, %k, %v)` computing one `mnemo.attention`: of the
+    case's static shapes, or for a dynamic case with its batch and sequence
+    dims `?`."""
+    batch, sq, skv = ("?", "?", "?") if case.get("dynamic") else (case["B"], case["Sq"],
+                                                                   case["Skv"])
+
     def tensor(heads, seq):
-        return f"tensor<{case['B']}x{heads}x{seq}x{case['D']}x{case['dtype']}>"
-    q, kv = tensor(case["Hq"], case["Sq"]), tensor(case["Hkv"], case["Skv"])
+        return f"tensor<{batch}x{heads}x{seq}x{case['D']}x{case['dtype']}>"
+    q, kv = tensor(case["Hq"], sq), tensor(case["Hkv"], skv)
     causal = " causal" if case["causal"] else ""
     return (f"func.func @main(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
             f"  %r = mnemo.attention %q, %k, %v{causal} : {q}, {kv}, {kv} -> {q}\n"
             f"  return %r : {q}\n}}\n")
 
 
-def compile_case(case, out_dir, mnemoc, mnemo_run, target):
-    """Writes CASE.mlir, compiles it into CASE.mnemo and dumps its plan into
-    CASE.plan.json; sets case['artifact'], case['plan'] and
-    case['code_bytes'], or case['error']."""
+def input_shapes(case):
+    """The shapes of the case's q, k and v."""
+    return [[case["B"], case["Hq"], case["Sq"], case["D"]],
+            [case["B"], case["Hkv"], case["Skv"], case["D"]],
+            [case["B"], case["Hkv"], case["Skv"], case["D"]]]
+
+
+def artifact_stem(case):
+    """The name of the case's files without extension: the case's own, or
+    for a dynamic case that of the artifact shared by the dynamic cases of
+    the same model (heads, head dim, mask)."""
+    if not case.get("dynamic"):
+        return case["name"]
+    return (f"dyn_h{case['Hq']}_kv{case['Hkv']}_d{case['D']}"
+            + ("_causal" if case["causal"] else ""))
+
+
+def compile_artifact(stem, case, out_dir, mnemoc, mnemo_run, target):
+    """Writes STEM.mlir (the case's model), compiles it into STEM.mnemo and
+    dumps its plan into STEM.plan.json (read at the case's shapes); returns
+    None, or the error, the files then removed."""
     from plan import PlanError, dump_plan  # beside this script
-    src = os.path.join(out_dir, case["name"] + ".mlir")
-    artifact = os.path.join(out_dir, case["name"] + ".mnemo")
-    plan_json = os.path.join(out_dir, case["name"] + ".plan.json")
+    src = os.path.join(out_dir, stem + ".mlir")
+    artifact = os.path.join(out_dir, stem + ".mnemo")
+    plan_json = os.path.join(out_dir, stem + ".plan.json")
     with open(src, "w") as f:
         f.write(attention_mlir(case))
-    case["mlir"] = os.path.basename(src)
     for stale in (artifact, plan_json):
         if os.path.exists(stale):
             os.remove(stale)
@@ -154,26 +194,48 @@ def compile_case(case, out_dir, mnemoc, mnemo_run, target):
         error = "mnemoc wrote no artifact"
     if error is None:
         try:
-            _, plan = dump_plan(mnemo_run, artifact, plan_json, timeout=300)
-            case["artifact"] = os.path.basename(artifact)
-            case["plan"] = os.path.basename(plan_json)
-            case["code_bytes"] = plan["code"]["size"]
+            dump_plan(mnemo_run, artifact, plan_json, timeout=300, shapes=input_shapes(case))
+        except PlanError as e:
+            error = str(e)
+    if error is not None:
+        for path in (artifact, plan_json):
+            if os.path.exists(path):
+                os.remove(path)
+    return error
+
+
+def compile_case(case, out_dir, mnemoc, mnemo_run, target, built):
+    """Compiles the case's artifact (compile_artifact; a dynamic case's only
+    when `built`, {stem: error or None}, does not hold it yet) and reads its
+    plan at the case's shapes; sets case['mlir'], case['artifact'],
+    case['plan'] and case['code_bytes'], or case['error']."""
+    from plan import PlanError, load_plan  # beside this script
+    stem = artifact_stem(case)
+    if stem not in built:
+        built[stem] = compile_artifact(stem, case, out_dir, mnemoc, mnemo_run, target)
+    case["mlir"] = stem + ".mlir"
+    error = built[stem]
+    if error is None:
+        try:
+            plan = load_plan(os.path.join(out_dir, stem + ".plan.json"),
+                             shapes=input_shapes(case))
+            case.update(artifact=stem + ".mnemo", plan=stem + ".plan.json",
+                        code_bytes=plan["code"]["size"])
         except PlanError as e:
             error = str(e)
     if error is not None:
         case["error"] = error
-        for path in (artifact, plan_json):
-            if os.path.exists(path):
-                os.remove(path)
 
 
 def prepare(a):
     """`prepare`: writes the cases' MLIR, artifacts, plans and cases.json into a.cases."""
     os.makedirs(a.cases, exist_ok=True)
-    cases = benchmark_cases(a.dtype, a.quick)
+    cases, built = benchmark_cases(a.dtype, a.quick), {}
     for case in cases:
-        compile_case(case, a.cases, a.mnemoc, a.mnemo_run, a.target)
+        compile_case(case, a.cases, a.mnemoc, a.mnemo_run, a.target, built)
         status = f"{case['code_bytes']} bytes of PTX" if "plan" in case else "FAILED"
+        if case["dynamic"]:
+            status += f" (dynamic: {artifact_stem(case)}.mnemo)"
         print(f"{case['name']:32} {status}", flush=True)
     with open(os.path.join(a.cases, CASES_FILE), "w") as f:
         json.dump({"target": a.target, "dtype": a.dtype, "cases": cases}, f, indent=1)
@@ -309,23 +371,28 @@ def check(out, q, k, v, causal, rtol):
 class MnemoPlan:
     """Mnemo's PTX module with its launch plan bound to torch-owned device buffers.
 
-    The plan is CASE.plan.json (plan.py's load_plan), the PTX the one inside
-    the artifact. Inputs are the function's inputs in order (q, k, v) for each
-    input set; temporaries (the output among them) are allocated once and
-    shared by the sets, and weights (none in the benchmarks' cases) uploaded
-    once from the artifact. Tensor map buffers are encoded once per input set,
-    over that set's buffers, after the others exist; they are not temporaries
-    and are never poisoned. Kernels take base addresses (bare pointers),
-    passed as 64-bit integers.
+    The plan is CASE.plan.json (plan.py's load_plan; a dynamic plan at the
+    input `shapes`, which every set has), the PTX the one inside the
+    artifact; `kernels` names the kernels launched, in order. Inputs are the
+    function's inputs in order (q, k, v) for each input set; temporaries (the
+    output among them) are allocated once and shared by the sets, and
+    weights (none in the benchmarks' cases) uploaded once from the artifact.
+    Tensor map buffers are encoded once per input set, over that set's
+    buffers, after the others exist; they are not temporaries and are never
+    poisoned. Kernels take base addresses (bare pointers), passed as 64-bit
+    integers.
     """
 
-    def __init__(self, plan_path, sets):
+    def __init__(self, plan_path, sets, shapes=None):
         import numpy as np
         import torch
         from check_ptx import load_module, plan_launches  # beside this script
         from plan import buffer_weight_bytes, load_plan
-        plan = load_plan(plan_path)  # refuses a plan the runtime reports as unsupported
+        # Refuses a plan the runtime reports as unsupported, or a dynamic one
+        # without shapes.
+        plan = load_plan(plan_path, shapes=shapes)
         self.module = load_module(plan)
+        self.kernels = [launch["kernel"] for launch in plan["launches"]]
         self.temporaries, self.weights = {}, {}
         for idx, buf in enumerate(plan["buffers"]):
             kind, size = buf["kind"], buf["bytes"]
@@ -395,7 +462,11 @@ class MnemoPlan:
 
 class Predictor:
     """Predicts a call's time from the slowest rate an implementation showed on
-    earlier cases of the same kind (FLOPs per millisecond)."""
+    earlier cases of the same kind (FLOPs per millisecond). Calls shorter than
+    MIN_MS are not recorded: launch costs dominate them (the dynamic series'
+    few-token cases), and their rate would predict a long case far too slow."""
+
+    MIN_MS = 1.0
 
     def __init__(self):
         self.rates = {}
@@ -405,6 +476,8 @@ class Predictor:
         return None if rate is None else flops / rate
 
     def record(self, impl, kind, flops, ms):
+        if ms < self.MIN_MS:
+            return
         key = (impl, kind)
         self.rates[key] = min(self.rates.get(key, math.inf), flops / ms)
 
@@ -426,17 +499,19 @@ def run_mnemo(case, cases_dir, sets, cap_s, predictor):
     if predicted is not None and predicted > cap_s * 1e3:
         return {"skipped": f"predicted {predicted / 1e3:.0f} s per call, over its "
                            f"{cap_s:.0f} s share"}
-    plan = MnemoPlan(os.path.join(cases_dir, case["plan"]), sets)
+    q, k, v = sets[0]
+    shapes = [list(x.shape) for x in (q, k, v)] if case.get("dynamic") else None
+    plan = MnemoPlan(os.path.join(cases_dir, case["plan"]), sets, shapes)
     plan.poison()
     torch.cuda.synchronize()
     first_ms = event_ms(plan, 0)  # the checked call, also the warm-up
     predictor.record("mnemo", case["kind"], flops, first_ms)
-    q, k, v = sets[0]
     out = plan.output(tuple(q.shape), case["dtype"])
     result = {"check": check(out, q, k, v, case["causal"], RTOL[case["dtype"]])}
     result.update(metrics(case, case["dtype"],
                           bench(plan, cap_s, last_ms=first_ms, warmup=0)))
     result["launches"] = len(plan.launches[0])
+    result["kernels"] = plan.kernels
     return result
 
 
@@ -465,8 +540,8 @@ def run_peer(name, case, sets, cap_s, predictor, state):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     dtype, backend = PEERS[name]
     flops, _ = work(case, dtype)
-    if name in state["disabled"]:
-        return {"skipped": state["disabled"][name]}
+    if (name, case["series"]) in state["disabled"]:
+        return {"skipped": state["disabled"][name, case["series"]]}
     predicted = predictor.predict_ms(name, case["kind"], flops)
     if predicted is not None and predicted > cap_s * 1e3:
         return {"skipped": f"predicted {predicted / 1e3:.1f} s per call, over its "
@@ -544,8 +619,12 @@ def run_case(case, a, cap_s, predictor, state, l2_bytes):
                                           state)
         except Exception as e:  # record, keep going
             row["peers"][name] = {"error": f"{type(e).__name__}: {e}"[:500]}
+            # FlexAttention's failures (compiling, mostly) recur at the same
+            # kind of shape: it sits out the rest of the series, not the run
+            # (torch 2.11's fails at 40 tokens, and not at 4096).
             if name == "flex" and not isinstance(e, torch.cuda.OutOfMemoryError):
-                state["disabled"][name] = f"disabled after an error in {case['name']}"
+                state["disabled"][name, case["series"]] = (f"disabled after an error in "
+                                                          f"{case['name']}")
             state["context_lost"] = not cuda_alive()
         torch.cuda.empty_cache()
     del sets, by_dtype
@@ -579,11 +658,13 @@ def primary(row, entry):
 
 
 def print_table(rows, peers):
-    """One line per case: Mnemo's metric and check, each peer's metric (Mnemo/peer)."""
+    """One line per case: Mnemo's metric and check, each peer's metric
+    (Mnemo/peer); then the errors, skips and notes, and the kernels each
+    dynamic case's plan launched at its shape."""
     dtypes = sorted({r["dtype"] for r in rows})
     print(f"Mnemo in {'/'.join(dtypes)}; " + ", ".join(f"{p} in {PEERS[p][0]}" for p in peers)
           + ". Peer cells: metric (Mnemo speed / peer speed); check: worst row's rel. error "
-          "vs float32.")
+          "vs float32. A _dyn_ case runs the one artifact of dynamic batch and sequence.")
     head = f"{'case':30} {'unit':5} {'mnemo':>8} {'check':>13}"
     head += "".join(f" {p:>20}" for p in peers) + f" {'vs best':>9}"
     print(head)
@@ -616,6 +697,9 @@ def print_table(rows, peers):
             for key in ("error", "skipped", "note"):
                 if entry and key in entry:
                     print(f"  {row['name']} {impl} {key}: {entry[key]}")
+        if row.get("dynamic") and "kernels" in row.get("mnemo", {}):
+            print(f"  {row['name']} mnemo: {row['artifact']} at this shape launched "
+                  f"{', '.join(row['mnemo']['kernels'])}")
 
 
 def plot(rows, peers, path):
