@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Conversion/LoweringPipelines.h"
+#include "mnemo/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
@@ -24,6 +25,7 @@ void mnemo::buildBufferizationPasses(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(mnemo::createCompactResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones buffers it must hand out without owning them (a
   // returned argument, say); clones become alloc + copy.

@@ -50,4 +50,18 @@ def LowerCopiesPass : Pass<"mnemo-lower-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def CompactResultsPass : Pass<"mnemo-compact-results"> {
+  let summary = "Copies a function's strided results into dense buffers";
+  let description = [{
+    With identity layouts at function boundaries, bufferization returns a
+    view of a larger buffer (a padded tile's result, say) through a
+    `memref.cast` to the identity layout. When the view's strides or offset
+    are dynamic the cast is accepted, but wrong at run time whenever the
+    view is not dense: the caller reads the buffer as if it were. Each such
+    returned cast becomes an allocation and a `memref.copy` of the view
+    into it (a kernel, after `mnemo-lower-copies`).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // MNEMO_CONVERSION_PASSES

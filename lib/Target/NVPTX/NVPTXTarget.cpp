@@ -59,6 +59,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCompactResultsPass());
   pm.addPass(createLowerCopiesPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
