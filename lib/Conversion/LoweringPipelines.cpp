@@ -24,6 +24,7 @@ void mnemo::buildBufferizationPasses(OpPassManager &pm) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(mnemo::createReadOnlyArgumentsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(mnemo::createCompactResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);

@@ -50,6 +50,17 @@ def LowerCopiesPass : Pass<"mnemo-lower-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ReadOnlyArgumentsPass : Pass<"mnemo-read-only-arguments", "::mlir::ModuleOp"> {
+  let summary = "Marks every tensor argument of a function read-only";
+  let description = [{
+    Sets `bufferization.writable = false` on the tensor arguments of every
+    function, so that One-Shot Bufferize never updates an input in place: a
+    caller's input stays unchanged (it may be read-only memory), and no
+    result aliases an input. An op that updates a tensor argument (a KV
+    cache write into a pool the caller passes) then works on a copy.
+  }];
+}
+
 def CompactResultsPass : Pass<"mnemo-compact-results"> {
   let summary = "Copies a function's strided results into dense buffers";
   let description = [{

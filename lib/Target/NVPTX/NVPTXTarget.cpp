@@ -58,6 +58,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(createReadOnlyArgumentsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCompactResultsPass());
   pm.addPass(createLowerCopiesPass());

@@ -1,0 +1,15 @@
+// RUN: mnemo-opt %s --mnemo-read-only-arguments | FileCheck %s
+// RUN: mnemo-opt %s --mnemo-read-only-arguments --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=BUF
+
+// Tensor arguments are marked read-only; others are left alone.
+// CHECK: func.func @update(%{{.*}}: tensor<4xf32> {bufferization.writable = false}, %{{.*}}: index)
+// An update of an input then works on a copy of it.
+// BUF: %[[COPY:.*]] = memref.alloc() {{.*}} : memref<4xf32>
+// BUF: memref.copy %arg0, %[[COPY]]
+// BUF: memref.store %{{.*}}, %[[COPY]][%arg1]
+// BUF: return %[[COPY]]
+func.func @update(%t: tensor<4xf32>, %i: index) -> tensor<4xf32> {
+  %c = arith.constant 1.0 : f32
+  %r = tensor.insert %c into %t[%i] : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
