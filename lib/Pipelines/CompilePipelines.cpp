@@ -28,7 +28,9 @@ void mnemo::buildFusionPipeline(OpPassManager &pm) {
 
 void mnemo::buildTilingPipeline(OpPassManager &pm,
                                 const TilingOptions &options) {
-  // MLA becomes a mnemo.attention (plus projections) that is tiled below.
+  // MLA and paged attention become mnemo.attention (plus projections, or a
+  // gather of the pages) that is tiled below.
+  pm.addPass(mnemo::createDecomposePagedCachePass());
   mnemo::DecomposeMLAPassOptions mla;
   mla.form = options.mlaForm;
   pm.addPass(mnemo::createDecomposeMLAPass(mla));

@@ -11,5 +11,6 @@ include "dialects/Mnemo/IR/AttentionOps.td"
 include "dialects/Mnemo/IR/MLAOps.td"
 include "dialects/Mnemo/IR/PositionOps.td"
 include "dialects/Mnemo/IR/LayerOps.td"
+include "dialects/Mnemo/IR/KVCacheOps.td"
 
 #endif // MNEMO_DIALECT_MNEMOOPS

@@ -54,6 +54,29 @@ def DecomposeMLAPass : Pass<"mnemo-decompose-mla"> {
   ];
 }
 
+def DecomposePagedCachePass : Pass<"mnemo-decompose-paged-cache"> {
+  let summary = "Rewrites the paged KV cache ops as tensor ops and attention";
+  let description = [{
+    The reference decomposition of the paged KV cache ops (every target):
+
+    * `mnemo.kv_cache_write`: a loop over the batch and the new tokens that
+      inserts each token's heads, rounded to the pool's type, at row
+      `p % P` of page `block_table[b, p / P]` (padding tokens, position -1,
+      are skipped);
+    * `mnemo.paged_attention`: each sequence's pages gathered into
+      contiguous K and V (`[B, Hkv, MaxPages * P, d]`, the query's element
+      type), an additive mask from the context lengths, query positions,
+      causality and window, and one `mnemo.attention` over them (tiled
+      afterwards like any other).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def TileAttentionPass
     : InterfacePass<"mnemo-tile-attention", "::mlir::FunctionOpInterface"> {
   let summary = "FlashAttention tiling of mnemo.attention";

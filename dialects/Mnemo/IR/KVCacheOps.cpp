@@ -1,0 +1,150 @@
+//===- KVCacheOps.cpp - mnemo paged KV cache ops ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/IR/ShapeChecks.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::shape_checks;
+
+namespace {
+
+/// A pool [Pages, Hkv, P, d] of a storage type the cache supports, with
+/// static heads, page size and head dim.
+LogicalResult checkPool(Operation *op, RankedTensorType pool, StringRef name,
+                        StringRef layout) {
+  if (failed(checkRank(op, pool, 4, name, layout)))
+    return failure();
+  Type e = pool.getElementType();
+  if (!e.isF32() && !e.isBF16() && !e.isF16())
+    return op->emitOpError() << name << " must hold f32, bf16 or f16, not "
+                             << e;
+  for (auto [dim, what] : {std::pair<unsigned, StringRef>{1, "head count"},
+                           {2, "page size"},
+                           {3, "head dim"}})
+    if (failed(checkStatic(op, pool, dim, (name + " " + what).str())))
+      return failure();
+  if (pool.getDimSize(2) <= 0)
+    return op->emitOpError() << name << " page size must be positive";
+  return success();
+}
+
+/// A block table [B, MaxPages] whose batch is `batch`.
+LogicalResult checkTable(Operation *op, RankedTensorType table, int64_t batch,
+                         StringRef against) {
+  if (failed(checkRank(op, table, 2, "block table", "[B, MaxPages]")))
+    return failure();
+  return checkDim(op, table, 0, batch, "block table batch", against);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// KVCacheWriteOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KVCacheWriteOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType x = getNewValues().getType(), pool = getPool().getType(),
+                   pos = getPositions().getType(),
+                   table = getBlockTable().getType();
+  if (failed(checkRank(op, x, 4, "new values", "[B, Hkv, S, D]")) ||
+      failed(checkPool(op, pool, "pool", "[Pages, Hkv, P, D]")) ||
+      failed(checkRank(op, pos, 2, "positions", "[B, S]")) ||
+      failed(checkTable(op, table, x.getDimSize(0), "new values batch")))
+    return failure();
+  if (failed(checkDim(op, x, 1, pool.getDimSize(1), "new values heads",
+                      "pool heads")) ||
+      failed(checkDim(op, x, 3, pool.getDimSize(3), "new values head dim",
+                      "pool head dim")) ||
+      failed(checkDim(op, pos, 0, x.getDimSize(0), "positions batch",
+                      "new values batch")) ||
+      failed(checkDim(op, pos, 1, x.getDimSize(2), "positions length",
+                      "new values length")))
+    return failure();
+  if (getResult().getType() != pool)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must be the pool's, " << pool;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PagedAttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t PagedAttentionOp::getGroupSize() {
+  return getQuery().getType().getDimSize(1) /
+         getKeyPool().getType().getDimSize(1);
+}
+
+LogicalResult PagedAttentionOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType q = getQuery().getType(), k = getKeyPool().getType(),
+                   v = getValuePool().getType(), r = getResult().getType(),
+                   table = getBlockTable().getType(),
+                   lens = getContextLens().getType(),
+                   pos = getQPositions().getType();
+  if (failed(checkRank(op, q, 4, "query", "[B, Hq, Sq, D]")) ||
+      failed(checkPool(op, k, "key pool", "[Pages, Hkv, P, D]")) ||
+      failed(checkPool(op, v, "value pool", "[Pages, Hkv, P, Dv]")) ||
+      failed(checkRank(op, r, 4, "result", "[B, Hq, Sq, Dv]")) ||
+      failed(checkTable(op, table, q.getDimSize(0), "query batch")) ||
+      failed(checkRank(op, lens, 1, "context lengths", "[B]")) ||
+      failed(checkRank(op, pos, 2, "query positions", "[B, Sq]")))
+    return failure();
+  if (failed(checkStatic(op, q, 1, "query head count")) ||
+      failed(checkStatic(op, q, 3, "query head dim")))
+    return failure();
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (hkv == 0 || hq % hkv != 0)
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  if (failed(checkDim(op, k, 3, q.getDimSize(3), "key pool head dim",
+                      "query head dim")) ||
+      failed(checkDim(op, v, 0, k.getDimSize(0), "value pool pages",
+                      "key pool pages")) ||
+      failed(checkDim(op, v, 1, hkv, "value pool heads", "key pool heads")) ||
+      failed(checkDim(op, v, 2, k.getDimSize(2), "value pool page size",
+                      "key pool page size")) ||
+      failed(checkDim(op, lens, 0, q.getDimSize(0), "context lengths batch",
+                      "query batch")) ||
+      failed(checkDim(op, pos, 0, q.getDimSize(0), "query positions batch",
+                      "query batch")) ||
+      failed(checkDim(op, pos, 1, q.getDimSize(2), "query positions length",
+                      "query length")))
+    return failure();
+  if (r.getElementType() != q.getElementType())
+    return emitOpError() << "result element type " << r.getElementType()
+                         << " must match the query's " << q.getElementType();
+  if (failed(checkDim(op, r, 0, q.getDimSize(0), "result batch",
+                      "query batch")) ||
+      failed(checkDim(op, r, 1, hq, "result heads", "query heads")) ||
+      failed(checkDim(op, r, 2, q.getDimSize(2), "result length",
+                      "query length")) ||
+      failed(checkDim(op, r, 3, v.getDimSize(3), "result head dim",
+                      "value pool head dim")))
+    return failure();
+  if (FloatAttr s = getScaleAttr();
+      s && (!std::isfinite(s.getValueAsDouble()) || s.getValueAsDouble() == 0))
+    return emitOpError() << "scale must be finite and non-zero, got "
+                         << s.getValueAsDouble();
+  if (FloatAttr c = getSoftcapAttr(); c && !(c.getValueAsDouble() > 0.0))
+    return emitOpError() << "softcap must be positive, got "
+                         << c.getValueAsDouble();
+  if (IntegerAttr w = getWindowAttr(); w && w.getInt() <= 0)
+    return emitOpError() << "window must be positive, got " << w.getInt();
+  if (Value sink = getSink()) {
+    auto s = cast<RankedTensorType>(sink.getType());
+    if (s.getRank() != 1 || !compatible(s.getDimSize(0), hq))
+      return emitOpError() << "expects sink logits of shape [" << hq
+                           << "] (one per query head), got " << s;
+  }
+  return success();
+}

@@ -1,0 +1,133 @@
+//===- KVCacheOps.td - mnemo paged KV cache ops ------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A paged KV cache, as PagedAttention keeps it: a pool of pages of P tokens
+// per layer (keys and values apart), a block table mapping each sequence's
+// logical pages to pool pages, and per-sequence lengths. Pools are tensors:
+// a write returns the updated pool (bufferized in place).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_DIALECT_KVCACHEOPS
+#define MNEMO_DIALECT_KVCACHEOPS
+
+include "dialects/Mnemo/IR/MnemoBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def MNEMO_KVCacheWriteOp : MNEMO_Op<"kv_cache_write", [Pure]> {
+  let summary = "Writes new tokens' keys or values into a paged cache";
+  let description = [{
+    Stores every new token's key (or value) in its page:
+
+    ```
+    for b, s with p = positions[b, s] >= 0:
+      pool[block_table[b, p / P], h, p % P, :] = new[b, h, s, :]   (every h)
+    ```
+
+    Shapes: pool `[Pages, Hkv, P, D]`, new `[B, Hkv, S, D]`, block table
+    `[B, MaxPages]` (i32 or i64), positions `[B, S]` (i64). The result is the
+    updated pool. A position of -1 marks a padding token of a ragged batch:
+    it is not written. Positions must stay below `MaxPages * P` and the
+    block table must name pages of the pool (the runtime that fills them
+    checks both; an out-of-range entry is undefined behaviour here).
+
+    Storage: the pool's element type is f32, bf16 or f16; new values are
+    rounded to it (nearest even).
+
+    ```mlir
+    %kp = mnemo.kv_cache_write %k into %pool at %pos table %table
+        : tensor<2x2x?x32xf32>, tensor<64x2x16x32xbf16>, tensor<2x?xi64>,
+          tensor<2x8xi32> -> tensor<64x2x16x32xbf16>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$new_values,
+    RankedTensorOf<[AnyFloat]>:$pool,
+    RankedTensorOf<[I64]>:$positions,
+    RankedTensorOf<[I32, I64]>:$block_table
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $new_values `into` $pool `at` $positions `table` $block_table attr-dict
+    `:` type($new_values) `,` type($pool) `,` type($positions) `,`
+    type($block_table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Tokens per page (P).
+    int64_t getPageSize() { return getPool().getType().getDimSize(2); }
+  }];
+}
+
+def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention", [Pure]> {
+  let summary = "Attention of queries over their sequences' cache pages";
+  let description = [{
+    `mnemo.attention` over a paged cache: sequence `b`'s keys and values
+    are its first `context_lens[b]` tokens, token `t` in page
+    `block_table[b, t / P]` at row `t % P`:
+
+    ```
+    K_b[h, t, :] = key_pool[block_table[b, t / P], h, t % P, :]
+    s[t]  = scale * dot(Q[b, hq, i, :], K_b[hq / G, t, :])   t < context_lens[b]
+    s[t]  = softcap * tanh(s[t] / softcap)                   if softcap is set
+    s[t]  = -inf  if causal and t > q_positions[b, i]
+                  or window is set and q_positions[b, i] - t >= window
+    O[b, hq, i, :] = softmax_t(s) V_b[hq / G, t, :]   (sink in the denominator)
+    ```
+
+    Shapes: query `[B, Hq, Sq, D]`, key pool `[Pages, Hkv, P, D]`, value
+    pool `[Pages, Hkv, P, Dv]`, block table `[B, MaxPages]` (i32 or i64),
+    context lengths `[B]` (i64), query positions `[B, Sq]` (i64), result
+    `[B, Hq, Sq, Dv]`. Each sequence has its own length and positions
+    (ragged batches); a query row at position -1 (padding) and a row that
+    sees no key yield zeros. The pools hold f32, bf16 or f16 (the result
+    has the query's element type); computation is in f32 whatever the
+    storage type.
+
+    ```mlir
+    %o = mnemo.paged_attention %q, %kpool, %vpool table %table
+        lengths %lens positions %qpos causal window(16)
+        : tensor<2x4x1x32xf32>, tensor<64x2x16x32xbf16>,
+          tensor<64x2x16x32xbf16>, tensor<2x8xi32>, tensor<2xi64>,
+          tensor<2x1xi64> -> tensor<2x4x1x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$query,
+    RankedTensorOf<[AnyFloat]>:$key_pool,
+    RankedTensorOf<[AnyFloat]>:$value_pool,
+    RankedTensorOf<[I32, I64]>:$block_table,
+    RankedTensorOf<[I64]>:$context_lens,
+    RankedTensorOf<[I64]>:$q_positions,
+    Optional<RankedTensorOf<[AnyFloat]>>:$sink,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window,
+    OptionalAttr<F64Attr>:$scale,
+    OptionalAttr<F64Attr>:$softcap
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $query `,` $key_pool `,` $value_pool `table` $block_table
+    `lengths` $context_lens `positions` $q_positions
+    (`causal` $causal^)?
+    (`window` `(` $window^ `)`)?
+    (`scale` `(` $scale^ `)`)?
+    (`softcap` `(` $softcap^ `)`)?
+    (`sink` `(` $sink^ `:` type($sink) `)`)?
+    attr-dict `:` type($query) `,` type($key_pool) `,` type($value_pool) `,`
+    type($block_table) `,` type($context_lens) `,` type($q_positions)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Tokens per page (P).
+    int64_t getPageSize() { return getKeyPool().getType().getDimSize(2); }
+    /// Query heads per key/value head (Hq / Hkv).
+    int64_t getGroupSize();
+  }];
+}
+
+#endif // MNEMO_DIALECT_KVCACHEOPS

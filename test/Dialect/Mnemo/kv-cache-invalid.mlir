@@ -1,0 +1,71 @@
+// RUN: mnemo-opt %s --split-input-file --verify-diagnostics
+
+// One case per diagnostic of the paged KV cache ops' verifiers.
+
+func.func @bad_pool_type(%k: tensor<1x2x3x32xf32>, %pool: tensor<10x2x4x32xi8>,
+                         %pos: tensor<1x3xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x4x32xi8> {
+  // expected-error @below {{'mnemo.kv_cache_write' op operand #1 must be ranked tensor of floating-point values}}
+  %r = mnemo.kv_cache_write %k into %pool at %pos table %t
+      : tensor<1x2x3x32xf32>, tensor<10x2x4x32xi8>, tensor<1x3xi64>, tensor<1x4xi32> -> tensor<10x2x4x32xi8>
+  return %r : tensor<10x2x4x32xi8>
+}
+
+// -----
+
+func.func @bad_heads(%k: tensor<1x3x3x32xf32>, %pool: tensor<10x2x4x32xbf16>,
+                     %pos: tensor<1x3xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x4x32xbf16> {
+  // expected-error @below {{new values heads (3) must match pool heads (2)}}
+  %r = mnemo.kv_cache_write %k into %pool at %pos table %t
+      : tensor<1x3x3x32xf32>, tensor<10x2x4x32xbf16>, tensor<1x3xi64>, tensor<1x4xi32> -> tensor<10x2x4x32xbf16>
+  return %r : tensor<10x2x4x32xbf16>
+}
+
+// -----
+
+func.func @bad_positions(%k: tensor<1x2x3x32xf32>, %pool: tensor<10x2x4x32xbf16>,
+                         %pos: tensor<1x5xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x4x32xbf16> {
+  // expected-error @below {{positions length (5) must match new values length (3)}}
+  %r = mnemo.kv_cache_write %k into %pool at %pos table %t
+      : tensor<1x2x3x32xf32>, tensor<10x2x4x32xbf16>, tensor<1x5xi64>, tensor<1x4xi32> -> tensor<10x2x4x32xbf16>
+  return %r : tensor<10x2x4x32xbf16>
+}
+
+// -----
+
+func.func @dynamic_page(%k: tensor<1x2x3x32xf32>, %pool: tensor<10x2x?x32xbf16>,
+                        %pos: tensor<1x3xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x?x32xbf16> {
+  // expected-error @below {{pool page size must be static}}
+  %r = mnemo.kv_cache_write %k into %pool at %pos table %t
+      : tensor<1x2x3x32xf32>, tensor<10x2x?x32xbf16>, tensor<1x3xi64>, tensor<1x4xi32> -> tensor<10x2x?x32xbf16>
+  return %r : tensor<10x2x?x32xbf16>
+}
+
+// -----
+
+func.func @bad_group(%q: tensor<1x3x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<1x4xi32>,
+                     %l: tensor<1xi64>, %pos: tensor<1x1xi64>) -> tensor<1x3x1x32xf32> {
+  // expected-error @below {{query heads (3) must be a multiple of key/value heads (2)}}
+  %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos
+      : tensor<1x3x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x3x1x32xf32>
+  return %o : tensor<1x3x1x32xf32>
+}
+
+// -----
+
+func.func @bad_table_batch(%q: tensor<2x4x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<3x4xi32>,
+                           %l: tensor<2xi64>, %pos: tensor<2x1xi64>) -> tensor<2x4x1x32xf32> {
+  // expected-error @below {{block table batch (3) must match query batch (2)}}
+  %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos
+      : tensor<2x4x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<3x4xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x4x1x32xf32>
+  return %o : tensor<2x4x1x32xf32>
+}
+
+// -----
+
+func.func @bad_window(%q: tensor<1x4x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<1x4xi32>,
+                      %l: tensor<1xi64>, %pos: tensor<1x1xi64>) -> tensor<1x4x1x32xf32> {
+  // expected-error @below {{window must be positive, got 0}}
+  %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos window(0)
+      : tensor<1x4x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
+  return %o : tensor<1x4x1x32xf32>
+}

@@ -1,0 +1,46 @@
+// RUN: mnemo-opt %s | mnemo-opt | FileCheck %s
+// RUN: mnemo-opt %s --mnemo-decompose-paged-cache --canonicalize | FileCheck %s --check-prefix=DEC
+
+// The paged KV cache ops round-trip.
+// CHECK-LABEL: func.func @step
+// CHECK: mnemo.kv_cache_write %{{.*}} into %{{.*}} at %{{.*}} table %{{.*}} : tensor<?x2x?x32xf32>, tensor<10x2x4x32xbf16>, tensor<?x?xi64>, tensor<?x?xi32> -> tensor<10x2x4x32xbf16>
+// CHECK: mnemo.paged_attention %{{.*}} table %{{.*}} lengths %{{.*}} positions %{{.*}} causal window(8) softcap(3.000000e+01)
+
+// The write: a loop over batch and new tokens; a token at position p >= 0
+// goes, rounded to bf16, to row p % 4 of page table[b, p / 4].
+// DEC-LABEL: func.func @step
+// DEC: scf.for %[[B:.*]] = %c0 to %{{.*}} step %c1
+// DEC: scf.for %[[S:.*]] = %c0 to %{{.*}} step %c1
+// DEC: %[[P:.*]] = tensor.extract %arg6[%[[B]], %[[S]]] : tensor<?x?xi64>
+// DEC: arith.cmpi sge, %[[P]], %c0_i64
+// DEC: scf.if
+// DEC: %[[POS:.*]] = arith.index_cast %[[P]] : i64 to index
+// DEC: %[[LOGICAL:.*]] = arith.divui %[[POS]], %c4
+// DEC: %[[ROW:.*]] = arith.remui %[[POS]], %c4
+// DEC: %[[PAGE:.*]] = tensor.extract %arg5[%[[B]], %[[LOGICAL]]] : tensor<?x?xi32>
+// DEC: linalg.map { arith.truncf }
+// DEC: tensor.insert_slice %{{.*}}[%{{.*}}, 0, %[[ROW]], 0] [1, 2, 1, 32] [1, 1, 1, 1] : tensor<2x32xbf16> into tensor<10x2x4x32xbf16>
+// The attention: K and V gathered through the table (f32, the query's
+// type), a mask from lengths, positions, causality and window, then one
+// mnemo.attention without causal or window of its own.
+// DEC: linalg.generic
+// DEC: arith.extf %{{.*}} : bf16 to f32
+// DEC: linalg.generic
+// DEC: arith.cmpi slt
+// DEC: arith.cmpi sge
+// DEC: arith.cmpi sle
+// DEC: arith.subi
+// DEC: arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
+// DEC: mnemo.attention %arg0, %{{.*}}, %{{.*}} scale(0.17677669529663687) softcap(3.000000e+01) mask(%{{.*}} : tensor<?x1x?x?xf32>) : tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32> -> tensor<?x4x?x32xf32>
+func.func @step(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tensor<?x2x?x32xf32>,
+                %kpool: tensor<10x2x4x32xbf16>, %vpool: tensor<10x2x4x32xbf16>,
+                %table: tensor<?x?xi32>, %pos: tensor<?x?xi64>, %lens: tensor<?xi64>)
+    -> tensor<?x4x?x32xf32> {
+  %kp = mnemo.kv_cache_write %k into %kpool at %pos table %table
+      : tensor<?x2x?x32xf32>, tensor<10x2x4x32xbf16>, tensor<?x?xi64>, tensor<?x?xi32> -> tensor<10x2x4x32xbf16>
+  %vp = mnemo.kv_cache_write %v into %vpool at %pos table %table
+      : tensor<?x2x?x32xf32>, tensor<10x2x4x32xbf16>, tensor<?x?xi64>, tensor<?x?xi32> -> tensor<10x2x4x32xbf16>
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal window(8) softcap(30.0)
+      : tensor<?x4x?x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<?x?xi32>, tensor<?xi64>, tensor<?x?xi64> -> tensor<?x4x?x32xf32>
+  return %o : tensor<?x4x?x32xf32>
+}
