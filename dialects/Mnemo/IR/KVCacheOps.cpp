@@ -7,8 +7,6 @@
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/IR/ShapeChecks.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::shape_checks;
@@ -131,20 +129,6 @@ LogicalResult PagedAttentionOp::verify() {
       failed(checkDim(op, r, 3, v.getDimSize(3), "result head dim",
                       "value pool head dim")))
     return failure();
-  if (FloatAttr s = getScaleAttr();
-      s && (!std::isfinite(s.getValueAsDouble()) || s.getValueAsDouble() == 0))
-    return emitOpError() << "scale must be finite and non-zero, got "
-                         << s.getValueAsDouble();
-  if (FloatAttr c = getSoftcapAttr(); c && !(c.getValueAsDouble() > 0.0))
-    return emitOpError() << "softcap must be positive, got "
-                         << c.getValueAsDouble();
-  if (IntegerAttr w = getWindowAttr(); w && w.getInt() <= 0)
-    return emitOpError() << "window must be positive, got " << w.getInt();
-  if (Value sink = getSink()) {
-    auto s = cast<RankedTensorType>(sink.getType());
-    if (s.getRank() != 1 || !compatible(s.getDimSize(0), hq))
-      return emitOpError() << "expects sink logits of shape [" << hq
-                           << "] (one per query head), got " << s;
-  }
-  return success();
+  return checkAttentionOptions(op, getScaleAttr(), getSoftcapAttr(),
+                               getWindowAttr(), getSink(), hq);
 }

@@ -129,16 +129,9 @@ LogicalResult AttentionOp::verify() {
                       "value head dim")))
     return failure();
 
-  if (FloatAttr s = getScaleAttr();
-      s && (!std::isfinite(s.getValueAsDouble()) || s.getValueAsDouble() == 0))
-    return emitOpError() << "scale must be finite and non-zero, got "
-                         << s.getValueAsDouble();
-  if (FloatAttr c = getSoftcapAttr(); c && !(c.getValueAsDouble() > 0.0))
-    return emitOpError() << "softcap must be positive, got "
-                         << c.getValueAsDouble();
-  if (IntegerAttr w = getWindowAttr(); w && w.getInt() <= 0)
-    return emitOpError() << "window must be positive, got " << w.getInt();
-
+  if (failed(checkAttentionOptions(op, getScaleAttr(), getSoftcapAttr(),
+                                   getWindowAttr(), getSink(), hq)))
+    return failure();
   if (Value mask = getMask()) {
     auto m = cast<RankedTensorType>(mask.getType());
     if (m.getRank() < 2 || m.getRank() > 4)
@@ -154,12 +147,6 @@ LogicalResult AttentionOp::verify() {
                              << ") must be 1 or match " << dimStr(full[lead + i])
                              << " of [B, Hq, Sq, Skv]";
     }
-  }
-  if (Value sink = getSink()) {
-    auto s = cast<RankedTensorType>(sink.getType());
-    if (s.getRank() != 1 || !compatible(s.getDimSize(0), hq))
-      return emitOpError() << "expects sink logits of shape [" << hq
-                           << "] (one per query head), got " << s;
   }
   return success();
 }

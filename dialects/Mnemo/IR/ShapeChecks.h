@@ -12,9 +12,11 @@
 #ifndef MNEMO_DIALECT_MNEMO_IR_SHAPECHECKS_H
 #define MNEMO_DIALECT_MNEMO_IR_SHAPECHECKS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
+#include <cmath>
 #include <string>
 
 namespace mlir::mnemo::shape_checks {
@@ -55,6 +57,31 @@ inline LogicalResult checkStatic(Operation *op, RankedTensorType type,
   if (!type.isDynamicDim(dim))
     return success();
   return op->emitOpError() << what << " must be static";
+}
+
+/// The options both attention ops take: a finite non-zero scale, a positive
+/// softcap and window, and sink logits of shape [hq].
+inline LogicalResult checkAttentionOptions(Operation *op, FloatAttr scale,
+                                           FloatAttr softcap,
+                                           IntegerAttr window, Value sink,
+                                           int64_t hq) {
+  if (scale && (!std::isfinite(scale.getValueAsDouble()) ||
+                scale.getValueAsDouble() == 0))
+    return op->emitOpError() << "scale must be finite and non-zero, got "
+                             << scale.getValueAsDouble();
+  if (softcap && !(softcap.getValueAsDouble() > 0.0))
+    return op->emitOpError() << "softcap must be positive, got "
+                             << softcap.getValueAsDouble();
+  if (window && window.getInt() <= 0)
+    return op->emitOpError() << "window must be positive, got "
+                             << window.getInt();
+  if (sink) {
+    auto s = cast<RankedTensorType>(sink.getType());
+    if (s.getRank() != 1 || !compatible(s.getDimSize(0), hq))
+      return op->emitOpError() << "expects sink logits of shape [" << hq
+                               << "] (one per query head), got " << s;
+  }
+  return success();
 }
 
 } // namespace mlir::mnemo::shape_checks
