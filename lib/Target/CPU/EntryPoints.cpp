@@ -104,6 +104,12 @@ struct AddEntryPointsPass final
         operands.push_back(loadSlot(1 + i - firstArg));
       LLVM::CallOp::create(b, loc, ciface, operands);
       LLVM::ReturnOp::create(b, loc, ValueRange{});
+      // Only the entry is exported. The function and its C interface keep
+      // the model's own names ("step", "forward"), which the dynamic linker
+      // would otherwise let a loaded library's symbol of the same name
+      // (libc's `step`) interpose.
+      func.setLinkage(LLVM::Linkage::Internal);
+      ciface.setLinkage(LLVM::Linkage::Internal);
     }
   }
 };
