@@ -30,17 +30,32 @@ void mnemo::outlineWeights(func::FuncOp func, int64_t minBytes,
   });
   Block &entry = func.getBody().front();
   for (arith::ConstantOp op : constants) {
+    // Functions of one artifact share a weight they both hold (the
+    // checkpoint's forward, prefill and decode): attributes are uniqued, so
+    // the same values are the same attribute.
+    auto value = cast<DenseElementsAttr>(op.getValue());
+    unsigned argIndex = func.getNumArguments();
+    auto same = llvm::find_if(weights, [&](const ArtifactWeight &w) {
+      return w.value == value;
+    });
+    if (same != weights.end()) {
+      if (failed(func.insertArgument(argIndex, op.getType(), {}, op.getLoc())))
+        continue;
+      op.getResult().replaceAllUsesWith(entry.getArgument(argIndex));
+      indices.push_back(same - weights.begin());
+      op.erase();
+      continue;
+    }
     std::string name;
     if (auto nameLoc = dyn_cast<NameLoc>(op.getLoc()))
       name = nameLoc.getName().str();
     else
       name = "weight" + std::to_string(weights.size());
-    unsigned argIndex = func.getNumArguments();
     if (failed(func.insertArgument(argIndex, op.getType(), {}, op.getLoc())))
       continue;
     op.getResult().replaceAllUsesWith(entry.getArgument(argIndex));
     indices.push_back(weights.size());
-    weights.push_back({name, cast<DenseElementsAttr>(op.getValue())});
+    weights.push_back({name, value});
     op.erase();
   }
 }

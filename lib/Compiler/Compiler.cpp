@@ -23,6 +23,12 @@ using namespace mlir::mnemo;
 namespace {
 
 constexpr llvm::StringLiteral kNameAttr = "mnemo.name";
+constexpr llvm::StringLiteral kDimKindsAttr = "mnemo.dim_kinds";
+constexpr llvm::StringLiteral kInPlaceAttr = "mnemo.in_place";
+constexpr llvm::StringLiteral kInPlaceOfAttr = "mnemo.in_place_of";
+/// A generation step over a paged KV cache (the checkpoint importer's
+/// prefill and decode).
+constexpr llvm::StringLiteral kKVCacheAttr = "mnemo.kv_cache";
 
 /// The signature entry of a function argument or result.
 ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
@@ -33,13 +39,25 @@ ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
   t.name = name ? name.str() : std::move(fallback);
   auto tensor = cast<RankedTensorType>(type);
   t.elementType = tensor.getElementType();
+  // What bounds each dynamic dim: by default the batch for the first dim of
+  // a matrix or more, the sequence length for the others; a function may
+  // say (`mnemo.dim_kinds`: "batch", "seq" or "pages", a page pool's size,
+  // bounded only by the i32 page numbers of a block table).
+  auto kinds = attrs ? attrs.getAs<ArrayAttr>(kDimKindsAttr) : ArrayAttr();
   for (auto [i, d] : llvm::enumerate(tensor.getShape())) {
     bool dynamic = ShapedType::isDynamic(d);
     t.shape.push_back(dynamic ? -1 : d);
     int64_t max = i == 0 && tensor.getRank() >= 2 ? options.maxBatch
                                                    : options.maxSeqLen;
+    if (kinds && i < kinds.size()) {
+      StringRef kind = cast<StringAttr>(kinds[i]).getValue();
+      max = kind == "batch"   ? options.maxBatch
+            : kind == "pages" ? int64_t(INT32_MAX)
+                              : options.maxSeqLen;
+    }
     t.maxShape.push_back(dynamic ? max : d);
   }
+  t.inPlace = attrs && attrs.get(kInPlaceAttr);
   return t;
 }
 
@@ -62,6 +80,9 @@ LogicalResult prepareArtifact(ModuleOp module, const CompileOptions &options,
                                          options));
     }
     for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+      // The in-place update of an input is no output of the artifact.
+      if (func.getResultAttr(i, kInPlaceOfAttr))
+        continue;
       if (!isa<RankedTensorType>(type))
         return func.emitError("result ")
                << i << " is " << type << "; entry points return ranked tensors";
@@ -122,6 +143,25 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     return emitError(module.getLoc(), "target ")
            << options.target
            << " writes PTX, not object files: use --emit=ptx or an artifact";
+  if (ptx) {
+    // The GPU runtime copies inputs to the device at each run, so an input
+    // updated in place (a KV cache pool) has no GPU form yet: generation
+    // steps are left out of GPU artifacts.
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (func->hasAttr(kKVCacheAttr)) {
+        report(("leaving out '" + func.getName() +
+                "' (generation steps run on CPU targets only so far)")
+                   .str());
+        func.erase();
+      }
+    for (auto func : module.getOps<func::FuncOp>())
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (func.getArgAttr(i, kInPlaceAttr))
+          return func.emitError("argument ")
+                 << i << " of '" << func.getName()
+                 << "' is updated in place, which GPU targets do not "
+                    "support yet";
+  }
   if (!options.inputShapes.empty() &&
       failed(specializeInputShapes(module, options.inputShapes)))
     return failure();

@@ -26,6 +26,7 @@ void mnemo::buildBufferizationPasses(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(mnemo::createReadOnlyArgumentsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(mnemo::createDropInPlaceResultsPass());
   pm.addPass(mnemo::createCompactResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones buffers it must hand out without owning them (a

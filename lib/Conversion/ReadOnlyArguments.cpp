@@ -20,14 +20,16 @@ namespace {
 struct ReadOnlyArgumentsPass final
     : mnemo::impl::ReadOnlyArgumentsPassBase<ReadOnlyArgumentsPass> {
   void runOnOperation() override {
-    auto readOnly = BoolAttr::get(&getContext(), false);
     getOperation().walk([&](func::FuncOp func) {
-      for (BlockArgument arg : func.getArguments())
-        if (isa<TensorType>(arg.getType()))
-          func.setArgAttr(arg.getArgNumber(),
-                          bufferization::BufferizationDialect::
-                              kWritableAttrName,
-                          readOnly);
+      for (BlockArgument arg : func.getArguments()) {
+        unsigned i = arg.getArgNumber();
+        if (!isa<TensorType>(arg.getType()))
+          continue;
+        bool inPlace = func.getArgAttr(i, "mnemo.in_place") != nullptr;
+        func.setArgAttr(
+            i, bufferization::BufferizationDialect::kWritableAttrName,
+            BoolAttr::get(&getContext(), inPlace));
+      }
     });
   }
 };

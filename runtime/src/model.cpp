@@ -263,6 +263,14 @@ mnemo_status_t mnemo_model_input_info(const mnemo_model_t *model,
   return nullptr;
 }
 
+int mnemo_model_input_is_inout(const mnemo_model_t *model, size_t function,
+                               size_t index) {
+  const FunctionPlan *plan = functionAt(model, function);
+  return plan && index < plan->inputs.size() && plan->inputs[index].inPlace
+             ? 1
+             : 0;
+}
+
 mnemo_status_t mnemo_model_output_info(const mnemo_model_t *model,
                                        size_t function, size_t index,
                                        mnemo_tensor_info_t *out_info) {

@@ -34,6 +34,7 @@ struct TensorSig {
   mnemo_dtype_t dtype = MNEMO_DTYPE_F32;
   std::vector<int64_t> shape;    // -1 = dynamic
   std::vector<int64_t> maxShape; // equal to `shape` on static dims
+  bool inPlace = false;          // an input the function updates
 };
 
 /// A constant tensor in the weights segment.

@@ -403,6 +403,13 @@ mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
   bool cuda = device && device->kind == MNEMO_DEVICE_CUDA;
   const char *what = model->name.c_str();
   const FunctionPlan &plan = model->functions[index];
+  if (cuda)
+    for (const TensorSig &sig : plan.inputs)
+      if (sig.inPlace)
+        return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                          "%s: function '%s' updates input '%s' in place, "
+                          "which CUDA sessions do not support yet",
+                          what, plan.name, sig.name);
   if (*plan.unsupported) // on no device
     return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s: %s", what,
                       plan.unsupported);
@@ -524,19 +531,30 @@ mnemo_status_t mnemo_session_profile_entry(const mnemo_session_t *session,
   return nullptr;
 }
 
-mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
-                                       const char *name, mnemo_dtype_t dtype,
-                                       const int64_t *shape, size_t rank,
-                                       const void *data) {
+/// Binds input `name`; `inPlace` says which of set_input and set_inout
+/// the caller used, which must match the input's kind.
+static mnemo_status_t bindInput(mnemo_session_t *session, const char *name,
+                                mnemo_dtype_t dtype, const int64_t *shape,
+                                size_t rank, const void *data, bool inPlace) {
+  const char *api =
+      inPlace ? "mnemo_session_set_inout" : "mnemo_session_set_input";
   if (!session || !name)
-    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                      "mnemo_session_set_input: NULL %s",
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT, "%s: NULL %s", api,
                       session ? "name" : "session");
   const FunctionPlan &p = *session->plan;
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     const TensorSig &sig = p.inputs[i];
     if (std::strcmp(sig.name, name) != 0)
       continue;
+    if (sig.inPlace != inPlace)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        sig.inPlace
+                            ? "input '%s': function '%s' updates it in place; "
+                              "bind writable memory with "
+                              "mnemo_session_set_inout"
+                            : "input '%s': function '%s' only reads it; bind "
+                              "it with mnemo_session_set_input",
+                        sig.name, p.name);
     size_t bytes = 0;
     MNEMO_RETURN_IF_ERROR(
         session->validateInput(sig, dtype, shape, rank, data, &bytes));
@@ -552,6 +570,20 @@ mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
   return makeStatus(MNEMO_STATUS_NOT_FOUND,
                     "input '%s': function '%s' has no such input (inputs: %s)",
                     name, p.name, inputNames(p).c_str());
+}
+
+mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
+                                       const char *name, mnemo_dtype_t dtype,
+                                       const int64_t *shape, size_t rank,
+                                       const void *data) {
+  return bindInput(session, name, dtype, shape, rank, data, false);
+}
+
+mnemo_status_t mnemo_session_set_inout(mnemo_session_t *session,
+                                       const char *name, mnemo_dtype_t dtype,
+                                       const int64_t *shape, size_t rank,
+                                       void *data) {
+  return bindInput(session, name, dtype, shape, rank, data, true);
 }
 
 mnemo_status_t mnemo_session_run(mnemo_session_t *session) {

@@ -143,6 +143,12 @@ mnemo_status_t verifyTensorSig(const char *what, const char *function,
                       function, role, name, dtype);
   out.name = name;
   out.dtype = static_cast<mnemo_dtype_t>(dtype);
+  out.inPlace = sig->in_place();
+  if (out.inPlace && std::strcmp(role, "input") != 0)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: function '%s': %s '%s' is marked in place, which "
+                      "only inputs can be",
+                      what, function, role, name);
   out.shape = toVector(sig->shape());
   if (out.shape.size() > kMaxRank)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,

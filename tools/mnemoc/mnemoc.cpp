@@ -118,6 +118,23 @@ static cl::opt<mnemo::WeightDType> weightDType(
                clEnumValN(mnemo::WeightDType::F16, "f16",
                           "IEEE half, rounded to nearest even")),
     cl::cat(mnemocOptions));
+/// --kv-dtype: a WeightDType, or FP8 (not there yet: refused with a note).
+enum class KVDType { F32, BF16, F16, FP8 };
+static cl::opt<KVDType> kvDType(
+    "kv-dtype",
+    cl::desc("Storage type of the KV cache of a checkpoint's generation "
+             "functions (prefill, decode)"),
+    cl::init(KVDType::F32),
+    cl::values(clEnumValN(KVDType::F32, "f32", "32-bit floats"),
+               clEnumValN(KVDType::BF16, "bf16", "bfloat16"),
+               clEnumValN(KVDType::F16, "f16", "IEEE half"),
+               clEnumValN(KVDType::FP8, "fp8",
+                          "FP8 E4M3 with scales (not implemented yet)")),
+    cl::cat(mnemocOptions));
+static cl::opt<int64_t>
+    kvPageSize("kv-page-size",
+               cl::desc("Tokens per page of the paged KV cache (default 16)"),
+               cl::init(16), cl::cat(mnemocOptions));
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Compile for one static shape of an input: NAME=DIMxDIMx... "
@@ -186,6 +203,22 @@ int main(int argc, char **argv) {
   if (!checkpoint && weightDType.getNumOccurrences())
     return fail("--dtype applies to checkpoint directories (an ONNX or MLIR "
                 "model keeps the element types it was written with)");
+  if (!checkpoint &&
+      (kvDType.getNumOccurrences() || kvPageSize.getNumOccurrences()))
+    return fail("--kv-dtype and --kv-page-size apply to checkpoint "
+                "directories (the generation functions are built from the "
+                "checkpoint)");
+  if (kvDType == KVDType::FP8)
+    return fail("--kv-dtype=fp8: an FP8 KV cache is not implemented yet "
+                "(use f32, bf16 or f16)");
+  if (kvPageSize < 1 || kvPageSize > 4096)
+    return fail("--kv-page-size=" + std::to_string(kvPageSize) +
+                ": expected 1 to 4096 tokens");
+  mnemo::KVCacheOptions kvCache;
+  kvCache.pageSize = kvPageSize;
+  kvCache.dtype = kvDType == KVDType::BF16  ? mnemo::WeightDType::BF16
+                  : kvDType == KVDType::F16 ? mnemo::WeightDType::F16
+                                            : mnemo::WeightDType::F32;
   std::unique_ptr<llvm::MemoryBuffer> input;
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   if (!checkpoint) {
@@ -216,7 +249,8 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   if (checkpoint)
     module =
-        mnemo::importCheckpoint(inputPath, &context, error, &hash, weightDType);
+        mnemo::importCheckpoint(inputPath, &context, error, &hash, weightDType,
+                                kvCache);
   else if (onnx) {
     mnemo::ONNXImportReport report;
     module = mnemo::importONNXFile(inputPath, &context, error, &report);

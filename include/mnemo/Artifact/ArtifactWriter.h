@@ -26,6 +26,8 @@ struct ArtifactTensor {
   Type elementType;
   SmallVector<int64_t> shape;
   SmallVector<int64_t> maxShape;
+  /// An input the function updates in place (a KV cache pool).
+  bool inPlace = false;
 };
 
 /// A constant operand, stored in the weights segment.

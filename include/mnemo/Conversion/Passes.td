@@ -56,8 +56,26 @@ def ReadOnlyArgumentsPass : Pass<"mnemo-read-only-arguments", "::mlir::ModuleOp"
     Sets `bufferization.writable = false` on the tensor arguments of every
     function, so that One-Shot Bufferize never updates an input in place: a
     caller's input stays unchanged (it may be read-only memory), and no
-    result aliases an input. An op that updates a tensor argument (a KV
-    cache write into a pool the caller passes) then works on a copy.
+    result aliases an input. An op that updates a tensor argument then
+    works on a copy.
+
+    The exception is an argument marked `mnemo.in_place` (a generation
+    step's KV cache pool): it is writable, so that its update is done in the
+    caller's buffer, and `mnemo-drop-in-place-results` then removes the
+    result that returned it.
+  }];
+}
+
+def DropInPlaceResultsPass : Pass<"mnemo-drop-in-place-results",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Removes the results that return an in-place argument";
+  let description = [{
+    After bufferization, a result marked `mnemo.in_place_of = i` must
+    return argument `i`'s buffer (looking through casts): the function
+    updated the caller's buffer in place, and the result is removed from the
+    function, which returns the others. A result that returns any other
+    buffer (bufferization had to copy the argument) is an error naming it,
+    never a silent copy.
   }];
 }
 

@@ -51,12 +51,14 @@ static std::vector<float> toFloats(const SafetensorsTensor &tensor) {
 
 DecoderBuilder::DecoderBuilder(const ModelConfig &config,
                                const SafetensorsCheckpoint &weights,
-                               ImplicitLocOpBuilder &b, std::string &error)
+                               ImplicitLocOpBuilder &b, std::string &error,
+                               CacheStep *step)
     : config(config), weights(weights), b(b), error(error),
       f32(b.getF32Type()),
       storage(config.weightDType == WeightDType::BF16  ? FloatType(b.getBF16Type())
               : config.weightDType == WeightDType::F16 ? FloatType(b.getF16Type())
-                                                       : FloatType(b.getF32Type())) {}
+                                                       : FloatType(b.getF32Type())),
+      step(step) {}
 
 bool DecoderBuilder::hasWeight(const Twine &name) const {
   return weights.lookup(name.str()) != nullptr;
@@ -322,7 +324,7 @@ Value DecoderBuilder::build(Value ids) {
     return {};
   batch = tensor::DimOp::create(b, ids, 0);
   seq = tensor::DimOp::create(b, ids, 1);
-  pos = positions();
+  pos = step ? step->positions : positions();
   Value h = EmbeddingOp::create(b, act({hidden}), embed, ids);
   Location file = b.getLoc();
   for (int64_t i = 0; i < config.numLayers; ++i) {
@@ -336,10 +338,139 @@ Value DecoderBuilder::build(Value ids) {
   return linear(rmsNorm(h, finalNorm), head, Value(), vocab);
 }
 
-OwningOpRef<ModuleOp> mnemo::buildForwardModule(
+Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
+                                IntegerAttr window) {
+  if (!step)
+    return AttentionOp::create(b, q.getType(), q, k, v, Value(), Value(),
+                               Value(), /*causal=*/true, window, FloatAttr(),
+                               FloatAttr());
+  Value &keys = step->keys[layer], &values = step->values[layer];
+  keys = KVCacheWriteOp::create(b, keys.getType(), k, keys, step->positions,
+                                step->blockTable);
+  values = KVCacheWriteOp::create(b, values.getType(), v, values,
+                                  step->positions, step->blockTable);
+  return PagedAttentionOp::create(b, q.getType(), q, keys, values,
+                                  step->blockTable, step->contextLengths,
+                                  step->positions, /*sink=*/Value(),
+                                  /*causal=*/true, window, FloatAttr(),
+                                  FloatAttr());
+}
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+FloatType cacheElementType(const ModelConfig &config, Builder &b) {
+  switch (config.kvCache.dtype) {
+  case WeightDType::BF16:
+    return b.getBF16Type();
+  case WeightDType::F16:
+    return b.getF16Type();
+  case WeightDType::F32:
+    break;
+  }
+  return b.getF32Type();
+}
+
+/// A public function `name(inputs...) -> logits` named for the artifact.
+func::FuncOp createFunction(ImplicitLocOpBuilder &b, StringRef name,
+                            ArrayRef<std::pair<StringRef, Type>> inputs,
+                            ArrayRef<std::pair<std::string, Type>> results) {
+  SmallVector<Type> argTypes, resultTypes;
+  for (auto &[n, t] : inputs)
+    argTypes.push_back(t);
+  for (auto &[n, t] : results)
+    resultTypes.push_back(t);
+  auto func =
+      func::FuncOp::create(b, name, b.getFunctionType(argTypes, resultTypes));
+  for (auto [i, input] : llvm::enumerate(inputs))
+    func.setArgAttr(i, "mnemo.name", b.getStringAttr(input.first));
+  for (auto [i, result] : llvm::enumerate(results))
+    func.setResultAttr(i, "mnemo.name", b.getStringAttr(result.first));
+  return func;
+}
+
+/// `@name(input_ids, positions, block_table, context_lengths,
+///        cache.L.key, cache.L.value for every layer L)
+///    -> (logits, the updated cache.L.key, cache.L.value)`
+///
+/// One generation step over a ragged batch of B sequences: S new tokens per
+/// sequence (a prompt in `prefill`, S = 1 in `decode`) at their positions
+/// (-1 for padding), written into the paged cache and attending over their
+/// sequence's cached tokens. The pools are updated in place: each pool
+/// argument carries `mnemo.in_place` and its result `mnemo.in_place_of`
+/// (the argument's index), so the artifact passes the caller's pool and
+/// returns only the logits. `mnemo.dim_kinds` tells the artifact's
+/// signature which bound a dynamic dim has (batch, sequence or pages).
+LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
+                                int64_t seqLen, const ModelConfig &config,
+                                DecoderBody body) {
+  Type i64 = b.getI64Type();
+  FloatType cache = cacheElementType(config, b);
+  int64_t pageSize = config.kvCache.pageSize;
+  auto pool = RankedTensorType::get(
+      {kDyn, config.numKVHeads, pageSize, config.headDim}, cache);
+  SmallVector<std::string> poolNames;
+  for (int64_t l = 0; l < config.numLayers; ++l)
+    for (StringRef kind : {"key", "value"})
+      poolNames.push_back(("cache." + Twine(l) + "." + kind).str());
+  SmallVector<std::pair<StringRef, Type>> inputs = {
+      {"input_ids", RankedTensorType::get({kDyn, seqLen}, i64)},
+      {"positions", RankedTensorType::get({kDyn, seqLen}, i64)},
+      {"block_table", RankedTensorType::get({kDyn, kDyn}, b.getI32Type())},
+      {"context_lengths", RankedTensorType::get({kDyn}, i64)}};
+  unsigned firstPool = inputs.size();
+  for (const std::string &n : poolNames)
+    inputs.push_back({n, pool});
+  SmallVector<std::pair<std::string, Type>> results = {
+      {"logits", RankedTensorType::get({kDyn, seqLen, config.vocabSize},
+                                       b.getF32Type())}};
+  for (const std::string &n : poolNames)
+    results.push_back({n, pool});
+  func::FuncOp func = createFunction(b, name, inputs, results);
+  func->setAttr("mnemo.kv_cache", b.getUnitAttr());
+  auto kinds = [&](ArrayRef<StringRef> k) {
+    return b.getStrArrayAttr(SmallVector<StringRef>(k));
+  };
+  func.setArgAttr(3, "mnemo.dim_kinds", kinds({"batch"}));
+  for (unsigned i = 0; i < poolNames.size(); ++i) {
+    func.setArgAttr(firstPool + i, "mnemo.in_place", b.getUnitAttr());
+    func.setArgAttr(firstPool + i, "mnemo.dim_kinds", kinds({"pages"}));
+    func.setResultAttr(1 + i, "mnemo.in_place_of",
+                       b.getI64IntegerAttr(firstPool + i));
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(func.addEntryBlock());
+  CacheStep step;
+  step.positions = func.getArgument(1);
+  step.blockTable = func.getArgument(2);
+  step.contextLengths = func.getArgument(3);
+  for (int64_t l = 0; l < config.numLayers; ++l) {
+    step.keys.push_back(func.getArgument(firstPool + 2 * l));
+    step.values.push_back(func.getArgument(firstPool + 2 * l + 1));
+  }
+  Value logits = body(b, func.getArgument(0), &step);
+  if (!logits)
+    return failure();
+  // The body's activations are [B, S, ...] with a dynamic S.
+  Type logitsType = func.getResultTypes()[0];
+  if (logits.getType() != logitsType)
+    logits = tensor::CastOp::create(b, logitsType, logits);
+  SmallVector<Value> returned = {logits};
+  for (int64_t l = 0; l < config.numLayers; ++l) {
+    returned.push_back(step.keys[l]);
+    returned.push_back(step.values[l]);
+  }
+  func::ReturnOp::create(b, returned);
+  return success();
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
     const ModelConfig &config, const SafetensorsCheckpoint &weights,
-    MLIRContext *context, std::string &error,
-    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value)> body) {
+    MLIRContext *context, std::string &error, DecoderBody body,
+    bool generation) {
   context->loadDialect<arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, tensor::TensorDialect,
                        MnemoDialect>();
@@ -348,19 +479,22 @@ OwningOpRef<ModuleOp> mnemo::buildForwardModule(
   ImplicitLocOpBuilder b(loc, context);
   b.setInsertionPointToEnd(module->getBody());
 
-  constexpr int64_t kDyn = ShapedType::kDynamic;
   auto idsType = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
   auto logitsType =
       RankedTensorType::get({kDyn, kDyn, config.vocabSize}, b.getF32Type());
-  auto func = func::FuncOp::create(
-      b, "forward", b.getFunctionType({idsType}, {logitsType}));
-  func.setArgAttr(0, "mnemo.name", b.getStringAttr("input_ids"));
-  func.setResultAttr(0, "mnemo.name", b.getStringAttr("logits"));
-  b.setInsertionPointToStart(func.addEntryBlock());
-
-  Value logits = body(b, func.getArgument(0));
-  if (!logits)
+  func::FuncOp func = createFunction(b, "forward", {{"input_ids", idsType}},
+                                     {{"logits", logitsType}});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(func.addEntryBlock());
+    Value logits = body(b, func.getArgument(0), nullptr);
+    if (!logits)
+      return nullptr;
+    func::ReturnOp::create(b, logits);
+  }
+  if (generation &&
+      (failed(buildStepFunction(b, "prefill", kDyn, config, body)) ||
+       failed(buildStepFunction(b, "decode", 1, config, body))))
     return nullptr;
-  func::ReturnOp::create(b, logits);
   return module;
 }

@@ -26,11 +26,25 @@
 
 namespace mlir::mnemo {
 
+/// What a generation step (prefill or decode) reads besides its tokens: the
+/// tokens' positions, the paged KV cache and where each sequence's pages
+/// are. The layers' attention writes the new tokens' keys and values into
+/// the pools and attends over them (DecoderBuilder::attention), replacing
+/// each pool by its updated value.
+struct CacheStep {
+  Value positions;      // [B, S] i64; -1 marks a padding token
+  Value blockTable;     // [B, MaxPages] i32
+  Value contextLengths; // [B] i64: tokens cached after this step
+  SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
+};
+
 class DecoderBuilder {
 public:
+  /// Builds `forward` when `step` is null, else the layers of a generation
+  /// step over `step`'s cache.
   DecoderBuilder(const ModelConfig &config,
                  const SafetensorsCheckpoint &weights, ImplicitLocOpBuilder &b,
-                 std::string &error);
+                 std::string &error, CacheStep *step = nullptr);
   virtual ~DecoderBuilder() = default;
 
   /// The logits [B, S, V] of `ids` [B, S]; null after an error.
@@ -82,8 +96,15 @@ protected:
   Value swap12(Value x);
   /// [B, H, S, D] -> [B, S, H*D].
   Value mergeHeads(Value x);
-  /// mnemo.rope at positions 0..S-1 with the config's theta and scaling.
+  /// mnemo.rope at the tokens' positions (0..S-1 in `forward`) with the
+  /// config's theta and scaling.
   Value rope(Value x, bool interleaved = false);
+  /// Causal attention of layer `layer` (q [B, Hq, S, D], k and v
+  /// [B, Hkv, S, D]): mnemo.attention in `forward`; in a generation step,
+  /// k and v written into the layer's pages and mnemo.paged_attention over
+  /// them.
+  Value attention(Value q, Value k, Value v, int64_t layer,
+                  IntegerAttr window);
   /// silu(x Wg^T) * (x Wu^T), projected by Wd^T (the SwiGLU MLP).
   Value swigluMLP(Value x, Value wg, Value bg, Value wu, Value bu, Value wd,
                   Value bd, int64_t inter);
@@ -96,6 +117,7 @@ protected:
   /// The element type of weight matrices (f32, bf16 or f16).
   FloatType storage;
   Value batch, seq, pos;
+  CacheStep *step;
 
 private:
   /// The tensor `name`, checked to exist and have `shape`.
@@ -105,12 +127,19 @@ private:
   Value positions();
 };
 
-/// A module with `@forward(input_ids) -> logits` whose body `builder`
-/// emits; null with `error` set when the builder fails.
-OwningOpRef<ModuleOp> buildForwardModule(
-    const ModelConfig &config, const SafetensorsCheckpoint &weights,
-    MLIRContext *context, std::string &error,
-    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value ids)> body);
+/// Emits the logits of `ids` (in a generation step when `step` is set).
+using DecoderBody =
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value ids, CacheStep *)>;
+
+/// A module with `@forward(input_ids) -> logits` whose body `body` emits
+/// and, with `generation`, the generation steps `@prefill` and `@decode`
+/// over a paged KV cache (see buildStepFunction in DecoderBuilder.cpp);
+/// null with `error` set when the builder fails.
+OwningOpRef<ModuleOp> buildDecoderModule(const ModelConfig &config,
+                                         const SafetensorsCheckpoint &weights,
+                                         MLIRContext *context,
+                                         std::string &error, DecoderBody body,
+                                         bool generation);
 
 } // namespace mlir::mnemo
 

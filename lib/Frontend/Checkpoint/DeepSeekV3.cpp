@@ -300,9 +300,11 @@ OwningOpRef<ModuleOp>
 mnemo::buildDeepSeekV3(const ModelConfig &config,
                        const SafetensorsCheckpoint &weights,
                        MLIRContext *context, std::string &error) {
-  return buildForwardModule(
+  // No generation functions yet: MLA's paged latent cache is to come.
+  return buildDecoderModule(
       config, weights, context, error,
-      [&](ImplicitLocOpBuilder &b, Value ids) {
+      [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *) {
         return DeepSeekBuilder(config, weights, b, error).build(ids);
-      });
+      },
+      /*generation=*/false);
 }

@@ -30,13 +30,15 @@ OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
                                               MLIRContext *context,
                                               std::string &error,
                                               std::string *sourceHash,
-                                              WeightDType dtype) {
+                                              WeightDType dtype,
+                                              KVCacheOptions kvCache) {
   SmallString<256> configPath(directory);
   llvm::sys::path::append(configPath, "config.json");
   ModelConfig config;
   if (!parseModelConfig(configPath, config, error))
     return nullptr;
   config.weightDType = dtype;
+  config.kvCache = kvCache;
   std::unique_ptr<SafetensorsCheckpoint> weights =
       SafetensorsCheckpoint::open(directory, error);
   if (!weights)

@@ -79,9 +79,7 @@ Value LlamaBuilder::layer(Value h, int64_t i) {
   IntegerAttr window;
   if (std::optional<int64_t> w = config.layerWindows[i])
     window = b.getI64IntegerAttr(*w);
-  Value a = AttentionOp::create(b, q.getType(), q, k, v, Value(), Value(),
-                                Value(), /*causal=*/true, window, FloatAttr(),
-                                FloatAttr());
+  Value a = attention(q, k, v, i, window);
   Value r = add(h, linear(mergeHeads(a), wo, bo, hidden));
   Value m = rmsNorm(r, postNorm);
   return add(r, swigluMLP(m, wg, bg, wu, bu, wd, bd, inter));
@@ -91,9 +89,10 @@ OwningOpRef<ModuleOp>
 mnemo::buildLlamaFamily(const ModelConfig &config,
                         const SafetensorsCheckpoint &weights,
                         MLIRContext *context, std::string &error) {
-  return buildForwardModule(
+  return buildDecoderModule(
       config, weights, context, error,
-      [&](ImplicitLocOpBuilder &b, Value ids) {
-        return LlamaBuilder(config, weights, b, error).build(ids);
-      });
+      [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
+        return LlamaBuilder(config, weights, b, error, step).build(ids);
+      },
+      /*generation=*/true);
 }

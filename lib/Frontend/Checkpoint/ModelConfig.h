@@ -59,6 +59,8 @@ struct ModelConfig {
   /// Storage of the weight matrices: a compile option, not read from
   /// config.json.
   WeightDType weightDType = WeightDType::F32;
+  /// The generation functions' KV cache: a compile option too.
+  KVCacheOptions kvCache;
   int64_t vocabSize = 0, hiddenSize = 0, intermediateSize = 0;
   int64_t numLayers = 0, numHeads = 0, numKVHeads = 0, headDim = 0;
   int64_t rotaryDim = 0;

@@ -39,12 +39,21 @@ struct MarkEntryPointsPass final
                     b.getUnitAttr());
       func->setAttr(kResultsAttr,
                     b.getI64IntegerAttr(func.getNumResults()));
-      // Argument and result names belong to the artifact's signature, which
+      // Argument and result attributes of the mnemo namespace (names, dim
+      // kinds, in-place updates) belong to the artifact's signature, which
       // is recorded before code generation; LLVM has no use for them.
+      auto strip = [](DictionaryAttr attrs) {
+        SmallVector<NamedAttribute> kept;
+        if (attrs)
+          for (NamedAttribute a : attrs)
+            if (!a.getName().strref().starts_with("mnemo."))
+              kept.push_back(a);
+        return kept;
+      };
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        func.removeArgAttr(i, "mnemo.name");
+        func.setArgAttrs(i, strip(func.getArgAttrDict(i)));
       for (unsigned i = 0; i < func.getNumResults(); ++i)
-        func.removeResultAttr(i, b.getStringAttr("mnemo.name"));
+        func.setResultAttrs(i, strip(func.getResultAttrDict(i)));
     }
   }
 };

@@ -199,6 +199,12 @@ mnemo_status_t mnemo_model_output_info(const mnemo_model_t *model,
                                        size_t function, size_t index,
                                        mnemo_tensor_info_t *out_info);
 
+/* 1 when input `index` of `function` is updated in place by the function
+ * (a generation step's KV cache pool; bind it with mnemo_session_set_inout),
+ * 0 otherwise or when either is out of range. */
+int mnemo_model_input_is_inout(const mnemo_model_t *model, size_t function,
+                               size_t index);
+
 /*===------------------------------------------------------------------===*
  * Sessions
  *===------------------------------------------------------------------===*/
@@ -256,6 +262,16 @@ mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
                                        const char *name, mnemo_dtype_t dtype,
                                        const int64_t *shape, size_t rank,
                                        const void *data);
+
+/* Binds an input the function updates in place (mnemo_model_input_is_inout;
+ * set_input refuses it, and this refuses the others): as set_input, but the
+ * run reads and writes `data`, which the caller keeps writable and does not
+ * touch until the run returns. CPU sessions only (UNAVAILABLE at session
+ * creation on a CUDA device). */
+mnemo_status_t mnemo_session_set_inout(mnemo_session_t *session,
+                                       const char *name, mnemo_dtype_t dtype,
+                                       const int64_t *shape, size_t rank,
+                                       void *data);
 
 /* Runs the function on the bound inputs. Frees the previous run's outputs
  * first. On success the outputs are available until the next run or
@@ -363,6 +379,75 @@ mnemo_status_t mnemo_session_set_cuda_graph(mnemo_session_t *session,
                                             int enabled);
 /* 1 when the session's runs replay a CUDA graph, else 0. */
 int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
+
+/*===------------------------------------------------------------------===*
+ * Generation
+ * A generator runs a model's generation steps, the functions `prefill` and
+ * `decode` that mnemoc emits for a checkpoint, over a paged KV cache it
+ * owns: per layer a key and a value pool of pages of P tokens (mnemoc
+ * --kv-page-size, --kv-dtype), allocated once at creation. Each sequence
+ * holds the pages its tokens fill; a sequence's logits are those of the
+ * last token it was fed, and equal the logits a plain forward over all of
+ * its tokens gives at that position. Sequences join (mnemo_generator_add,
+ * one prefill over a ragged batch of prompts) and leave
+ * (mnemo_generator_release, pages back to the pool) between steps; a step
+ * feeds one token to each of any set of live sequences (one decode call,
+ * whatever their lengths; more than the model's --max-batch run in several
+ * calls). A call that fails (a token outside the vocabulary, more tokens
+ * than the model's --max-seq-len, an exhausted pool, a sequence that is not
+ * live) returns an error naming the sequence and leaves every sequence as
+ * it was. One thread at a time uses a generator, as a session; it may use
+ * several threads for each step (mnemo_generator_set_threads).
+ * CPU only so far.
+ *===------------------------------------------------------------------===*/
+
+typedef struct mnemo_generator_s mnemo_generator_t;
+
+/* Creates a generator for `model` (which needs functions `prefill` and
+ * `decode`: NOT_FOUND otherwise) on `device` (NULL: the CPU; a CUDA device
+ * is UNAVAILABLE so far) with pools of `num_pages` pages. The generator
+ * keeps the model alive. */
+mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
+                                      const mnemo_device_t *device,
+                                      size_t num_pages,
+                                      mnemo_generator_t **out_generator);
+/* Frees the generator, its pools and sequences; NULL is allowed. */
+void mnemo_generator_free(mnemo_generator_t *generator);
+/* Threads for each step, as mnemo_session_set_threads. */
+mnemo_status_t mnemo_generator_set_threads(mnemo_generator_t *generator,
+                                           size_t threads);
+/* Tokens per page; pages not held by a sequence; the vocabulary size (the
+ * length of a logits row); the most tokens a sequence may hold. 0 for
+ * NULL. */
+size_t mnemo_generator_page_size(const mnemo_generator_t *generator);
+size_t mnemo_generator_free_pages(const mnemo_generator_t *generator);
+size_t mnemo_generator_vocab_size(const mnemo_generator_t *generator);
+size_t mnemo_generator_max_length(const mnemo_generator_t *generator);
+
+/* Adds `count` sequences, sequence i with prompt `prompts[i]` of
+ * `lengths[i]` (at least 1) token ids, and runs the prefill over them;
+ * stores their ids in `out_ids`. On an error no sequence is added. */
+mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
+                                   const int64_t *const *prompts,
+                                   const size_t *lengths, uint64_t *out_ids);
+/* Feeds token `tokens[i]` to live sequence `ids[i]` for each i (each
+ * sequence at most once) and runs one decode step over them. On an error
+ * the sequences are as before the call (with more than --max-batch
+ * sequences, the batches before the failing one have stepped). */
+mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
+                                    const uint64_t *ids,
+                                    const int64_t *tokens);
+/* The logits (vocab_size floats) of sequence `id`'s last token; owned by the
+ * generator, valid until the next add, step or release. */
+mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,
+                                      uint64_t id, const float **out_logits);
+/* The number of tokens sequence `id` holds (prompt and fed tokens). */
+mnemo_status_t mnemo_generator_sequence_length(
+    const mnemo_generator_t *generator, uint64_t id, size_t *out_length);
+/* Ends sequence `id`: its pages return to the pool. NOT_FOUND if it is not
+ * live. */
+mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
+                                       uint64_t id);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -30,6 +30,13 @@ namespace mlir::mnemo {
 /// matrix element is widened where it is read.
 enum class WeightDType { F32, BF16, F16 };
 
+/// The paged KV cache of a checkpoint's generation functions (`prefill` and
+/// `decode`, emitted beside `forward`): storage type and tokens per page.
+struct KVCacheOptions {
+  WeightDType dtype = WeightDType::F32;
+  int64_t pageSize = 16;
+};
+
 /// True if `path` is a directory holding a config.json.
 bool isCheckpointDirectory(llvm::StringRef path);
 
@@ -40,7 +47,8 @@ bool isCheckpointDirectory(llvm::StringRef path);
 OwningOpRef<ModuleOp> importCheckpoint(llvm::StringRef directory,
                                        MLIRContext *context, std::string &error,
                                        std::string *sourceHash = nullptr,
-                                       WeightDType dtype = WeightDType::F32);
+                                       WeightDType dtype = WeightDType::F32,
+                                       KVCacheOptions kvCache = {});
 
 } // namespace mlir::mnemo
 

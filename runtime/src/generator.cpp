@@ -1,0 +1,494 @@
+//===- generator.cpp - generation over a paged KV cache ---------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A generator drives a model's generation steps, the functions `prefill`
+// and `decode` that mnemoc emits for a checkpoint:
+//
+//   (input_ids [B, S] i64, positions [B, S] i64, block_table [B, W] i32,
+//    context_lengths [B] i64, cache.L.key / cache.L.value [Pages, Hkv, P, D]
+//    updated in place) -> logits [B, S, V] f32
+//
+// It owns the page pools (allocated once, zeroed), hands pages to
+// sequences from a free list, builds each call's ragged batch (padding
+// tokens at position -1, which the step neither writes nor attends from)
+// and keeps each sequence's last logits. It computes nothing itself: the
+// steps' code writes the cache and computes the logits.
+//
+// A call that fails (a bad token, an exhausted pool, a step of a released
+// sequence) fails before anything runs and leaves every sequence as it
+// was; pages it had taken return to the pool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "model.h"
+#include "status.h"
+
+#include "mnemo/runtime.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace mnemo::rt;
+
+namespace {
+
+/// The inputs every generation step takes before its pools.
+constexpr const char *kStepInputs[] = {"input_ids", "positions", "block_table",
+                                       "context_lengths"};
+constexpr size_t kNumStepInputs = 4;
+
+struct Pool {
+  const char *name;
+  mnemo_dtype_t dtype;
+  std::vector<int64_t> shape; // [Pages, Hkv, P, D]
+  void *data = nullptr;
+};
+
+struct Sequence {
+  std::vector<int32_t> pages;
+  int64_t length = 0;         // tokens in the cache
+  std::vector<float> logits;  // of the last token fed
+};
+
+/// The tokens one call feeds a sequence.
+struct Feed {
+  uint64_t id;
+  Sequence *sequence;
+  const int64_t *tokens;
+  int64_t count;
+};
+
+} // namespace
+
+struct mnemo_generator_s {
+  mnemo_model_t *model = nullptr;
+  mnemo_session_t *prefill = nullptr;
+  mnemo_session_t *decode = nullptr;
+  std::vector<Pool> pools;
+  int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
+  std::vector<int32_t> freePages;
+  std::map<uint64_t, Sequence> sequences;
+  uint64_t nextId = 1;
+  // A call's batch, reused between calls.
+  std::vector<int64_t> ids, positions, lengths;
+  std::vector<int32_t> table;
+
+  ~mnemo_generator_s() {
+    mnemo_session_free(prefill);
+    mnemo_session_free(decode);
+    for (Pool &p : pools)
+      std::free(p.data);
+    mnemo_model_free(model);
+  }
+
+  mnemo_status_t checkSignature(size_t function, bool isDecode);
+  mnemo_status_t run(mnemo_session_t *session, const std::vector<Feed> &feeds);
+  mnemo_status_t feed(mnemo_session_t *session, std::vector<Feed> &feeds);
+};
+
+namespace {
+
+mnemo_status_t signatureError(const mnemo_model_t *model, size_t function,
+                              const char *what) {
+  return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                    "%s: function '%s' is not a generation step: %s",
+                    model->name.c_str(), model->functions[function].name,
+                    what);
+}
+
+} // namespace
+
+mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
+                                                 bool isDecode) {
+  const FunctionPlan &p = model->functions[function];
+  if (p.inputs.size() < kNumStepInputs + 2 || p.outputs.size() != 1)
+    return signatureError(model, function,
+                          "expected input_ids, positions, block_table, "
+                          "context_lengths and cache pools, and one output");
+  static const mnemo_dtype_t dtypes[] = {MNEMO_DTYPE_I64, MNEMO_DTYPE_I64,
+                                         MNEMO_DTYPE_I32, MNEMO_DTYPE_I64};
+  static const size_t ranks[] = {2, 2, 2, 1};
+  for (size_t i = 0; i < kNumStepInputs; ++i) {
+    const TensorSig &s = p.inputs[i];
+    if (std::strcmp(s.name, kStepInputs[i]) != 0 || s.dtype != dtypes[i] ||
+        s.shape.size() != ranks[i] || s.inPlace)
+      return signatureError(model, function, "unexpected step inputs");
+  }
+  const TensorSig &ids = p.inputs[0];
+  const TensorSig &logits = p.outputs[0];
+  if (logits.dtype != MNEMO_DTYPE_F32 || logits.shape.size() != 3 ||
+      logits.shape[2] < 1)
+    return signatureError(model, function, "logits are not f32 [B, S, V]");
+  if (isDecode && ids.shape[1] != 1)
+    return signatureError(model, function, "decode feeds one token");
+  if (vocab && logits.shape[2] != vocab)
+    return signatureError(model, function, "another vocabulary");
+  vocab = logits.shape[2];
+  int64_t batch = ids.maxShape[0];
+  maxBatch = maxBatch ? std::min(maxBatch, batch) : batch;
+  if (!isDecode) {
+    maxLength = ids.maxShape[1];
+    maxPages = p.inputs[2].maxShape[1];
+  }
+  size_t numPools = p.inputs.size() - kNumStepInputs;
+  if (!pools.empty() && pools.size() != numPools)
+    return signatureError(model, function, "another set of cache pools");
+  for (size_t k = 0; k < numPools; ++k) {
+    const TensorSig &s = p.inputs[kNumStepInputs + k];
+    bool ok = s.inPlace && s.shape.size() == 4 && s.shape[0] == -1 &&
+              s.shape[1] > 0 && s.shape[2] > 0 && s.shape[3] > 0 &&
+              (s.dtype == MNEMO_DTYPE_F32 || s.dtype == MNEMO_DTYPE_BF16 ||
+               s.dtype == MNEMO_DTYPE_F16);
+    if (!ok)
+      return signatureError(model, function,
+                            "a cache pool is not [Pages, Hkv, P, D] of f32, "
+                            "bf16 or f16 updated in place");
+    if (k < pools.size()) {
+      const Pool &q = pools[k];
+      if (std::strcmp(q.name, s.name) || q.dtype != s.dtype ||
+          !std::equal(q.shape.begin() + 1, q.shape.end(), s.shape.begin() + 1))
+        return signatureError(model, function,
+                              "its cache pools differ from prefill's");
+      continue;
+    }
+    pools.push_back({s.name, s.dtype, s.shape, nullptr});
+    if (pageSize && s.shape[2] != pageSize)
+      return signatureError(model, function, "pools of several page sizes");
+    pageSize = s.shape[2];
+  }
+  return nullptr;
+}
+
+/// Runs one step over `feeds` (at most maxBatch of them, their pages
+/// already taken) and stores each sequence's last logits.
+mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
+                                      const std::vector<Feed> &feeds) {
+  int64_t b = static_cast<int64_t>(feeds.size()), s = 0, w = 1;
+  for (const Feed &f : feeds) {
+    s = std::max(s, f.count);
+    w = std::max(w, static_cast<int64_t>(f.sequence->pages.size()));
+  }
+  ids.assign(b * s, 0);
+  positions.assign(b * s, -1);
+  lengths.assign(b, 0);
+  table.assign(b * w, 0);
+  for (int64_t i = 0; i < b; ++i) {
+    const Feed &f = feeds[i];
+    for (int64_t t = 0; t < f.count; ++t) {
+      ids[i * s + t] = f.tokens[t];
+      positions[i * s + t] = f.sequence->length + t;
+    }
+    lengths[i] = f.sequence->length + f.count;
+    std::copy(f.sequence->pages.begin(), f.sequence->pages.end(),
+              table.begin() + i * w);
+  }
+  int64_t batchShape[] = {b, s}, tableShape[] = {b, w}, lengthShape[] = {b};
+  MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
+      session, "input_ids", MNEMO_DTYPE_I64, batchShape, 2, ids.data()));
+  MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
+      session, "positions", MNEMO_DTYPE_I64, batchShape, 2, positions.data()));
+  MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
+      session, "block_table", MNEMO_DTYPE_I32, tableShape, 2, table.data()));
+  MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(session, "context_lengths",
+                                                MNEMO_DTYPE_I64, lengthShape,
+                                                1, lengths.data()));
+  for (Pool &p : pools)
+    MNEMO_RETURN_IF_ERROR(mnemo_session_set_inout(
+        session, p.name, p.dtype, p.shape.data(), 4, p.data));
+  MNEMO_RETURN_IF_ERROR(mnemo_session_run(session));
+  mnemo_tensor_t out;
+  MNEMO_RETURN_IF_ERROR(mnemo_session_get_output(session, 0, &out));
+  if (out.rank != 3 || out.shape[0] != b || out.shape[1] != s ||
+      out.shape[2] != vocab)
+    return makeStatus(MNEMO_STATUS_INTERNAL,
+                      "generation step: logits of an unexpected shape");
+  const auto *logits = static_cast<const float *>(out.data);
+  for (int64_t i = 0; i < b; ++i) {
+    Sequence &q = *feeds[i].sequence;
+    const float *row = logits + (i * s + feeds[i].count - 1) * vocab;
+    q.logits.assign(row, row + vocab);
+    q.length += feeds[i].count;
+  }
+  return nullptr;
+}
+
+/// Checks the feeds, takes the pages their tokens need and runs them in
+/// batches of at most maxBatch. On an error before any run, every page
+/// taken returns to the pool.
+mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
+                                       std::vector<Feed> &feeds) {
+  for (const Feed &f : feeds) {
+    for (int64_t t = 0; t < f.count; ++t)
+      if (f.tokens[t] < 0 || f.tokens[t] >= vocab)
+        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                          "sequence %llu: token %lld (index %lld) is outside "
+                          "the vocabulary of %lld",
+                          static_cast<unsigned long long>(f.id),
+                          static_cast<long long>(f.tokens[t]),
+                          static_cast<long long>(t),
+                          static_cast<long long>(vocab));
+    int64_t length = f.sequence->length + f.count;
+    if (length > maxLength || (length + pageSize - 1) / pageSize > maxPages)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "sequence %llu: %lld tokens exceed the model's "
+                        "maximum sequence length %lld (mnemoc --max-seq-len)",
+                        static_cast<unsigned long long>(f.id),
+                        static_cast<long long>(length),
+                        static_cast<long long>(maxLength));
+  }
+  // Pages taken for feed i: taken[i]. giveBack(first) returns those of
+  // the feeds from `first` on, which did not run.
+  std::vector<size_t> taken(feeds.size(), 0);
+  auto giveBack = [&](size_t first) {
+    for (size_t i = first; i < feeds.size(); ++i)
+      for (; taken[i] > 0; --taken[i]) {
+        freePages.push_back(feeds[i].sequence->pages.back());
+        feeds[i].sequence->pages.pop_back();
+      }
+  };
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const Feed &f = feeds[i];
+    int64_t length = f.sequence->length + f.count;
+    size_t need = static_cast<size_t>((length + pageSize - 1) / pageSize);
+    size_t have = f.sequence->pages.size();
+    if (need <= have)
+      continue;
+    if (need - have > freePages.size()) {
+      size_t missing = need - have - freePages.size();
+      giveBack(0);
+      return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                        "sequence %llu: the KV cache pool is exhausted (%zu "
+                        "more page%s of %lld tokens needed); release a "
+                        "sequence or create the generator with more pages",
+                        static_cast<unsigned long long>(f.id), missing,
+                        missing == 1 ? "" : "s",
+                        static_cast<long long>(pageSize));
+    }
+    taken[i] = need - have;
+    for (size_t k = have; k < need; ++k) {
+      f.sequence->pages.push_back(freePages.back());
+      freePages.pop_back();
+    }
+  }
+  for (size_t first = 0; first < feeds.size();
+       first += static_cast<size_t>(maxBatch)) {
+    size_t end = std::min(feeds.size(), first + static_cast<size_t>(maxBatch));
+    std::vector<Feed> chunk(feeds.begin() + first, feeds.begin() + end);
+    if (mnemo_status_t status = run(session, chunk)) {
+      // The chunks before this one ran and keep their pages; this one's
+      // sequences and the later ones are left as they were.
+      giveBack(first);
+      return status;
+    }
+  }
+  return nullptr;
+}
+
+extern "C" {
+
+mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
+                                      const mnemo_device_t *device,
+                                      size_t num_pages,
+                                      mnemo_generator_t **out_generator) {
+  if (!model || !out_generator)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_create: NULL %s",
+                      model ? "out_generator" : "model");
+  *out_generator = nullptr;
+  if (device && mnemo_device_kind(device) != MNEMO_DEVICE_CPU)
+    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
+                      "%s: generation runs on the CPU only so far",
+                      model->name.c_str());
+  if (num_pages < 1 || num_pages > INT32_MAX)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_create: %zu pages (expected 1 to %d)",
+                      num_pages, INT32_MAX);
+  size_t prefill = 0, decode = 0;
+  if (mnemo_model_find_function(model, "prefill", &prefill) ||
+      mnemo_model_find_function(model, "decode", &decode))
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "%s: no generation steps (functions 'prefill' and "
+                      "'decode'; mnemoc emits them for Llama-family "
+                      "checkpoints compiled for CPU targets)",
+                      model->name.c_str());
+  auto *g = new (std::nothrow) mnemo_generator_s();
+  if (!g)
+    return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  retainModel(model);
+  g->model = model;
+  mnemo_status_t status = g->checkSignature(prefill, false);
+  if (!status)
+    status = g->checkSignature(decode, true);
+  if (!status)
+    status = mnemo_session_create_on(model, "prefill", device, &g->prefill);
+  if (!status)
+    status = mnemo_session_create_on(model, "decode", device, &g->decode);
+  for (size_t k = 0; !status && k < g->pools.size(); ++k) {
+    Pool &p = g->pools[k];
+    p.shape[0] = static_cast<int64_t>(num_pages);
+    uint64_t bytes = mnemo_dtype_size(p.dtype);
+    for (int64_t d : p.shape)
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        bytes = UINT64_MAX;
+    // Zeroed: a padding row of a page is read (and masked) as a number.
+    size_t rounded = static_cast<size_t>((bytes + 63) / 64 * 64);
+    p.data = bytes < SIZE_MAX / 2 ? std::aligned_alloc(64, rounded) : nullptr;
+    if (!p.data)
+      status = makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                          "%s: cannot allocate %zu pages of '%s'",
+                          model->name.c_str(), num_pages, p.name);
+    else
+      std::memset(p.data, 0, rounded);
+  }
+  if (status) {
+    delete g;
+    return status;
+  }
+  g->freePages.reserve(num_pages);
+  for (size_t k = num_pages; k > 0; --k)
+    g->freePages.push_back(static_cast<int32_t>(k - 1));
+  *out_generator = g;
+  return nullptr;
+}
+
+void mnemo_generator_free(mnemo_generator_t *generator) { delete generator; }
+
+mnemo_status_t mnemo_generator_set_threads(mnemo_generator_t *generator,
+                                           size_t threads) {
+  if (!generator)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_set_threads: NULL generator");
+  MNEMO_RETURN_IF_ERROR(mnemo_session_set_threads(generator->prefill, threads));
+  return mnemo_session_set_threads(generator->decode, threads);
+}
+
+size_t mnemo_generator_page_size(const mnemo_generator_t *generator) {
+  return generator ? static_cast<size_t>(generator->pageSize) : 0;
+}
+
+size_t mnemo_generator_free_pages(const mnemo_generator_t *generator) {
+  return generator ? generator->freePages.size() : 0;
+}
+
+size_t mnemo_generator_vocab_size(const mnemo_generator_t *generator) {
+  return generator ? static_cast<size_t>(generator->vocab) : 0;
+}
+
+size_t mnemo_generator_max_length(const mnemo_generator_t *generator) {
+  return generator ? static_cast<size_t>(generator->maxLength) : 0;
+}
+
+mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
+                                   const int64_t *const *prompts,
+                                   const size_t *lengths, uint64_t *out_ids) {
+  if (!generator || (count && (!prompts || !lengths || !out_ids)))
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_add: NULL %s",
+                      generator ? "prompts, lengths or out_ids"
+                                : "generator");
+  mnemo_generator_s &g = *generator;
+  std::vector<Sequence> fresh(count);
+  std::vector<Feed> feeds;
+  for (size_t i = 0; i < count; ++i) {
+    if (lengths[i] < 1 || !prompts[i])
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "mnemo_generator_add: prompt %zu is %s", i,
+                        prompts[i] ? "empty" : "NULL");
+    feeds.push_back({g.nextId + i, &fresh[i], prompts[i],
+                     static_cast<int64_t>(
+                         std::min<size_t>(lengths[i], INT64_MAX))});
+  }
+  if (mnemo_status_t status = g.feed(g.prefill, feeds)) {
+    // No sequence is added; feed returned the pages of the prompts that
+    // did not run, these are the others'.
+    for (Sequence &q : fresh)
+      g.freePages.insert(g.freePages.end(), q.pages.begin(), q.pages.end());
+    return status;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    out_ids[i] = g.nextId++;
+    g.sequences.emplace(out_ids[i], std::move(fresh[i]));
+  }
+  return nullptr;
+}
+
+mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
+                                    const uint64_t *ids,
+                                    const int64_t *tokens) {
+  if (!generator || (count && (!ids || !tokens)))
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_step: NULL %s",
+                      generator ? "ids or tokens" : "generator");
+  mnemo_generator_s &g = *generator;
+  std::vector<Feed> feeds;
+  for (size_t i = 0; i < count; ++i) {
+    auto it = g.sequences.find(ids[i]);
+    if (it == g.sequences.end())
+      return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                        "sequence %llu: not live (released, or never added)",
+                        static_cast<unsigned long long>(ids[i]));
+    for (const Feed &f : feeds)
+      if (f.id == ids[i])
+        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                          "sequence %llu: stepped twice in one call",
+                          static_cast<unsigned long long>(ids[i]));
+    feeds.push_back({ids[i], &it->second, &tokens[i], 1});
+  }
+  return g.feed(g.decode, feeds);
+}
+
+mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,
+                                      uint64_t id, const float **out_logits) {
+  if (!generator || !out_logits)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_logits: NULL %s",
+                      generator ? "out_logits" : "generator");
+  auto it = generator->sequences.find(id);
+  if (it == generator->sequences.end())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "sequence %llu: not live (released, or never added)",
+                      static_cast<unsigned long long>(id));
+  *out_logits = it->second.logits.data();
+  return nullptr;
+}
+
+mnemo_status_t mnemo_generator_sequence_length(
+    const mnemo_generator_t *generator, uint64_t id, size_t *out_length) {
+  if (!generator || !out_length)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_sequence_length: NULL %s",
+                      generator ? "out_length" : "generator");
+  auto it = generator->sequences.find(id);
+  if (it == generator->sequences.end())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "sequence %llu: not live (released, or never added)",
+                      static_cast<unsigned long long>(id));
+  *out_length = static_cast<size_t>(it->second.length);
+  return nullptr;
+}
+
+mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
+                                       uint64_t id) {
+  if (!generator)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_release: NULL generator");
+  auto it = generator->sequences.find(id);
+  if (it == generator->sequences.end())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "sequence %llu: not live (released, or never added)",
+                      static_cast<unsigned long long>(id));
+  const std::vector<int32_t> &pages = it->second.pages;
+  generator->freePages.insert(generator->freePages.end(), pages.begin(),
+                              pages.end());
+  generator->sequences.erase(it);
+  return nullptr;
+}
+
+} // extern "C"
