@@ -8,6 +8,9 @@
 //             [--repeat N] [--function NAME] [--threads N] [--profile]
 //             [--device cpu|cuda] [--cuda-graph on|off]
 //   mnemo-run OUT.mnemo --dump-plan
+//   mnemo-run OUT.mnemo --generate N --input input_ids=IDS.npy
+//             --output-dir DIR [--prompt-lengths L0,L1,...]
+//             [--teacher-force TOKENS.npy] [--threads N] [--kv-pages N]
 //
 // Loads the artifact, binds each input from a .npy file, runs the function
 // N times, prints every output's name, dtype and shape and the median
@@ -23,10 +26,12 @@
 // --cuda-graph on|off chooses between replaying the plan as a CUDA graph
 // (the default for plans of several kernels) and launching kernel by
 // kernel. --dump-plan prints the artifact's plan as JSON and exits.
+// --generate runs the artifact's generation steps (generate.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cli.h"
+#include "generate.h"
 #include "npy.h"
 #include "profile_table.h"
 #include "plan_json.h"
@@ -49,7 +54,9 @@ constexpr const char *kUsage =
     "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
     "[--output-dir DIR] [--repeat N] [--function NAME] [--threads N] "
     "[--profile] [--device cpu|cuda] [--cuda-graph on|off] | OUT.mnemo "
-    "--dump-plan";
+    "--dump-plan | OUT.mnemo --generate N --input input_ids=IDS.npy "
+    "--output-dir DIR [--prompt-lengths L0,L1,...] [--teacher-force "
+    "TOKENS.npy] [--kv-pages N]";
 
 constexpr const char *kOptions =
     "  --input NAME=FILE.npy  an input of the function (every one is needed)\n"
@@ -64,7 +71,13 @@ constexpr const char *kOptions =
     "                         compiled for sm_80 or sm_90a)\n"
     "  --cuda-graph on|off    replay the plan as a CUDA graph, or launch\n"
     "                         kernel by kernel\n"
-    "  --dump-plan            print the artifact's plan as JSON and exit\n";
+    "  --dump-plan            print the artifact's plan as JSON and exit\n"
+    "  --generate N           prefill every row of input_ids, decode N\n"
+    "                         tokens greedily; write DIR/tokens.npy and\n"
+    "                         DIR/step_logits.npy\n"
+    "  --prompt-lengths L,... row i's prompt is its first Li tokens\n"
+    "  --teacher-force F.npy  step i feeds F[:, i] instead of its choice\n"
+    "  --kv-pages N           KV cache pages (default: what the rows need)\n";
 
 struct Options {
   const char *artifact = nullptr;
@@ -78,7 +91,22 @@ struct Options {
   int cudaGraph = -1;    // --cuda-graph: 1 on, 0 off, -1 the program's choice
   long threads = -1;     // --threads: 0 one per core; -1 not given (cores)
   bool profile = false;  // --profile
+  long generate = 0;     // --generate N
+  std::vector<long> promptLengths; // --prompt-lengths
+  std::string teacher;   // --teacher-force
+  long kvPages = 0;      // --kv-pages
 };
+
+/// Parses a positive count; false on anything else.
+bool parseCount(const std::string &value, long &out) {
+  char *end = nullptr;
+  errno = 0;
+  long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end || errno || n < 1)
+    return false;
+  out = n;
+  return true;
+}
 
 /// Parses the command line; returns -1 to go on, else the exit code.
 int parseArgs(int argc, char **argv, Options &options) {
@@ -104,7 +132,9 @@ int parseArgs(int argc, char **argv, Options &options) {
     } else if (flag == "--input" || flag == "--output-dir" ||
                flag == "--repeat" || flag == "--function" ||
                flag == "--device" || flag == "--cuda-graph" ||
-               flag == "--threads") {
+               flag == "--threads" || flag == "--generate" ||
+               flag == "--prompt-lengths" || flag == "--teacher-force" ||
+               flag == "--kv-pages") {
       if (i + 1 >= argc)
         return fail(flag, "expects a value");
       value = argv[++i];
@@ -146,6 +176,33 @@ int parseArgs(int argc, char **argv, Options &options) {
       if (eq != std::string::npos)
         return fail("--dump-plan", "takes no value");
       options.dumpPlan = true;
+    } else if (flag == "--generate") {
+      if (!parseCount(value, options.generate))
+        return fail("--generate",
+                    "expected a positive token count, got '" + value + "'");
+    } else if (flag == "--kv-pages") {
+      if (!parseCount(value, options.kvPages))
+        return fail("--kv-pages",
+                    "expected a positive page count, got '" + value + "'");
+    } else if (flag == "--teacher-force") {
+      if (value.empty())
+        return fail(flag, "expects a value");
+      options.teacher = value;
+    } else if (flag == "--prompt-lengths") {
+      size_t begin = 0;
+      while (true) {
+        size_t comma = value.find(',', begin);
+        std::string item = value.substr(begin, comma - begin);
+        long n = 0;
+        if (!parseCount(item, n))
+          return fail("--prompt-lengths",
+                      "expected positive lengths L0,L1,..., got '" + value +
+                          "'");
+        options.promptLengths.push_back(n);
+        if (comma == std::string::npos)
+          break;
+        begin = comma + 1;
+      }
     } else if (flag == "--repeat") {
       char *end = nullptr;
       errno = 0;
@@ -164,6 +221,18 @@ int parseArgs(int argc, char **argv, Options &options) {
     return fail("--cuda-graph", "needs --device=cuda");
   if (options.threads >= 0 && options.cuda)
     return fail("--threads", "needs --device=cpu");
+  bool generationFlag = !options.promptLengths.empty() ||
+                        !options.teacher.empty() || options.kvPages;
+  if (generationFlag && !options.generate)
+    return fail(!options.teacher.empty() ? "--teacher-force"
+                : options.kvPages        ? "--kv-pages"
+                                         : "--prompt-lengths",
+                "needs --generate N");
+  if (options.generate &&
+      (options.repeat != 1 || !options.function.empty() || options.profile ||
+       options.dumpPlan || options.cudaGraph >= 0))
+    return fail("--generate", "takes no --repeat, --function, --profile, "
+                              "--dump-plan or --cuda-graph");
   return -1;
 }
 
@@ -217,16 +286,49 @@ int readInputs(const Options &options, mnemo_model_t *model, size_t function,
   return -1;
 }
 
-mnemo_status_t bindInputs(mnemo_session_t *session,
-                          const std::vector<Input> &inputs) {
-  for (const Input &input : inputs) {
-    const mnemo::npy::Array &a = input.array;
-    if (mnemo_status_t status = mnemo_session_set_input(
-            session, input.name.c_str(), a.dtype, a.shape.data(),
-            a.shape.size(), a.data.get()))
+/// Binds the inputs read from files; one the function updates in place
+/// (a generation step's cache pool) is updated in the tool's copy.
+mnemo_status_t bindInputs(mnemo_session_t *session, mnemo_model_t *model,
+                          size_t function, std::vector<Input> &inputs) {
+  for (Input &input : inputs) {
+    mnemo::npy::Array &a = input.array;
+    bool inout = false;
+    for (size_t i = 0; i < mnemo_model_input_count(model, function); ++i) {
+      mnemo_tensor_info_t info;
+      if (!mnemo_model_input_info(model, function, i, &info) &&
+          input.name == info.name)
+        inout = mnemo_model_input_is_inout(model, function, i);
+    }
+    mnemo_status_t status =
+        inout ? mnemo_session_set_inout(session, input.name.c_str(), a.dtype,
+                                        a.shape.data(), a.shape.size(),
+                                        a.data.get())
+              : mnemo_session_set_input(session, input.name.c_str(), a.dtype,
+                                        a.shape.data(), a.shape.size(),
+                                        a.data.get());
+    if (status)
       return status;
   }
   return nullptr;
+}
+
+int runGeneration(const Options &options) {
+  GenerateOptions g;
+  g.artifact = options.artifact;
+  g.steps = options.generate;
+  for (const auto &[name, file] : options.inputs) {
+    if (name != "input_ids")
+      return fail("input '" + name + "'",
+                  "--generate takes one input, input_ids");
+    g.ids = file;
+  }
+  g.outputDir = options.outputDir;
+  g.lengths = options.promptLengths;
+  g.teacher = options.teacher;
+  g.device = options.device;
+  g.threads = options.threads;
+  g.pages = options.kvPages;
+  return generate(g);
 }
 
 int writeOutput(const char *dir, const char *name, const mnemo_tensor_t &t,
@@ -275,7 +377,7 @@ int run(const Options &options) {
       rc = fail(status);
       break;
     }
-    if ((status = bindInputs(session, inputs))) {
+    if ((status = bindInputs(session, model, function, inputs))) {
       rc = fail(status);
       break;
     }
@@ -344,5 +446,7 @@ int main(int argc, char **argv) {
     return rc;
   if (options.dumpPlan)
     return dumpPlan(options.artifact);
+  if (options.generate)
+    return runGeneration(options);
   return run(options);
 }

@@ -6,6 +6,31 @@
 # RUN: %aarch64_run %aarch64_bin/mnemo-run %t/model-a64.mnemo --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --output-dir %t/a64
 # RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/a64/logits.npy %S/Inputs/refs_public/llama_gqa/logits.npy | FileCheck %s
 # CHECK: max |diff| {{.*}} ok
+# Generation (prefill, then decode over the paged KV cache) against the
+# references defined by recomputation: greedy, a ragged batch (row 1 a
+# 23-token prompt), teacher-forced; then a bf16 cache of 8-token pages; then
+# AArch64 under qemu.
+# RUN: %mnemo_run %t/model.mnemo --generate 24 --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --output-dir %t/gen | FileCheck %s --check-prefix=GEN
+# RUN: %python %S/Inputs/generation.py compare %t/gen %S/Inputs/refs_public/llama_gqa | FileCheck %s --check-prefix=MATCH
+# RUN: %python %S/Inputs/generation.py ragged %S/Inputs/refs_public/llama_gqa %t/ragged.npy | FileCheck %s --check-prefix=RAGGED
+# RUN: %mnemo_run %t/model.mnemo --generate 24 --input input_ids=%t/ragged.npy --prompt-lengths 40,23 --output-dir %t/gen-ragged
+# RUN: %python %S/Inputs/generation.py compare %t/gen-ragged %S/Inputs/refs_public/llama_gqa --ragged | FileCheck %s --check-prefix=MATCH
+# RUN: %mnemo_run %t/model.mnemo --generate 24 --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --teacher-force %S/Inputs/refs_public/llama_gqa/greedy_tokens.npy --output-dir %t/gen-teacher
+# RUN: %python %S/Inputs/generation.py compare %t/gen-teacher %S/Inputs/refs_public/llama_gqa --teacher | FileCheck %s --check-prefix=TEACHER
+# RUN: mnemoc %S/Inputs/refs_public/llama_gqa --target=host --kv-dtype=bf16 --kv-page-size=8 -o %t/model-bf16kv.mnemo
+# RUN: %mnemo_run %t/model-bf16kv.mnemo --generate 24 --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --teacher-force %S/Inputs/refs_public/llama_gqa/greedy_tokens.npy --output-dir %t/gen-bf16
+# RUN: %python %S/Inputs/generation.py compare %t/gen-bf16 %S/Inputs/refs_public/llama_gqa --teacher --rel-l2 1e-2 | FileCheck %s --check-prefix=TEACHER
+# RUN: %aarch64_run %aarch64_bin/mnemo-run %t/model-a64.mnemo --generate 24 --input input_ids=%t/ragged.npy --prompt-lengths 40,23 --output-dir %t/a64-gen
+# RUN: %python %S/Inputs/generation.py compare %t/a64-gen %S/Inputs/refs_public/llama_gqa --ragged | FileCheck %s --check-prefix=MATCH
+# GEN: tokens: i64 [2, 24]
+# GEN: step_logits: f32 [2, 24, 256]
+# GEN: time to first token: {{.*}} ms (prefill of 2 prompts)
+# GEN: time per output token: {{.*}} ms (median of 23 decode steps)
+# MATCH: row 0: tokens {{.*}}: ok
+# MATCH: row 1: tokens {{.*}}: ok
+# RAGGED: 40,23
+# TEACHER: row 0: {{.*}}: ok
+# TEACHER: row 1: {{.*}}: ok
 """The llama_gqa reference checkpoint (LlamaForCausalLM, grouped-query
 attention; config.json + model.safetensors) imported, compiled for the host
 and for AArch64 (run under qemu) on a [2, 40] batch; its logits match PyTorch's to 1e-4."""
