@@ -47,6 +47,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # of those need the `aarch64-runtime` feature. (Longest name first: lit
 # replaces in order, and %mnemo_run is a prefix of %mnemo_runtime_*.)
 for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test"),
+                   ("%mnemo_runtime_generator_test", "mnemo-runtime-generator-test"),
                    ("%mnemo_runtime_shapes_test", "mnemo-runtime-shapes-test"),
                    ("%mnemo_runtime_load_test", "mnemo-runtime-load-test"),
                    ("%mnemo_embed_example", "mnemo-embed-example"),

@@ -59,6 +59,7 @@ struct Sequence {
 
 /// The tokens one call feeds a sequence.
 struct Feed {
+  const char *kind; // "sequence", or "prompt" (id is then its index)
   uint64_t id;
   Sequence *sequence;
   const int64_t *tokens;
@@ -225,23 +226,23 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
 mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
                                        std::vector<Feed> &feeds) {
   for (const Feed &f : feeds) {
-    for (int64_t t = 0; t < f.count; ++t)
-      if (f.tokens[t] < 0 || f.tokens[t] >= vocab)
-        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                          "sequence %llu: token %lld (index %lld) is outside "
-                          "the vocabulary of %lld",
-                          static_cast<unsigned long long>(f.id),
-                          static_cast<long long>(f.tokens[t]),
-                          static_cast<long long>(t),
-                          static_cast<long long>(vocab));
     int64_t length = f.sequence->length + f.count;
     if (length > maxLength || (length + pageSize - 1) / pageSize > maxPages)
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                        "sequence %llu: %lld tokens exceed the model's "
+                        "%s %llu: %lld tokens exceed the model's "
                         "maximum sequence length %lld (mnemoc --max-seq-len)",
-                        static_cast<unsigned long long>(f.id),
+                        f.kind, static_cast<unsigned long long>(f.id),
                         static_cast<long long>(length),
                         static_cast<long long>(maxLength));
+    for (int64_t t = 0; t < f.count; ++t)
+      if (f.tokens[t] < 0 || f.tokens[t] >= vocab)
+        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                          "%s %llu: token %lld (index %lld) is outside "
+                          "the vocabulary of %lld",
+                          f.kind, static_cast<unsigned long long>(f.id),
+                          static_cast<long long>(f.tokens[t]),
+                          static_cast<long long>(t),
+                          static_cast<long long>(vocab));
   }
   // Pages taken for feed i: taken[i]. giveBack(first) returns those of
   // the feeds from `first` on, which did not run.
@@ -264,10 +265,10 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
       size_t missing = need - have - freePages.size();
       giveBack(0);
       return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
-                        "sequence %llu: the KV cache pool is exhausted (%zu "
+                        "%s %llu: the KV cache pool is exhausted (%zu "
                         "more page%s of %lld tokens needed); release a "
                         "sequence or create the generator with more pages",
-                        static_cast<unsigned long long>(f.id), missing,
+                        f.kind, static_cast<unsigned long long>(f.id), missing,
                         missing == 1 ? "" : "s",
                         static_cast<long long>(pageSize));
     }
@@ -401,7 +402,7 @@ mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "mnemo_generator_add: prompt %zu is %s", i,
                         prompts[i] ? "empty" : "NULL");
-    feeds.push_back({g.nextId + i, &fresh[i], prompts[i],
+    feeds.push_back({"prompt", i, &fresh[i], prompts[i],
                      static_cast<int64_t>(
                          std::min<size_t>(lengths[i], INT64_MAX))});
   }
@@ -439,7 +440,7 @@ mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
         return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                           "sequence %llu: stepped twice in one call",
                           static_cast<unsigned long long>(ids[i]));
-    feeds.push_back({ids[i], &it->second, &tokens[i], 1});
+    feeds.push_back({"sequence", ids[i], &it->second, &tokens[i], 1});
   }
   return g.feed(g.decode, feeds);
 }

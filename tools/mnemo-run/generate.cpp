@@ -136,6 +136,13 @@ int mnemo::run::generate(const GenerateOptions &options) {
   status = mnemo_generator_add(gen, static_cast<size_t>(rows), prompts.data(),
                                lengths.data(), seq.data());
   double ttft = nowMs() - start;
+  if (status) {
+    // "prompt I: ..." is row I of the ids file.
+    std::string message = mnemo_status_message(status);
+    mnemo_status_free(status);
+    mnemo_generator_free(gen);
+    return fail(options.ids, message);
+  }
   std::vector<double> stepTimes;
   for (long i = 0; !status && i < steps; ++i) {
     for (long r = 0; !status && r < rows; ++r) {
