@@ -60,7 +60,7 @@ func.func @add(%a: tensor<?x64xf32> {mnemo.name = "a"}, %b: tensor<?x64xf32> {mn
 // only in the global they read, so they share one body; the trampolines
 // are not inlined into their caller, which calls the runtime through one
 // shared function.
-// FRAME-LABEL: define void @twice(
+// FRAME-LABEL: define void @mnemo_entry_twice(
 // FRAME: alloca { ptr, ptr }
 // FRAME: alloca { ptr, ptr }
 // FRAME-NOT: alloca
