@@ -492,6 +492,18 @@ OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
       return nullptr;
     func::ReturnOp::create(b, logits);
   }
+  // Dynamic NTK scaling rotates every key with the frequencies of the
+  // whole sequence's length, which a cache written step by step cannot
+  // follow (transformers' own cached generation keeps each key's rotation
+  // as well); say so rather than drift silently.
+  if (generation &&
+      config.ropeScaling.kind == RopeScalingConfig::Kind::Dynamic)
+    emitWarning(loc)
+        << "dynamic NTK RoPE: the generation steps' cached keys keep the "
+           "rotation of the length they were written at, so decoding "
+           "drifts from a full recomputation once a sequence passes "
+           "original_max_position_embeddings ("
+        << config.ropeScaling.originalMaxPosition << ")";
   if (generation &&
       (failed(buildStepFunction(b, "prefill", kDyn, config, body)) ||
        failed(buildStepFunction(b, "decode", 1, config, body))))

@@ -17,7 +17,15 @@ forward over the prompt and the tokens so far).
         --max-abs bounds max |d| of each step's logits (default 1e-4),
         --rel-l2 bounds ||d|| / ||ref|| of each row instead.
 
-Prints one line per row; exits 1 on a mismatch or NaN.
+    generation.py recompute MNEMO_RUN ARTIFACT OUT_DIR IDS.npy [TOL]
+        checks OUT_DIR's generation of IDS.npy (every row a whole prompt)
+        against the artifact's own `forward` (checked against PyTorch
+        elsewhere): step i's logits must be those of one forward over the
+        prompt and tokens[:, :i] at its last position, within TOL (default
+        1e-4) max |d|, and each token their first maximum; for models
+        without greedy references.
+
+Prints one line per row (recompute: per step); exits 1 on a mismatch or NaN.
 """
 
 import os
@@ -87,7 +95,37 @@ def compare(out_dir, ref_dir, ragged, teacher, max_abs, rel_l2):
     return 0 if ok else 1
 
 
+def recompute(mnemo_run, artifact, out_dir, ids_path, tol):
+    import subprocess
+    import tempfile
+    tokens = np.load(os.path.join(out_dir, "tokens.npy"))
+    logits = np.load(os.path.join(out_dir, "step_logits.npy"))
+    ids = np.load(ids_path)
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(tokens.shape[1]):
+            seq = np.concatenate([ids, tokens[:, :i]], axis=1)
+            path = os.path.join(tmp, "ids.npy")
+            np.save(path, seq)
+            subprocess.run([mnemo_run, artifact, "--input",
+                            f"input_ids={path}", "--output-dir", tmp],
+                           check=True, stdout=subprocess.DEVNULL)
+            want = np.load(os.path.join(tmp, "logits.npy"))[:, -1]
+            got = logits[:, i]
+            err = float(np.abs(got - want).max())
+            first_max = bool((tokens[:, i] == got.argmax(-1)).all())
+            good = np.isfinite(got).all() and err <= tol and first_max
+            ok &= good
+            print(f"step {i} (length {seq.shape[1]}): max |d| {err:.2e} "
+                  f"(tol {tol:g}), greedy {'ok' if first_max else 'WRONG'}"
+                  f"{': ok' if good else ': MISMATCH'}")
+    return 0 if ok else 1
+
+
 def main(argv):
+    if len(argv) in (6, 7) and argv[1] == "recompute":
+        tol = float(argv[6]) if len(argv) == 7 else 1e-4
+        return recompute(argv[2], argv[3], argv[4], argv[5], tol)
     if len(argv) == 4 and argv[1] == "ragged":
         ref_dir, out = argv[2], argv[3]
         full = np.load(os.path.join(ref_dir, "input_ids.npy"))
