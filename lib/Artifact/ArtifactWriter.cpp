@@ -294,7 +294,8 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     auto name = b.CreateString(t.name);
     auto shape = b.CreateVector(t.shape.data(), t.shape.size());
     auto maxShape = b.CreateVector(t.maxShape.data(), t.maxShape.size());
-    return fb::CreateTensorSig(b, name, *dtype, shape, maxShape, t.inPlace);
+    return fb::CreateTensorSig(b, name, *dtype, shape, maxShape, t.inPlace,
+                               t.kvWindow);
   };
 
   std::vector<flatbuffers::Offset<fb::Weight>> weights;

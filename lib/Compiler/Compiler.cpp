@@ -26,6 +26,8 @@ constexpr llvm::StringLiteral kNameAttr = "mnemo.name";
 constexpr llvm::StringLiteral kDimKindsAttr = "mnemo.dim_kinds";
 constexpr llvm::StringLiteral kInPlaceAttr = "mnemo.in_place";
 constexpr llvm::StringLiteral kInPlaceOfAttr = "mnemo.in_place_of";
+/// A KV cache pool argument: its layer's attention window.
+constexpr llvm::StringLiteral kKVWindowAttr = "mnemo.kv_window";
 /// A generation step over a paged KV cache (the checkpoint importer's
 /// prefill and decode).
 constexpr llvm::StringLiteral kKVCacheAttr = "mnemo.kv_cache";
@@ -58,6 +60,9 @@ ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
     t.maxShape.push_back(dynamic ? max : d);
   }
   t.inPlace = attrs && attrs.get(kInPlaceAttr);
+  if (auto window = attrs ? attrs.getAs<IntegerAttr>(kKVWindowAttr)
+                          : IntegerAttr())
+    t.kvWindow = window.getInt();
   return t;
 }
 

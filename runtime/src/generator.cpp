@@ -12,7 +12,8 @@
 //    updated in place) -> logits [B, S, V] f32
 //
 // It owns the page pools (allocated once, zeroed), hands pages to
-// sequences from a free list, builds each call's ragged batch (padding
+// sequences from a free list (and takes back those behind the attention
+// window when every layer has one), builds each call's ragged batch (padding
 // tokens at position -1, which the step neither writes nor attends from)
 // and keeps each sequence's last logits. It computes nothing itself: the
 // steps' code writes the cache and computes the logits.
@@ -51,8 +52,11 @@ struct Pool {
   void *data = nullptr;
 };
 
+/// A page a sequence no longer reads (freed behind its attention window).
+constexpr int32_t kFreedPage = -1;
+
 struct Sequence {
-  std::vector<int32_t> pages;
+  std::vector<int32_t> pages; // page k holds tokens [kP, (k+1)P)
   int64_t length = 0;         // tokens in the cache
   std::vector<float> logits;  // of the last token fed
 };
@@ -74,6 +78,9 @@ struct mnemo_generator_s {
   mnemo_session_t *decode = nullptr;
   std::vector<Pool> pools;
   int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
+  /// The widest attention window of the layers when every layer has one
+  /// (pages before it are freed), else 0.
+  int64_t window = 0;
   std::vector<int32_t> freePages;
   std::map<uint64_t, Sequence> sequences;
   uint64_t nextId = 1;
@@ -92,6 +99,7 @@ struct mnemo_generator_s {
   mnemo_status_t checkSignature(size_t function, bool isDecode);
   mnemo_status_t run(mnemo_session_t *session, const std::vector<Feed> &feeds);
   mnemo_status_t feed(mnemo_session_t *session, std::vector<Feed> &feeds);
+  void freeBehindWindow(Sequence &q);
 };
 
 namespace {
@@ -160,6 +168,8 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
       continue;
     }
     pools.push_back({s.name, s.dtype, s.shape, nullptr});
+    window = k == 0 ? s.kvWindow
+                    : (s.kvWindow && window ? std::max(window, s.kvWindow) : 0);
     if (pageSize && s.shape[2] != pageSize)
       return signatureError(model, function, "pools of several page sizes");
     pageSize = s.shape[2];
@@ -187,8 +197,9 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
       positions[i * s + t] = f.sequence->length + t;
     }
     lengths[i] = f.sequence->length + f.count;
-    std::copy(f.sequence->pages.begin(), f.sequence->pages.end(),
-              table.begin() + i * w);
+    // A freed page's tokens are outside every window: any page will do.
+    for (size_t k = 0; k < f.sequence->pages.size(); ++k)
+      table[i * w + k] = std::max(f.sequence->pages[k], 0);
   }
   int64_t batchShape[] = {b, s}, tableShape[] = {b, w}, lengthShape[] = {b};
   MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
@@ -216,8 +227,26 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
     const float *row = logits + (i * s + feeds[i].count - 1) * vocab;
     q.logits.assign(row, row + vocab);
     q.length += feeds[i].count;
+    freeBehindWindow(q);
   }
   return nullptr;
+}
+
+/// With a window W on every layer, the next query (at position `length`)
+/// reads no key before `length - W + 1`: the pages wholly before it return
+/// to the pool.
+void mnemo_generator_s::freeBehindWindow(Sequence &q) {
+  if (!window)
+    return;
+  int64_t firstRead = q.length - window + 1;
+  for (size_t k = 0; k < q.pages.size(); ++k) {
+    if (static_cast<int64_t>(k + 1) * pageSize > firstRead)
+      break;
+    if (q.pages[k] != kFreedPage) {
+      freePages.push_back(q.pages[k]);
+      q.pages[k] = kFreedPage;
+    }
+  }
 }
 
 /// Checks the feeds, takes the pages their tokens need and runs them in
@@ -410,7 +439,9 @@ mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
     // No sequence is added; feed returned the pages of the prompts that
     // did not run, these are the others'.
     for (Sequence &q : fresh)
-      g.freePages.insert(g.freePages.end(), q.pages.begin(), q.pages.end());
+      for (int32_t page : q.pages)
+        if (page != kFreedPage)
+          g.freePages.push_back(page);
     return status;
   }
   for (size_t i = 0; i < count; ++i) {
@@ -485,9 +516,9 @@ mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
     return makeStatus(MNEMO_STATUS_NOT_FOUND,
                       "sequence %llu: not live (released, or never added)",
                       static_cast<unsigned long long>(id));
-  const std::vector<int32_t> &pages = it->second.pages;
-  generator->freePages.insert(generator->freePages.end(), pages.begin(),
-                              pages.end());
+  for (int32_t page : it->second.pages)
+    if (page != kFreedPage)
+      generator->freePages.push_back(page);
   generator->sequences.erase(it);
   return nullptr;
 }

@@ -35,6 +35,7 @@ struct TensorSig {
   std::vector<int64_t> shape;    // -1 = dynamic
   std::vector<int64_t> maxShape; // equal to `shape` on static dims
   bool inPlace = false;          // an input the function updates
+  int64_t kvWindow = 0;          // a KV cache pool's attention window
 };
 
 /// A constant tensor in the weights segment.

@@ -144,6 +144,13 @@ mnemo_status_t verifyTensorSig(const char *what, const char *function,
   out.name = name;
   out.dtype = static_cast<mnemo_dtype_t>(dtype);
   out.inPlace = sig->in_place();
+  out.kvWindow = sig->kv_window();
+  if (out.kvWindow < 0 || (out.kvWindow && !out.inPlace))
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: function '%s': %s '%s': kv_window %lld on %s", what,
+                      function, role, name,
+                      static_cast<long long>(out.kvWindow),
+                      out.inPlace ? "a pool" : "a tensor that is no pool");
   if (out.inPlace && std::strcmp(role, "input") != 0)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
                       "%s: function '%s': %s '%s' is marked in place, which "

@@ -28,6 +28,8 @@ struct ArtifactTensor {
   SmallVector<int64_t> maxShape;
   /// An input the function updates in place (a KV cache pool).
   bool inPlace = false;
+  /// A KV cache pool: its layer's attention window (0: none).
+  int64_t kvWindow = 0;
 };
 
 /// A constant operand, stored in the weights segment.

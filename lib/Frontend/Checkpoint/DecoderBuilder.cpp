@@ -436,6 +436,11 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
   for (unsigned i = 0; i < poolNames.size(); ++i) {
     func.setArgAttr(firstPool + i, "mnemo.in_place", b.getUnitAttr());
     func.setArgAttr(firstPool + i, "mnemo.dim_kinds", kinds({"pages"}));
+    // A sliding-window layer never reads keys older than its window: the
+    // runtime may free the pages before it (when every layer has one).
+    if (std::optional<int64_t> w = config.layerWindows[i / 2])
+      func.setArgAttr(firstPool + i, "mnemo.kv_window",
+                      b.getI64IntegerAttr(*w));
     func.setResultAttr(1 + i, "mnemo.in_place_of",
                        b.getI64IntegerAttr(firstPool + i));
   }

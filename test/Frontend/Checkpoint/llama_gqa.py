@@ -22,6 +22,10 @@
 # RUN: %python %S/Inputs/generation.py compare %t/gen-bf16 %S/Inputs/refs_public/llama_gqa --teacher --rel-l2 1e-2 | FileCheck %s --check-prefix=TEACHER
 # RUN: %aarch64_run %aarch64_bin/mnemo-run %t/model-a64.mnemo --generate 24 --input input_ids=%t/ragged.npy --prompt-lengths 40,23 --output-dir %t/a64-gen
 # RUN: %python %S/Inputs/generation.py compare %t/a64-gen %S/Inputs/refs_public/llama_gqa --ragged | FileCheck %s --check-prefix=MATCH
+# Full attention keeps every page: 7 pages run out during decoding, an error
+# naming the sequence.
+# RUN: not %mnemo_run %t/model.mnemo --generate 24 --kv-pages 7 --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --output-dir %t/gen-7 2>&1 | FileCheck %s --check-prefix=EXHAUSTED
+# EXHAUSTED: mnemo-run: error: sequence 2: the KV cache pool is exhausted (1 more page of 16 tokens needed)
 # GEN: tokens: i64 [2, 24]
 # GEN: step_logits: f32 [2, 24, 256]
 # GEN: time to first token: {{.*}} ms (prefill of 2 prompts)

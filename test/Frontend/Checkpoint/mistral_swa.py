@@ -22,6 +22,11 @@
 # RUN: %python %S/Inputs/generation.py compare %t/gen-bf16 %S/Inputs/refs_public/mistral_swa --teacher --rel-l2 1e-2 | FileCheck %s --check-prefix=TEACHER
 # RUN: %aarch64_run %aarch64_bin/mnemo-run %t/model-a64.mnemo --generate 24 --input input_ids=%t/ragged.npy --prompt-lengths 40,23 --output-dir %t/a64-gen
 # RUN: %python %S/Inputs/generation.py compare %t/a64-gen %S/Inputs/refs_public/mistral_swa --ragged | FileCheck %s --check-prefix=MATCH
+# Every layer has the 16-token window, so the pages behind it return to the
+# pool: 6 pages (the two 40-token prompts' 3 each) carry both rows to 63
+# tokens, where a full-attention model needs 8.
+# RUN: %mnemo_run %t/model.mnemo --generate 24 --kv-pages 6 --input input_ids=%S/Inputs/refs_public/mistral_swa/input_ids.npy --output-dir %t/gen-6
+# RUN: %python %S/Inputs/generation.py compare %t/gen-6 %S/Inputs/refs_public/mistral_swa | FileCheck %s --check-prefix=MATCH
 # GEN: tokens: i64 [2, 24]
 # GEN: step_logits: f32 [2, 24, 256]
 # GEN: time to first token: {{.*}} ms (prefill of 2 prompts)
