@@ -60,6 +60,13 @@ std::pair<std::vector<int64_t>, std::vector<float>> output(mnemo_session_t *s,
 }
 
 /// "pass": inputs a and b, both f32 [2, 3]; outputs y = a and z = b.
+Status tryLoad(const std::string &bytes) {
+  mnemo_model_t *model = nullptr;
+  Status status(mnemo_model_load_memory(bytes.data(), bytes.size(), &model));
+  mnemo_model_free(model);
+  return status;
+}
+
 void buildPass(ArtifactBuilder &b) {
   fb::FunctionT &f = b.addFunction("pass");
   f.inputs.push_back(sig("a", DType::F32, {2, 3}));
@@ -298,3 +305,89 @@ TEST(Session, ManySessionsOverOneModel) {
 }
 
 } // namespace
+
+// An input the function updates in place (a generation step's KV cache
+// pool) binds only through set_inout, the others only through set_input;
+// a bad in-place marking is refused at load.
+TEST(Session, InOutInputs) {
+  ArtifactBuilder b;
+  buildPass(b);
+  b.artifact.functions[0]->inputs[0]->in_place = true;
+  Loaded l;
+  load(b, l);
+  EXPECT_EQ(mnemo_model_input_is_inout(l.model, 0, 0), 1);
+  EXPECT_EQ(mnemo_model_input_is_inout(l.model, 0, 1), 0);
+  EXPECT_EQ(mnemo_model_input_is_inout(l.model, 0, 2), 0);
+  EXPECT_EQ(mnemo_model_input_is_inout(l.model, 1, 0), 0);
+  float a[6] = {1, 2, 3, 4, 5, 6}, c[6] = {};
+  int64_t shape[] = {2, 3};
+  EXPECT_MNEMO_ERROR(setF32(l.session, "a", {2, 3}, a),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "input 'a': function 'pass' updates it in place; bind "
+                     "writable memory with mnemo_session_set_inout");
+  EXPECT_MNEMO_ERROR(mnemo_session_set_inout(l.session, "b", MNEMO_DTYPE_F32,
+                                             shape, 2, c),
+                     MNEMO_STATUS_INVALID_ARGUMENT,
+                     "input 'b': function 'pass' only reads it; bind it with "
+                     "mnemo_session_set_input");
+  EXPECT_MNEMO_ERROR(mnemo_session_set_inout(l.session, "a", MNEMO_DTYPE_F32,
+                                             shape, 1, a),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "rank 1, expected 2");
+  ASSERT_MNEMO_OK(mnemo_session_set_inout(l.session, "a", MNEMO_DTYPE_F32,
+                                          shape, 2, a));
+  ASSERT_MNEMO_OK(setF32(l.session, "b", {2, 3}, c));
+  ASSERT_MNEMO_OK(mnemo_session_run(l.session));
+  EXPECT_EQ(output(l.session, 0).second,
+            (std::vector<float>{1, 2, 3, 4, 5, 6}));
+
+  ArtifactBuilder bad;
+  buildPass(bad);
+  bad.artifact.functions[0]->outputs[0]->in_place = true;
+  EXPECT_EQ(tryLoad(bad.build()).message(),
+            "<memory>: function 'pass': output 'y' is marked in place, which "
+            "only inputs can be");
+  ArtifactBuilder window;
+  buildPass(window);
+  window.artifact.functions[0]->inputs[1]->kv_window = 16;
+  EXPECT_EQ(tryLoad(window.build()).message(),
+            "<memory>: function 'pass': input 'b': kv_window 16 on a tensor "
+            "that is no pool");
+}
+
+// A generator needs the generation steps, with their signature.
+TEST(Generator, Misuse) {
+  ArtifactBuilder b;
+  buildPass(b);
+  Loaded l;
+  load(b, l);
+  mnemo_generator_t *g = nullptr;
+  EXPECT_MNEMO_ERROR(mnemo_generator_create(l.model, nullptr, 4, &g),
+                     MNEMO_STATUS_NOT_FOUND,
+                     "no generation steps (functions 'prefill' and 'decode'");
+  EXPECT_MNEMO_ERROR(mnemo_generator_create(l.model, nullptr, 0, &g),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "0 pages");
+  EXPECT_MNEMO_ERROR(mnemo_generator_create(nullptr, nullptr, 4, &g),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "NULL model");
+  EXPECT_EQ(g, nullptr);
+
+  ArtifactBuilder steps;
+  for (const char *name : {"prefill", "decode"}) {
+    fb::FunctionT &f = steps.addFunction(name);
+    f.inputs.push_back(sig("input_ids", DType::I64, {-1, -1}, {4, 64}));
+    f.outputs.push_back(sig("logits", DType::I64, {-1, -1}, {4, 64}));
+    f.output_slots = {0};
+  }
+  Loaded s;
+  load(steps, s, "prefill");
+  EXPECT_MNEMO_ERROR(mnemo_generator_create(s.model, nullptr, 4, &g),
+                     MNEMO_STATUS_INCOMPATIBLE,
+                     "function 'prefill' is not a generation step: expected "
+                     "input_ids, positions, block_table, context_lengths and "
+                     "cache pools, and one output");
+  EXPECT_MNEMO_ERROR(mnemo_generator_step(nullptr, 0, nullptr, nullptr),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "NULL generator");
+  EXPECT_MNEMO_ERROR(mnemo_generator_release(nullptr, 1),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "NULL generator");
+  mnemo_generator_free(nullptr);
+  EXPECT_EQ(mnemo_generator_vocab_size(nullptr), 0u);
+}
