@@ -50,6 +50,7 @@ for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test")
                    ("%mnemo_runtime_generator_test", "mnemo-runtime-generator-test"),
                    ("%mnemo_runtime_shapes_test", "mnemo-runtime-shapes-test"),
                    ("%mnemo_runtime_load_test", "mnemo-runtime-load-test"),
+                   ("%mnemo_generate_example", "mnemo-generate-example"),
                    ("%mnemo_embed_example", "mnemo-embed-example"),
                    ("%mnemo_run", "mnemo-run")]:
     config.substitutions.append(
