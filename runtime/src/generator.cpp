@@ -321,6 +321,18 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
   return nullptr;
 }
 
+/// Finds live sequence `id` (NOT_FOUND otherwise).
+static mnemo_status_t findLive(const mnemo_generator_s &g, uint64_t id,
+                               std::map<uint64_t, Sequence>::const_iterator
+                                   *out) {
+  *out = g.sequences.find(id);
+  if (*out == g.sequences.end())
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "sequence %llu: not live (released, or never added)",
+                      static_cast<unsigned long long>(id));
+  return nullptr;
+}
+
 extern "C" {
 
 mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
@@ -461,11 +473,9 @@ mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
   mnemo_generator_s &g = *generator;
   std::vector<Feed> feeds;
   for (size_t i = 0; i < count; ++i) {
-    auto it = g.sequences.find(ids[i]);
-    if (it == g.sequences.end())
-      return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                        "sequence %llu: not live (released, or never added)",
-                        static_cast<unsigned long long>(ids[i]));
+    std::map<uint64_t, Sequence>::const_iterator live;
+    MNEMO_RETURN_IF_ERROR(findLive(g, ids[i], &live));
+    auto it = g.sequences.find(ids[i]); // the mutable entry
     for (const Feed &f : feeds)
       if (f.id == ids[i])
         return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
@@ -482,11 +492,8 @@ mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_logits: NULL %s",
                       generator ? "out_logits" : "generator");
-  auto it = generator->sequences.find(id);
-  if (it == generator->sequences.end())
-    return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                      "sequence %llu: not live (released, or never added)",
-                      static_cast<unsigned long long>(id));
+  std::map<uint64_t, Sequence>::const_iterator it;
+  MNEMO_RETURN_IF_ERROR(findLive(*generator, id, &it));
   *out_logits = it->second.logits.data();
   return nullptr;
 }
@@ -497,11 +504,8 @@ mnemo_status_t mnemo_generator_sequence_length(
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_sequence_length: NULL %s",
                       generator ? "out_length" : "generator");
-  auto it = generator->sequences.find(id);
-  if (it == generator->sequences.end())
-    return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                      "sequence %llu: not live (released, or never added)",
-                      static_cast<unsigned long long>(id));
+  std::map<uint64_t, Sequence>::const_iterator it;
+  MNEMO_RETURN_IF_ERROR(findLive(*generator, id, &it));
   *out_length = static_cast<size_t>(it->second.length);
   return nullptr;
 }
@@ -511,11 +515,8 @@ mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
   if (!generator)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_release: NULL generator");
-  auto it = generator->sequences.find(id);
-  if (it == generator->sequences.end())
-    return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                      "sequence %llu: not live (released, or never added)",
-                      static_cast<unsigned long long>(id));
+  std::map<uint64_t, Sequence>::const_iterator it;
+  MNEMO_RETURN_IF_ERROR(findLive(*generator, id, &it));
   for (int32_t page : it->second.pages)
     if (page != kFreedPage)
       generator->freePages.push_back(page);
