@@ -46,6 +46,8 @@ std::optional<fb::DType> dtypeOf(Type t) {
     return fb::DType::I8;
   if (t.isInteger(1))
     return fb::DType::BOOL;
+  if (isa<Float8E4M3FNType>(t))
+    return fb::DType::F8_E4M3;
   return std::nullopt;
 }
 

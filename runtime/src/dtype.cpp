@@ -23,12 +23,13 @@ MNEMO_CHECK_DTYPE(MNEMO_DTYPE_I32, I32);
 MNEMO_CHECK_DTYPE(MNEMO_DTYPE_I8, I8);
 MNEMO_CHECK_DTYPE(MNEMO_DTYPE_U8, U8);
 MNEMO_CHECK_DTYPE(MNEMO_DTYPE_BOOL, BOOL);
-static_assert(static_cast<int>(fb::DType::MAX) == MNEMO_DTYPE_BOOL,
+MNEMO_CHECK_DTYPE(MNEMO_DTYPE_F8_E4M3, F8_E4M3);
+static_assert(static_cast<int>(fb::DType::MAX) == MNEMO_DTYPE_F8_E4M3,
               "the schema has a DType the runtime does not know");
 #undef MNEMO_CHECK_DTYPE
 
 bool mnemo::rt::isValidDType(unsigned value) {
-  return value <= static_cast<unsigned>(MNEMO_DTYPE_BOOL);
+  return value <= static_cast<unsigned>(MNEMO_DTYPE_F8_E4M3);
 }
 
 extern "C" {
@@ -47,6 +48,7 @@ size_t mnemo_dtype_size(mnemo_dtype_t dtype) {
   case MNEMO_DTYPE_I8:
   case MNEMO_DTYPE_U8:
   case MNEMO_DTYPE_BOOL:
+  case MNEMO_DTYPE_F8_E4M3:
     return 1;
   default:
     return 0;
@@ -73,6 +75,8 @@ const char *mnemo_dtype_name(mnemo_dtype_t dtype) {
     return "u8";
   case MNEMO_DTYPE_BOOL:
     return "bool";
+  case MNEMO_DTYPE_F8_E4M3:
+    return "f8e4m3";
   default:
     return "unknown";
   }

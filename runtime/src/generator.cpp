@@ -48,7 +48,7 @@ constexpr size_t kNumStepInputs = 4;
 struct Pool {
   const char *name;
   mnemo_dtype_t dtype;
-  std::vector<int64_t> shape; // [Pages, Hkv, P, D]
+  std::vector<int64_t> shape; // [Pages, Hkv, P, D], or FP8 scales [Pages, Hkv, P]
   void *data = nullptr;
 };
 
@@ -151,14 +151,19 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
     return signatureError(model, function, "another set of cache pools");
   for (size_t k = 0; k < numPools; ++k) {
     const TensorSig &s = p.inputs[kNumStepInputs + k];
-    bool ok = s.inPlace && s.shape.size() == 4 && s.shape[0] == -1 &&
-              s.shape[1] > 0 && s.shape[2] > 0 && s.shape[3] > 0 &&
-              (s.dtype == MNEMO_DTYPE_F32 || s.dtype == MNEMO_DTYPE_BF16 ||
-               s.dtype == MNEMO_DTYPE_F16);
+    bool values = s.shape.size() == 4 &&
+                  (s.dtype == MNEMO_DTYPE_F32 || s.dtype == MNEMO_DTYPE_BF16 ||
+                   s.dtype == MNEMO_DTYPE_F16 ||
+                   s.dtype == MNEMO_DTYPE_F8_E4M3);
+    bool scales = s.shape.size() == 3 && s.dtype == MNEMO_DTYPE_F32;
+    bool ok = s.inPlace && (values || scales) && s.shape[0] == -1;
+    for (size_t d = 1; ok && d < s.shape.size(); ++d)
+      ok = s.shape[d] > 0;
     if (!ok)
       return signatureError(model, function,
-                            "a cache pool is not [Pages, Hkv, P, D] of f32, "
-                            "bf16 or f16 updated in place");
+                            "a cache pool is neither [Pages, Hkv, P, D] of "
+                            "f32, bf16, f16 or f8e4m3 nor FP8 scales "
+                            "[Pages, Hkv, P] of f32, updated in place");
     if (k < pools.size()) {
       const Pool &q = pools[k];
       if (std::strcmp(q.name, s.name) || q.dtype != s.dtype ||
@@ -213,7 +218,7 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
                                                 1, lengths.data()));
   for (Pool &p : pools)
     MNEMO_RETURN_IF_ERROR(mnemo_session_set_inout(
-        session, p.name, p.dtype, p.shape.data(), 4, p.data));
+        session, p.name, p.dtype, p.shape.data(), p.shape.size(), p.data));
   MNEMO_RETURN_IF_ERROR(mnemo_session_run(session));
   mnemo_tensor_t out;
   MNEMO_RETURN_IF_ERROR(mnemo_session_get_output(session, 0, &out));

@@ -118,18 +118,16 @@ static cl::opt<mnemo::WeightDType> weightDType(
                clEnumValN(mnemo::WeightDType::F16, "f16",
                           "IEEE half, rounded to nearest even")),
     cl::cat(mnemocOptions));
-/// --kv-dtype: a WeightDType, or FP8 (not there yet: refused with a note).
-enum class KVDType { F32, BF16, F16, FP8 };
-static cl::opt<KVDType> kvDType(
+static cl::opt<mnemo::KVCacheDType> kvDType(
     "kv-dtype",
     cl::desc("Storage type of the KV cache of a checkpoint's generation "
              "functions (prefill, decode)"),
-    cl::init(KVDType::F32),
-    cl::values(clEnumValN(KVDType::F32, "f32", "32-bit floats"),
-               clEnumValN(KVDType::BF16, "bf16", "bfloat16"),
-               clEnumValN(KVDType::F16, "f16", "IEEE half"),
-               clEnumValN(KVDType::FP8, "fp8",
-                          "FP8 E4M3 with scales (not implemented yet)")),
+    cl::init(mnemo::KVCacheDType::F32),
+    cl::values(clEnumValN(mnemo::KVCacheDType::F32, "f32", "32-bit floats"),
+               clEnumValN(mnemo::KVCacheDType::BF16, "bf16", "bfloat16"),
+               clEnumValN(mnemo::KVCacheDType::F16, "f16", "IEEE half"),
+               clEnumValN(mnemo::KVCacheDType::FP8, "fp8",
+                          "FP8 E4M3, a scale per token and KV head")),
     cl::cat(mnemocOptions));
 static cl::opt<int64_t>
     kvPageSize("kv-page-size",
@@ -208,17 +206,12 @@ int main(int argc, char **argv) {
     return fail("--kv-dtype and --kv-page-size apply to checkpoint "
                 "directories (the generation functions are built from the "
                 "checkpoint)");
-  if (kvDType == KVDType::FP8)
-    return fail("--kv-dtype=fp8: an FP8 KV cache is not implemented yet "
-                "(use f32, bf16 or f16)");
   if (kvPageSize < 1 || kvPageSize > 4096)
     return fail("--kv-page-size=" + std::to_string(kvPageSize) +
                 ": expected 1 to 4096 tokens");
   mnemo::KVCacheOptions kvCache;
   kvCache.pageSize = kvPageSize;
-  kvCache.dtype = kvDType == KVDType::BF16  ? mnemo::WeightDType::BF16
-                  : kvDType == KVDType::F16 ? mnemo::WeightDType::F16
-                                            : mnemo::WeightDType::F32;
+  kvCache.dtype = kvDType;
   std::unique_ptr<llvm::MemoryBuffer> input;
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   if (!checkpoint) {

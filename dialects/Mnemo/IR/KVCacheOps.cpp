@@ -20,8 +20,9 @@ LogicalResult checkPool(Operation *op, RankedTensorType pool, StringRef name,
   if (failed(checkRank(op, pool, 4, name, layout)))
     return failure();
   Type e = pool.getElementType();
-  if (!e.isF32() && !e.isBF16() && !e.isF16())
-    return op->emitOpError() << name << " must hold f32, bf16 or f16, not "
+  if (!e.isF32() && !e.isBF16() && !e.isF16() && !isa<Float8E4M3FNType>(e))
+    return op->emitOpError() << name
+                             << " must hold f32, bf16, f16 or f8E4M3FN, not "
                              << e;
   for (auto [dim, what] : {std::pair<unsigned, StringRef>{1, "head count"},
                            {2, "page size"},
@@ -39,6 +40,28 @@ LogicalResult checkTable(Operation *op, RankedTensorType table, int64_t batch,
   if (failed(checkRank(op, table, 2, "block table", "[B, MaxPages]")))
     return failure();
   return checkDim(op, table, 0, batch, "block table batch", against);
+}
+
+/// An FP8 pool comes with its scales [Pages, Hkv, P] (f32), any other pool
+/// without.
+LogicalResult checkScales(Operation *op, RankedTensorType pool, Value scales,
+                          StringRef name) {
+  bool fp8 = isa<Float8E4M3FNType>(pool.getElementType());
+  if (fp8 != static_cast<bool>(scales))
+    return op->emitOpError()
+           << name << (fp8 ? " holds f8E4M3FN and needs its scales"
+                           : " is not FP8 and takes no scales");
+  if (!scales)
+    return success();
+  auto type = cast<RankedTensorType>(scales.getType());
+  std::string what = (name + " scales").str();
+  if (failed(checkRank(op, type, 3, what, "[Pages, Hkv, P]")))
+    return failure();
+  for (unsigned d = 0; d < 3; ++d)
+    if (failed(checkDim(op, type, d, pool.getDimSize(d), what,
+                        name.str() + " [Pages, Hkv, P]")))
+      return failure();
+  return success();
 }
 
 } // namespace
@@ -69,6 +92,12 @@ LogicalResult KVCacheWriteOp::verify() {
   if (getResult().getType() != pool)
     return emitOpError() << "result type " << getResult().getType()
                          << " must be the pool's, " << pool;
+  if (failed(checkScales(op, pool, getScales(), "pool")))
+    return failure();
+  if (static_cast<bool>(getResultScales()) != static_cast<bool>(getScales()) ||
+      (getScales() && getResultScales().getType() != getScales().getType()))
+    return emitOpError() << "returns updated scales exactly when it takes "
+                            "them, of their type";
   return success();
 }
 
@@ -117,6 +146,9 @@ LogicalResult PagedAttentionOp::verify() {
                       "query batch")) ||
       failed(checkDim(op, pos, 1, q.getDimSize(2), "query positions length",
                       "query length")))
+    return failure();
+  if (failed(checkScales(op, k, getKeyScales(), "key pool")) ||
+      failed(checkScales(op, v, getValueScales(), "value pool")))
     return failure();
   if (r.getElementType() != q.getElementType())
     return emitOpError() << "result element type " << r.getElementType()

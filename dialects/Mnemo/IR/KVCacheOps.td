@@ -35,7 +35,20 @@ def MNEMO_KVCacheWriteOp : MNEMO_Op<"kv_cache_write", [Pure]> {
     checks both; an out-of-range entry is undefined behaviour here).
 
     Storage: the pool's element type is f32, bf16 or f16; new values are
-    rounded to it (nearest even).
+    rounded to it (nearest even). A pool of `f8E4M3FN` stores FP8 E4M3 with
+    a scale per token and head, in the `scales` pool `[Pages, Hkv, P]`
+    (f32) that then comes with it and is returned updated as the second
+    result: `scale = max(amax / 448, 2^-126)` over the row's D values
+    (amax their largest magnitude), each value stored as the E4M3 nearest
+    to `value / scale` (nearest even; subnormals kept), read back as
+    `e4m3 * scale`.
+
+    ```mlir
+    %kp, %ks = mnemo.kv_cache_write %k into %pool scales %s at %pos table %table
+        : tensor<2x2x?x32xf32>, tensor<64x2x16x32xf8E4M3FN>, tensor<2x?xi64>,
+          tensor<2x8xi32>, tensor<64x2x16xf32>
+        -> tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16xf32>
+    ```
 
     ```mlir
     %kp = mnemo.kv_cache_write %k into %pool at %pos table %table
@@ -47,13 +60,17 @@ def MNEMO_KVCacheWriteOp : MNEMO_Op<"kv_cache_write", [Pure]> {
     RankedTensorOf<[AnyFloat]>:$new_values,
     RankedTensorOf<[AnyFloat]>:$pool,
     RankedTensorOf<[I64]>:$positions,
-    RankedTensorOf<[I32, I64]>:$block_table
+    RankedTensorOf<[I32, I64]>:$block_table,
+    Optional<RankedTensorOf<[F32]>>:$scales
   );
-  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result,
+                      Optional<RankedTensorOf<[F32]>>:$result_scales);
   let assemblyFormat = [{
-    $new_values `into` $pool `at` $positions `table` $block_table attr-dict
+    $new_values `into` $pool (`scales` $scales^)? `at` $positions `table`
+    $block_table attr-dict
     `:` type($new_values) `,` type($pool) `,` type($positions) `,`
-    type($block_table) `->` type($result)
+    type($block_table) (`,` type($scales)^)? `->` type($result)
+    (`,` type($result_scales)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -62,7 +79,8 @@ def MNEMO_KVCacheWriteOp : MNEMO_Op<"kv_cache_write", [Pure]> {
   }];
 }
 
-def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention", [Pure]> {
+def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
+                                     [Pure, AttrSizedOperandSegments]> {
   let summary = "Attention of queries over their sequences' cache pages";
   let description = [{
     `mnemo.attention` over a paged cache: sequence `b`'s keys and values
@@ -85,7 +103,9 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention", [Pure]> {
     (ragged batches); a query row at position -1 (padding) and a row that
     sees no key yield zeros. The pools hold f32, bf16 or f16 (the result
     has the query's element type); computation is in f32 whatever the
-    storage type.
+    storage type. FP8 pools (`f8E4M3FN`) come with their scale pools
+    (`key_scales`, `value_scales`, `[Pages, Hkv, P]` f32, as
+    `mnemo.kv_cache_write` fills them) and are dequantized on load.
 
     ```mlir
     %o = mnemo.paged_attention %q, %kpool, %vpool table %table
@@ -103,6 +123,8 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention", [Pure]> {
     RankedTensorOf<[I64]>:$context_lens,
     RankedTensorOf<[I64]>:$q_positions,
     Optional<RankedTensorOf<[AnyFloat]>>:$sink,
+    Optional<RankedTensorOf<[F32]>>:$key_scales,
+    Optional<RankedTensorOf<[F32]>>:$value_scales,
     UnitAttr:$causal,
     OptionalAttr<I64Attr>:$window,
     OptionalAttr<F64Attr>:$scale,
@@ -110,7 +132,10 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention", [Pure]> {
   );
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
-    $query `,` $key_pool `,` $value_pool `table` $block_table
+    $query `,` $key_pool `,` $value_pool
+    (`scales` `(` $key_scales^ `,` $value_scales `:` type($key_scales) `,`
+     type($value_scales) `)`)?
+    `table` $block_table
     `lengths` $context_lens `positions` $q_positions
     (`causal` $causal^)?
     (`window` `(` $window^ `)`)?

@@ -16,8 +16,10 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Transforms/Passes.h"
+#include "dialects/Mnemo/Utils/Float8.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -38,9 +40,57 @@ Value indexOf(OpBuilder &b, Location loc, Value integer) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), integer);
 }
 
+/// An FP8 row [Hkv, D] of f32 `row`: per head, scale = max(amax / 448,
+/// 2^-126) and the E4M3 values nearest to row / scale. Returns the row and
+/// the scales [Hkv].
+std::pair<Value, Value> quantizeRow(OpBuilder &b, Location loc, Value row,
+                                    int64_t heads, int64_t dim) {
+  Type f32 = b.getF32Type();
+  Value amaxInit = linalg::FillOp::create(
+                       b, loc, floatConst(b, loc, f32, 0.0),
+                       emptyTensor(b, loc, {b.getIndexAttr(heads)}, f32))
+                       .getResult(0);
+  Value amax =
+      linalg::ReduceOp::create(
+          b, loc, ValueRange{row}, ValueRange{amaxInit},
+          ArrayRef<int64_t>{1},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value a = math::AbsFOp::create(nb, nl, args[0]);
+            Value m = arith::MaximumFOp::create(nb, nl, a, args[1]);
+            linalg::YieldOp::create(nb, nl, m);
+          })
+          ->getResult(0);
+  Value scales =
+      linalg::MapOp::create(
+          b, loc, ValueRange{amax},
+          emptyTensor(b, loc, {b.getIndexAttr(heads)}, f32),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value s = arith::DivFOp::create(nb, nl, args[0],
+                                            floatConst(nb, nl, f32, 448.0));
+            Value m = arith::MaximumFOp::create(
+                nb, nl, s, floatConst(nb, nl, f32, 0x1p-126));
+            linalg::YieldOp::create(nb, nl, m);
+          })
+          ->getResult(0);
+  MLIRContext *ctx = b.getContext();
+  Value init = emptyTensor(b, loc, {b.getIndexAttr(heads), b.getIndexAttr(dim)},
+                           b.getType<Float8E4M3FNType>());
+  auto quantized = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{row, scales}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, ctx),
+                          AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+                          AffineMap::getMultiDimIdentityMap(2, ctx)},
+      iterators(2), [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value y = arith::DivFOp::create(nb, nl, args[0], args[1]);
+        linalg::YieldOp::create(nb, nl, encodeE4M3(nb, nl, y));
+      });
+  return {quantized.getResult(0), scales};
+}
+
 /// for b, s: if positions[b, s] >= 0, pool[table[b, p / P], :, p % P, :] =
-/// new[b, :, s, :] rounded to the pool's type.
-Value decomposeWrite(OpBuilder &b, KVCacheWriteOp op) {
+/// new[b, :, s, :] rounded to the pool's type (FP8: quantized, its scales
+/// stored at scales[table[b, p / P], :, p % P]).
+SmallVector<Value> decomposeWrite(OpBuilder &b, KVCacheWriteOp op) {
   Location loc = op.getLoc();
   Value x = op.getNewValues(), pool = op.getPool();
   RankedTensorType poolType = op.getPool().getType();
@@ -50,21 +100,27 @@ Value decomposeWrite(OpBuilder &b, KVCacheWriteOp op) {
   Value batch = tensor::DimOp::create(b, loc, x, 0);
   Value length = tensor::DimOp::create(b, loc, x, 2);
   auto rowType = RankedTensorType::get({heads, dim}, poolType.getElementType());
-  auto outer = scf::ForOp::create(b, loc, c(0), batch, c(1), ValueRange{pool});
+  bool fp8 = static_cast<bool>(op.getScales());
+  SmallVector<Value> state = {pool};
+  if (fp8)
+    state.push_back(op.getScales());
+  TypeRange stateTypes = op->getResultTypes();
+  auto outer = scf::ForOp::create(b, loc, c(0), batch, c(1), state);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(outer.getBody());
   Value bi = outer.getInductionVar();
   auto inner = scf::ForOp::create(b, loc, c(0), length, c(1),
-                                  ValueRange{outer.getRegionIterArgs()[0]});
+                                  outer.getRegionIterArgs());
   scf::YieldOp::create(b, loc, inner.getResults());
   b.setInsertionPointToStart(inner.getBody());
-  Value si = inner.getInductionVar(), current = inner.getRegionIterArgs()[0];
+  Value si = inner.getInductionVar();
+  ValueRange current = inner.getRegionIterArgs();
   Value p = tensor::ExtractOp::create(b, loc, op.getPositions(),
                                       ValueRange{bi, si});
   Value zero = arith::ConstantIntOp::create(b, loc, p.getType(), 0);
   Value valid =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p, zero);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{poolType}, valid, true);
+  auto ifOp = scf::IfOp::create(b, loc, stateTypes, valid, true);
   scf::YieldOp::create(b, loc, ifOp.getResults());
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   scf::YieldOp::create(b, loc, current);
@@ -87,7 +143,10 @@ Value decomposeWrite(OpBuilder &b, KVCacheWriteOp op) {
       b, loc, srcType, x,
       ArrayRef<OpFoldResult>{bi, b.getIndexAttr(0), si, b.getIndexAttr(0)},
       sizes, one);
-  if (srcType != rowType) {
+  Value rowScales;
+  if (fp8) {
+    std::tie(row, rowScales) = quantizeRow(b, loc, row, heads, dim);
+  } else if (srcType != rowType) {
     Value init = emptyTensor(b, loc, {b.getIndexAttr(heads), b.getIndexAttr(dim)},
                              poolType.getElementType());
     row = linalg::MapOp::create(
@@ -99,13 +158,21 @@ Value decomposeWrite(OpBuilder &b, KVCacheWriteOp op) {
               })
               ->getResult(0);
   }
-  Value updated = tensor::InsertSliceOp::create(
-      b, loc, row, current,
+  SmallVector<Value> updated = {tensor::InsertSliceOp::create(
+      b, loc, row, current[0],
       ArrayRef<OpFoldResult>{pageIndex, b.getIndexAttr(0), slot,
                              b.getIndexAttr(0)},
-      sizes, one);
+      sizes, one)};
+  if (fp8)
+    updated.push_back(tensor::InsertSliceOp::create(
+        b, loc, rowScales, current[1],
+        ArrayRef<OpFoldResult>{pageIndex, b.getIndexAttr(0), slot},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads),
+                               b.getIndexAttr(1)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1)}));
   scf::YieldOp::create(b, loc, updated);
-  return outer.getResult(0);
+  return outer.getResults();
 }
 
 /// The paged attention as a gather, a mask and a mnemo.attention.
@@ -116,7 +183,8 @@ public:
         elem(op.getQuery().getType().getElementType()) {}
 
   Value build() {
-    Value k = gather(op.getKeyPool()), v = gather(op.getValuePool());
+    Value k = gather(op.getKeyPool(), op.getKeyScales()),
+          v = gather(op.getValuePool(), op.getValueScales());
     Value mask = buildMask(tensor::DimOp::create(b, loc, k, 2));
     auto attention = AttentionOp::create(
         b, loc, op.getResult().getType(), op.getQuery(), k, v, mask,
@@ -131,8 +199,9 @@ public:
 
 private:
   /// pool [Pages, Hkv, P, d] -> [B, Hkv, MaxPages * P, d] in the query's
-  /// element type: token t of sequence b is pool[table[b, t / P], h, t % P].
-  Value gather(Value pool) {
+  /// element type: token t of sequence b is pool[table[b, t / P], h, t % P]
+  /// (FP8: times scales[table[b, t / P], h, t % P]).
+  Value gather(Value pool, Value scales) {
     auto poolType = cast<RankedTensorType>(pool.getType());
     int64_t heads = poolType.getDimSize(1), page = poolType.getDimSize(2),
             dim = poolType.getDimSize(3);
@@ -163,6 +232,11 @@ private:
                                         ValueRange{bi, logical}));
           Value x = tensor::ExtractOp::create(
               nb, nl, pool, ValueRange{pageIndex, h, slot, d});
+          if (scales) {
+            Value scale = tensor::ExtractOp::create(
+                nb, nl, scales, ValueRange{pageIndex, h, slot});
+            x = arith::MulFOp::create(nb, nl, decodeE4M3(nb, nl, x), scale);
+          }
           linalg::YieldOp::create(nb, nl, castFloat(nb, nl, x, elem));
         });
     return generic.getResult(0);
@@ -237,13 +311,12 @@ struct DecomposePagedCachePass final
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      Value result;
       if (auto write = dyn_cast<KVCacheWriteOp>(op))
-        result = decomposeWrite(rewriter, write);
+        rewriter.replaceOp(op, decomposeWrite(rewriter, write));
       else
-        result = PagedAttentionDecomposer(rewriter, cast<PagedAttentionOp>(op))
-                     .build();
-      rewriter.replaceOp(op, result);
+        rewriter.replaceOp(
+            op, PagedAttentionDecomposer(rewriter, cast<PagedAttentionOp>(op))
+                    .build());
     }
   }
 };

@@ -344,16 +344,30 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
     return AttentionOp::create(b, q.getType(), q, k, v, Value(), Value(),
                                Value(), /*causal=*/true, window, FloatAttr(),
                                FloatAttr());
-  Value &keys = step->keys[layer], &values = step->values[layer];
-  keys = KVCacheWriteOp::create(b, keys.getType(), k, keys, step->positions,
-                                step->blockTable);
-  values = KVCacheWriteOp::create(b, values.getType(), v, values,
-                                  step->positions, step->blockTable);
-  return PagedAttentionOp::create(b, q.getType(), q, keys, values,
-                                  step->blockTable, step->contextLengths,
-                                  step->positions, /*sink=*/Value(),
-                                  /*causal=*/true, window, FloatAttr(),
-                                  FloatAttr());
+  bool fp8 = !step->keyScales.empty();
+  // Writes `x` into `pool` (and its scales) and replaces them by their
+  // updated values.
+  auto write = [&](Value x, Value &pool, Value *scales) {
+    SmallVector<Type> types = {pool.getType()};
+    SmallVector<Value> operands = {x, pool, step->positions,
+                                   step->blockTable};
+    if (scales) {
+      types.push_back(scales->getType());
+      operands.push_back(*scales);
+    }
+    auto op = KVCacheWriteOp::create(b, types, operands);
+    pool = op.getResult();
+    if (scales)
+      *scales = op.getResultScales();
+  };
+  write(k, step->keys[layer], fp8 ? &step->keyScales[layer] : nullptr);
+  write(v, step->values[layer], fp8 ? &step->valueScales[layer] : nullptr);
+  return PagedAttentionOp::create(
+      b, q.getType(), q, step->keys[layer], step->values[layer],
+      step->blockTable, step->contextLengths, step->positions,
+      /*sink=*/Value(), fp8 ? step->keyScales[layer] : Value(),
+      fp8 ? step->valueScales[layer] : Value(), /*causal=*/true, window,
+      FloatAttr(), FloatAttr());
 }
 
 namespace {
@@ -362,11 +376,13 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 
 FloatType cacheElementType(const ModelConfig &config, Builder &b) {
   switch (config.kvCache.dtype) {
-  case WeightDType::BF16:
+  case KVCacheDType::BF16:
     return b.getBF16Type();
-  case WeightDType::F16:
+  case KVCacheDType::F16:
     return b.getF16Type();
-  case WeightDType::F32:
+  case KVCacheDType::FP8:
+    return b.getType<Float8E4M3FNType>();
+  case KVCacheDType::F32:
     break;
   }
   return b.getF32Type();
@@ -410,35 +426,43 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
   int64_t pageSize = config.kvCache.pageSize;
   auto pool = RankedTensorType::get(
       {kDyn, config.numKVHeads, pageSize, config.headDim}, cache);
-  SmallVector<std::string> poolNames;
-  for (int64_t l = 0; l < config.numLayers; ++l)
+  // Per layer: key and value pools, then (FP8) their scales.
+  bool fp8 = config.kvCache.dtype == KVCacheDType::FP8;
+  auto scalePool = RankedTensorType::get(
+      {kDyn, config.numKVHeads, pageSize}, b.getF32Type());
+  SmallVector<std::pair<std::string, Type>> pools;
+  for (int64_t l = 0; l < config.numLayers; ++l) {
     for (StringRef kind : {"key", "value"})
-      poolNames.push_back(("cache." + Twine(l) + "." + kind).str());
+      pools.push_back({("cache." + Twine(l) + "." + kind).str(), pool});
+    if (fp8)
+      for (StringRef kind : {"key_scale", "value_scale"})
+        pools.push_back({("cache." + Twine(l) + "." + kind).str(), scalePool});
+  }
+  unsigned perLayer = fp8 ? 4 : 2;
   SmallVector<std::pair<StringRef, Type>> inputs = {
       {"input_ids", RankedTensorType::get({kDyn, seqLen}, i64)},
       {"positions", RankedTensorType::get({kDyn, seqLen}, i64)},
       {"block_table", RankedTensorType::get({kDyn, kDyn}, b.getI32Type())},
       {"context_lengths", RankedTensorType::get({kDyn}, i64)}};
   unsigned firstPool = inputs.size();
-  for (const std::string &n : poolNames)
-    inputs.push_back({n, pool});
+  for (auto &[n, t] : pools)
+    inputs.push_back({n, t});
   SmallVector<std::pair<std::string, Type>> results = {
       {"logits", RankedTensorType::get({kDyn, seqLen, config.vocabSize},
                                        b.getF32Type())}};
-  for (const std::string &n : poolNames)
-    results.push_back({n, pool});
+  results.append(pools.begin(), pools.end());
   func::FuncOp func = createFunction(b, name, inputs, results);
   func->setAttr("mnemo.kv_cache", b.getUnitAttr());
   auto kinds = [&](ArrayRef<StringRef> k) {
     return b.getStrArrayAttr(SmallVector<StringRef>(k));
   };
   func.setArgAttr(3, "mnemo.dim_kinds", kinds({"batch"}));
-  for (unsigned i = 0; i < poolNames.size(); ++i) {
+  for (unsigned i = 0; i < pools.size(); ++i) {
     func.setArgAttr(firstPool + i, "mnemo.in_place", b.getUnitAttr());
     func.setArgAttr(firstPool + i, "mnemo.dim_kinds", kinds({"pages"}));
     // A sliding-window layer never reads keys older than its window: the
     // runtime may free the pages before it (when every layer has one).
-    if (std::optional<int64_t> w = config.layerWindows[i / 2])
+    if (std::optional<int64_t> w = config.layerWindows[i / perLayer])
       func.setArgAttr(firstPool + i, "mnemo.kv_window",
                       b.getI64IntegerAttr(*w));
     func.setResultAttr(1 + i, "mnemo.in_place_of",
@@ -451,8 +475,13 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
   step.blockTable = func.getArgument(2);
   step.contextLengths = func.getArgument(3);
   for (int64_t l = 0; l < config.numLayers; ++l) {
-    step.keys.push_back(func.getArgument(firstPool + 2 * l));
-    step.values.push_back(func.getArgument(firstPool + 2 * l + 1));
+    unsigned first = firstPool + perLayer * l;
+    step.keys.push_back(func.getArgument(first));
+    step.values.push_back(func.getArgument(first + 1));
+    if (fp8) {
+      step.keyScales.push_back(func.getArgument(first + 2));
+      step.valueScales.push_back(func.getArgument(first + 3));
+    }
   }
   Value logits = body(b, func.getArgument(0), &step);
   if (!logits)
@@ -465,6 +494,10 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
   for (int64_t l = 0; l < config.numLayers; ++l) {
     returned.push_back(step.keys[l]);
     returned.push_back(step.values[l]);
+    if (fp8) {
+      returned.push_back(step.keyScales[l]);
+      returned.push_back(step.valueScales[l]);
+    }
   }
   func::ReturnOp::create(b, returned);
   return success();

@@ -36,6 +36,8 @@ struct CacheStep {
   Value blockTable;     // [B, MaxPages] i32
   Value contextLengths; // [B] i64: tokens cached after this step
   SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
+  /// FP8 pools' scales, per layer ([Pages, Hkv, P] f32); empty otherwise.
+  SmallVector<Value> keyScales, valueScales;
 };
 
 class DecoderBuilder {

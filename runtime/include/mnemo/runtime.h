@@ -106,13 +106,16 @@ typedef enum mnemo_dtype_e {
   MNEMO_DTYPE_I8 = 6,
   MNEMO_DTYPE_U8 = 7,
   MNEMO_DTYPE_BOOL = 8,
+  /* OCP FP8 E4M3 ("FN": bias 7, no infinities, largest 448), one byte: a
+   * KV cache pool's storage. */
+  MNEMO_DTYPE_F8_E4M3 = 9,
   MNEMO_DTYPE_MAX_ENUM = 0x7fffffff, /* not a dtype */
 } mnemo_dtype_t;
 
 /* Bytes per element; 0 for a value outside the enum. */
 size_t mnemo_dtype_size(mnemo_dtype_t dtype);
 
-/* "f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8", "bool";
+/* "f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8", "bool", "f8e4m3";
  * "unknown" otherwise. */
 const char *mnemo_dtype_name(mnemo_dtype_t dtype);
 

@@ -69,3 +69,46 @@ func.func @bad_window(%q: tensor<1x4x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: 
       : tensor<1x4x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
   return %o : tensor<1x4x1x32xf32>
 }
+
+// -----
+
+func.func @fp8_without_scales(%k: tensor<1x2x3x32xf32>, %pool: tensor<10x2x4x32xf8E4M3FN>,
+                              %pos: tensor<1x3xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x4x32xf8E4M3FN> {
+  // expected-error @below {{pool holds f8E4M3FN and needs its scales}}
+  %r = mnemo.kv_cache_write %k into %pool at %pos table %t
+      : tensor<1x2x3x32xf32>, tensor<10x2x4x32xf8E4M3FN>, tensor<1x3xi64>, tensor<1x4xi32> -> tensor<10x2x4x32xf8E4M3FN>
+  return %r : tensor<10x2x4x32xf8E4M3FN>
+}
+
+// -----
+
+func.func @scales_of_bf16(%k: tensor<1x2x3x32xf32>, %pool: tensor<10x2x4x32xbf16>, %s: tensor<10x2x4xf32>,
+                          %pos: tensor<1x3xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x4x32xbf16> {
+  // expected-error @below {{pool is not FP8 and takes no scales}}
+  %r, %rs = mnemo.kv_cache_write %k into %pool scales %s at %pos table %t
+      : tensor<1x2x3x32xf32>, tensor<10x2x4x32xbf16>, tensor<1x3xi64>, tensor<1x4xi32>, tensor<10x2x4xf32>
+      -> tensor<10x2x4x32xbf16>, tensor<10x2x4xf32>
+  return %r : tensor<10x2x4x32xbf16>
+}
+
+// -----
+
+func.func @bad_scales(%k: tensor<1x2x3x32xf32>, %pool: tensor<10x2x4x32xf8E4M3FN>, %s: tensor<10x2x8xf32>,
+                      %pos: tensor<1x3xi64>, %t: tensor<1x4xi32>) -> tensor<10x2x4x32xf8E4M3FN> {
+  // expected-error @below {{pool scales (8) must match pool [Pages, Hkv, P] (4)}}
+  %r, %rs = mnemo.kv_cache_write %k into %pool scales %s at %pos table %t
+      : tensor<1x2x3x32xf32>, tensor<10x2x4x32xf8E4M3FN>, tensor<1x3xi64>, tensor<1x4xi32>, tensor<10x2x8xf32>
+      -> tensor<10x2x4x32xf8E4M3FN>, tensor<10x2x8xf32>
+  return %r : tensor<10x2x4x32xf8E4M3FN>
+}
+
+// -----
+
+func.func @paged_fp8_without_scales(%q: tensor<1x4x1x32xf32>, %k: tensor<10x2x4x32xf8E4M3FN>,
+                                    %v: tensor<10x2x4x32xf8E4M3FN>, %t: tensor<1x4xi32>,
+                                    %l: tensor<1xi64>, %p: tensor<1x1xi64>) -> tensor<1x4x1x32xf32> {
+  // expected-error @below {{key pool holds f8E4M3FN and needs its scales}}
+  %o = mnemo.paged_attention %q, %k, %v table %t lengths %l positions %p causal
+      : tensor<1x4x1x32xf32>, tensor<10x2x4x32xf8E4M3FN>, tensor<10x2x4x32xf8E4M3FN>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
+  return %o : tensor<1x4x1x32xf32>
+}

@@ -44,3 +44,34 @@ func.func @step(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tensor<?
       : tensor<?x4x?x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<?x?xi32>, tensor<?xi64>, tensor<?x?xi64> -> tensor<?x4x?x32xf32>
   return %o : tensor<?x4x?x32xf32>
 }
+
+// FP8 pools with their scales round-trip; the write quantizes each row per
+// head (amax over D, divided by 448) and stores the row and its scales; the
+// gather dequantizes with the token's scale.
+// CHECK-LABEL: func.func @step_fp8
+// CHECK: %{{.*}}, %{{.*}} = mnemo.kv_cache_write %{{.*}} into %{{.*}} scales %{{.*}} at
+// CHECK: mnemo.paged_attention %{{.*}}, %{{.*}}, %{{.*}} scales(%{{.*}}, %{{.*}} : tensor<64x2x16xf32>, tensor<64x2x16xf32>) table
+// DEC-LABEL: func.func @step_fp8
+// DEC: scf.for {{.*}} -> (tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16xf32>)
+// DEC: linalg.reduce
+// DEC: math.absf
+// DEC: arith.bitcast %{{.*}} : i8 to f8E4M3FN
+// DEC: tensor.insert_slice %{{.*}} into %{{.*}} : tensor<2x32xf8E4M3FN> into tensor<64x2x16x32xf8E4M3FN>
+// DEC: tensor.insert_slice %{{.*}} into %{{.*}} : tensor<2xf32> into tensor<64x2x16xf32>
+// DEC: linalg.generic
+// DEC: arith.bitcast %{{.*}} : f8E4M3FN to i8
+// DEC: arith.mulf
+// DEC: mnemo.attention
+func.func @step_fp8(%q: tensor<?x4x1x32xf32>, %k: tensor<?x2x1x32xf32>,
+                    %kpool: tensor<64x2x16x32xf8E4M3FN>, %kscales: tensor<64x2x16xf32>,
+                    %vpool: tensor<64x2x16x32xf8E4M3FN>, %vscales: tensor<64x2x16xf32>,
+                    %table: tensor<?x?xi32>, %pos: tensor<?x1xi64>, %lens: tensor<?xi64>)
+    -> tensor<?x4x1x32xf32> {
+  %kp, %ks = mnemo.kv_cache_write %k into %kpool scales %kscales at %pos table %table
+      : tensor<?x2x1x32xf32>, tensor<64x2x16x32xf8E4M3FN>, tensor<?x1xi64>, tensor<?x?xi32>, tensor<64x2x16xf32>
+      -> tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16xf32>
+  %o = mnemo.paged_attention %q, %kp, %vpool scales(%ks, %vscales : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos causal
+      : tensor<?x4x1x32xf32>, tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16x32xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x4x1x32xf32>
+  return %o : tensor<?x4x1x32xf32>
+}

@@ -8,8 +8,8 @@
 # CHECK: max |diff| {{.*}} ok
 # Generation (prefill, then decode over the paged KV cache) against the
 # references defined by recomputation: greedy, a ragged batch (row 1 a
-# 23-token prompt), teacher-forced; then a bf16 cache of 8-token pages; then
-# AArch64 under qemu.
+# 23-token prompt), teacher-forced; then a bf16 cache of 8-token pages and an
+# FP8 one; then AArch64 under qemu.
 # RUN: %mnemo_run %t/model.mnemo --generate 24 --input input_ids=%S/Inputs/refs_public/mistral_swa/input_ids.npy --output-dir %t/gen | FileCheck %s --check-prefix=GEN
 # RUN: %python %S/Inputs/generation.py compare %t/gen %S/Inputs/refs_public/mistral_swa | FileCheck %s --check-prefix=MATCH
 # RUN: %python %S/Inputs/generation.py ragged %S/Inputs/refs_public/mistral_swa %t/ragged.npy | FileCheck %s --check-prefix=RAGGED
@@ -20,6 +20,9 @@
 # RUN: mnemoc %S/Inputs/refs_public/mistral_swa --target=host --kv-dtype=bf16 --kv-page-size=8 -o %t/model-bf16kv.mnemo
 # RUN: %mnemo_run %t/model-bf16kv.mnemo --generate 24 --input input_ids=%S/Inputs/refs_public/mistral_swa/input_ids.npy --teacher-force %S/Inputs/refs_public/mistral_swa/greedy_tokens.npy --output-dir %t/gen-bf16
 # RUN: %python %S/Inputs/generation.py compare %t/gen-bf16 %S/Inputs/refs_public/mistral_swa --teacher --rel-l2 1e-2 | FileCheck %s --check-prefix=TEACHER
+# RUN: mnemoc %S/Inputs/refs_public/mistral_swa --target=host --kv-dtype=fp8 -o %t/model-fp8kv.mnemo
+# RUN: %mnemo_run %t/model-fp8kv.mnemo --generate 24 --input input_ids=%S/Inputs/refs_public/mistral_swa/input_ids.npy --teacher-force %S/Inputs/refs_public/mistral_swa/greedy_tokens.npy --output-dir %t/gen-fp8
+# RUN: %python %S/Inputs/generation.py compare %t/gen-fp8 %S/Inputs/refs_public/mistral_swa --teacher --rel-l2 5e-2 | FileCheck %s --check-prefix=TEACHER
 # RUN: %aarch64_run %aarch64_bin/mnemo-run %t/model-a64.mnemo --generate 24 --input input_ids=%t/ragged.npy --prompt-lengths 40,23 --output-dir %t/a64-gen
 # RUN: %python %S/Inputs/generation.py compare %t/a64-gen %S/Inputs/refs_public/mistral_swa --ragged | FileCheck %s --check-prefix=MATCH
 # Every layer has the 16-token window, so the pages behind it return to the

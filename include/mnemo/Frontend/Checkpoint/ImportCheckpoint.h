@@ -32,8 +32,11 @@ enum class WeightDType { F32, BF16, F16 };
 
 /// The paged KV cache of a checkpoint's generation functions (`prefill` and
 /// `decode`, emitted beside `forward`): storage type and tokens per page.
+/// Storage of the KV cache: FP8 is E4M3 with a scale per token and head.
+enum class KVCacheDType { F32, BF16, F16, FP8 };
+
 struct KVCacheOptions {
-  WeightDType dtype = WeightDType::F32;
+  KVCacheDType dtype = KVCacheDType::F32;
   int64_t pageSize = 16;
 };
 
