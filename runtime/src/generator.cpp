@@ -362,8 +362,8 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       mnemo_model_find_function(model, "decode", &decode))
     return makeStatus(MNEMO_STATUS_NOT_FOUND,
                       "%s: no generation steps (functions 'prefill' and "
-                      "'decode'; mnemoc emits them for Llama-family "
-                      "checkpoints compiled for CPU targets)",
+                      "'decode'; mnemoc emits them for checkpoints "
+                      "compiled for CPU targets)",
                       model->name.c_str());
   auto *g = new (std::nothrow) mnemo_generator_s();
   if (!g)

@@ -339,11 +339,14 @@ Value DecoderBuilder::build(Value ids) {
 }
 
 Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
-                                IntegerAttr window) {
+                                IntegerAttr window, FloatAttr scale) {
+  auto qType = cast<RankedTensorType>(q.getType());
+  SmallVector<int64_t> shape(qType.getShape());
+  shape[3] = cast<RankedTensorType>(v.getType()).getDimSize(3);
+  auto type = qType.clone(shape);
   if (!step)
-    return AttentionOp::create(b, q.getType(), q, k, v, Value(), Value(),
-                               Value(), /*causal=*/true, window, FloatAttr(),
-                               FloatAttr());
+    return AttentionOp::create(b, type, q, k, v, Value(), Value(), Value(),
+                               /*causal=*/true, window, scale, FloatAttr());
   bool fp8 = !step->keyScales.empty();
   // Writes `x` into `pool` (and its scales) and replaces them by their
   // updated values.
@@ -363,11 +366,11 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
   write(k, step->keys[layer], fp8 ? &step->keyScales[layer] : nullptr);
   write(v, step->values[layer], fp8 ? &step->valueScales[layer] : nullptr);
   return PagedAttentionOp::create(
-      b, q.getType(), q, step->keys[layer], step->values[layer],
-      step->blockTable, step->contextLengths, step->positions,
+      b, type, q, step->keys[layer], step->values[layer], step->blockTable,
+      step->contextLengths, step->positions,
       /*sink=*/Value(), fp8 ? step->keyScales[layer] : Value(),
       fp8 ? step->valueScales[layer] : Value(), /*causal=*/true, window,
-      FloatAttr(), FloatAttr());
+      scale, FloatAttr());
 }
 
 namespace {
@@ -420,20 +423,22 @@ func::FuncOp createFunction(ImplicitLocOpBuilder &b, StringRef name,
 /// signature which bound a dynamic dim has (batch, sequence or pages).
 LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
                                 int64_t seqLen, const ModelConfig &config,
-                                DecoderBody body) {
+                                const CacheLayout &layout, DecoderBody body) {
   Type i64 = b.getI64Type();
   FloatType cache = cacheElementType(config, b);
   int64_t pageSize = config.kvCache.pageSize;
-  auto pool = RankedTensorType::get(
-      {kDyn, config.numKVHeads, pageSize, config.headDim}, cache);
+  auto keyPool = RankedTensorType::get(
+      {kDyn, layout.heads, pageSize, layout.keyDim}, cache);
+  auto valuePool = RankedTensorType::get(
+      {kDyn, layout.heads, pageSize, layout.valueDim}, cache);
   // Per layer: key and value pools, then (FP8) their scales.
   bool fp8 = config.kvCache.dtype == KVCacheDType::FP8;
   auto scalePool = RankedTensorType::get(
-      {kDyn, config.numKVHeads, pageSize}, b.getF32Type());
+      {kDyn, layout.heads, pageSize}, b.getF32Type());
   SmallVector<std::pair<std::string, Type>> pools;
   for (int64_t l = 0; l < config.numLayers; ++l) {
-    for (StringRef kind : {"key", "value"})
-      pools.push_back({("cache." + Twine(l) + "." + kind).str(), pool});
+    pools.push_back({("cache." + Twine(l) + ".key").str(), keyPool});
+    pools.push_back({("cache." + Twine(l) + ".value").str(), valuePool});
     if (fp8)
       for (StringRef kind : {"key_scale", "value_scale"})
         pools.push_back({("cache." + Twine(l) + "." + kind).str(), scalePool});
@@ -508,7 +513,7 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
 OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
     const ModelConfig &config, const SafetensorsCheckpoint &weights,
     MLIRContext *context, std::string &error, DecoderBody body,
-    bool generation) {
+    std::optional<CacheLayout> cache) {
   context->loadDialect<arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, tensor::TensorDialect,
                        MnemoDialect>();
@@ -534,17 +539,16 @@ OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
   // whole sequence's length, which a cache written step by step cannot
   // follow (transformers' own cached generation keeps each key's rotation
   // as well); say so rather than drift silently.
-  if (generation &&
-      config.ropeScaling.kind == RopeScalingConfig::Kind::Dynamic)
+  if (cache && config.ropeScaling.kind == RopeScalingConfig::Kind::Dynamic)
     emitWarning(loc)
         << "dynamic NTK RoPE: the generation steps' cached keys keep the "
            "rotation of the length they were written at, so decoding "
            "drifts from a full recomputation once a sequence passes "
            "original_max_position_embeddings ("
         << config.ropeScaling.originalMaxPosition << ")";
-  if (generation &&
-      (failed(buildStepFunction(b, "prefill", kDyn, config, body)) ||
-       failed(buildStepFunction(b, "decode", 1, config, body))))
+  if (cache &&
+      (failed(buildStepFunction(b, "prefill", kDyn, config, *cache, body)) ||
+       failed(buildStepFunction(b, "decode", 1, config, *cache, body))))
     return nullptr;
   return module;
 }

@@ -101,12 +101,12 @@ protected:
   /// mnemo.rope at the tokens' positions (0..S-1 in `forward`) with the
   /// config's theta and scaling.
   Value rope(Value x, bool interleaved = false);
-  /// Causal attention of layer `layer` (q [B, Hq, S, D], k and v
-  /// [B, Hkv, S, D]): mnemo.attention in `forward`; in a generation step,
-  /// k and v written into the layer's pages and mnemo.paged_attention over
-  /// them.
+  /// Causal attention of layer `layer` (q [B, Hq, S, D], k [B, Hkv, S, D],
+  /// v [B, Hkv, S, Dv]) -> [B, Hq, S, Dv]: mnemo.attention in `forward`; in
+  /// a generation step, k and v written into the layer's pages and
+  /// mnemo.paged_attention over them. `scale` defaults to 1/sqrt(D).
   Value attention(Value q, Value k, Value v, int64_t layer,
-                  IntegerAttr window);
+                  IntegerAttr window, FloatAttr scale = {});
   /// silu(x Wg^T) * (x Wu^T), projected by Wd^T (the SwiGLU MLP).
   Value swigluMLP(Value x, Value wg, Value bg, Value wu, Value bu, Value wd,
                   Value bd, int64_t inter);
@@ -133,15 +133,22 @@ private:
 using DecoderBody =
     llvm::function_ref<Value(ImplicitLocOpBuilder &, Value ids, CacheStep *)>;
 
+/// What each layer caches per token: `heads` rows of `keyDim` key and
+/// `valueDim` value features (a Llama layer its KV heads; an MLA layer one
+/// row of its latent and rope key).
+struct CacheLayout {
+  int64_t heads, keyDim, valueDim;
+};
+
 /// A module with `@forward(input_ids) -> logits` whose body `body` emits
-/// and, with `generation`, the generation steps `@prefill` and `@decode`
-/// over a paged KV cache (see buildStepFunction in DecoderBuilder.cpp);
-/// null with `error` set when the builder fails.
+/// and, with a `cache` layout, the generation steps `@prefill` and
+/// `@decode` over a paged KV cache (see buildStepFunction in
+/// DecoderBuilder.cpp); null with `error` set when the builder fails.
 OwningOpRef<ModuleOp> buildDecoderModule(const ModelConfig &config,
                                          const SafetensorsCheckpoint &weights,
                                          MLIRContext *context,
                                          std::string &error, DecoderBody body,
-                                         bool generation);
+                                         std::optional<CacheLayout> cache);
 
 } // namespace mlir::mnemo
 

@@ -70,12 +70,18 @@ class DeepSeekBuilder final : public DecoderBuilder {
 public:
   DeepSeekBuilder(const ModelConfig &config,
                   const SafetensorsCheckpoint &weights,
-                  ImplicitLocOpBuilder &b, std::string &error)
-      : DecoderBuilder(config, weights, b, error), ds(*config.deepseek) {}
+                  ImplicitLocOpBuilder &b, std::string &error,
+                  CacheStep *step)
+      : DecoderBuilder(config, weights, b, error, step), ds(*config.deepseek) {}
 
 private:
   Value layer(Value h, int64_t i) override;
-  Value attention(Value x, const std::string &p);
+  Value attention(Value x, const std::string &p, int64_t layer);
+  /// y[b, h, s, n] = sum_k x[b, h, s, k] * w[h, k, n] ([H, K, N] `w`), or
+  /// with `transposed`, * w[h, n, k] ([H, N, K]).
+  Value perHead(Value x, Value w, bool transposed);
+  /// [.., a] and [.., c] -> [.., a + c] along the last dim (rank 4).
+  Value concatLast(Value x, Value y);
   Value moe(Value x, const std::string &p);
   /// The rows of tensor `name` ([rows, cols]) in `rows`, as a constant of
   /// `shape`: a weight matrix of a linear layer (`isMatrix`, stored in the
@@ -114,7 +120,62 @@ Value DeepSeekBuilder::dropUnitHeads(Value x, int64_t d) {
   return tensor::CollapseShapeOp::create(b, act({d}), x, groups);
 }
 
-Value DeepSeekBuilder::attention(Value x, const std::string &p) {
+Value DeepSeekBuilder::perHead(Value x, Value w, bool transposed) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t n = wType.getDimSize(transposed ? 1 : 2);
+  auto type = RankedTensorType::get(
+      {kDyn, xType.getDimSize(1), kDyn, n}, f32);
+  Value init = linalg::FillOp::create(
+                   b, ValueRange{arith::ConstantOp::create(
+                       b, b.getF32FloatAttr(0.0))},
+                   ValueRange{empty(type, {batch, seq})})
+                   .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bi, h, s, o, k;
+  bindDims(ctx, bi, h, s, o, k);
+  auto map = [&](ArrayRef<AffineExpr> e) {
+    return AffineMap::get(5, 0, e, ctx);
+  };
+  SmallVector<AffineMap> maps = {
+      map({bi, h, s, k}), transposed ? map({h, o, k}) : map({h, k, o}),
+      map({bi, h, s, o})};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, TypeRange{type}, ValueRange{x, w}, ValueRange{init}, maps,
+             iterators,
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               Value m = arith::MulFOp::create(nb, nl, args[0], args[1]);
+               Value a = arith::AddFOp::create(nb, nl, args[2], m);
+               linalg::YieldOp::create(nb, nl, a);
+             })
+      ->getResult(0);
+}
+
+Value DeepSeekBuilder::concatLast(Value x, Value y) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t a = xType.getDimSize(3),
+          c = cast<RankedTensorType>(y.getType()).getDimSize(3);
+  auto type = RankedTensorType::get({kDyn, xType.getDimSize(1), kDyn, a + c},
+                                    f32);
+  Value out = empty(type, {batch, seq});
+  auto insert = [&](Value part, int64_t offset, int64_t width) {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                         b.getIndexAttr(0),
+                                         b.getIndexAttr(offset)};
+    SmallVector<OpFoldResult> sizes = {batch, b.getIndexAttr(xType.getDimSize(1)),
+                                       seq, b.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    out = tensor::InsertSliceOp::create(b, part, out, offsets, sizes, strides);
+  };
+  insert(x, 0, a);
+  insert(y, a, c);
+  return out;
+}
+
+Value DeepSeekBuilder::attention(Value x, const std::string &p,
+                                 int64_t layer) {
   int64_t hidden = config.hiddenSize, heads = config.numHeads;
   int64_t dn = ds.nopeDim, dr = ds.ropeDim, dv = ds.valueDim;
   int64_t r = ds.kvLoraRank, dq = dn + dr;
@@ -171,6 +232,19 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p) {
   Value kPe = unitHeads(linear(x, wkPe, bkPe, dr), dr);
   kPe = dropUnitHeads(rope(kPe, ds.ropeInterleave), dr);
 
+  if (step) {
+    // A generation step caches each token's latent and rope key, one row of
+    // r + dr (MQA over the latent: the absorbed form). Queries absorb W_UK
+    // (q_nope W_UK against the latent, q_pe against the rope key), the
+    // values are the latents, and W_UV expands the output per head.
+    Value q = concatLast(perHead(qNope, wuk, /*transposed=*/false), qPe);
+    Value latent = unitHeads(c, r);
+    Value k = concatLast(latent, unitHeads(kPe, dr));
+    Value o = DecoderBuilder::attention(q, k, latent, layer, IntegerAttr(),
+                                        b.getF64FloatAttr(ds.softmaxScale));
+    o = perHead(o, wuv, /*transposed=*/true);
+    return linear(mergeHeads(o), wo, bo, hidden);
+  }
   FloatAttr scale;
   if (std::abs(ds.softmaxScale * std::sqrt(double(dq)) - 1.0) > 1e-15)
     scale = b.getF64FloatAttr(ds.softmaxScale);
@@ -274,7 +348,7 @@ Value DeepSeekBuilder::layer(Value h, int64_t i) {
   Value postNorm = weight(p + "post_attention_layernorm.weight", {hidden});
   if (failed())
     return {};
-  Value a = attention(rmsNorm(h, inNorm), p);
+  Value a = attention(rmsNorm(h, inNorm), p, i);
   if (failed())
     return {};
   Value r = add(h, a);
@@ -300,11 +374,13 @@ OwningOpRef<ModuleOp>
 mnemo::buildDeepSeekV3(const ModelConfig &config,
                        const SafetensorsCheckpoint &weights,
                        MLIRContext *context, std::string &error) {
-  // No generation functions yet: MLA's paged latent cache is to come.
+  // The generation steps cache one row per token: the latent and the
+  // rope key (DeepSeekBuilder::attention).
+  const DeepSeekConfig &ds = *config.deepseek;
   return buildDecoderModule(
       config, weights, context, error,
-      [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *) {
-        return DeepSeekBuilder(config, weights, b, error).build(ids);
+      [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
+        return DeepSeekBuilder(config, weights, b, error, step).build(ids);
       },
-      /*generation=*/false);
+      CacheLayout{1, ds.kvLoraRank + ds.ropeDim, ds.kvLoraRank});
 }

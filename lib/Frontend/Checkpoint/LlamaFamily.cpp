@@ -94,5 +94,5 @@ mnemo::buildLlamaFamily(const ModelConfig &config,
       [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
         return LlamaBuilder(config, weights, b, error, step).build(ids);
       },
-      /*generation=*/true);
+      CacheLayout{config.numKVHeads, config.headDim, config.headDim});
 }
