@@ -365,6 +365,12 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
   };
   write(k, step->keys[layer], fp8 ? &step->keyScales[layer] : nullptr);
   write(v, step->values[layer], fp8 ? &step->valueScales[layer] : nullptr);
+  // New sequences see only their own tokens: causal attention over them
+  // (a ragged batch's padding comes after every real token, so causality
+  // hides it), tiled and skipping the future as `forward` does.
+  if (step->fresh)
+    return AttentionOp::create(b, type, q, k, v, Value(), Value(), Value(),
+                               /*causal=*/true, window, scale, FloatAttr());
   return PagedAttentionOp::create(
       b, type, q, step->keys[layer], step->values[layer], step->blockTable,
       step->contextLengths, step->positions,
@@ -414,15 +420,17 @@ func::FuncOp createFunction(ImplicitLocOpBuilder &b, StringRef name,
 ///    -> (logits, the updated cache.L.key, cache.L.value)`
 ///
 /// One generation step over a ragged batch of B sequences: S new tokens per
-/// sequence (a prompt in `prefill`, S = 1 in `decode`) at their positions
-/// (-1 for padding), written into the paged cache and attending over their
-/// sequence's cached tokens. The pools are updated in place: each pool
+/// sequence (S = 1 in `decode`) at their positions (-1 for padding), written
+/// into the paged cache and attending over their sequence's cached tokens.
+/// `prefill` starts sequences: its positions are 0, 1, ... (then -1), and
+/// its tokens attend over themselves. The pools are updated in place: each pool
 /// argument carries `mnemo.in_place` and its result `mnemo.in_place_of`
 /// (the argument's index), so the artifact passes the caller's pool and
 /// returns only the logits. `mnemo.dim_kinds` tells the artifact's
 /// signature which bound a dynamic dim has (batch, sequence or pages).
 LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
-                                int64_t seqLen, const ModelConfig &config,
+                                int64_t seqLen, bool fresh,
+                                const ModelConfig &config,
                                 const CacheLayout &layout, DecoderBody body) {
   Type i64 = b.getI64Type();
   FloatType cache = cacheElementType(config, b);
@@ -476,6 +484,7 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(func.addEntryBlock());
   CacheStep step;
+  step.fresh = fresh;
   step.positions = func.getArgument(1);
   step.blockTable = func.getArgument(2);
   step.contextLengths = func.getArgument(3);
@@ -547,8 +556,10 @@ OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
            "original_max_position_embeddings ("
         << config.ropeScaling.originalMaxPosition << ")";
   if (cache &&
-      (failed(buildStepFunction(b, "prefill", kDyn, config, *cache, body)) ||
-       failed(buildStepFunction(b, "decode", 1, config, *cache, body))))
+      (failed(buildStepFunction(b, "prefill", kDyn, /*fresh=*/true, config,
+                                *cache, body)) ||
+       failed(buildStepFunction(b, "decode", 1, /*fresh=*/false, config,
+                                *cache, body))))
     return nullptr;
   return module;
 }

@@ -38,6 +38,10 @@ struct CacheStep {
   SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
   /// FP8 pools' scales, per layer ([Pages, Hkv, P] f32); empty otherwise.
   SmallVector<Value> keyScales, valueScales;
+  /// Every sequence starts here (`prefill`: positions 0, 1, ... then -1):
+  /// the tokens attend over themselves, as in `forward`, and the cache is
+  /// only written.
+  bool fresh = false;
 };
 
 class DecoderBuilder {
