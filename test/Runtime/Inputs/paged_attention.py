@@ -15,11 +15,11 @@ the rows past each sequence's length). Prints one line per check; exits
 non-zero on a failure.
 """
 
-import os
-import subprocess
 import sys
 
 import numpy as np
+
+from paged_reference import attention, run, worst_row
 
 HQ, HKV, D, PAGE, PAGES = 4, 2, 32, 4, 10
 TABLE = np.array([[7, 2, 5, 0], [1, 9, 3, 8]], np.int32)  # scattered pages
@@ -31,36 +31,6 @@ def bf16(x):
     bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
     return bits.astype(np.uint32).view(np.float32)
-
-
-def run(mnemo_run, artifact, work, device, name, inputs):
-    """Runs the step on `inputs` (name -> array); returns its three outputs."""
-    args = [mnemo_run, artifact, "--output-dir", work, f"--device={device}"]
-    for i, (key, array) in enumerate(inputs.items()):
-        path = os.path.join(work, f"{name}_{key}.npy")
-        np.save(path, array)
-        args += ["--input", f"input{i}={path}"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit(f"{name}: mnemo-run failed: {r.stderr.strip()}")
-    return [np.load(os.path.join(work, f"output{i}.npy")) for i in range(3)]
-
-
-def attention(q, k, v, positions):
-    """float64 causal attention of queries at `positions` over keys 0..n-1."""
-    group = q.shape[0] // k.shape[0]
-    k, v = np.repeat(k, group, 0), np.repeat(v, group, 0)
-    s = q.astype(np.float64) @ k.transpose(0, 2, 1).astype(np.float64) / np.sqrt(D)
-    hidden = np.arange(k.shape[1])[None, :] > np.asarray(positions)[:, None]
-    s = np.where(hidden[None], -np.inf, s)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    return (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
-
-
-def worst_row(got, want):
-    d = np.linalg.norm(got - want, axis=-1)
-    n = np.maximum(np.linalg.norm(want, axis=-1), 1e-6)
-    return float((d / n).max())
 
 
 def main():
@@ -82,9 +52,10 @@ def main():
     pos = np.array([[t if t < n else -1 for t in range(s)] for n in LENGTHS], np.int64)
     kpool = bf16(rng.standard_normal((PAGES, HKV, PAGE, D)).astype(np.float32))
     vpool = bf16(rng.standard_normal((PAGES, HKV, PAGE, D)).astype(np.float32))
-    out, kp, vp = run(mnemo_run, artifact, work, device, "prefill",
+    out, kp, vp = run(mnemo_run, artifact, work, "prefill",
                       {"q": q, "k": k, "v": v, "kpool": kpool, "vpool": vpool,
-                       "table": TABLE, "pos": pos, "lens": np.array(LENGTHS, np.int64)})
+                       "table": TABLE, "pos": pos, "lens": np.array(LENGTHS, np.int64)},
+                      3, device)
     worst = 0.0
     for b, n in enumerate(LENGTHS):
         want = attention(q[b, :, :n], bf16(k[b, :, :n]), bf16(v[b, :, :n]), range(n))
@@ -106,10 +77,11 @@ def main():
     k1 = rng.standard_normal((2, HKV, 1, D)).astype(np.float32)
     v1 = rng.standard_normal((2, HKV, 1, D)).astype(np.float32)
     pos1 = np.array([[n] for n in LENGTHS], np.int64)
-    out1, kp1, vp1 = run(mnemo_run, artifact, work, device, "decode",
+    out1, kp1, vp1 = run(mnemo_run, artifact, work, "decode",
                          {"q": q1, "k": k1, "v": v1, "kpool": kp, "vpool": vp,
                           "table": TABLE, "pos": pos1,
-                          "lens": np.array([n + 1 for n in LENGTHS], np.int64)})
+                          "lens": np.array([n + 1 for n in LENGTHS], np.int64)},
+                         3, device)
     worst = 0.0
     for b, n in enumerate(LENGTHS):
         keys = bf16(np.concatenate([k[b, :, :n], k1[b]], axis=1))

@@ -12,11 +12,11 @@ attention over the dequantized keys and values (E4M3 times scale) row by
 row. Prints one line per check; exits non-zero on a failure.
 """
 
-import os
-import subprocess
 import sys
 
 import numpy as np
+
+from paged_reference import attention, run, worst_row
 
 HQ, HKV, D, PAGE, PAGES = 4, 2, 32, 4, 10
 TABLE = np.array([[7, 2, 5, 0], [1, 9, 3, 8]], np.int32)
@@ -66,33 +66,6 @@ def dequantize(codes, scales):
     return VALUES[codes].astype(np.float64) * scales[..., None]
 
 
-def run(mnemo_run, artifact, work, name, inputs):
-    args = [mnemo_run, artifact, "--output-dir", work]
-    for i, (key, array) in enumerate(inputs.items()):
-        path = os.path.join(work, f"{name}_{key}.npy")
-        np.save(path, array)
-        args += ["--input", f"input{i}={path}"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit(f"{name}: mnemo-run failed: {r.stderr.strip()}")
-    return [np.load(os.path.join(work, f"output{i}.npy")) for i in range(5)]
-
-
-def attention(q, k, v, positions):
-    group = q.shape[0] // k.shape[0]
-    k, v = np.repeat(k, group, 0), np.repeat(v, group, 0)
-    s = q.astype(np.float64) @ k.transpose(0, 2, 1) / np.sqrt(D)
-    hidden = np.arange(k.shape[1])[None, :] > np.asarray(positions)[:, None]
-    s = np.where(hidden[None], -np.inf, s)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    return (p / p.sum(-1, keepdims=True)) @ v
-
-
-def worst_row(got, want):
-    d = np.linalg.norm(got - want, axis=-1)
-    return float((d / np.maximum(np.linalg.norm(want, axis=-1), 1e-6)).max())
-
-
 def main():
     mnemo_run, artifact, work = sys.argv[1:4]
     rng = np.random.default_rng(5)
@@ -119,7 +92,7 @@ def main():
     out, kb, ks, vb, vs = run(mnemo_run, artifact, work, "prefill", {
         "q": q, "k": k, "v": v, "kbytes": kbytes, "kscales": kscales,
         "vbytes": vbytes, "vscales": vscales, "table": TABLE, "pos": pos,
-        "lens": lens})
+        "lens": lens}, 5)
 
     want = {"kb": kbytes.view(np.uint8).copy(), "ks": kscales.copy(),
             "vb": vbytes.view(np.uint8).copy(), "vs": vscales.copy()}
@@ -164,7 +137,7 @@ def main():
     pos1 = np.array([[n] for n in LENGTHS], np.int64)
     out1, kb1, ks1, vb1, vs1 = run(mnemo_run, artifact, work, "decode", {
         "q": q1, "k": k1, "v": v1, "kbytes": kb, "kscales": ks, "vbytes": vb,
-        "vscales": vs, "table": TABLE, "pos": pos1, "lens": lens + 1})
+        "vscales": vs, "table": TABLE, "pos": pos1, "lens": lens + 1}, 5)
     for b, n in enumerate(LENGTHS):
         page, row = TABLE[b, n // PAGE], n % PAGE
         want["kb"][page, :, row], want["ks"][page, :, row] = quantize(k1[b, :, 0])
