@@ -12,6 +12,11 @@
 # RUN: %aarch64_run %aarch64_bin/mnemo-run %t/absorbed-a64.mnemo --input input_ids=%S/Inputs/refgen/deepseek_moe/input_ids.npy --output-dir %t/absorbed-a64
 # RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/absorbed-a64/logits.npy %S/Inputs/refgen/deepseek_moe/logits.npy | FileCheck %s
 # CHECK: max |diff| {{.*}} ok
+# Generation over the latent cache: 8 greedy steps, each step's logits
+# those of the artifact's own forward over the prompt and the tokens so far.
+# RUN: %mnemo_run %t/absorbed.mnemo --generate 8 --input input_ids=%S/Inputs/refgen/deepseek_moe/input_ids.npy --output-dir %t/gen
+# RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/absorbed.mnemo %t/gen %S/Inputs/refgen/deepseek_moe/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE
+# RECOMPUTE-COUNT-8: step {{[0-7]}} (length {{[0-9]+}}): max |d| {{.*}}, greedy ok: ok
 """The deepseek_moe reference checkpoint (DeepseekV3ForCausalLM: one dense
 layer, then two mixture-of-experts layers of 8 routed experts in 4 groups,
 top-2 groups, 2 experts per token, sigmoid scores with a non-zero correction
