@@ -133,6 +133,11 @@ static cl::opt<int64_t>
     kvPageSize("kv-page-size",
                cl::desc("Tokens per page of the paged KV cache (default 16)"),
                cl::init(16), cl::cat(mnemocOptions));
+static cl::opt<bool> generationSteps(
+    "generation",
+    cl::desc("Compile a checkpoint's generation steps, prefill and decode, "
+             "beside forward (default on; =false: forward only)"),
+    cl::init(true), cl::cat(mnemocOptions));
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Compile for one static shape of an input: NAME=DIMxDIMx... "
@@ -202,15 +207,17 @@ int main(int argc, char **argv) {
     return fail("--dtype applies to checkpoint directories (an ONNX or MLIR "
                 "model keeps the element types it was written with)");
   if (!checkpoint &&
-      (kvDType.getNumOccurrences() || kvPageSize.getNumOccurrences()))
-    return fail("--kv-dtype and --kv-page-size apply to checkpoint "
-                "directories (the generation functions are built from the "
-                "checkpoint)");
+      (kvDType.getNumOccurrences() || kvPageSize.getNumOccurrences() ||
+       generationSteps.getNumOccurrences()))
+    return fail("--generation, --kv-dtype and --kv-page-size apply to "
+                "checkpoint directories (the generation functions are built "
+                "from the checkpoint)");
   if (kvPageSize < 1 || kvPageSize > 4096)
     return fail("--kv-page-size=" + std::to_string(kvPageSize) +
                 ": expected 1 to 4096 tokens");
   mnemo::KVCacheOptions kvCache;
   kvCache.pageSize = kvPageSize;
+  kvCache.generation = generationSteps;
   kvCache.dtype = kvDType;
   std::unique_ptr<llvm::MemoryBuffer> input;
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");

@@ -382,5 +382,8 @@ mnemo::buildDeepSeekV3(const ModelConfig &config,
       [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
         return DeepSeekBuilder(config, weights, b, error, step).build(ids);
       },
-      CacheLayout{1, ds.kvLoraRank + ds.ropeDim, ds.kvLoraRank});
+      config.kvCache.generation
+          ? std::optional<CacheLayout>(CacheLayout{
+                1, ds.kvLoraRank + ds.ropeDim, ds.kvLoraRank})
+          : std::nullopt);
 }

@@ -94,5 +94,8 @@ mnemo::buildLlamaFamily(const ModelConfig &config,
       [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
         return LlamaBuilder(config, weights, b, error, step).build(ids);
       },
-      CacheLayout{config.numKVHeads, config.headDim, config.headDim});
+      config.kvCache.generation
+          ? std::optional<CacheLayout>(CacheLayout{
+                config.numKVHeads, config.headDim, config.headDim})
+          : std::nullopt);
 }

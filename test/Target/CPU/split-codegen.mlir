@@ -4,6 +4,6 @@
 // kernels enough for every partition.
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: mnemoc %S/../../Frontend/Checkpoint/Inputs/refs_public/llama_gqa -o %t/threads.mnemo --target=host
-// RUN: mnemoc %S/../../Frontend/Checkpoint/Inputs/refs_public/llama_gqa -o %t/one.mnemo --target=host --mlir-disable-threading
+// RUN: mnemoc %S/../../Frontend/Checkpoint/Inputs/refs_public/llama_gqa --generation=false -o %t/threads.mnemo --target=host
+// RUN: mnemoc %S/../../Frontend/Checkpoint/Inputs/refs_public/llama_gqa --generation=false -o %t/one.mnemo --target=host --mlir-disable-threading
 // RUN: cmp %t/threads.mnemo %t/one.mnemo

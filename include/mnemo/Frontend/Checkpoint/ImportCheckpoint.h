@@ -36,6 +36,8 @@ enum class WeightDType { F32, BF16, F16 };
 enum class KVCacheDType { F32, BF16, F16, FP8 };
 
 struct KVCacheOptions {
+  /// false: `forward` only.
+  bool generation = true;
   KVCacheDType dtype = KVCacheDType::F32;
   int64_t pageSize = 16;
 };
