@@ -253,9 +253,9 @@ TEST(Verify, Signatures) {
       MNEMO_STATUS_DATA_LOSS, "a dynamic dim's max must be at least 1");
   expectRejected(
       [](ArtifactBuilder &b) {
-        fn(b).inputs[0]->dtype = static_cast<DType>(9);
+        fn(b).inputs[0]->dtype = static_cast<DType>(10);
       },
-      MNEMO_STATUS_DATA_LOSS, "input 'a': unknown dtype 9");
+      MNEMO_STATUS_DATA_LOSS, "input 'a': unknown dtype 10");
   expectRejected([](ArtifactBuilder &b) { fn(b).inputs[0]->name.clear(); },
                  MNEMO_STATUS_DATA_LOSS, "input 0 has no valid name");
   expectRejected(
