@@ -78,15 +78,13 @@ int main(int argc, char **argv) {
   mnemo_model_t *model = NULL;
   if (failed(mnemo_model_load_file(argv[1], &model)))
     return 1;
-  /* A generator of one page tells the page size; then enough pages for
-   * every prompt and its generated tokens. */
-  mnemo_generator_t *gen = NULL;
-  if (failed(mnemo_generator_create(model, NULL, 1, &gen))) {
+  /* Enough pages of the model's size for every prompt and its tokens. */
+  size_t page = 0;
+  if (failed(mnemo_generator_page_size_of(model, &page))) {
     mnemo_model_free(model);
     return 1;
   }
-  size_t page = mnemo_generator_page_size(gen);
-  mnemo_generator_free(gen);
+  mnemo_generator_t *gen = NULL;
   for (size_t i = 0; i < count; ++i)
     pages += (lengths[i] + steps + page - 1) / page;
   int rc = failed(mnemo_generator_create(model, NULL, pages, &gen));

@@ -326,19 +326,60 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
   return nullptr;
 }
 
-/// Finds live sequence `id` (NOT_FOUND otherwise).
-static mnemo_status_t findLive(const mnemo_generator_s &g, uint64_t id,
-                               std::map<uint64_t, Sequence>::const_iterator
-                                   *out) {
-  *out = g.sequences.find(id);
-  if (*out == g.sequences.end())
+/// Finds live sequence `id` in `sequences` (const or not; NOT_FOUND
+/// otherwise).
+template <typename Map, typename Iterator>
+static mnemo_status_t findLive(Map &sequences, uint64_t id, Iterator *out) {
+  *out = sequences.find(id);
+  if (*out == sequences.end())
     return makeStatus(MNEMO_STATUS_NOT_FOUND,
                       "sequence %llu: not live (released, or never added)",
                       static_cast<unsigned long long>(id));
   return nullptr;
 }
 
+/// A new generator holding `model` with its steps' signatures read and
+/// checked: no sessions, no pools yet.
+static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
+  *out = nullptr;
+  size_t prefill = 0, decode = 0;
+  if (mnemo_model_find_function(model, "prefill", &prefill) ||
+      mnemo_model_find_function(model, "decode", &decode))
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "%s: no generation steps (functions 'prefill' and "
+                      "'decode'; mnemoc emits them for checkpoints "
+                      "compiled for CPU targets)",
+                      model->name.c_str());
+  auto *g = new (std::nothrow) mnemo_generator_s();
+  if (!g)
+    return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  retainModel(model);
+  g->model = model;
+  mnemo_status_t status = g->checkSignature(prefill, false);
+  if (!status)
+    status = g->checkSignature(decode, true);
+  if (status) {
+    delete g;
+    return status;
+  }
+  *out = g;
+  return nullptr;
+}
+
 extern "C" {
+
+mnemo_status_t mnemo_generator_page_size_of(mnemo_model_t *model,
+                                            size_t *out_page_size) {
+  if (!model || !out_page_size)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_page_size_of: NULL %s",
+                      model ? "out_page_size" : "model");
+  mnemo_generator_s *g = nullptr;
+  MNEMO_RETURN_IF_ERROR(probe(model, &g));
+  *out_page_size = static_cast<size_t>(g->pageSize);
+  delete g;
+  return nullptr;
+}
 
 mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                                       const mnemo_device_t *device,
@@ -357,24 +398,10 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_create: %zu pages (expected 1 to %d)",
                       num_pages, INT32_MAX);
-  size_t prefill = 0, decode = 0;
-  if (mnemo_model_find_function(model, "prefill", &prefill) ||
-      mnemo_model_find_function(model, "decode", &decode))
-    return makeStatus(MNEMO_STATUS_NOT_FOUND,
-                      "%s: no generation steps (functions 'prefill' and "
-                      "'decode'; mnemoc emits them for checkpoints "
-                      "compiled for CPU targets)",
-                      model->name.c_str());
-  auto *g = new (std::nothrow) mnemo_generator_s();
-  if (!g)
-    return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  retainModel(model);
-  g->model = model;
-  mnemo_status_t status = g->checkSignature(prefill, false);
-  if (!status)
-    status = g->checkSignature(decode, true);
-  if (!status)
-    status = mnemo_session_create_on(model, "prefill", device, &g->prefill);
+  mnemo_generator_s *g = nullptr;
+  MNEMO_RETURN_IF_ERROR(probe(model, &g));
+  mnemo_status_t status =
+      mnemo_session_create_on(model, "prefill", device, &g->prefill);
   if (!status)
     status = mnemo_session_create_on(model, "decode", device, &g->decode);
   for (size_t k = 0; !status && k < g->pools.size(); ++k) {
@@ -478,9 +505,8 @@ mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
   mnemo_generator_s &g = *generator;
   std::vector<Feed> feeds;
   for (size_t i = 0; i < count; ++i) {
-    std::map<uint64_t, Sequence>::const_iterator live;
-    MNEMO_RETURN_IF_ERROR(findLive(g, ids[i], &live));
-    auto it = g.sequences.find(ids[i]); // the mutable entry
+    std::map<uint64_t, Sequence>::iterator it;
+    MNEMO_RETURN_IF_ERROR(findLive(g.sequences, ids[i], &it));
     for (const Feed &f : feeds)
       if (f.id == ids[i])
         return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
@@ -498,7 +524,7 @@ mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,
                       "mnemo_generator_logits: NULL %s",
                       generator ? "out_logits" : "generator");
   std::map<uint64_t, Sequence>::const_iterator it;
-  MNEMO_RETURN_IF_ERROR(findLive(*generator, id, &it));
+  MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
   *out_logits = it->second.logits.data();
   return nullptr;
 }
@@ -510,7 +536,7 @@ mnemo_status_t mnemo_generator_sequence_length(
                       "mnemo_generator_sequence_length: NULL %s",
                       generator ? "out_length" : "generator");
   std::map<uint64_t, Sequence>::const_iterator it;
-  MNEMO_RETURN_IF_ERROR(findLive(*generator, id, &it));
+  MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
   *out_length = static_cast<size_t>(it->second.length);
   return nullptr;
 }
@@ -521,7 +547,7 @@ mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_release: NULL generator");
   std::map<uint64_t, Sequence>::const_iterator it;
-  MNEMO_RETURN_IF_ERROR(findLive(*generator, id, &it));
+  MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
   for (int32_t page : it->second.pages)
     if (page != kFreedPage)
       generator->freePages.push_back(page);

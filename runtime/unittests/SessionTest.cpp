@@ -364,6 +364,11 @@ TEST(Generator, Misuse) {
   EXPECT_MNEMO_ERROR(mnemo_generator_create(l.model, nullptr, 4, &g),
                      MNEMO_STATUS_NOT_FOUND,
                      "no generation steps (functions 'prefill' and 'decode'");
+  size_t page = 0;
+  EXPECT_MNEMO_ERROR(mnemo_generator_page_size_of(l.model, &page),
+                     MNEMO_STATUS_NOT_FOUND, "no generation steps");
+  EXPECT_MNEMO_ERROR(mnemo_generator_page_size_of(l.model, nullptr),
+                     MNEMO_STATUS_INVALID_ARGUMENT, "NULL out_page_size");
   EXPECT_MNEMO_ERROR(mnemo_generator_create(l.model, nullptr, 0, &g),
                      MNEMO_STATUS_INVALID_ARGUMENT, "0 pages");
   EXPECT_MNEMO_ERROR(mnemo_generator_create(nullptr, nullptr, 4, &g),

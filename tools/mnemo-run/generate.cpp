@@ -99,11 +99,8 @@ int mnemo::run::generate(const GenerateOptions &options) {
   // Pages for every row's prompt and generated tokens, unless given.
   size_t pages = static_cast<size_t>(options.pages);
   if (!status && !pages) {
-    // The page size is the model's; a first generator of one page tells.
-    status = mnemo_generator_create(model, device, 1, &gen);
-    size_t p = gen ? mnemo_generator_page_size(gen) : 1;
-    mnemo_generator_free(gen);
-    gen = nullptr;
+    size_t p = 1;
+    status = mnemo_generator_page_size_of(model, &p);
     for (long r = 0; r < rows; ++r)
       pages += (lengths[r] + static_cast<size_t>(steps) + p - 1) / p;
   }

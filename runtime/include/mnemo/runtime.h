@@ -414,6 +414,11 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                                       const mnemo_device_t *device,
                                       size_t num_pages,
                                       mnemo_generator_t **out_generator);
+/* The page size (tokens per page) of `model`'s generation steps, read from
+ * their signatures without creating a generator (to size its pool);
+ * NOT_FOUND or INCOMPATIBLE as mnemo_generator_create. */
+mnemo_status_t mnemo_generator_page_size_of(mnemo_model_t *model,
+                                            size_t *out_page_size);
 /* Frees the generator, its pools and sequences; NULL is allowed. */
 void mnemo_generator_free(mnemo_generator_t *generator);
 /* Threads for each step, as mnemo_session_set_threads. */
