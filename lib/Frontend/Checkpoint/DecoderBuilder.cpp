@@ -344,9 +344,16 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
   SmallVector<int64_t> shape(qType.getShape());
   shape[3] = cast<RankedTensorType>(v.getType()).getDimSize(3);
   auto type = qType.clone(shape);
-  if (!step)
+  // `forward`, and new sequences, which see only their own tokens: causal
+  // attention over them (a ragged batch's padding comes after every real
+  // token, so causality hides it), tiled and skipping the future.
+  auto selfAttention = [&] {
     return AttentionOp::create(b, type, q, k, v, Value(), Value(), Value(),
-                               /*causal=*/true, window, scale, FloatAttr());
+                               /*causal=*/true, window, scale, FloatAttr())
+        .getResult();
+  };
+  if (!step)
+    return selfAttention();
   bool fp8 = !step->keyScales.empty();
   // Writes `x` into `pool` (and its scales) and replaces them by their
   // updated values.
@@ -365,12 +372,8 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
   };
   write(k, step->keys[layer], fp8 ? &step->keyScales[layer] : nullptr);
   write(v, step->values[layer], fp8 ? &step->valueScales[layer] : nullptr);
-  // New sequences see only their own tokens: causal attention over them
-  // (a ragged batch's padding comes after every real token, so causality
-  // hides it), tiled and skipping the future as `forward` does.
   if (step->fresh)
-    return AttentionOp::create(b, type, q, k, v, Value(), Value(), Value(),
-                               /*causal=*/true, window, scale, FloatAttr());
+    return selfAttention();
   return PagedAttentionOp::create(
       b, type, q, step->keys[layer], step->values[layer], step->blockTable,
       step->contextLengths, step->positions,
