@@ -240,6 +240,7 @@ int parseArgs(int argc, char **argv, Options &options) {
 struct Input {
   std::string name;
   mnemo::npy::Array array;
+  bool inout = false; // the function updates it in place
 };
 
 /// Reads the inputs named on the command line, checking names and that
@@ -271,6 +272,7 @@ int readInputs(const Options &options, mnemo_model_t *model, size_t function,
     given[index] = true;
     Input input;
     input.name = name;
+    input.inout = mnemo_model_input_is_inout(model, function, index);
     std::string error;
     if (!mnemo::npy::read(file.c_str(), input.array, error))
       return fail(file, error);
@@ -288,24 +290,17 @@ int readInputs(const Options &options, mnemo_model_t *model, size_t function,
 
 /// Binds the inputs read from files; one the function updates in place
 /// (a generation step's cache pool) is updated in the tool's copy.
-mnemo_status_t bindInputs(mnemo_session_t *session, mnemo_model_t *model,
-                          size_t function, std::vector<Input> &inputs) {
+mnemo_status_t bindInputs(mnemo_session_t *session,
+                          std::vector<Input> &inputs) {
   for (Input &input : inputs) {
     mnemo::npy::Array &a = input.array;
-    bool inout = false;
-    for (size_t i = 0; i < mnemo_model_input_count(model, function); ++i) {
-      mnemo_tensor_info_t info;
-      if (!mnemo_model_input_info(model, function, i, &info) &&
-          input.name == info.name)
-        inout = mnemo_model_input_is_inout(model, function, i);
-    }
+    const char *name = input.name.c_str();
     mnemo_status_t status =
-        inout ? mnemo_session_set_inout(session, input.name.c_str(), a.dtype,
-                                        a.shape.data(), a.shape.size(),
-                                        a.data.get())
-              : mnemo_session_set_input(session, input.name.c_str(), a.dtype,
-                                        a.shape.data(), a.shape.size(),
-                                        a.data.get());
+        input.inout
+            ? mnemo_session_set_inout(session, name, a.dtype, a.shape.data(),
+                                      a.shape.size(), a.data.get())
+            : mnemo_session_set_input(session, name, a.dtype, a.shape.data(),
+                                      a.shape.size(), a.data.get());
     if (status)
       return status;
   }
@@ -377,7 +372,7 @@ int run(const Options &options) {
       rc = fail(status);
       break;
     }
-    if ((status = bindInputs(session, model, function, inputs))) {
+    if ((status = bindInputs(session, inputs))) {
       rc = fail(status);
       break;
     }
