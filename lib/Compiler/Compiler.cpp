@@ -51,12 +51,12 @@ ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
     t.shape.push_back(dynamic ? -1 : d);
     int64_t max = i == 0 && tensor.getRank() >= 2 ? options.maxBatch
                                                    : options.maxSeqLen;
-    if (kinds && i < kinds.size()) {
-      StringRef kind = cast<StringAttr>(kinds[i]).getValue();
+    if (auto kind = kinds && i < kinds.size()
+                        ? dyn_cast<StringAttr>(kinds[i])
+                        : StringAttr())
       max = kind == "batch"   ? options.maxBatch
             : kind == "pages" ? int64_t(INT32_MAX)
                               : options.maxSeqLen;
-    }
     t.maxShape.push_back(dynamic ? max : d);
   }
   t.inPlace = attrs && attrs.get(kInPlaceAttr);
