@@ -68,6 +68,7 @@ void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   // dims) run on the runtime's threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createOutlineParallelPass());
+  pm.addPass(createMergeKernelsPass());
   buildLinalgToLoopsPasses(pm);
   pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
   pm.addNestedPass<func::FuncOp>(createExpandBF16Pass());

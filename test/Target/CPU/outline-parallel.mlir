@@ -57,18 +57,17 @@ func.func @add(%a: tensor<?x64xf32> {mnemo.name = "a"}, %b: tensor<?x64xf32> {mn
 
 // A frame holds what varies between calls: the two loops' buffers, not
 // their static sizes and strides (folded into the body). The loops differ
-// only in the global they read, so they share one body; the trampolines
-// are not inlined into their caller, which calls the runtime through one
-// shared function.
+// only in the global they read, so they share one body and one trampoline
+// (mnemo-cpu-merge-kernels); the trampoline is not inlined into its
+// caller, which calls the runtime through one shared function.
 // FRAME-LABEL: define void @mnemo_entry_twice(
 // FRAME: alloca { ptr, ptr }
 // FRAME: alloca { ptr, ptr }
 // FRAME-NOT: alloca
 // FRAME: call fastcc void @mnemo_parallel_for(ptr nonnull @[[FIRST:twice_parallel[0-9]+]]_trampoline,
-// FRAME: call fastcc void @mnemo_parallel_for(ptr nonnull @twice_parallel{{[0-9]+}}_trampoline,
+// FRAME: call fastcc void @mnemo_parallel_for(ptr nonnull @[[FIRST]]_trampoline,
 // FRAME: define internal void @[[FIRST]]_trampoline(ptr {{.*}}) #[[ATTRS:[0-9]+]]
-// FRAME: define internal void @twice_parallel{{[0-9]+}}_trampoline(
-// FRAME-NEXT: tail call void @[[FIRST]]_trampoline(
+// FRAME-NOT: _trampoline(
 // FRAME: attributes #[[ATTRS]] = { {{.*}}noinline
 memref.global "private" constant @w0 : memref<4x16xf32> = dense<1.0>
 memref.global "private" constant @w1 : memref<4x16xf32> = dense<2.0>

@@ -134,6 +134,20 @@ def OutlineParallelPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def MergeKernelsPass
+    : Pass<"mnemo-cpu-merge-kernels", "::mlir::ModuleOp"> {
+  let summary = "Keeps one copy of identical parallel bodies";
+  let description = [{
+    After `mnemo-cpu-outline-parallel`: private functions with equivalent
+    bodies and attributes (the layers of a model differ only in the
+    buffers their kernels are given; `prefill` repeats most of `forward`)
+    are kept once, every reference renamed to the first of them in module
+    order; then the dispatch declarations that now name the same body are
+    merged too. Declarations of other external functions are never merged.
+    The rest of the lowering then converts each kernel once.
+  }];
+}
+
 def AddRuntimeHooksPass
     : Pass<"mnemo-cpu-add-runtime-hooks", "::mlir::ModuleOp"> {
   let summary = "Defines the hook table and the calls through it";
