@@ -8,7 +8,8 @@
 """The CPU's register-tiled GEMM (mnemo-cpu-linear-kernel) against numpy,
 element by element, at the micro-tile shapes of AVX-512 (16 lanes, 2 vectors,
 12 rows), NEON (4 x 3 x 8) and AVX2 (8 x 2 x 6): rows, K and N that are not
-tile multiples, batch dims, dynamic rows, a vector input, bias, constant
+tile multiples, batch dims, dynamic rows, one row per batch position
+(the batch taken as the rows), a vector input, bias, constant
 (packed) and computed weights of both layouts, bf16 and f16 weights. Then
 matrix products written as linalg contractions, raised by
 mnemo-raise-contractions (with a non-zero accumulator and a unit-batch B)."""
@@ -87,6 +88,11 @@ cases = [
     linear_case("computed_in_out_bias", (2, 7), 12, 29, 11, layout="in_out",
                 bias=True, computed=True),
     linear_case("narrow_n3", (17,), 8, 3, 12),
+    # One row per batch position (a decode step): the batch dim is the rows.
+    linear_case("unit_rows_batch_13", (13, 1), 40, 37, 13, bias=True),
+    linear_case("unit_rows_dynamic_batch", (14, 1), 24, 33, 14,
+                layout="in_out", dynamic={"x": [0]}, result_dynamic=(0,)),
+    linear_case("unit_rows_4d", (2, 5, 1), 16, 20, 15, computed=True),
 ]
 
 for lanes, vectors, rows, extra, label in [

@@ -158,8 +158,35 @@ private:
   bool packed = false;
 };
 
+/// Whether the GEMM's rows are the input's last batch dim: a single row per
+/// batch position (a decode step's [B, 1, K]) would otherwise make B
+/// one-row GEMMs, each reading all the weights.
+bool batchIsRows(RankedTensorType type) {
+  return type.getRank() >= 3 && type.getDimSize(type.getRank() - 2) == 1;
+}
+
+/// [.., B, 1, X] <-> [.., B, X]: the leading dims alone, B with the unit dim.
+SmallVector<ReassociationIndices> unitRowGroups(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank - 3; ++d)
+    groups.push_back({d});
+  groups.push_back({rank - 3, rank - 2});
+  groups.push_back({rank - 1});
+  return groups;
+}
+
+/// The GEMM's row count M as the kernel sees it (dynamic or not).
+int64_t rowCount(RankedTensorType type) {
+  if (type.getRank() == 1)
+    return 1;
+  return type.getDimSize(type.getRank() - (batchIsRows(type) ? 3 : 2));
+}
+
 Value KernelBuilder::rowsOf(Value input) {
   auto type = cast<RankedTensorType>(input.getType());
+  if (batchIsRows(type))
+    return tensor::CollapseShapeOp::create(b, loc, input,
+                                           unitRowGroups(type.getRank()));
   if (type.getRank() != 1)
     return input;
   return tensor::ExpandShapeOp::create(
@@ -371,7 +398,8 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   auto xType = cast<RankedTensorType>(rows3.getType());
   // Leading dims other than the rows (the batch) are tile dims of the
   // forall: folding them into the rows would need a dynamic expand_shape
-  // on the way out, which the buffer lowering does not take.
+  // on the way out, which the buffer lowering does not take; only a unit
+  // row dim folds (rowsOf: [.., B, 1, K] is B rows).
   int64_t rank = xType.getRank(), batchDims = rank - 2;
   m = getValueOrCreateConstantIndexOp(
       b, loc, tensor::getMixedSize(b, loc, rows3, batchDims));
@@ -466,6 +494,15 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   if (inputType.getRank() == 1)
     y = tensor::CollapseShapeOp::create(b, loc, y,
                                         ArrayRef<ReassociationIndices>{{0, 1}});
+  if (batchIsRows(inputType)) {
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, y);
+    sizes.insert(sizes.end() - 1, b.getIndexAttr(1));
+    SmallVector<int64_t> shape(inputType.getShape());
+    shape.back() = n;
+    y = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, f32), y,
+        unitRowGroups(inputType.getRank()), sizes);
+  }
   return castToType(b, loc, y, op.getType());
 }
 
@@ -502,12 +539,9 @@ struct LinearKernelPass final
       // micro-tile's unused rows are few (under 1/16 of the rows: a 12-row
       // step does 24 FMAs per 14 loads, an 8-row one 16 per 10, and LLVM's
       // loop around them leaves the front end less room); else it picks a
-      // height that divides it (all of it when it is smaller, as for
-      // decode), so that no micro-tile is partial.
-      auto inputType = op.getInput().getType();
-      int64_t m = inputType.getRank() == 1
-                      ? 1
-                      : inputType.getDimSize(inputType.getRank() - 2);
+      // height that divides it (all of it when it is smaller), so that no
+      // micro-tile is partial.
+      int64_t m = rowCount(op.getInput().getType());
       if (!ShapedType::isDynamic(m)) {
         int64_t unused = llvm::divideCeil(m, t.rows) * t.rows - m;
         if (m <= t.rows) {

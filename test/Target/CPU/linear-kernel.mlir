@@ -46,6 +46,24 @@ func.func @decode(%x: tensor<1x1x128xf32>) -> tensor<1x1x64xf32> {
 
 // -----
 
+// One row per batch position (a decode step over B sequences): the batch
+// is the GEMM's rows, so the weights are read once for all of them, not
+// once per sequence: [?, 1, 128] collapses to [?, 128], full-height
+// micro-tiles of 12 rows, and the result expands back to [?, 1, 64].
+// CHECK-LABEL: func.func @decode_batch
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x1x128xf32> into tensor<?x128xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, %{{.*}})
+// CHECK-COUNT-24: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 1, 64] : tensor<?x64xf32> into tensor<?x1x64xf32>
+func.func @decode_batch(%x: tensor<?x1x128xf32>) -> tensor<?x1x64xf32> {
+  %w = arith.constant dense<0.25> : tensor<128x64xf32>
+  %y = mnemo.linear %x, %w layout(in_out) : tensor<?x1x128xf32>, tensor<128x64xf32> -> tensor<?x1x64xf32>
+  return %y : tensor<?x1x64xf32>
+}
+
+// -----
+
 // A weight computed at run time, [N, K]: transposed once to [K, N], then
 // read in place with masked loads past N; batch and rows dynamic (the
 // batch is a forall dim, then column tiles, then row tiles). Unmasked
