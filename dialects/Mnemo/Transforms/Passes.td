@@ -86,7 +86,8 @@ def TileAttentionPass
     sequential `scf.for` over key/value tiles that carries the running row
     max, row sum and accumulator. The `Sq x Skv` score matrix is never
     materialized; each step works on static `[G, block-q, block-kv]` tiles,
-    where the `G` query heads of a GQA group share every K/V tile.
+    where the `G` query heads of a GQA group share every K/V tile. A static
+    query length below `block-q` (decode) is the tile's height.
 
     Key/value tiles that the causal or sliding-window mask hides from every
     row of a query tile are not visited: the loop bounds are computed from

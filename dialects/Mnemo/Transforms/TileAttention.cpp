@@ -56,6 +56,12 @@ public:
       kRope = fusibleRope(k);
     }
     group = op.getGroupSize();
+    // Fewer query rows than a tile (a decode step's one token): the tile
+    // takes just them, rather than padding them to block-q rows that would
+    // all be computed.
+    int64_t rows = cast<RankedTensorType>(q.getType()).getDimSize(2);
+    if (!ShapedType::isDynamic(rows) && rows < tq)
+      tq = rows;
     d = cast<RankedTensorType>(q.getType()).getDimSize(3);
     dv = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
     id4 = AffineMap::getMultiDimIdentityMap(4, ctx);

@@ -88,3 +88,22 @@ func.func @sink_and_mask(%q: tensor<2x4x?x8xf32>, %k: tensor<2x2x?x8xf32>,
       -> tensor<2x4x?x8xf32>
   return %o : tensor<2x4x?x8xf32>
 }
+
+// -----
+
+// A decode step (one query row per head, static): the Q tile is that row
+// for each of the group's heads, [1, 2, 1, 8], not block-q rows of padding
+// that would all be computed; the query is not padded.
+// CHECK-LABEL: func.func @one_query_row
+//   CHECK-NOT:   tensor.pad %arg0
+//       CHECK:   scf.forall
+//       CHECK:     tensor.extract_slice %arg0[%{{.+}}, %{{.+}}, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<?x4x1x8xf32> to tensor<1x2x1x8xf32>
+//       CHECK:     linalg.fill ins(%cst{{.*}} : f32) outs(%{{.+}} : tensor<1x2x1xf32>)
+func.func @one_query_row(%q: tensor<?x4x1x8xf32>, %k: tensor<?x2x?x8xf32>,
+    %v: tensor<?x2x?x8xf32>, %m: tensor<?x1x1x?xf32>)
+    -> tensor<?x4x1x8xf32> {
+  %o = mnemo.attention %q, %k, %v mask(%m : tensor<?x1x1x?xf32>)
+      : tensor<?x4x1x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
+      -> tensor<?x4x1x8xf32>
+  return %o : tensor<?x4x1x8xf32>
+}
