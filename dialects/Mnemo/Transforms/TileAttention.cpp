@@ -17,6 +17,11 @@
 // keep m = -inf; every exponent subtracts 0 instead, so they end with l = 0
 // and produce zeros, as the reference decomposition does.
 //
+// K, V or a mask computed element by element from their indices alone (the
+// paged cache's gather through the block table, its mask) are computed tile
+// by tile where the loop loads them, so a decode step reads each sequence's
+// pages directly instead of gathering, padding and copying them whole.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
@@ -24,6 +29,7 @@
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include <limits>
@@ -96,6 +102,10 @@ private:
   /// The tile of `v` at `offsets` with static `sizes` (unit strides).
   Value slice(Value v, ArrayRef<OpFoldResult> offsets,
               ArrayRef<int64_t> sizes);
+  /// The tile of `source` at `offsets`: computed there when `source` is
+  /// index-generated, else sliced from `padded` (its padded form).
+  Value tileOf(Value source, Value padded, ArrayRef<OpFoldResult> offsets,
+               ArrayRef<int64_t> sizes);
   /// Applies `rope` (same attributes) to `tile` at positions `posTile`.
   Value ropeTile(RopeOp rope, Value tile, Value posTile);
   /// The positions tile of `rope` for sequence offset `start`, length `n`.
@@ -135,6 +145,66 @@ Value AttentionTiler::padDim(Value v, unsigned dim, Value length,
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   Value padValue = arith::ConstantOp::create(b, loc, cast<TypedAttr>(pad));
   return tensor::PadOp::create(b, loc, resultType, v, low, high, padValue);
+}
+
+/// The generic computing `v` element by element from its indices alone:
+/// no inputs, an empty init it does not read, every dim parallel, an
+/// identity map and the indices used only in its body's top level.
+linalg::GenericOp indexGenerated(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 0 || g.getNumDpsInits() != 1 ||
+      g.getNumReductionLoops() != 0 ||
+      !g.getIndexingMapsArray().front().isIdentity() ||
+      !g.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
+      !g.getBody()->getArgument(0).use_empty())
+    return {};
+  bool nestedIndex = false;
+  g.getBody()->walk([&](linalg::IndexOp index) {
+    nestedIndex |= index->getBlock() != g.getBody();
+  });
+  return nestedIndex ? linalg::GenericOp() : g;
+}
+
+Value AttentionTiler::tileOf(Value source, Value padded,
+                             ArrayRef<OpFoldResult> offsets,
+                             ArrayRef<int64_t> sizes) {
+  linalg::GenericOp g = indexGenerated(source);
+  if (!g)
+    return slice(padded, offsets, sizes);
+  // Element i of the tile is element offset + i of the source; indices
+  // past the source's end (the padding, masked) read its last element, so
+  // every read stays in bounds.
+  Value full = g.getDpsInitOperand(0)->get();
+  SmallVector<Value> starts, last;
+  for (auto [d, offset] : llvm::enumerate(offsets)) {
+    starts.push_back(getValueOrCreateConstantIndexOp(b, loc, offset));
+    last.push_back(sub(tensor::DimOp::create(b, loc, full, d), idx(1)));
+  }
+  auto type = cast<RankedTensorType>(source.getType());
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  Block *body = g.getBody();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             g.getIndexingMapsArray(), g.getIteratorTypesArray(),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               IRMapping map;
+               map.map(body->getArgument(0), args[0]);
+               for (Operation &op : body->without_terminator()) {
+                 if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+                   uint64_t d = index.getDim();
+                   Value at = arith::AddIOp::create(
+                       nb, nl, linalg::IndexOp::create(nb, nl, d), starts[d]);
+                   map.map(index.getResult(),
+                           arith::MinSIOp::create(nb, nl, at, last[d]));
+                   continue;
+                 }
+                 nb.clone(op, map);
+               }
+               linalg::YieldOp::create(
+                   nb, nl,
+                   map.lookupOrDefault(body->getTerminator()->getOperand(0)));
+             })
+      .getResult(0);
 }
 
 Value AttentionTiler::slice(Value v, ArrayRef<OpFoldResult> offsets,
@@ -387,12 +457,12 @@ Value AttentionTiler::build() {
     Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
           acc = loop.getRegionIterArg(2);
     Value k0 = mul(kt, idx(tk));
-    Value kTile =
-        slice(kPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
+    Value kTile = tileOf(kRope ? kRope.getInput() : k, kPadded,
+                         {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
     if (kRope)
       kTile = ropeTile(kRope, kTile, positionsTile(kPos, bi, k0, tk));
-    Value vTile =
-        slice(vPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, dv});
+    Value vTile = tileOf(op.getValue(), vPadded,
+                         {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, dv});
     Value maskTile;
     if (maskPadded) {
       auto type = cast<RankedTensorType>(op.getMask().getType());
@@ -407,7 +477,7 @@ Value AttentionTiler::build() {
                                 : OpFoldResult(full[lead + r]));
         sizes.push_back(bcast ? 1 : tileSize[lead + r]);
       }
-      maskTile = slice(maskPadded, offsets, sizes);
+      maskTile = tileOf(op.getMask(), maskPadded, offsets, sizes);
     }
 
     Value s = maskScores(scores(qTile, kTile), maskTile, q0, k0);

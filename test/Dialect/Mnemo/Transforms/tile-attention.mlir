@@ -107,3 +107,47 @@ func.func @one_query_row(%q: tensor<?x4x1x8xf32>, %k: tensor<?x2x?x8xf32>,
       -> tensor<?x4x1x8xf32>
   return %o : tensor<?x4x1x8xf32>
 }
+
+// -----
+
+// Keys computed from their indices alone (as the paged cache's gather
+// through a block table is): each K tile is computed where the loop loads
+// it, from the tile's indices offset by its position and clamped to the
+// last key (padding keys are masked), instead of padding and copying the
+// whole gathered tensor. V, read from a tensor, is padded as before.
+// CHECK-LABEL: func.func @generated_keys
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   tensor.pad %arg1
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   scf.for
+//       CHECK:     %[[KT:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<1x1x32x8xf32>)
+//       CHECK:       linalg.index 2
+//       CHECK:       arith.addi
+//       CHECK:       arith.minsi
+//       CHECK:       tensor.extract %arg3
+func.func @generated_keys(%q: tensor<?x4x1x8xf32>, %v: tensor<?x2x?x8xf32>,
+    %m: tensor<?x1x1x?xf32>, %pool: tensor<64x2x8xf32>, %table: tensor<?x?xi32>)
+    -> tensor<?x4x1x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %table, %c0 : tensor<?x?xi32>
+  %t = tensor.dim %table, %c1 : tensor<?x?xi32>
+  %e = tensor.empty(%b, %t) : tensor<?x2x?x8xf32>
+  %k = linalg.generic {indexing_maps = [affine_map<(i, h, t, d) -> (i, h, t, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%e : tensor<?x2x?x8xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %h = linalg.index 1 : index
+    %tt = linalg.index 2 : index
+    %d = linalg.index 3 : index
+    %p = tensor.extract %table[%i, %tt] : tensor<?x?xi32>
+    %pi = arith.index_cast %p : i32 to index
+    %x = tensor.extract %pool[%pi, %h, %d] : tensor<64x2x8xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x2x?x8xf32>
+  %o = mnemo.attention %q, %k, %v mask(%m : tensor<?x1x1x?xf32>)
+      : tensor<?x4x1x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
+      -> tensor<?x4x1x8xf32>
+  return %o : tensor<?x4x1x8xf32>
+}
