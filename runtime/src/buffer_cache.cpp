@@ -8,6 +8,10 @@
 // alignment, rather than from aligned_alloc: the header must sit right
 // before the aligned payload, and one std::free of `base` releases both.
 //
+// A large new block has its pages faulted in with one madvise: a first run
+// otherwise takes one page fault per 4 KiB of its intermediates, which
+// dominated a first prefill's time (and is dearer still in a VM).
+//
 //===----------------------------------------------------------------------===//
 
 #include "buffer_cache.h"
@@ -18,6 +22,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 using namespace mnemo::rt;
 
@@ -45,6 +53,25 @@ uint64_t normalizeAlign(int64_t align) {
   return a;
 }
 
+/// Faults in the whole pages of [p, p + size) at once, where the system
+/// can (Linux 5.14+); otherwise they fault in as they are first written.
+void populate(void *p, uint64_t size) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  constexpr uint64_t kLarge = uint64_t(256) << 10;
+  if (size < kLarge)
+    return;
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + size) & ~(page - 1);
+  if (end > begin)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin,
+                  MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)size;
+#endif
+}
+
 /// A new block with its header filled, or null.
 void *newBlock(uint64_t size, uint64_t align, BufferCache *owner) {
   // malloc's result is max_align_t-aligned, so aligning base + header up
@@ -67,6 +94,7 @@ void *newBlock(uint64_t size, uint64_t align, BufferCache *owner) {
   header->owner = owner;
   header->base = base;
   liveBlocks.fetch_add(1, std::memory_order_relaxed);
+  populate(header + 1, size);
   return header + 1;
 }
 

@@ -7,7 +7,8 @@
 // The buffer cache as a unit, without a code object: blocks reused for the
 // same size and alignment, every alignment honoured, plain blocks where no
 // session is, frees on other threads than the allocating one, the aging of
-// unused sizes, destruction, and the loud end of a foreign or double free.
+// unused sizes, destruction, large blocks faulted in at once, and the loud
+// end of a foreign or double free.
 // Sessions running code through the hooks are tested in HooksTest.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,10 @@
 #include <set>
 #include <thread>
 #include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 using namespace mnemo::rt;
 
@@ -300,6 +305,35 @@ TEST(BufferCache, DestroyReleasesEverything) {
   EXPECT_EQ(liveBufferBlocks(), before);
   BufferCache::destroy(nullptr);
 }
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+TEST(BufferCache, ALargeBlockIsFaultedInWhenAllocated) {
+  // A first run would otherwise take a page fault per page it writes.
+  Cache c;
+  constexpr int64_t kBytes = int64_t(4) << 20;
+  void *p = c->allocate(kBytes, 64);
+  ASSERT_NE(p, nullptr);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + kBytes) & ~(page - 1);
+  std::vector<unsigned char> resident((end - begin) / page);
+  ASSERT_EQ(mincore(reinterpret_cast<void *>(begin), end - begin,
+                    resident.data()),
+            0);
+  size_t in = 0;
+  for (unsigned char r : resident)
+    in += r & 1;
+  // A kernel before 5.14 refuses the advice: the pages then fault in as
+  // they are written, and the block is still served.
+  void *probe = mmap(nullptr, page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  bool supported = madvise(probe, page, MADV_POPULATE_WRITE) == 0;
+  munmap(probe, page);
+  EXPECT_EQ(in, supported ? resident.size() : in);
+  freeBuffer(p);
+}
+#endif
 
 TEST(BufferCacheDeathTest, AForeignPointerAborts) {
   // 64 bytes whose "header" is zeros: no magic.
