@@ -8,6 +8,7 @@
 
 #include "dialects/Mnemo/IR/MnemoDialect.h"
 #include "dialects/Mnemo/IR/ValueBounds.h"
+#include "dialects/Mnemo/Transforms/BufferizableOpInterfaceImpl.h"
 #include "dialects/Mnemo/Transforms/Passes.h"
 #include "mnemo/Conversion/Passes.h"
 #include "mnemo/Target/CPU/Passes.h"
@@ -22,6 +23,7 @@
 void mlir::mnemo::registerAllDialects(DialectRegistry &registry) {
   registry.insert<MnemoDialect>();
   registerValueBoundsOpInterfaceExternalModels(registry);
+  registerBufferizableOpInterfaceExternalModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 }

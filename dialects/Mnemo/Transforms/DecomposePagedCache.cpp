@@ -4,13 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The reference decomposition of the paged KV cache ops, which every target
-// can compile: mnemo.kv_cache_write as a loop over the new tokens that
-// inserts each one's heads into its page; mnemo.paged_attention as a gather
-// of each sequence's pages into contiguous K and V ([B, Hkv, MaxPages * P,
-// d]), an additive mask built from the context lengths, query positions,
-// causality and window, and one mnemo.attention over them, which is then
-// tiled like any other.
+// The reference decomposition of mnemo.paged_attention, which every target
+// can compile: a gather of each sequence's pages into contiguous K and V
+// ([B, Hkv, MaxPages * P, d]), an additive mask built from the context
+// lengths, query positions, causality and window, and one mnemo.attention
+// over them, which is then tiled like any other (the tiling computes the
+// gathered tiles where it loads them, reading the pages directly).
+// mnemo.kv_cache_write needs no decomposition: it bufferizes in place into
+// its pools as a parallel loop (BufferizableOpInterfaceImpl.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,6 @@
 #include "dialects/Mnemo/Utils/Float8.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
@@ -38,141 +37,6 @@ namespace {
 
 Value indexOf(OpBuilder &b, Location loc, Value integer) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), integer);
-}
-
-/// An FP8 row [Hkv, D] of f32 `row`: per head, scale = max(amax / 448,
-/// 2^-126) and the E4M3 values nearest to row / scale. Returns the row and
-/// the scales [Hkv].
-std::pair<Value, Value> quantizeRow(OpBuilder &b, Location loc, Value row,
-                                    int64_t heads, int64_t dim) {
-  Type f32 = b.getF32Type();
-  Value amaxInit = linalg::FillOp::create(
-                       b, loc, floatConst(b, loc, f32, 0.0),
-                       emptyTensor(b, loc, {b.getIndexAttr(heads)}, f32))
-                       .getResult(0);
-  Value amax =
-      linalg::ReduceOp::create(
-          b, loc, ValueRange{row}, ValueRange{amaxInit},
-          ArrayRef<int64_t>{1},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value a = math::AbsFOp::create(nb, nl, args[0]);
-            Value m = arith::MaximumFOp::create(nb, nl, a, args[1]);
-            linalg::YieldOp::create(nb, nl, m);
-          })
-          ->getResult(0);
-  Value scales =
-      linalg::MapOp::create(
-          b, loc, ValueRange{amax},
-          emptyTensor(b, loc, {b.getIndexAttr(heads)}, f32),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value s = arith::DivFOp::create(nb, nl, args[0],
-                                            floatConst(nb, nl, f32, 448.0));
-            Value m = arith::MaximumFOp::create(
-                nb, nl, s, floatConst(nb, nl, f32, 0x1p-126));
-            linalg::YieldOp::create(nb, nl, m);
-          })
-          ->getResult(0);
-  MLIRContext *ctx = b.getContext();
-  Value init = emptyTensor(b, loc, {b.getIndexAttr(heads), b.getIndexAttr(dim)},
-                           b.getType<Float8E4M3FNType>());
-  auto quantized = linalg::GenericOp::create(
-      b, loc, init.getType(), ValueRange{row, scales}, ValueRange{init},
-      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, ctx),
-                          AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
-                          AffineMap::getMultiDimIdentityMap(2, ctx)},
-      iterators(2), [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value y = arith::DivFOp::create(nb, nl, args[0], args[1]);
-        linalg::YieldOp::create(nb, nl, encodeE4M3(nb, nl, y));
-      });
-  return {quantized.getResult(0), scales};
-}
-
-/// for b, s: if positions[b, s] >= 0, pool[table[b, p / P], :, p % P, :] =
-/// new[b, :, s, :] rounded to the pool's type (FP8: quantized, its scales
-/// stored at scales[table[b, p / P], :, p % P]).
-SmallVector<Value> decomposeWrite(OpBuilder &b, KVCacheWriteOp op) {
-  Location loc = op.getLoc();
-  Value x = op.getNewValues(), pool = op.getPool();
-  RankedTensorType poolType = op.getPool().getType();
-  int64_t heads = poolType.getDimSize(1), dim = poolType.getDimSize(3);
-  int64_t page = op.getPageSize();
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value batch = tensor::DimOp::create(b, loc, x, 0);
-  Value length = tensor::DimOp::create(b, loc, x, 2);
-  auto rowType = RankedTensorType::get({heads, dim}, poolType.getElementType());
-  bool fp8 = static_cast<bool>(op.getScales());
-  SmallVector<Value> state = {pool};
-  if (fp8)
-    state.push_back(op.getScales());
-  TypeRange stateTypes = op->getResultTypes();
-  auto outer = scf::ForOp::create(b, loc, c(0), batch, c(1), state);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(outer.getBody());
-  Value bi = outer.getInductionVar();
-  auto inner = scf::ForOp::create(b, loc, c(0), length, c(1),
-                                  outer.getRegionIterArgs());
-  scf::YieldOp::create(b, loc, inner.getResults());
-  b.setInsertionPointToStart(inner.getBody());
-  Value si = inner.getInductionVar();
-  ValueRange current = inner.getRegionIterArgs();
-  Value p = tensor::ExtractOp::create(b, loc, op.getPositions(),
-                                      ValueRange{bi, si});
-  Value zero = arith::ConstantIntOp::create(b, loc, p.getType(), 0);
-  Value valid =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p, zero);
-  auto ifOp = scf::IfOp::create(b, loc, stateTypes, valid, true);
-  scf::YieldOp::create(b, loc, ifOp.getResults());
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(b, loc, current);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value pos = indexOf(b, loc, p);
-  Value logical = arith::DivUIOp::create(b, loc, pos, c(page));
-  Value slot = arith::RemUIOp::create(b, loc, pos, c(page));
-  Value pageIndex = indexOf(
-      b, loc, tensor::ExtractOp::create(b, loc, op.getBlockTable(),
-                                        ValueRange{bi, logical}));
-  // new[b, :, s, :] as [Hkv, D] in the pool's type.
-  SmallVector<OpFoldResult> one = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                   b.getIndexAttr(1), b.getIndexAttr(1)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(heads),
-                                     b.getIndexAttr(1), b.getIndexAttr(dim)};
-  auto srcType = RankedTensorType::get({heads, dim},
-                                       op.getNewValues().getType()
-                                           .getElementType());
-  Value row = tensor::ExtractSliceOp::create(
-      b, loc, srcType, x,
-      ArrayRef<OpFoldResult>{bi, b.getIndexAttr(0), si, b.getIndexAttr(0)},
-      sizes, one);
-  Value rowScales;
-  if (fp8) {
-    std::tie(row, rowScales) = quantizeRow(b, loc, row, heads, dim);
-  } else if (srcType != rowType) {
-    Value init = emptyTensor(b, loc, {b.getIndexAttr(heads), b.getIndexAttr(dim)},
-                             poolType.getElementType());
-    row = linalg::MapOp::create(
-              b, loc, ValueRange{row}, init,
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                linalg::YieldOp::create(
-                    nb, nl,
-                    castFloat(nb, nl, args[0], poolType.getElementType()));
-              })
-              ->getResult(0);
-  }
-  SmallVector<Value> updated = {tensor::InsertSliceOp::create(
-      b, loc, row, current[0],
-      ArrayRef<OpFoldResult>{pageIndex, b.getIndexAttr(0), slot,
-                             b.getIndexAttr(0)},
-      sizes, one)};
-  if (fp8)
-    updated.push_back(tensor::InsertSliceOp::create(
-        b, loc, rowScales, current[1],
-        ArrayRef<OpFoldResult>{pageIndex, b.getIndexAttr(0), slot},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads),
-                               b.getIndexAttr(1)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(1)}));
-  scf::YieldOp::create(b, loc, updated);
-  return outer.getResults();
 }
 
 /// The paged attention as a gather, a mask and a mnemo.attention.
@@ -303,20 +167,12 @@ private:
 struct DecomposePagedCachePass final
     : mnemo::impl::DecomposePagedCachePassBase<DecomposePagedCachePass> {
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<KVCacheWriteOp, PagedAttentionOp>(op))
-        ops.push_back(op);
-    });
+    SmallVector<PagedAttentionOp> ops;
+    getOperation()->walk([&](PagedAttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
-    for (Operation *op : ops) {
+    for (PagedAttentionOp op : ops) {
       rewriter.setInsertionPoint(op);
-      if (auto write = dyn_cast<KVCacheWriteOp>(op))
-        rewriter.replaceOp(op, decomposeWrite(rewriter, write));
-      else
-        rewriter.replaceOp(
-            op, PagedAttentionDecomposer(rewriter, cast<PagedAttentionOp>(op))
-                    .build());
+      rewriter.replaceOp(op, PagedAttentionDecomposer(rewriter, op).build());
     }
   }
 };

@@ -55,19 +55,20 @@ def DecomposeMLAPass : Pass<"mnemo-decompose-mla"> {
 }
 
 def DecomposePagedCachePass : Pass<"mnemo-decompose-paged-cache"> {
-  let summary = "Rewrites the paged KV cache ops as tensor ops and attention";
+  let summary = "Rewrites paged attention as a gather, a mask and attention";
   let description = [{
-    The reference decomposition of the paged KV cache ops (every target):
+    The reference decomposition of `mnemo.paged_attention` (every target):
+    each sequence's pages gathered into contiguous K and V
+    (`[B, Hkv, MaxPages * P, d]`, the query's element type), an additive
+    mask from the context lengths, query positions, causality and window,
+    and one `mnemo.attention` over them (tiled afterwards like any other;
+    the tiling computes gathered tiles where it loads them).
 
-    * `mnemo.kv_cache_write`: a loop over the batch and the new tokens that
-      inserts each token's heads, rounded to the pool's type, at row
-      `p % P` of page `block_table[b, p / P]` (padding tokens, position -1,
-      are skipped);
-    * `mnemo.paged_attention`: each sequence's pages gathered into
-      contiguous K and V (`[B, Hkv, MaxPages * P, d]`, the query's element
-      type), an additive mask from the context lengths, query positions,
-      causality and window, and one `mnemo.attention` over them (tiled
-      afterwards like any other).
+    `mnemo.kv_cache_write` is left as it is: it bufferizes in place into
+    its pools as a parallel loop over the new tokens (padding tokens,
+    position -1, skipped), each token's heads rounded to the pool's type
+    (FP8: quantized with their scale) at row `p % P` of page
+    `block_table[b, p / P]`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

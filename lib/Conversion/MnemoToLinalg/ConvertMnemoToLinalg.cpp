@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/IR/MnemoDialect.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
 #include "mnemo/Conversion/Passes.h"
 
@@ -34,6 +35,8 @@ struct ConvertMnemoToLinalgPass final
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<MnemoDialect>();
+    // The cache write bufferizes itself, in place into its pools.
+    target.addLegalOp<KVCacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     populateMnemoToLinalgPatterns(patterns);
