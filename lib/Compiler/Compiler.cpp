@@ -28,9 +28,6 @@ constexpr llvm::StringLiteral kInPlaceAttr = "mnemo.in_place";
 constexpr llvm::StringLiteral kInPlaceOfAttr = "mnemo.in_place_of";
 /// A KV cache pool argument: its layer's attention window.
 constexpr llvm::StringLiteral kKVWindowAttr = "mnemo.kv_window";
-/// A generation step over a paged KV cache (the checkpoint importer's
-/// prefill and decode).
-constexpr llvm::StringLiteral kKVCacheAttr = "mnemo.kv_cache";
 
 /// The signature entry of a function argument or result.
 ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
@@ -148,25 +145,6 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     return emitError(module.getLoc(), "target ")
            << options.target
            << " writes PTX, not object files: use --emit=ptx or an artifact";
-  if (ptx) {
-    // The GPU runtime copies inputs to the device at each run, so an input
-    // updated in place (a KV cache pool) has no GPU form yet: generation
-    // steps are left out of GPU artifacts.
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      if (func->hasAttr(kKVCacheAttr)) {
-        report(("leaving out '" + func.getName() +
-                "' (generation steps run on CPU targets only so far)")
-                   .str());
-        func.erase();
-      }
-    for (auto func : module.getOps<func::FuncOp>())
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (func.getArgAttr(i, kInPlaceAttr))
-          return func.emitError("argument ")
-                 << i << " of '" << func.getName()
-                 << "' is updated in place, which GPU targets do not "
-                    "support yet";
-  }
   if (!options.inputShapes.empty() &&
       failed(specializeInputShapes(module, options.inputShapes)))
     return failure();

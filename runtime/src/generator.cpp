@@ -390,10 +390,6 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                       "mnemo_generator_create: NULL %s",
                       model ? "out_generator" : "model");
   *out_generator = nullptr;
-  if (device && mnemo_device_kind(device) != MNEMO_DEVICE_CPU)
-    return makeStatus(MNEMO_STATUS_UNAVAILABLE,
-                      "%s: generation runs on the CPU only so far",
-                      model->name.c_str());
   if (num_pages < 1 || num_pages > INT32_MAX)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_create: %zu pages (expected 1 to %d)",

@@ -403,13 +403,6 @@ mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
   bool cuda = device && device->kind == MNEMO_DEVICE_CUDA;
   const char *what = model->name.c_str();
   const FunctionPlan &plan = model->functions[index];
-  if (cuda)
-    for (const TensorSig &sig : plan.inputs)
-      if (sig.inPlace)
-        return makeStatus(MNEMO_STATUS_UNAVAILABLE,
-                          "%s: function '%s' updates input '%s' in place, "
-                          "which CUDA sessions do not support yet",
-                          what, plan.name, sig.name);
   if (*plan.unsupported) // on no device
     return makeStatus(MNEMO_STATUS_UNAVAILABLE, "%s: %s", what,
                       plan.unsupported);

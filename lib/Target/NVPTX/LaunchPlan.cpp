@@ -497,6 +497,7 @@ std::string dtypeName(Type t) {
   if (t.isInteger(32)) return "i32";
   if (t.isInteger(8)) return t.isUnsignedInteger() ? "u8" : "i8";
   if (t.isInteger(1)) return "bool";
+  if (isa<Float8E4M3FNType>(t)) return "f8e4m3";
   return "";
 }
 

@@ -60,6 +60,9 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(createReadOnlyArgumentsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A result that is an argument updated in place (a KV cache pool) is no
+  // output of the plan: the kernels write the argument's buffer.
+  pm.addPass(createDropInPlaceResultsPass());
   pm.addPass(createCompactResultsPass());
   pm.addPass(createLowerCopiesPass());
   pm.addPass(createCanonicalizerPass());

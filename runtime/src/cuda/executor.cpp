@@ -608,6 +608,19 @@ mnemo_status_t Executor::run(const void *const *inputs,
     if (r != 0)
       return driverError(d, r, what, "cuMemcpyDtoHAsync");
   }
+  // An input updated in place (a KV cache pool) goes back to the caller's
+  // memory, which mnemo_session_set_inout bound writable. The pools travel
+  // both ways at every run; keeping them on the device is to come.
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const GpuBuffer &b = plan.buffers[i];
+    if (b.kind != GpuBuffer::Kind::Input || !bytesNow[i] ||
+        !function->inputs[b.index].inPlace)
+      continue;
+    r = d.memcpyDtoHAsync(const_cast<void *>(inputs[b.index]), buffers[i],
+                          bytesNow[i], stream);
+    if (r != 0)
+      return driverError(d, r, what, "cuMemcpyDtoHAsync");
+  }
   // A kernel's fault shows here.
   if ((r = d.streamSynchronize(stream)) != 0)
     return driverError(d, r, what, "cuStreamSynchronize");

@@ -44,9 +44,10 @@ public:
   }
   uint64_t outputBytes(size_t i) const { return outputSizes[i]; }
 
-  /// After prepare: copies inputs[i] (input i's bytes) in, runs the plan
-  /// and copies output i into outputs[i]; returns once the device has
-  /// finished.
+  /// After prepare: copies inputs[i] (input i's bytes) in, runs the plan,
+  /// copies output i into outputs[i] and each input updated in place back
+  /// into inputs[i] (writable memory, bound by mnemo_session_set_inout);
+  /// returns once the device has finished.
   mnemo_status_t run(const void *const *inputs, void *const *outputs);
 
   /// Whether runs replay the plan as one CUDA graph (captured by the next

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Generation on a CUDA device against the recomputed greedy references.
+#
+#   scripts/gpu/check_generation.sh DIR [REFS]
+#
+# DIR/bin/mnemo-run and DIR/gen/MODEL.KV.mnemo (a checkpoint of REFS, by
+# default test/Frontend/Checkpoint/Inputs/refs_public, compiled for a GPU
+# target with --kv-dtype=KV) are made beforehand, on a machine with mnemoc:
+#
+#   for m in llama_gqa qwen3_qknorm mistral_swa deepseek_mla; do
+#     for kv in f32 bf16 fp8; do
+#       mnemoc REFS/$m --target=sm_90a --kv-dtype=$kv -o DIR/gen/$m.$kv.mnemo
+#     done
+#   done
+#
+# For an f32 cache: greedy decoding of input_ids.npy (tokens up to the first
+# step whose reference margin is below 1e-3, logits within 1e-4), the ragged
+# batch (row 1 cut to its ragged/ prompt, decoded beside row 0) and the
+# teacher-forced logits within 1e-4; bf16 and FP8 caches: teacher-forced
+# logits within a relative L2 of 1e-2 and 5e-2. The comparisons are
+# test/Frontend/Checkpoint/Inputs/generation.py's. Prints one line per check
+# and a summary; exits 1 when a check fails.
+set -u
+DIR=$1
+REFS=${2:-test/Frontend/Checkpoint/Inputs/refs_public}
+RUN=$DIR/bin/mnemo-run
+CHECK=test/Frontend/Checkpoint/Inputs/generation.py
+PY=${PYTHON:-python3}
+pass=0
+fail=0
+
+report() { # name, command...
+  local name=$1
+  shift
+  local log
+  if log=$("$@" 2>&1); then
+    pass=$((pass + 1))
+    echo "ok   $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name"
+    echo "$log" | tail -n 8 | sed 's/^/     /'
+  fi
+}
+
+generate() { # artifact, out dir, extra flags...
+  local art=$1 out=$2
+  shift 2
+  "$RUN" "$art" --device=cuda --generate 24 --output-dir "$out" "$@" |
+    grep -E "first token|per output token"
+}
+
+greedy() { # artifact, ref dir, out dir
+  generate "$1" "$3" --input "input_ids=$2/input_ids.npy" &&
+    $PY $CHECK compare "$3" "$2"
+}
+
+ragged() { # artifact, ref dir, out dir, prompt lengths
+  generate "$1" "$3" --input "input_ids=$3.npy" --prompt-lengths "$4" &&
+    $PY $CHECK compare "$3" "$2" --ragged
+}
+
+teacher() { # artifact, ref dir, out dir, tolerance flags...
+  local art=$1 ref=$2 out=$3
+  shift 3
+  generate "$art" "$out" --input "input_ids=$ref/input_ids.npy" \
+    --teacher-force "$ref/greedy_tokens.npy" &&
+    $PY $CHECK compare "$out" "$ref" --teacher "$@"
+}
+
+for art in "$DIR"/gen/*.mnemo; do
+  name=$(basename "$art" .mnemo)
+  model=${name%%.*}
+  kv=${name##*.}
+  ref=$REFS/$model
+  out=$DIR/out/$name
+  mkdir -p "$out"
+  tol=()
+  if [ "$kv" = f32 ]; then
+    report "$name greedy" greedy "$art" "$ref" "$out/greedy"
+    lengths=$($PY $CHECK ragged "$ref" "$out/ragged.npy")
+    report "$name ragged $lengths" ragged "$art" "$ref" "$out/ragged" "$lengths"
+  elif [ "$kv" = fp8 ]; then
+    tol=(--rel-l2 5e-2)
+  else
+    tol=(--rel-l2 1e-2)
+  fi
+  report "$name teacher-forced ${tol[*]:-(max |d| 1e-4)}" teacher "$art" \
+    "$ref" "$out/teacher" "${tol[@]}"
+done
+echo "generation checks: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
