@@ -18,8 +18,9 @@
 # batch (row 1 cut to its ragged/ prompt, decoded beside row 0) and the
 # teacher-forced logits within 1e-4; bf16 and FP8 caches: teacher-forced
 # logits within a relative L2 of 1e-2 and 5e-2. The comparisons are
-# test/Frontend/Checkpoint/Inputs/generation.py's. Prints one line per check
-# and a summary; exits 1 when a check fails.
+# test/Frontend/Checkpoint/Inputs/generation.py's. Prints each check with
+# its timings and comparison lines, and a summary; exits 1 when a check
+# fails.
 set -u
 DIR=$1
 REFS=${2:-test/Frontend/Checkpoint/Inputs/refs_public}
@@ -36,6 +37,7 @@ report() { # name, command...
   if log=$("$@" 2>&1); then
     pass=$((pass + 1))
     echo "ok   $name"
+    echo "$log" | sed 's/^/     /'
   else
     fail=$((fail + 1))
     echo "FAIL $name"

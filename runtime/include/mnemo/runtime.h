@@ -269,8 +269,8 @@ mnemo_status_t mnemo_session_set_input(mnemo_session_t *session,
 /* Binds an input the function updates in place (mnemo_model_input_is_inout;
  * set_input refuses it, and this refuses the others): as set_input, but the
  * run reads and writes `data`, which the caller keeps writable and does not
- * touch until the run returns. CPU sessions only (UNAVAILABLE at session
- * creation on a CUDA device). */
+ * touch until the run returns. A CUDA session copies it to the device
+ * before the run and back after it. */
 mnemo_status_t mnemo_session_set_inout(mnemo_session_t *session,
                                        const char *name, mnemo_dtype_t dtype,
                                        const int64_t *shape, size_t rank,
@@ -400,16 +400,17 @@ int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
  * than the model's --max-seq-len, an exhausted pool, a sequence that is not
  * live) returns an error naming the sequence and leaves every sequence as
  * it was. One thread at a time uses a generator, as a session; it may use
- * several threads for each step (mnemo_generator_set_threads).
- * CPU only so far.
+ * several threads for each step (mnemo_generator_set_threads). The pools
+ * live in host memory; on a CUDA device each step copies them to the
+ * device and back (device-resident pools are to come).
  *===------------------------------------------------------------------===*/
 
 typedef struct mnemo_generator_s mnemo_generator_t;
 
 /* Creates a generator for `model` (which needs functions `prefill` and
  * `decode`: NOT_FOUND otherwise) on `device` (NULL: the CPU; a CUDA device
- * is UNAVAILABLE so far) with pools of `num_pages` pages. The generator
- * keeps the model alive. */
+ * for a model compiled for a GPU target) with pools of `num_pages` pages.
+ * The generator keeps the model alive. */
 mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                                       const mnemo_device_t *device,
                                       size_t num_pages,
