@@ -468,7 +468,6 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
                                        b.getF32Type())}};
   results.append(pools.begin(), pools.end());
   func::FuncOp func = createFunction(b, name, inputs, results);
-  func->setAttr("mnemo.kv_cache", b.getUnitAttr());
   auto kinds = [&](ArrayRef<StringRef> k) {
     return b.getStrArrayAttr(SmallVector<StringRef>(k));
   };
