@@ -347,8 +347,8 @@ static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
       mnemo_model_find_function(model, "decode", &decode))
     return makeStatus(MNEMO_STATUS_NOT_FOUND,
                       "%s: no generation steps (functions 'prefill' and "
-                      "'decode'; mnemoc emits them for checkpoints unless "
-                      "--generation=false)",
+                      "'decode'; mnemoc emits them for checkpoints, "
+                      "without --input-shape or --generation=false)",
                       model->name.c_str());
   auto *g = new (std::nothrow) mnemo_generator_s();
   if (!g)

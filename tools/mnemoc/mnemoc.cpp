@@ -136,7 +136,8 @@ static cl::opt<int64_t>
 static cl::opt<bool> generationSteps(
     "generation",
     cl::desc("Compile a checkpoint's generation steps, prefill and decode, "
-             "beside forward (default on; =false: forward only)"),
+             "beside forward (default on, off with --input-shape; =false: "
+             "forward only)"),
     cl::init(true), cl::cat(mnemocOptions));
 static cl::list<std::string> inputShapes(
     "input-shape",
@@ -217,7 +218,12 @@ int main(int argc, char **argv) {
                 ": expected 1 to 4096 tokens");
   mnemo::KVCacheOptions kvCache;
   kvCache.pageSize = kvPageSize;
-  kvCache.generation = generationSteps;
+  // The generation steps' shapes change from step to step (a batch of live
+  // sequences, one new token each): a compile for one static shape is one
+  // of the forward alone, unless the steps are asked for by name.
+  kvCache.generation = generationSteps.getNumOccurrences()
+                           ? generationSteps
+                           : generationSteps && inputShapes.empty();
   kvCache.dtype = kvDType;
   std::unique_ptr<llvm::MemoryBuffer> input;
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
