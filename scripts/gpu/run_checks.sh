@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine: the correctness cases and reference models
 # (scripts/gpu/check_ptx.py, through CuPy and through mnemo-run
-# --device=cuda), then the attention benchmark against the peers
+# --device=cuda), generation (check_generation.sh), then the attention
+# benchmark against the peers
 # (scripts/gpu/bench_attention.py) and the linear-layer one against cuBLAS
 # (bench_linear.py). DIR was filled on the build machine:
 #   DIR/bin/mnemo-run
@@ -10,6 +11,8 @@
 #   DIR/bench              bench_attention.py prepare
 #   DIR/bench_linear       bench_linear.py prepare
 #   DIR/shapes             check_shapes.py prepare (dynamic-shape artifacts)
+#   DIR/gen                checkpoints compiled with their generation steps
+#                          (check_generation.sh says how)
 # Every case there is an artifact (CASE.mnemo) with its launch plan as JSON
 # (CASE.plan.json, from mnemo-run --dump-plan on the build machine), which
 # the scripts read through plan.py; no mnemoc is needed here.
@@ -37,6 +40,11 @@ if [ -d "$dir/shapes" ]; then
   echo "== one artifact per model at several shapes"
   timeout "${CHECK_TIMEOUT_S:-900}" python3 "$here/check_shapes.py" run \
     "$dir/shapes" --mnemo-run "$dir/bin/mnemo-run" || status=1
+fi
+if [ -d "$dir/gen" ]; then
+  echo "== generation (checkpoints' prefill and decode)"
+  timeout "${CHECK_TIMEOUT_S:-900}" bash "$here/check_generation.sh" "$dir" ||
+    status=1
 fi
 if [ -d "$dir/bench" ]; then
   echo "== attention benchmark"
