@@ -103,7 +103,8 @@ private:
   Value slice(Value v, ArrayRef<OpFoldResult> offsets,
               ArrayRef<int64_t> sizes);
   /// The tile of `source` at `offsets`: computed there when `source` is
-  /// index-generated, else sliced from `padded` (its padded form).
+  /// index-generated, else sliced from `padded` (its padded form, which
+  /// build() leaves unpadded for an index-generated source).
   Value tileOf(Value source, Value padded, ArrayRef<OpFoldResult> offsets,
                ArrayRef<int64_t> sizes);
   /// Applies `rope` (same attributes) to `tile` at positions `posTile`.
@@ -366,8 +367,13 @@ Value AttentionTiler::build() {
                              : Attribute(b.getIntegerAttr(e, 0));
   };
   qPadded = padDim(qSrc, 2, sqPadded, zeroOf(qSrc));
-  kPadded = padDim(kSrc, 2, skvPadded, zeroOf(kSrc));
-  vPadded = padDim(v, 2, skvPadded, zeroOf(v));
+  // An index-generated K, V or mask is never padded: its tiles are computed
+  // where they are loaded (tileOf), so its "padded" form is itself.
+  auto padKeys = [&](Value t, unsigned dim) {
+    return indexGenerated(t) ? t : padDim(t, dim, skvPadded, zeroOf(t));
+  };
+  kPadded = padKeys(kSrc, 2);
+  vPadded = padKeys(v, 2);
   auto padPositions = [&](RopeOp rope, Value length) -> Value {
     if (!rope)
       return Value();
@@ -381,10 +387,12 @@ Value AttentionTiler::build() {
     auto type = cast<RankedTensorType>(mask.getType());
     unsigned r = type.getRank();
     maskPadded = mask;
-    if (type.getDimSize(r - 2) != 1)
-      maskPadded = padDim(maskPadded, r - 2, sqPadded, zeroOf(mask));
-    if (type.getDimSize(r - 1) != 1)
-      maskPadded = padDim(maskPadded, r - 1, skvPadded, zeroOf(mask));
+    if (!indexGenerated(mask)) {
+      if (type.getDimSize(r - 2) != 1)
+        maskPadded = padDim(maskPadded, r - 2, sqPadded, zeroOf(mask));
+      if (type.getDimSize(r - 1) != 1)
+        maskPadded = padDim(maskPadded, r - 1, skvPadded, zeroOf(mask));
+    }
   }
 
   SmallVector<OpFoldResult> outSizes = {
