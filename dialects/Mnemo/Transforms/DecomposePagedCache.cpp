@@ -17,8 +17,8 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Transforms/Passes.h"
-#include "dialects/Mnemo/Utils/Float8.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/PagedCache.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -34,10 +34,6 @@ using namespace mlir::mnemo;
 using namespace mlir::mnemo::builders;
 
 namespace {
-
-Value indexOf(OpBuilder &b, Location loc, Value integer) {
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), integer);
-}
 
 /// The paged attention as a gather, a mask and a mnemo.attention.
 class PagedAttentionDecomposer {
@@ -63,47 +59,9 @@ public:
 
 private:
   /// pool [Pages, Hkv, P, d] -> [B, Hkv, MaxPages * P, d] in the query's
-  /// element type: token t of sequence b is pool[table[b, t / P], h, t % P]
-  /// (FP8: times scales[table[b, t / P], h, t % P]).
+  /// element type (FP8: dequantized).
   Value gather(Value pool, Value scales) {
-    auto poolType = cast<RankedTensorType>(pool.getType());
-    int64_t heads = poolType.getDimSize(1), page = poolType.getDimSize(2),
-            dim = poolType.getDimSize(3);
-    Value table = op.getBlockTable();
-    OpFoldResult batch = tensor::getMixedSize(b, loc, table, 0);
-    OpFoldResult tokens = b.createOrFold<arith::MulIOp>(
-        loc, getValueOrCreateConstantIndexOp(
-                 b, loc, tensor::getMixedSize(b, loc, table, 1)),
-        arith::ConstantIndexOp::create(b, loc, page));
-    Value init = emptyTensor(
-        b, loc, {batch, b.getIndexAttr(heads), tokens, b.getIndexAttr(dim)},
-        elem);
-    MLIRContext *ctx = b.getContext();
-    auto generic = linalg::GenericOp::create(
-        b, loc, init.getType(), ValueRange{}, ValueRange{init},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
-        iterators(4), [&](OpBuilder &nb, Location nl, ValueRange) {
-          Value bi = linalg::IndexOp::create(nb, nl, 0);
-          Value h = linalg::IndexOp::create(nb, nl, 1);
-          Value t = linalg::IndexOp::create(nb, nl, 2);
-          Value d = linalg::IndexOp::create(nb, nl, 3);
-          Value p = arith::ConstantIndexOp::create(nb, nl, page);
-          Value logical = arith::DivUIOp::create(nb, nl, t, p);
-          Value slot = arith::RemUIOp::create(nb, nl, t, p);
-          Value pageIndex = indexOf(
-              nb, nl,
-              tensor::ExtractOp::create(nb, nl, table,
-                                        ValueRange{bi, logical}));
-          Value x = tensor::ExtractOp::create(
-              nb, nl, pool, ValueRange{pageIndex, h, slot, d});
-          if (scales) {
-            Value scale = tensor::ExtractOp::create(
-                nb, nl, scales, ValueRange{pageIndex, h, slot});
-            x = arith::MulFOp::create(nb, nl, decodeE4M3(nb, nl, x), scale);
-          }
-          linalg::YieldOp::create(nb, nl, castFloat(nb, nl, x, elem));
-        });
-    return generic.getResult(0);
+    return gatherPages(b, loc, pool, scales, op.getBlockTable(), elem);
   }
 
   /// [B, 1, Sq, T] additive mask: 0 where query i of sequence b sees token

@@ -355,23 +355,7 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
   if (!step)
     return selfAttention();
   bool fp8 = !step->keyScales.empty();
-  // Writes `x` into `pool` (and its scales) and replaces them by their
-  // updated values.
-  auto write = [&](Value x, Value &pool, Value *scales) {
-    SmallVector<Type> types = {pool.getType()};
-    SmallVector<Value> operands = {x, pool, step->positions,
-                                   step->blockTable};
-    if (scales) {
-      types.push_back(scales->getType());
-      operands.push_back(*scales);
-    }
-    auto op = KVCacheWriteOp::create(b, types, operands);
-    pool = op.getResult();
-    if (scales)
-      *scales = op.getResultScales();
-  };
-  write(k, step->keys[layer], fp8 ? &step->keyScales[layer] : nullptr);
-  write(v, step->values[layer], fp8 ? &step->valueScales[layer] : nullptr);
+  writeCache(b, *step, layer, k, v);
   if (step->fresh)
     return selfAttention();
   return PagedAttentionOp::create(
@@ -385,20 +369,6 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
 namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
-
-FloatType cacheElementType(const ModelConfig &config, Builder &b) {
-  switch (config.kvCache.dtype) {
-  case KVCacheDType::BF16:
-    return b.getBF16Type();
-  case KVCacheDType::F16:
-    return b.getF16Type();
-  case KVCacheDType::FP8:
-    return b.getType<Float8E4M3FNType>();
-  case KVCacheDType::F32:
-    break;
-  }
-  return b.getF32Type();
-}
 
 /// A public function `name(inputs...) -> logits` named for the artifact.
 func::FuncOp createFunction(ImplicitLocOpBuilder &b, StringRef name,
@@ -418,104 +388,26 @@ func::FuncOp createFunction(ImplicitLocOpBuilder &b, StringRef name,
   return func;
 }
 
-/// `@name(input_ids, positions, block_table, context_lengths,
-///        cache.L.key, cache.L.value for every layer L)
-///    -> (logits, the updated cache.L.key, cache.L.value)`
-///
-/// One generation step over a ragged batch of B sequences: S new tokens per
-/// sequence (S = 1 in `decode`) at their positions (-1 for padding), written
-/// into the paged cache and attending over their sequence's cached tokens.
-/// `prefill` starts sequences: its positions are 0, 1, ... (then -1), and
-/// its tokens attend over themselves. The pools are updated in place: each pool
-/// argument carries `mnemo.in_place` and its result `mnemo.in_place_of`
-/// (the argument's index), so the artifact passes the caller's pool and
-/// returns only the logits. `mnemo.dim_kinds` tells the artifact's
-/// signature which bound a dynamic dim has (batch, sequence or pages).
+/// `@name`, one generation step (GenerationStep.h): the model's layers over
+/// the step's paged cache. `prefill` starts sequences: its positions are 0,
+/// 1, ... (then -1), and its tokens attend over themselves.
 LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
                                 int64_t seqLen, bool fresh,
                                 const ModelConfig &config,
                                 const CacheLayout &layout, DecoderBody body) {
-  Type i64 = b.getI64Type();
-  FloatType cache = cacheElementType(config, b);
-  int64_t pageSize = config.kvCache.pageSize;
-  auto keyPool = RankedTensorType::get(
-      {kDyn, layout.heads, pageSize, layout.keyDim}, cache);
-  auto valuePool = RankedTensorType::get(
-      {kDyn, layout.heads, pageSize, layout.valueDim}, cache);
-  // Per layer: key and value pools, then (FP8) their scales.
-  bool fp8 = config.kvCache.dtype == KVCacheDType::FP8;
-  auto scalePool = RankedTensorType::get(
-      {kDyn, layout.heads, pageSize}, b.getF32Type());
-  SmallVector<std::pair<std::string, Type>> pools;
-  for (int64_t l = 0; l < config.numLayers; ++l) {
-    pools.push_back({("cache." + Twine(l) + ".key").str(), keyPool});
-    pools.push_back({("cache." + Twine(l) + ".value").str(), valuePool});
-    if (fp8)
-      for (StringRef kind : {"key_scale", "value_scale"})
-        pools.push_back({("cache." + Twine(l) + "." + kind).str(), scalePool});
-  }
-  unsigned perLayer = fp8 ? 4 : 2;
-  SmallVector<std::pair<StringRef, Type>> inputs = {
-      {"input_ids", RankedTensorType::get({kDyn, seqLen}, i64)},
-      {"positions", RankedTensorType::get({kDyn, seqLen}, i64)},
-      {"block_table", RankedTensorType::get({kDyn, kDyn}, b.getI32Type())},
-      {"context_lengths", RankedTensorType::get({kDyn}, i64)}};
-  unsigned firstPool = inputs.size();
-  for (auto &[n, t] : pools)
-    inputs.push_back({n, t});
-  SmallVector<std::pair<std::string, Type>> results = {
-      {"logits", RankedTensorType::get({kDyn, seqLen, config.vocabSize},
-                                       b.getF32Type())}};
-  results.append(pools.begin(), pools.end());
-  func::FuncOp func = createFunction(b, name, inputs, results);
-  auto kinds = [&](ArrayRef<StringRef> k) {
-    return b.getStrArrayAttr(SmallVector<StringRef>(k));
-  };
-  func.setArgAttr(3, "mnemo.dim_kinds", kinds({"batch"}));
-  for (unsigned i = 0; i < pools.size(); ++i) {
-    func.setArgAttr(firstPool + i, "mnemo.in_place", b.getUnitAttr());
-    func.setArgAttr(firstPool + i, "mnemo.dim_kinds", kinds({"pages"}));
-    // A sliding-window layer never reads keys older than its window: the
-    // runtime may free the pages before it (when every layer has one).
-    if (std::optional<int64_t> w = config.layerWindows[i / perLayer])
-      func.setArgAttr(firstPool + i, "mnemo.kv_window",
-                      b.getI64IntegerAttr(*w));
-    func.setResultAttr(1 + i, "mnemo.in_place_of",
-                       b.getI64IntegerAttr(firstPool + i));
-  }
+  SmallVector<StepLayerCache> layers;
+  for (int64_t l = 0; l < config.numLayers; ++l)
+    layers.push_back({layout.heads, layout.keyDim, layout.valueDim,
+                      config.layerWindows[l]});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(func.addEntryBlock());
   CacheStep step;
+  static_cast<GenerationStep &>(step) = createGenerationStep(
+      b, name, seqLen, config.vocabSize, config.kvCache, layers);
   step.fresh = fresh;
-  step.positions = func.getArgument(1);
-  step.blockTable = func.getArgument(2);
-  step.contextLengths = func.getArgument(3);
-  for (int64_t l = 0; l < config.numLayers; ++l) {
-    unsigned first = firstPool + perLayer * l;
-    step.keys.push_back(func.getArgument(first));
-    step.values.push_back(func.getArgument(first + 1));
-    if (fp8) {
-      step.keyScales.push_back(func.getArgument(first + 2));
-      step.valueScales.push_back(func.getArgument(first + 3));
-    }
-  }
-  Value logits = body(b, func.getArgument(0), &step);
+  Value logits = body(b, step.inputIds, &step);
   if (!logits)
     return failure();
-  // The body's activations are [B, S, ...] with a dynamic S.
-  Type logitsType = func.getResultTypes()[0];
-  if (logits.getType() != logitsType)
-    logits = tensor::CastOp::create(b, logitsType, logits);
-  SmallVector<Value> returned = {logits};
-  for (int64_t l = 0; l < config.numLayers; ++l) {
-    returned.push_back(step.keys[l]);
-    returned.push_back(step.values[l]);
-    if (fp8) {
-      returned.push_back(step.keyScales[l]);
-      returned.push_back(step.valueScales[l]);
-    }
-  }
-  func::ReturnOp::create(b, returned);
+  finishGenerationStep(b, step, logits);
   return success();
 }
 

@@ -17,6 +17,7 @@
 
 #include "ModelConfig.h"
 #include "mnemo/Frontend/Checkpoint/Safetensors.h"
+#include "mnemo/Frontend/GenerationStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -31,13 +32,7 @@ namespace mlir::mnemo {
 /// are. The layers' attention writes the new tokens' keys and values into
 /// the pools and attends over them (DecoderBuilder::attention), replacing
 /// each pool by its updated value.
-struct CacheStep {
-  Value positions;      // [B, S] i64; -1 marks a padding token
-  Value blockTable;     // [B, MaxPages] i32
-  Value contextLengths; // [B] i64: tokens cached after this step
-  SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
-  /// FP8 pools' scales, per layer ([Pages, Hkv, P] f32); empty otherwise.
-  SmallVector<Value> keyScales, valueScales;
+struct CacheStep : GenerationStep {
   /// Every sequence starts here (`prefill`: positions 0, 1, ... then -1):
   /// the tokens attend over themselves, as in `forward`, and the cache is
   /// only written.

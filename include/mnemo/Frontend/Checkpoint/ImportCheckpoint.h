@@ -18,6 +18,8 @@
 #ifndef MNEMO_FRONTEND_CHECKPOINT_IMPORTCHECKPOINT_H
 #define MNEMO_FRONTEND_CHECKPOINT_IMPORTCHECKPOINT_H
 
+#include "mnemo/Frontend/KVCacheOptions.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -29,18 +31,6 @@ namespace mlir::mnemo {
 /// and embedding tables). Activations, norms and accumulation stay f32; a
 /// matrix element is widened where it is read.
 enum class WeightDType { F32, BF16, F16 };
-
-/// The paged KV cache of a checkpoint's generation functions (`prefill` and
-/// `decode`, emitted beside `forward`): storage type and tokens per page.
-/// Storage of the KV cache: FP8 is E4M3 with a scale per token and head.
-enum class KVCacheDType { F32, BF16, F16, FP8 };
-
-struct KVCacheOptions {
-  /// false: `forward` only.
-  bool generation = true;
-  KVCacheDType dtype = KVCacheDType::F32;
-  int64_t pageSize = 16;
-};
 
 /// True if `path` is a directory holding a config.json.
 bool isCheckpointDirectory(llvm::StringRef path);

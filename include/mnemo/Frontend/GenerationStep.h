@@ -1,0 +1,78 @@
+//===- GenerationStep.h - the signature of a generation step ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Every frontend that builds generation functions (a checkpoint's, an ONNX
+// decoder exported with past key/values) gives them one shape, the one the
+// runtime's generator calls:
+//
+//   @prefill / @decode(input_ids [B, S] i64, positions [B, S] i64,
+//                      block_table [B, W] i32, context_lengths [B] i64,
+//                      for every layer L: cache.L.key [Pages, Hkv, P, Dk],
+//                      cache.L.value [Pages, Hkv, P, Dv] (FP8: then
+//                      cache.L.key_scale, cache.L.value_scale [Pages, Hkv, P]))
+//       -> (logits [B, S, V] f32, the updated pools)
+//
+// S new tokens per sequence (S = 1 in `decode`) at their positions (-1 for
+// the padding of a ragged batch); context_lengths counts each sequence's
+// tokens after the step. The pools are updated in place: each pool
+// argument carries `mnemo.in_place` and its result `mnemo.in_place_of`, so
+// the artifact passes the caller's pool and returns only the logits.
+// `mnemo.dim_kinds` says which bound a dynamic dim has (batch or pages);
+// `mnemo.kv_window`, a sliding-window layer's window (the runtime may free
+// the pages behind it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_FRONTEND_GENERATIONSTEP_H
+#define MNEMO_FRONTEND_GENERATIONSTEP_H
+
+#include "mnemo/Frontend/KVCacheOptions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <optional>
+
+namespace mlir::mnemo {
+
+/// One layer's cache: KV heads, key and value widths, attention window.
+struct StepLayerCache {
+  int64_t heads, keyDim, valueDim;
+  std::optional<int64_t> window;
+};
+
+/// A generation step function being built, with its arguments; the pools
+/// hold each layer's current value (updated by writeCache).
+struct GenerationStep {
+  func::FuncOp func;
+  Value inputIds, positions, blockTable, contextLengths;
+  SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
+  /// FP8 pools' scales, per layer ([Pages, Hkv, P] f32); empty otherwise.
+  SmallVector<Value> keyScales, valueScales;
+};
+
+/// The storage type of a cache of `dtype`.
+FloatType kvCacheElementType(KVCacheDType dtype, Builder &b);
+
+/// Creates the public function `name` (S = `seqLen`, static or dynamic)
+/// with its entry block and sets `b`'s insertion point at its start.
+GenerationStep createGenerationStep(ImplicitLocOpBuilder &b, StringRef name,
+                                    int64_t seqLen, int64_t vocab,
+                                    const KVCacheOptions &options,
+                                    ArrayRef<StepLayerCache> layers);
+
+/// Writes `key` and `value` ([B, Hkv, S, D]) of layer `layer` into its pools
+/// at the step's positions; the step's pools become the updated ones.
+void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
+                Value key, Value value);
+
+/// Returns `logits` (cast to the result type) and the pools.
+void finishGenerationStep(ImplicitLocOpBuilder &b, GenerationStep &step,
+                          Value logits);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_FRONTEND_GENERATIONSTEP_H

@@ -1,0 +1,150 @@
+//===- GenerationStep.cpp - the signature of a generation step --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "mnemo/Frontend/GenerationStep.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+constexpr int64_t kDyn = ShapedType::kDynamic;
+} // namespace
+
+FloatType mnemo::kvCacheElementType(KVCacheDType dtype, Builder &b) {
+  switch (dtype) {
+  case KVCacheDType::BF16:
+    return b.getBF16Type();
+  case KVCacheDType::F16:
+    return b.getF16Type();
+  case KVCacheDType::FP8:
+    return b.getType<Float8E4M3FNType>();
+  case KVCacheDType::F32:
+    break;
+  }
+  return b.getF32Type();
+}
+
+GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
+                                           StringRef name, int64_t seqLen,
+                                           int64_t vocab,
+                                           const KVCacheOptions &options,
+                                           ArrayRef<StepLayerCache> layers) {
+  Type i64 = b.getI64Type();
+  FloatType cache = kvCacheElementType(options.dtype, b);
+  int64_t pageSize = options.pageSize;
+  bool fp8 = options.dtype == KVCacheDType::FP8;
+  // Per layer: key and value pools, then (FP8) their scales.
+  SmallVector<std::pair<std::string, Type>> pools;
+  SmallVector<std::optional<int64_t>> windows;
+  for (auto [l, layer] : llvm::enumerate(layers)) {
+    auto pool = [&](int64_t dim) {
+      return RankedTensorType::get({kDyn, layer.heads, pageSize, dim}, cache);
+    };
+    auto scales = RankedTensorType::get({kDyn, layer.heads, pageSize},
+                                        b.getF32Type());
+    std::string prefix = "cache." + std::to_string(l) + ".";
+    pools.push_back({prefix + "key", pool(layer.keyDim)});
+    pools.push_back({prefix + "value", pool(layer.valueDim)});
+    if (fp8) {
+      pools.push_back({prefix + "key_scale", scales});
+      pools.push_back({prefix + "value_scale", scales});
+    }
+    windows.resize(pools.size(), layer.window);
+  }
+  SmallVector<std::pair<std::string, Type>> inputs = {
+      {"input_ids", RankedTensorType::get({kDyn, seqLen}, i64)},
+      {"positions", RankedTensorType::get({kDyn, seqLen}, i64)},
+      {"block_table", RankedTensorType::get({kDyn, kDyn}, b.getI32Type())},
+      {"context_lengths", RankedTensorType::get({kDyn}, i64)}};
+  unsigned firstPool = inputs.size();
+  inputs.append(pools.begin(), pools.end());
+  SmallVector<std::pair<std::string, Type>> results = {
+      {"logits", RankedTensorType::get({kDyn, seqLen, vocab}, b.getF32Type())}};
+  results.append(pools.begin(), pools.end());
+
+  SmallVector<Type> argTypes, resultTypes;
+  for (auto &[n, t] : inputs)
+    argTypes.push_back(t);
+  for (auto &[n, t] : results)
+    resultTypes.push_back(t);
+  auto func =
+      func::FuncOp::create(b, name, b.getFunctionType(argTypes, resultTypes));
+  for (auto [i, input] : llvm::enumerate(inputs))
+    func.setArgAttr(i, "mnemo.name", b.getStringAttr(input.first));
+  for (auto [i, result] : llvm::enumerate(results))
+    func.setResultAttr(i, "mnemo.name", b.getStringAttr(result.first));
+  auto kinds = [&](StringRef k) { return b.getStrArrayAttr({k}); };
+  func.setArgAttr(3, "mnemo.dim_kinds", kinds("batch"));
+  for (unsigned i = 0; i < pools.size(); ++i) {
+    func.setArgAttr(firstPool + i, "mnemo.in_place", b.getUnitAttr());
+    func.setArgAttr(firstPool + i, "mnemo.dim_kinds", kinds("pages"));
+    if (windows[i])
+      func.setArgAttr(firstPool + i, "mnemo.kv_window",
+                      b.getI64IntegerAttr(*windows[i]));
+    func.setResultAttr(1 + i, "mnemo.in_place_of",
+                       b.getI64IntegerAttr(firstPool + i));
+  }
+
+  b.setInsertionPointToStart(func.addEntryBlock());
+  GenerationStep step;
+  step.func = func;
+  step.inputIds = func.getArgument(0);
+  step.positions = func.getArgument(1);
+  step.blockTable = func.getArgument(2);
+  step.contextLengths = func.getArgument(3);
+  unsigned perLayer = fp8 ? 4 : 2;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    unsigned first = firstPool + perLayer * l;
+    step.keys.push_back(func.getArgument(first));
+    step.values.push_back(func.getArgument(first + 1));
+    if (fp8) {
+      step.keyScales.push_back(func.getArgument(first + 2));
+      step.valueScales.push_back(func.getArgument(first + 3));
+    }
+  }
+  return step;
+}
+
+void mnemo::writeCache(ImplicitLocOpBuilder &b, GenerationStep &step,
+                       int64_t layer, Value key, Value value) {
+  bool fp8 = !step.keyScales.empty();
+  auto write = [&](Value x, Value &pool, Value *scales) {
+    SmallVector<Type> types = {pool.getType()};
+    SmallVector<Value> operands = {x, pool, step.positions, step.blockTable};
+    if (scales) {
+      types.push_back(scales->getType());
+      operands.push_back(*scales);
+    }
+    auto op = KVCacheWriteOp::create(b, types, operands);
+    pool = op.getResult();
+    if (scales)
+      *scales = op.getResultScales();
+  };
+  write(key, step.keys[layer], fp8 ? &step.keyScales[layer] : nullptr);
+  write(value, step.values[layer], fp8 ? &step.valueScales[layer] : nullptr);
+}
+
+void mnemo::finishGenerationStep(ImplicitLocOpBuilder &b,
+                                 GenerationStep &step, Value logits) {
+  Type logitsType = step.func.getResultTypes()[0];
+  if (logits.getType() != logitsType)
+    logits = tensor::CastOp::create(b, logitsType, logits);
+  SmallVector<Value> returned = {logits};
+  bool fp8 = !step.keyScales.empty();
+  for (size_t l = 0; l < step.keys.size(); ++l) {
+    returned.push_back(step.keys[l]);
+    returned.push_back(step.values[l]);
+    if (fp8) {
+      returned.push_back(step.keyScales[l]);
+      returned.push_back(step.valueScales[l]);
+    }
+  }
+  func::ReturnOp::create(b, returned);
+}
