@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mnemo/Frontend/ONNX/DecoderWithPast.h"
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -48,5 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       mlir::mnemo::importONNXFile(path, &context, error);
   if (!module && (error.empty() || error.find('\n') != std::string::npos))
     std::abort(); // Errors are exactly one line.
+  // A decoder with past key/values: its generation steps too.
+  if (module && mlir::mnemo::isDecoderWithPast(*module) &&
+      failed(mlir::mnemo::addDecoderWithPastSteps(*module, {}, path, error)) &&
+      (error.empty() || error.find('\n') != std::string::npos))
+    std::abort();
   return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "mnemo/Compiler/Compiler.h"
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
+#include "mnemo/Frontend/ONNX/DecoderWithPast.h"
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
 #include "mnemo/InitAll.h"
 #include "mnemo/Target/TargetBackend.h"
@@ -120,7 +121,7 @@ static cl::opt<mnemo::WeightDType> weightDType(
     cl::cat(mnemocOptions));
 static cl::opt<mnemo::KVCacheDType> kvDType(
     "kv-dtype",
-    cl::desc("Storage type of the KV cache of a checkpoint's generation "
+    cl::desc("Storage type of the KV cache of the generation "
              "functions (prefill, decode)"),
     cl::init(mnemo::KVCacheDType::F32),
     cl::values(clEnumValN(mnemo::KVCacheDType::F32, "f32", "32-bit floats"),
@@ -135,8 +136,9 @@ static cl::opt<int64_t>
                cl::init(16), cl::cat(mnemocOptions));
 static cl::opt<bool> generationSteps(
     "generation",
-    cl::desc("Compile a checkpoint's generation steps, prefill and decode, "
-             "beside forward (default on, off with --input-shape; =false: "
+    cl::desc("Compile the generation steps, prefill and decode, "
+             "beside forward, for a checkpoint or an ONNX decoder with past "
+             "key/values (default on, off with --input-shape; =false: "
              "forward only)"),
     cl::init(true), cl::cat(mnemocOptions));
 static cl::list<std::string> inputShapes(
@@ -207,12 +209,16 @@ int main(int argc, char **argv) {
   if (!checkpoint && weightDType.getNumOccurrences())
     return fail("--dtype applies to checkpoint directories (an ONNX or MLIR "
                 "model keeps the element types it was written with)");
-  if (!checkpoint &&
-      (kvDType.getNumOccurrences() || kvPageSize.getNumOccurrences() ||
-       generationSteps.getNumOccurrences()))
-    return fail("--generation, --kv-dtype and --kv-page-size apply to "
-                "checkpoint directories (the generation functions are built "
-                "from the checkpoint)");
+  bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
+  bool cacheFlags = kvDType.getNumOccurrences() ||
+                    kvPageSize.getNumOccurrences() ||
+                    generationSteps.getNumOccurrences();
+  const char *cacheFlagsApply =
+      "--generation, --kv-dtype and --kv-page-size apply to checkpoint "
+      "directories and ONNX decoders exported with past key/values (the "
+      "generation functions are built from them)";
+  if (!checkpoint && !onnx && cacheFlags)
+    return fail(cacheFlagsApply);
   if (kvPageSize < 1 || kvPageSize > 4096)
     return fail("--kv-page-size=" + std::to_string(kvPageSize) +
                 ": expected 1 to 4096 tokens");
@@ -226,7 +232,6 @@ int main(int argc, char **argv) {
                            : generationSteps && inputShapes.empty();
   kvCache.dtype = kvDType;
   std::unique_ptr<llvm::MemoryBuffer> input;
-  bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   if (!checkpoint) {
     input = openInputFile(inputPath, &error);
     if (!input)
@@ -262,6 +267,14 @@ int main(int argc, char **argv) {
     module = mnemo::importONNXFile(inputPath, &context, error, &report);
     if (module && importReport)
       report.print(llvm::errs());
+    // A decoder exported with past key/values also gets generation steps.
+    if (module && !mnemo::isDecoderWithPast(*module) && cacheFlags)
+      return fail(inputPath + ": no past_key_values inputs; " +
+                  cacheFlagsApply);
+    if (module && mnemo::isDecoderWithPast(*module) && kvCache.generation &&
+        failed(mnemo::addDecoderWithPastSteps(*module, kvCache, inputPath,
+                                              error)))
+      return fail(error);
   } else
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

@@ -52,6 +52,55 @@ struct ElementMath {
   }
 };
 
+/// Whether `v` is an extent, or sums and products of extents and
+/// non-negative constants: never negative.
+bool isNonNegative(OpFoldResult v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c >= 0;
+  Operation *def = cast<Value>(v).getDefiningOp();
+  if (isa_and_nonnull<tensor::DimOp>(def))
+    return true;
+  if (isa_and_nonnull<arith::AddIOp, arith::MulIOp, arith::MaxSIOp>(def))
+    return llvm::all_of(def->getOperands(), [](Value operand) {
+      return isNonNegative(OpFoldResult(operand));
+    });
+  return false;
+}
+
+/// `x pred y` where one side is never negative and the other a negative
+/// constant (an exporter comparing extents with -1); nullopt otherwise.
+std::optional<bool> compareWithExtent(arith::CmpIPredicate pred,
+                                      OpFoldResult x, OpFoldResult y) {
+  using P = arith::CmpIPredicate;
+  std::optional<int64_t> cx = getConstantIntValue(x),
+                         cy = getConstantIntValue(y);
+  // Order as (extent, negative constant).
+  if (cx && !cy) {
+    std::swap(x, y);
+    std::swap(cx, cy);
+    pred = pred == P::slt   ? P::sgt
+           : pred == P::sle ? P::sge
+           : pred == P::sgt ? P::slt
+           : pred == P::sge ? P::sle
+                            : pred;
+  }
+  if (!cy || *cy >= 0 || !isNonNegative(x))
+    return std::nullopt;
+  // x >= 0 > y.
+  switch (pred) {
+  case P::eq:
+  case P::slt:
+  case P::sle:
+    return false;
+  case P::ne:
+  case P::sgt:
+  case P::sge:
+    return true;
+  default:
+    return std::nullopt;
+  }
+}
+
 } // namespace
 
 bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
@@ -318,24 +367,20 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
   } else if (op == "Equal" || op == "Less" || op == "Greater" ||
              op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" ||
              op == "Or" || op == "Not" || op == "Where") {
-    // Logic on constant shape elements (exporters' GQA and -1 handling).
-    SmallVector<SmallVector<int64_t>> in;
+    // Logic on shape elements (exporters' GQA and -1 handling): folded
+    // where the elements are constant, or where an extent (never negative)
+    // is compared with a negative constant, else computed on index values
+    // (a boolean is 0 or 1).
+    SmallVector<Elements> in;
     size_t n = 1;
     for (int i = 0; i < node.input_size(); ++i) {
       std::optional<Elements> e = elementsOf(i);
       if (!e || rankOf(i) > 1)
         return false;
-      SmallVector<int64_t> v;
-      for (OpFoldResult r : *e) {
-        std::optional<int64_t> c = getConstantIntValue(r);
-        if (!c)
-          return false;
-        v.push_back(*c);
-      }
-      if (v.size() != 1 && n != 1 && v.size() != n)
+      if (e->size() != 1 && n != 1 && e->size() != n)
         return false;
-      n = std::max(n, v.size());
-      in.push_back(v);
+      n = std::max(n, e->size());
+      in.push_back(*e);
     }
     auto at = [&](int i, size_t k) { return in[i][in[i].size() == 1 ? 0 : k]; };
     scalar = true;
@@ -350,27 +395,59 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
       if (!element.isInteger() || element.isInteger(1))
         return false;
     }
+    using P = arith::CmpIPredicate;
+    P pred = op == "Equal"         ? P::eq
+             : op == "Less"        ? P::slt
+             : op == "Greater"     ? P::sgt
+             : op == "LessOrEqual" ? P::sle
+                                   : P::sge;
     for (size_t k = 0; k < n; ++k) {
-      int64_t r;
-      if (op == "Equal")
-        r = at(0, k) == at(1, k);
-      else if (op == "Less")
-        r = at(0, k) < at(1, k);
-      else if (op == "Greater")
-        r = at(0, k) > at(1, k);
-      else if (op == "LessOrEqual")
-        r = at(0, k) <= at(1, k);
-      else if (op == "GreaterOrEqual")
-        r = at(0, k) >= at(1, k);
-      else if (op == "And")
-        r = at(0, k) && at(1, k);
+      SmallVector<std::optional<int64_t>> c;
+      for (int i = 0; i < node.input_size(); ++i)
+        c.push_back(getConstantIntValue(at(i, k)));
+      if (llvm::all_of(c, [](auto v) { return v.has_value(); })) {
+        int64_t r;
+        if (op == "And")
+          r = *c[0] && *c[1];
+        else if (op == "Or")
+          r = *c[0] || *c[1];
+        else if (op == "Not")
+          r = !*c[0];
+        else if (op == "Where")
+          r = *c[0] ? *c[1] : *c[2];
+        else
+          r = arith::applyCmpPredicate(pred, APInt(64, *c[0], true),
+                                       APInt(64, *c[1], true));
+        result.push_back(b.getIndexAttr(r));
+        continue;
+      }
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      auto v = [&](int i) { return math.value(at(i, k)); };
+      auto truth = [&](Value cond) {
+        return arith::CmpIOp::create(b, loc, P::ne, cond, zero).getResult();
+      };
+      if (op == "And")
+        result.push_back(arith::AndIOp::create(b, loc, v(0), v(1)).getResult());
       else if (op == "Or")
-        r = at(0, k) || at(1, k);
+        result.push_back(arith::OrIOp::create(b, loc, v(0), v(1)).getResult());
       else if (op == "Not")
-        r = !at(0, k);
+        result.push_back(arith::XOrIOp::create(b, loc, v(0), one).getResult());
+      else if (op == "Where")
+        result.push_back(
+            c[0] ? at(*c[0] ? 1 : 2, k)
+                 : OpFoldResult(arith::SelectOp::create(b, loc, truth(v(0)),
+                                                        v(1), v(2))
+                                    .getResult()));
+      else if (std::optional<bool> known = compareWithExtent(
+                   pred, at(0, k), at(1, k)))
+        result.push_back(b.getIndexAttr(*known));
       else
-        r = at(0, k) ? at(1, k) : at(2, k);
-      result.push_back(b.getIndexAttr(r));
+        result.push_back(
+            arith::SelectOp::create(
+                b, loc, arith::CmpIOp::create(b, loc, pred, v(0), v(1)), one,
+                zero)
+                .getResult());
     }
   } else {
     return false;

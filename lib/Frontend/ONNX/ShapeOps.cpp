@@ -509,6 +509,52 @@ LogicalResult squeeze(NodeContext &ctx) {
   return ctx.setOutput(0, out);
 }
 
+/// Flatten: [d0 * ... * d(axis-1), d(axis) * ... * d(r-1)] (an empty side
+/// is 1).
+LogicalResult flatten(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  int64_t axis = ctx.getInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return ctx.error("axis " + llvm::Twine(axis) + " is outside [-" +
+                     llvm::Twine(rank) + ", " + llvm::Twine(rank) + "]");
+  if (axis < 0)
+    axis += rank;
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.getLoc();
+  SmallVector<ReassociationIndices> groups;
+  for (auto [begin, end] : {std::pair{int64_t(0), axis}, {axis, rank}}) {
+    if (begin == end)
+      continue;
+    groups.emplace_back();
+    for (int64_t i = begin; i < end; ++i)
+      groups.back().push_back(i);
+  }
+  Value v = *x;
+  if (int64_t(groups.size()) != rank)
+    v = tensor::CollapseShapeOp::create(b, loc, v, groups);
+  if (groups.size() == 2)
+    return ctx.setOutput(0, v);
+  // One side is empty: add its unit dim.
+  auto collapsed = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1)};
+  SmallVector<int64_t> shape = {1, 1};
+  int64_t wide = axis == 0 ? 1 : 0;
+  SmallVector<ReassociationIndices> expand;
+  if (collapsed.getRank() == 1) {
+    sizes[wide] = tensor::getMixedSize(b, loc, v, 0);
+    shape[wide] = collapsed.getDimSize(0);
+    expand.push_back({0, 1});
+  }
+  Value out = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, expand,
+      sizes);
+  return ctx.setOutput(0, out);
+}
+
 LogicalResult expand(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
   FailureOr<SmallVector<OpFoldResult>> target = ctx.shapeInput(1);
@@ -689,4 +735,5 @@ void mlir::mnemo::onnx_import::registerShapeHandlers(HandlerRegistry &r) {
   r.add("", "Unsqueeze", 1, unsqueeze);
   r.add("", "Squeeze", 1, squeeze);
   r.add("", "Expand", 8, expand);
+  r.add("", "Flatten", 1, flatten);
 }
