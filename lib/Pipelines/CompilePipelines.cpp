@@ -38,6 +38,9 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());
   pm.addPass(createCanonicalizerPass());
+  // A contiguous past built from a paged cache and concatenated with the
+  // new tokens is computed where the attention loads it.
+  pm.addPass(mnemo::createGenerateConcatsPass());
   if (options.selectKernels)
     options.selectKernels(pm);
   if (options.tileAttention) {

@@ -143,6 +143,26 @@ def TileLinearPass
   ];
 }
 
+def GenerateConcatsPass : Pass<"mnemo-generate-concats"> {
+  let summary = "Computes a concat of a generated tensor element by element";
+  let description = [{
+    A concatenation along one dim, written as `tensor.insert_slice`s into a
+    `tensor.empty`, whose first part is generated from its indices alone (a
+    `linalg.generic` without inputs, such as the gather of a paged KV cache
+    into a contiguous past) and whose second part has a static, non-zero
+    extent along that dim becomes one such generic itself: element `t`
+    along the dim is the generator's element `t` below the second part's
+    offset `o` and the second part's element `t - o` from there (both read
+    at clamped indices, one selected). A contiguous cache's
+    `concat(past, new)`, which an ONNX decoder with past key/values builds
+    for its attention, is then computed tile by tile where the attention
+    loads it (`mnemo-tile-attention`) instead of being copied whole.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def RefineShapesPass : Pass<"mnemo-refine-shapes"> {
   let summary = "Gives mnemo ops the static result types their operands imply";
   let description = [{

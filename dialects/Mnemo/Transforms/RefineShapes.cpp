@@ -38,7 +38,7 @@ ArrayRef<int64_t> shapeOf(Value v) {
 std::optional<SmallVector<int64_t>> impliedShape(Operation *op,
                                                  ArrayRef<Value> ops) {
   return TypeSwitch<Operation *, std::optional<SmallVector<int64_t>>>(op)
-      .Case<RmsNormOp, RopeOp>(
+      .Case<RmsNormOp, RopeOp, RopeTablesOp>(
           [&](auto) { return SmallVector<int64_t>(shapeOf(ops[0])); })
       .Case<SwiGluOp>([&](auto) {
         SmallVector<int64_t> s(shapeOf(ops[0]));

@@ -148,24 +148,6 @@ Value AttentionTiler::padDim(Value v, unsigned dim, Value length,
   return tensor::PadOp::create(b, loc, resultType, v, low, high, padValue);
 }
 
-/// The generic computing `v` element by element from its indices alone:
-/// no inputs, an empty init it does not read, every dim parallel, an
-/// identity map and the indices used only in its body's top level.
-linalg::GenericOp indexGenerated(Value v) {
-  auto g = v.getDefiningOp<linalg::GenericOp>();
-  if (!g || g.getNumDpsInputs() != 0 || g.getNumDpsInits() != 1 ||
-      g.getNumReductionLoops() != 0 ||
-      !g.getIndexingMapsArray().front().isIdentity() ||
-      !g.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
-      !g.getBody()->getArgument(0).use_empty())
-    return {};
-  bool nestedIndex = false;
-  g.getBody()->walk([&](linalg::IndexOp index) {
-    nestedIndex |= index->getBlock() != g.getBody();
-  });
-  return nestedIndex ? linalg::GenericOp() : g;
-}
-
 Value AttentionTiler::tileOf(Value source, Value padded,
                              ArrayRef<OpFoldResult> offsets,
                              ArrayRef<int64_t> sizes) {

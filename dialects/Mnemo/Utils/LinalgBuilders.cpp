@@ -82,3 +82,18 @@ builders::iterators(unsigned numDims, ArrayRef<unsigned> reductions) {
     types[r] = utils::IteratorType::reduction;
   return types;
 }
+
+linalg::GenericOp builders::indexGenerated(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 0 || g.getNumDpsInits() != 1 ||
+      g.getNumReductionLoops() != 0 ||
+      !g.getIndexingMapsArray().front().isIdentity() ||
+      !g.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
+      !g.getBody()->getArgument(0).use_empty())
+    return {};
+  bool nestedIndex = false;
+  g.getBody()->walk([&](linalg::IndexOp index) {
+    nestedIndex |= index->getBlock() != g.getBody();
+  });
+  return nestedIndex ? linalg::GenericOp() : g;
+}

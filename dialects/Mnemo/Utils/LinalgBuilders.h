@@ -41,6 +41,12 @@ Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
 /// differs (the op's result may know more, or less, than its operands).
 Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 
+/// The generic computing `v` element by element from its indices alone:
+/// no inputs, an empty init it does not read, every dim parallel, an
+/// identity map and the indices used only in its body's top level (a
+/// gather of a paged cache, say); null when `v` is not one.
+linalg::GenericOp indexGenerated(Value v);
+
 /// Sizes of a ranked tensor value, static where known.
 SmallVector<OpFoldResult> tensorSizes(OpBuilder &b, Location loc, Value t);
 

@@ -36,6 +36,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -245,6 +246,22 @@ private:
     return generic.getResult(0);
   }
 
+  /// `x` when `present` is a concatenation of `past` and `x` (insert_slices
+  /// into an empty tensor, as the importer writes Concat); null otherwise.
+  static Value appendedTo(Value present, Value past) {
+    auto outer = present.getDefiningOp<tensor::InsertSliceOp>();
+    auto inner = outer ? outer.getDest().getDefiningOp<tensor::InsertSliceOp>()
+                       : tensor::InsertSliceOp();
+    if (!inner || inner.getSource() != past ||
+        !inner.getDest().getDefiningOp<tensor::EmptyOp>() ||
+        outer.getSourceType().getRank() != 4 ||
+        !isConstantIntValue(outer.getMixedOffsets()[0], 0) ||
+        !isConstantIntValue(outer.getMixedOffsets()[1], 0) ||
+        !isConstantIntValue(outer.getMixedOffsets()[3], 0))
+      return Value();
+    return outer.getSource();
+  }
+
   LogicalResult buildStep(ImplicitLocOpBuilder &b, StringRef name,
                           int64_t seqLen, const KVCacheOptions &options) {
     SmallVector<StepLayerCache> layers;
@@ -369,6 +386,12 @@ private:
       Value grown[2];
       for (int k = 0; k < 2; ++k) {
         Value present = mapped(layer.present[k]);
+        // The graph's Concat(past, new): the new part itself.
+        if (Value appended =
+                appendedTo(present, map.lookup(graph.getArgument(layer.past[k])))) {
+          grown[k] = appended;
+          continue;
+        }
         auto type = cast<RankedTensorType>(present.getType());
         if (type.getRank() != 4)
           return fail("output present." + Twine(l) +

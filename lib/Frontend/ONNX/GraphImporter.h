@@ -50,6 +50,13 @@ public:
   /// The one-line error, empty while none.
   std::string error;
 
+  /// `extent` (dim `second` of value `first`) named for the first graph
+  /// input dim with the same dim_param when it is a graph input's: the
+  /// exporter says the two are one extent (a batch read from input_ids and
+  /// one read from position_ids).
+  std::pair<Value, int64_t>
+  canonicalExtent(std::pair<Value, int64_t> extent) const;
+
   FailureOr<Value> lookup(llvm::StringRef name);
   /// Small integer tensors known element by element (shape computations):
   /// constants as attributes, extents of dynamic tensors as index values.
@@ -103,6 +110,9 @@ private:
   llvm::StringMap<SmallVector<OpFoldResult>> known;
   llvm::DenseSet<const onnx::NodeProto *> covered;
   Block *entry = nullptr;
+  /// (argument, dim) -> the first (argument, dim) with its dim_param.
+  llvm::DenseMap<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>>
+      dimParamOrigins;
 };
 
 } // namespace mlir::mnemo::onnx_import

@@ -72,6 +72,17 @@ GraphImporter::valueType(const onnx::ValueInfoProto &info) {
   return RankedTensorType::get(shape, element);
 }
 
+std::pair<Value, int64_t>
+GraphImporter::canonicalExtent(std::pair<Value, int64_t> extent) const {
+  auto arg = dyn_cast<BlockArgument>(extent.first);
+  if (!arg || arg.getOwner() != entry)
+    return extent;
+  auto it = dimParamOrigins.find({arg.getArgNumber(), extent.second});
+  if (it == dimParamOrigins.end())
+    return extent;
+  return {entry->getArgument(it->second.first), it->second.second};
+}
+
 void GraphImporter::noteRaised(llvm::StringRef what,
                                ArrayRef<const onnx::NodeProto *> nodes) {
   ++report.raised[what.str()];
@@ -170,12 +181,19 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   // Signature.
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  llvm::StringMap<std::pair<unsigned, int64_t>> firstWithDimParam;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (constants.count(in.name()))
       continue;
     FailureOr<RankedTensorType> type = valueType(in);
     if (failed(type))
       return nullptr;
+    unsigned arg = argTypes.size();
+    for (auto [d, dim] : llvm::enumerate(in.type().tensor_type().shape().dim()))
+      if (dim.has_dim_param() && !dim.dim_param().empty())
+        dimParamOrigins[{arg, int64_t(d)}] =
+            firstWithDimParam.try_emplace(dim.dim_param(), arg, int64_t(d))
+                .first->second;
     argTypes.push_back(*type);
     argNames.push_back(in.name());
   }

@@ -56,6 +56,9 @@ public:
   /// computation folded at import, ShapeFolding.cpp): attributes where
   /// constant, index values where dynamic.
   FailureOr<SmallVector<OpFoldResult>> shapeInput(unsigned i);
+  /// The extent a graph input's dim_param names (GraphImporter's
+  /// canonicalExtent).
+  std::pair<Value, int64_t> canonicalExtent(std::pair<Value, int64_t> e) const;
 
   /// Attributes.
   const onnx::AttributeProto *attr(llvm::StringRef name) const;

@@ -79,6 +79,11 @@ FailureOr<SmallVector<int64_t>> NodeContext::intsInput(unsigned i) {
   return toInt64s(*c);
 }
 
+std::pair<Value, int64_t>
+NodeContext::canonicalExtent(std::pair<Value, int64_t> e) const {
+  return graph.canonicalExtent(e);
+}
+
 FailureOr<SmallVector<OpFoldResult>> NodeContext::shapeInput(unsigned i) {
   if (hasInput(i))
     if (const SmallVector<OpFoldResult> *k = graph.lookupKnown(node.input(i)))

@@ -155,7 +155,7 @@ LogicalResult dynamicReshape(NodeContext &ctx, Value x,
       if (std::optional<int64_t> c = getConstantIntValue(d))
         staticIn *= *c;
       else
-        pending.push_back(extentOrigin(x, i));
+        pending.push_back(ctx.canonicalExtent(extentOrigin(x, i)));
     }
     bool cancelled = true;
     for (auto [i, d] : llvm::enumerate(sizes)) {
@@ -168,8 +168,9 @@ LogicalResult dynamicReshape(NodeContext &ctx, Value x,
       auto dimOp = cast<Value>(d).getDefiningOp<tensor::DimOp>();
       std::optional<int64_t> index =
           dimOp ? dimOp.getConstantIndex() : std::nullopt;
-      auto origin = index ? extentOrigin(dimOp.getSource(), *index)
-                          : std::make_pair(cast<Value>(d), int64_t(-1));
+      auto origin =
+          index ? ctx.canonicalExtent(extentOrigin(dimOp.getSource(), *index))
+                : std::make_pair(cast<Value>(d), int64_t(-1));
       auto it = llvm::find(pending, origin);
       if (it == pending.end()) {
         cancelled = false;

@@ -58,3 +58,17 @@ func.func @from_weights(%ids: tensor<3xi64>, %t: tensor<100x32xf32>, %w: tensor<
   %y = mnemo.linear %e, %w layout(out_in) : tensor<?x?xf32>, tensor<96x32xbf16> -> tensor<?x?xf32>
   return %y : tensor<?x?xf32>
 }
+
+// rope_tables (what the ONNX importer makes of RotaryEmbedding) keeps its
+// input's shape: a decode step's one query row reaches the attention.
+// CHECK-LABEL: func.func @rope_tables_decode
+// CHECK: %[[R:.*]] = mnemo.rope_tables {{.*}} -> tensor<?x4x1x32xf32>
+// CHECK: mnemo.attention %[[R]], {{.*}} -> tensor<?x4x1x32xf32>
+func.func @rope_tables_decode(%q: tensor<?x4x1x32xf32>, %cos: tensor<?x?x16xf32>,
+                              %sin: tensor<?x?x16xf32>, %k: tensor<?x2x?x32xf32>,
+                              %v: tensor<?x2x?x32xf32>) -> tensor<?x4x?x32xf32> {
+  %c = tensor.cast %q : tensor<?x4x1x32xf32> to tensor<?x4x?x32xf32>
+  %r = mnemo.rope_tables %c, %cos, %sin : tensor<?x4x?x32xf32>, tensor<?x?x16xf32> -> tensor<?x4x?x32xf32>
+  %o = mnemo.attention %r, %k, %v scale(0.25) : tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32> -> tensor<?x4x?x32xf32>
+  return %o : tensor<?x4x?x32xf32>
+}
