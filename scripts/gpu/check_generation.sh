@@ -3,7 +3,7 @@
 #
 #   scripts/gpu/check_generation.sh DIR [REFS]
 #
-# DIR/bin/mnemo-run and DIR/gen/MODEL.KV.mnemo (a checkpoint of REFS, by
+# DIR/bin/mnemo-run and DIR/gen/MODEL[.SOURCE].KV.mnemo (a checkpoint of REFS, by
 # default test/Frontend/Checkpoint/Inputs/refs_public, compiled for a GPU
 # target with --kv-dtype=KV) are made beforehand, on a machine with mnemoc:
 #
@@ -12,6 +12,10 @@
 #       mnemoc REFS/$m --target=sm_90a --kv-dtype=$kv -o DIR/gen/$m.$kv.mnemo
 #     done
 #   done
+#
+# (SOURCE names another source of the same model, such as its ONNX export
+# with past key/values: test/Frontend/ONNX/Inputs/with_past/dynamo23/MODEL/
+# model.onnx compiled to DIR/gen/MODEL.onnx.KV.mnemo.)
 #
 # For an f32 cache: greedy decoding of input_ids.npy (tokens up to the first
 # step whose reference margin is below 1e-3, logits within 1e-4), the ragged

@@ -184,6 +184,7 @@ struct ReshapeToListedShape final : OpRewritePattern<tensor::ReshapeOp> {
     // A merge and a split at once ([B, 1, S, H*D] to [B, S, H, D]): the
     // source's unit dims dropped first, then a split.
     SmallVector<ReassociationIndices> dropped;
+    SmallVector<Size> split = source; // what the expand's groups come from
     if (failed(reassociation)) {
       FailureOr<SmallVector<ReassociationIndices>> units =
           dropUnitDims(source);
@@ -200,9 +201,31 @@ struct ReshapeToListedShape final : OpRewritePattern<tensor::ReshapeOp> {
       reassociation = groups(kept, target, /*expand=*/true);
       if (failed(reassociation))
         return rewriter.notifyMatchFailure(op, "the sizes do not line up");
+      split = kept;
       dropped = *units;
       expand = true;
     }
+    // A static dim split into one unknown size and known ones: the unknown
+    // one is what is left (an expand_shape of a static dim is all static).
+    if (expand)
+      for (auto [gi, g] : llvm::enumerate(*reassociation)) {
+        std::optional<int64_t> whole = split[gi].known;
+        int64_t product = 1, unknown = -1, count = 0;
+        for (int64_t d : g) {
+          if (target[d].known) {
+            product *= *target[d].known;
+          } else {
+            unknown = d;
+            ++count;
+          }
+        }
+        if (!whole || count == 0)
+          continue;
+        if (count > 1 || product == 0 || *whole % product != 0)
+          return rewriter.notifyMatchFailure(
+              op, "a static dim split into unknown sizes");
+        target[unknown].known = *whole / product;
+      }
     // Index-typed sizes for the expand_shape's output shape.
     SmallVector<OpFoldResult> outputShape;
     for (const Size &t : target) {

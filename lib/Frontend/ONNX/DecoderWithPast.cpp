@@ -13,7 +13,8 @@
 // for a left-padded batch, built from the paged cache:
 //
 //   cached[b]         = positions[b, 0] (the sequence's cached tokens)
-//   P                 = max(1, max_b cached[b])
+//   P                 = 1 in `prefill` (fresh sequences), the block
+//                       table's capacity (pages x page size) in `decode`
 //   past[b, h, t]     = token t - (P - cached[b]) of sequence b, read from
 //                       its pages; zero before its first token
 //   attention_mask[b, t] = 1 where t >= P - cached[b] and t < P, or t >= P
@@ -21,8 +22,9 @@
 //   position_ids      = the positions (padding: 0)
 //
 // and writes the presents' last S tokens (the new keys and values) into the
-// pools. P is at least 1 so that no tensor is empty: a fresh batch attends
-// over one masked token of zeros as well.
+// pools. P is at least 1 so that no tensor is empty (a fresh batch attends
+// over one masked token of zeros as well), and depends on shapes alone, so
+// that a GPU launch plan can size every grid on the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,8 +107,8 @@ public:
                         .str());
     ImplicitLocOpBuilder b(sig.graph.getLoc(), module.getContext());
     b.setInsertionPointToEnd(module.getBody());
-    if (failed(buildStep(b, "prefill", kDyn, options)) ||
-        failed(buildStep(b, "decode", 1, options)))
+    if (failed(buildStep(b, "prefill", kDyn, /*fresh=*/true, options)) ||
+        failed(buildStep(b, "decode", 1, /*fresh=*/false, options)))
       return failure();
     return success();
   }
@@ -263,7 +265,8 @@ private:
   }
 
   LogicalResult buildStep(ImplicitLocOpBuilder &b, StringRef name,
-                          int64_t seqLen, const KVCacheOptions &options) {
+                          int64_t seqLen, bool fresh,
+                          const KVCacheOptions &options) {
     SmallVector<StepLayerCache> layers;
     for (const GraphSignature::Layer &layer : sig.layers) {
       RankedTensorType key = sig.argType(layer.past[0]),
@@ -276,7 +279,7 @@ private:
     OpBuilder::InsertionGuard guard(b);
     GenerationStep step = createGenerationStep(
         b, name, seqLen, logitsType.getDimSize(2), options, layers);
-    Type i64 = b.getI64Type(), index = b.getIndexType();
+    Type i64 = b.getI64Type();
     Value positions = step.positions;
     OpFoldResult batch = tensor::getMixedSize(b, b.getLoc(), positions, 0);
     Value seq = tensor::DimOp::create(b, positions, 1);
@@ -298,23 +301,16 @@ private:
           return arith::MaxSIOp::create(nb, nl, first, i64Const(nb, nl, 0))
               .getResult();
         });
-    // P = max(1, max_b cached[b]).
-    Value one = linalg::FillOp::create(
-                    b, ValueRange{i64Const(b, b.getLoc(), 1)},
-                    ValueRange{emptyTensor(b, b.getLoc(), {}, i64)})
-                    .getResult(0);
-    MLIRContext *ctx = b.getContext();
-    auto reduce = linalg::GenericOp::create(
-        b, one.getType(), ValueRange{cached}, ValueRange{one},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx),
-                            AffineMap::get(1, 0, {}, ctx)},
-        iterators(1, {0}), [&](OpBuilder &nb, Location nl, ValueRange args) {
-          linalg::YieldOp::create(
-              nb, nl, arith::MaxSIOp::create(nb, nl, args[0], args[1])
-                          .getResult());
-        });
-    Value past = arith::IndexCastOp::create(
-        b, index, tensor::ExtractOp::create(b, reduce.getResult(0)));
+    // P: 1 in `prefill` (every sequence starts: the past is one masked
+    // token); in `decode` the tokens the block table can hold, a bound of
+    // every sequence's cached tokens known from the shapes alone (a GPU
+    // launch plan sizes its grids from them).
+    Value past =
+        fresh ? arith::ConstantIndexOp::create(b, 1).getResult()
+              : arith::MulIOp::create(
+                    b, tensor::DimOp::create(b, step.blockTable, 1),
+                    arith::ConstantIndexOp::create(b, options.pageSize))
+                    .getResult();
     Value total = arith::AddIOp::create(b, past, seq);
 
     // The padding mask of the left-padded batch.

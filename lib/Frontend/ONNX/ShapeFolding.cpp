@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -471,7 +472,40 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
   for (OpFoldResult r : result)
     scalars.push_back(arith::IndexCastOp::create(b, loc, element,
                                                  math.value(r)));
-  Value tensor = tensor::FromElementsOp::create(b, loc, type, scalars);
+  // A few elements are computed by a generic without inputs (each picks its
+  // scalar by index), which a GPU target runs as a kernel; a
+  // tensor.from_elements would store them from the host.
+  Value tensor;
+  if (scalars.size() <= 8) {
+    // A scalar is built as one element, then viewed as rank 0 (a rank-0
+    // generic has no loop to run as a kernel).
+    auto vector = RankedTensorType::get({int64_t(scalars.size())}, element);
+    Value init = tensor::EmptyOp::create(b, loc, vector.getShape(), element);
+    tensor =
+        linalg::GenericOp::create(
+            b, loc, vector, ValueRange{}, ValueRange{init},
+            ArrayRef<AffineMap>{
+                AffineMap::getMultiDimIdentityMap(1, b.getContext())},
+            SmallVector<utils::IteratorType>(1, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location nl, ValueRange) {
+              Value picked = scalars.back();
+              Value i = linalg::IndexOp::create(nb, nl, 0);
+              for (int64_t k = int64_t(scalars.size()) - 2; k >= 0; --k)
+                picked = arith::SelectOp::create(
+                    nb, nl,
+                    arith::CmpIOp::create(
+                        nb, nl, arith::CmpIPredicate::eq, i,
+                        arith::ConstantIndexOp::create(nb, nl, k)),
+                    scalars[k], picked);
+              linalg::YieldOp::create(nb, nl, picked);
+            })
+            .getResult(0);
+    if (scalar)
+      tensor = tensor::CollapseShapeOp::create(
+          b, loc, type, tensor, SmallVector<ReassociationIndices>{});
+  } else {
+    tensor = tensor::FromElementsOp::create(b, loc, type, scalars);
+  }
   defineKnown(node.output(0), result);
   return define(node.output(0), tensor);
 }

@@ -107,6 +107,11 @@ std::pair<Value, int64_t> extentOrigin(Value v, int64_t dim) {
       v = op->getOperand(0);
       continue;
     }
+    // Attention's [B, H, Sq, Dv] is the query's but for Dv.
+    if (isa<mnemo::AttentionOp>(op) && dim < 3) {
+      v = op->getOperand(0);
+      continue;
+    }
     break;
   }
   return {v, dim};
@@ -129,6 +134,41 @@ LogicalResult dynamicReshape(NodeContext &ctx, Value x,
   for (OpFoldResult d : in)
     count = arith::MulIOp::create(b, loc, count, value(d));
   SmallVector<OpFoldResult> sizes(target);
+  // A target extent that is one of the input's (the same origin, or one
+  // dim_param) is taken from the input itself, so that the reshape can
+  // become an expand or collapse of the input's dims.
+  auto originOf = [&](OpFoldResult d) -> std::optional<std::pair<Value, int64_t>> {
+    auto dimOp = dyn_cast_if_present<Value>(d)
+                     ? cast<Value>(d).getDefiningOp<tensor::DimOp>()
+                     : tensor::DimOp();
+    std::optional<int64_t> index =
+        dimOp ? dimOp.getConstantIndex() : std::nullopt;
+    if (!index)
+      return std::nullopt;
+    return ctx.canonicalExtent(extentOrigin(dimOp.getSource(), *index));
+  };
+  for (auto [i, d] : llvm::enumerate(sizes)) {
+    if (int64_t(i) >= type.getRank() || !type.isDynamicDim(i))
+      continue;
+    std::optional<std::pair<Value, int64_t>> origin = originOf(d);
+    if (origin &&
+        *origin == ctx.canonicalExtent(extentOrigin(x, int64_t(i))))
+      d = in[i];
+  }
+  // With the input's extents taken over, one computed extent left alone is
+  // what the element count leaves for it (as -1 would be): inferred, so
+  // that it becomes static where the rest cancels.
+  SmallVector<unsigned> computed;
+  bool minusOne = false;
+  for (auto [i, d] : llvm::enumerate(sizes)) {
+    std::optional<int64_t> c = getConstantIntValue(d);
+    minusOne |= c && *c == -1;
+    bool taken = int64_t(i) < type.getRank() && d == in[i];
+    if (!c && !taken)
+      computed.push_back(i);
+  }
+  if (!minusOne && computed.size() == 1)
+    sizes[computed.front()] = b.getIndexAttr(-1);
   int64_t inferred = -1;
   Value known = arith::ConstantIndexOp::create(b, loc, 1);
   for (auto [i, d] : llvm::enumerate(sizes)) {

@@ -37,7 +37,8 @@ bool isDecoderWithPast(ModuleOp module);
 /// Adds `prefill` and `decode` to an imported decoder with past key/values.
 /// Each step runs the graph once with what the graph expects, built from
 /// the paged cache: each sequence's cached keys and values gathered through
-/// its block table into a past of the batch's longest context P (at least 1),
+/// its block table into a past of P tokens (1 in `prefill`; the block
+/// table's capacity, pages x page size, in `decode`),
 /// right-aligned as a left-padded batch is (zeros before a shorter
 /// sequence), the attention mask that says so (0 on that padding and on a
 /// ragged batch's padding tokens, 1 elsewhere), and the positions as

@@ -111,3 +111,21 @@ func.func @loose_result_type(%x: tensor<?x128xf32>) -> tensor<?x?x?xf32> {
   %r = tensor.reshape %x(%s) : (tensor<?x128xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
   return %r : tensor<?x?x?xf32>
 }
+
+// -----
+
+// A static dim split into a computed size and a known one (an exporter's
+// head count read from a shape): the computed one is what is left, so the
+// expand_shape is static where its source is.
+// CHECK-LABEL: func.func @split_static_dim_computed_heads
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, %{{.*}}, 4, 64] : tensor<?x?x256xf32> into tensor<?x?x4x64xf32>
+func.func @split_static_dim_computed_heads(%x: tensor<?x?x256xf32>, %h: index) -> tensor<?x?x?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?x256xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?x256xf32>
+  %s = tensor.from_elements %d0, %d1, %h, %c64 : tensor<4xindex>
+  %r = tensor.reshape %x(%s) : (tensor<?x?x256xf32>, tensor<4xindex>) -> tensor<?x?x?x64xf32>
+  return %r : tensor<?x?x?x64xf32>
+}
