@@ -10,10 +10,12 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include <cstring>
 
 using namespace mlir;
@@ -24,7 +26,7 @@ namespace {
 
 /// Bumped on any change a runtime built earlier cannot read (2: GPU plans
 /// as tables instead of text in the PTX).
-constexpr uint32_t kAbiVersion = 2;
+constexpr uint32_t kAbiVersion = 3;
 constexpr uint64_t kAlignment = 64;
 
 std::optional<fb::DType> dtypeOf(Type t) {
@@ -250,17 +252,82 @@ void GpuPlanWriter::write(fb::FunctionBuilder &f) {
 
 namespace {
 
-/// Lays out the weights segment: each weight 64-byte aligned.
+/// Lays out the weights segment: each weight 64-byte aligned, except those
+/// read from a weight source (`sources[i]` > 0), which keep their offset in
+/// that file.
 struct Segment {
   std::string bytes;
   SmallVector<uint64_t> offsets;
+  SmallVector<uint32_t> sources; // per weight: 0, or weight source + 1
+  /// The weight sources: recorded path, size, CRC-32.
+  struct Source {
+    std::string path;
+    uint64_t size;
+    uint32_t crc;
+  };
+  std::vector<Source> files;
 };
 
-Segment layoutWeights(ArrayRef<ArtifactWeight> weights) {
+/// The weight sources' files, mapped, and where each tensor of each lies.
+struct SourceIndex {
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
+  /// Tensor size in bytes -> (source, offset) of every tensor that size.
+  llvm::DenseMap<uint64_t, SmallVector<std::pair<uint32_t, uint64_t>>> bySize;
+};
+
+FailureOr<SourceIndex> indexSources(Location loc,
+                                    ArrayRef<WeightSourceFile> sources,
+                                    Segment &segment) {
+  SourceIndex index;
+  for (auto [i, source] : llvm::enumerate(sources)) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        llvm::MemoryBuffer::getFile(source.path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return emitError(loc) << source.path << ": cannot read the weight "
+                            << "source: " << buffer.getError().message();
+    llvm::StringRef bytes = (*buffer)->getBuffer();
+    segment.files.push_back(
+        {source.recordedPath, bytes.size(),
+         llvm::crc32(llvm::ArrayRef<uint8_t>(
+             reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()))});
+    for (auto [offset, size] : source.tensors)
+      if (size > 0 && offset <= bytes.size() && size <= bytes.size() - offset)
+        index.bySize[size].push_back({uint32_t(i), offset});
+    index.buffers.push_back(std::move(*buffer));
+  }
+  return index;
+}
+
+Segment layoutWeights(ArrayRef<ArtifactWeight> weights,
+                      const SourceIndex *index) {
   Segment segment;
   for (const ArtifactWeight &w : weights) {
+    ArrayRef<char> raw = w.value.getRawData();
+    unsigned elementBytes = llvm::divideCeil(
+        cast<ShapedType>(w.value.getType()).getElementTypeBitWidth(), 8);
+    // A tensor of a weight source with the same bytes, aligned for its
+    // element type: read from there in place.
+    const std::pair<uint32_t, uint64_t> *match = nullptr;
+    if (index && !w.value.isSplat())
+      if (auto it = index->bySize.find(raw.size()); it != index->bySize.end())
+        for (const auto &candidate : it->second)
+          if (candidate.second % elementBytes == 0 &&
+              std::memcmp(
+                  index->buffers[candidate.first]->getBufferStart() +
+                      candidate.second,
+                  raw.data(), raw.size()) == 0) {
+            match = &candidate;
+            break;
+          }
+    if (match) {
+      segment.offsets.push_back(match->second);
+      segment.sources.push_back(match->first + 1);
+      continue;
+    }
     segment.bytes.resize(llvm::alignTo(segment.bytes.size(), kAlignment), '\0');
     segment.offsets.push_back(segment.bytes.size());
+    segment.sources.push_back(0);
     segment.bytes += rawBytes(w.value);
   }
   return segment;
@@ -301,7 +368,8 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   };
 
   std::vector<flatbuffers::Offset<fb::Weight>> weights;
-  for (auto [w, offset] : llvm::zip(contents.weights, segment.offsets)) {
+  for (auto [w, offset, source] :
+       llvm::zip(contents.weights, segment.offsets, segment.sources)) {
     auto type = cast<ShapedType>(w.value.getType());
     std::optional<fb::DType> dtype = dtypeOf(type.getElementType());
     if (!dtype)
@@ -312,7 +380,8 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     auto shape = b.CreateVector(type.getShape().data(), type.getShape().size());
     uint64_t size = type.getNumElements() *
                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    weights.push_back(fb::CreateWeight(b, name, *dtype, shape, offset, size));
+    weights.push_back(
+        fb::CreateWeight(b, name, *dtype, shape, offset, size, source));
   }
 
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
@@ -403,6 +472,12 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   auto hash = b.CreateString(contents.sourceHash);
   auto provenance = fb::CreateProvenance(b, compiler, source, hash);
   auto profilePoints = b.CreateVectorOfStrings(contents.profilePoints);
+  std::vector<flatbuffers::Offset<fb::WeightSource>> sourceTables;
+  for (const Segment::Source &f : segment.files)
+    sourceTables.push_back(fb::CreateWeightSource(
+        b, b.CreateString(f.path), f.size, f.crc));
+  auto weightSources =
+      sourceTables.empty() ? 0 : b.CreateVector(sourceTables);
   // The checksum is patched in once the bytes are final; any value other
   // than null reserves the field.
   auto root = fb::CreateArtifact(b, kAbiVersion, target,
@@ -413,7 +488,7 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
                                  weightsFile, segmentOffset,
                                  segment.bytes.size(), provenance,
                                  /*metadata_crc32=*/~uint32_t(0),
-                                 profilePoints);
+                                 profilePoints, weightSources);
   b.FinishSizePrefixed(root, fb::ArtifactIdentifier());
   flatbuffers::DetachedBuffer buffer = b.Release();
   sealChecksum(buffer);
@@ -425,8 +500,29 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
 LogicalResult mlir::mnemo::writeArtifact(Location loc,
                                          const ArtifactContents &contents,
                                          llvm::raw_ostream &os,
-                                         const SideWeights *side) {
-  Segment segment = layoutWeights(contents.weights);
+                                         const SideWeights *side,
+                                         ArrayRef<WeightSourceFile> sources,
+                                         WeightPlacement *placement) {
+  Segment files;
+  FailureOr<SourceIndex> index = indexSources(loc, sources, files);
+  if (failed(index))
+    return failure();
+  Segment segment =
+      layoutWeights(contents.weights, sources.empty() ? nullptr : &*index);
+  segment.files = std::move(files.files);
+  if (placement)
+    for (auto [w, source] : llvm::zip(contents.weights, segment.sources)) {
+      auto type = cast<ShapedType>(w.value.getType());
+      uint64_t bytes = type.getNumElements() *
+                       llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      if (source) {
+        ++placement->referenced;
+        placement->referencedBytes += bytes;
+      } else {
+        ++placement->embedded;
+        placement->embeddedBytes += bytes;
+      }
+    }
   if (side) {
     // The segment starts the side file; nothing to measure.
     FailureOr<flatbuffers::DetachedBuffer> buffer =

@@ -153,7 +153,13 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     return success();
   }
   report("fusing graph-level ops");
-  if (failed(runPasses(module, buildFusionPipeline)))
+  // A GPU target's tensor-core linear kernel reads [out, in] weights as
+  // they are, so weights read in place keep the checkpoint's layout (the
+  // CPU's kernel packs every constant weight for its register tiles).
+  bool keepWeightLayout = ptx && !options.weightSources.empty();
+  if (failed(runPasses(module, [&](OpPassManager &pm) {
+        buildFusionPipeline(pm, keepWeightLayout);
+      })))
     return failure();
   if (options.emit == EmitStage::Fused) {
     module.print(os);
@@ -244,5 +250,11 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   if (auto points = module->getAttrOfType<ArrayAttr>(kProfilePointsAttr))
     for (auto name : points.getAsRange<StringAttr>())
       contents.profilePoints.push_back(name.str());
-  return writeArtifact(module.getLoc(), contents, os, sideWeights);
+  WeightPlacement placement;
+  if (failed(writeArtifact(module.getLoc(), contents, os, sideWeights,
+                           options.weightSources, &placement)))
+    return failure();
+  if (options.placement)
+    *options.placement = placement;
+  return success();
 }

@@ -13,7 +13,7 @@
 
 using namespace mlir;
 
-void mnemo::buildFusionPipeline(OpPassManager &pm) {
+void mnemo::buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout) {
   // Rope fuses into the attention tile loads later (mnemo-tile-attention);
   // here the graph is simplified, each MLA op gets its form (expanded for
   // prefill, absorbed for decode), matrix products become mnemo.linear and
@@ -23,7 +23,9 @@ void mnemo::buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(mnemo::createFoldShapeReshapesPass());
   pm.addPass(mnemo::createRaiseContractionsPass());
   pm.addPass(mnemo::createSelectMLAFormPass());
-  pm.addPass(mnemo::createTransposeConstantWeightsPass());
+  // Weights read in place from a checkpoint keep its [out, in] layout.
+  if (!keepWeightLayout)
+    pm.addPass(mnemo::createTransposeConstantWeightsPass());
 }
 
 void mnemo::buildTilingPipeline(OpPassManager &pm,

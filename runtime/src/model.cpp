@@ -6,6 +6,7 @@
 
 #include "model.h"
 
+#include "crc32.h"
 #include "status.h"
 #include "verify.h"
 
@@ -60,6 +61,50 @@ mnemo_status_t resolveWeights(mnemo_model_t &model, const fb::Artifact &a,
   return nullptr;
 }
 
+/// Maps the files weights are read from in place and checks that each is
+/// the one the artifact was compiled against (its size and CRC-32).
+mnemo_status_t mapWeightSources(mnemo_model_t &model, const fb::Artifact &a) {
+  const char *what = model.name.c_str();
+  const auto *sources = a.weight_sources();
+  if (!sources)
+    return nullptr;
+  for (flatbuffers::uoffset_t i = 0; i < sources->size(); ++i) {
+    const fb::WeightSource *source = sources->Get(i);
+    const flatbuffers::String *recorded = source ? source->path() : nullptr;
+    if (!recorded || recorded->size() == 0 ||
+        std::strlen(recorded->c_str()) != recorded->size())
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: weight source %u has no valid path", what, i);
+    const char *name = recorded->c_str();
+    if (name[0] != '/' && model.file.kind != Region::Kind::Mapped)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "%s: weights are read from '%s' beside the artifact; "
+                        "load the artifact with mnemo_model_load_file",
+                        what, name);
+    std::string path =
+        name[0] == '/' ? std::string(name) : directoryOf(model.name) + name;
+    model.weightSources.emplace_back();
+    Region &region = model.weightSources.back();
+    MNEMO_RETURN_IF_ERROR(mapFile(path.c_str(), "weight source", region));
+    if (region.size != source->size())
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: weight source %s has %llu bytes, but the artifact "
+                        "was compiled against %llu (recompile it, or restore "
+                        "the file)",
+                        what, path.c_str(),
+                        static_cast<unsigned long long>(region.size),
+                        static_cast<unsigned long long>(source->size()));
+    uint32_t crc = crc32(0, region.data, region.size);
+    if (crc != source->crc32())
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: weight source %s has CRC-32 %08x, but the "
+                        "artifact was compiled against %08x (the file "
+                        "changed: recompile the artifact, or restore it)",
+                        what, path.c_str(), crc, source->crc32());
+  }
+  return nullptr;
+}
+
 /// Verifies everything, then loads the code, finds the kernels and fills
 /// the code's hooks table.
 mnemo_status_t load(mnemo_model_t &model) {
@@ -77,6 +122,7 @@ mnemo_status_t load(mnemo_model_t &model) {
     model.sourceHash = str(p->source_hash());
   }
   MNEMO_RETURN_IF_ERROR(resolveWeights(model, *a, metadataEnd));
+  MNEMO_RETURN_IF_ERROR(mapWeightSources(model, *a));
   MNEMO_RETURN_IF_ERROR(verifyContents(model, *a));
   if (model.ptx) {
     // Loaded on a device by each session created there.
@@ -95,6 +141,8 @@ mnemo_status_t load(mnemo_model_t &model) {
 void destroy(mnemo_model_t *model) {
   unloadCodeObject(model->code);
   releaseRegion(model->sideWeights);
+  for (Region &source : model->weightSources)
+    releaseRegion(source);
   releaseRegion(model->file);
   delete model;
 }

@@ -181,6 +181,8 @@ struct mnemo_model_s {
 
   mnemo::rt::Region file;        // the artifact
   mnemo::rt::Region sideWeights; // the side weights file, when there is one
+  /// The files weights are read from in place (Artifact.weight_sources).
+  std::vector<mnemo::rt::Region> weightSources;
   const uint8_t *weightsBase = nullptr;
   uint64_t weightsSize = 0;
   mnemo::rt::CodeObject code;     // CPU code (code format ELF)
@@ -207,6 +209,9 @@ struct mnemo_model_s {
   /// mapped artifact, the side weights, the loaded code): a kernel result
   /// there is a view, never a buffer to free.
   bool ownsAddress(const void *p) const {
+    for (const mnemo::rt::Region &source : weightSources)
+      if (source.contains(p))
+        return true;
     return file.contains(p) || sideWeights.contains(p) || code.contains(p);
   }
 };

@@ -240,21 +240,39 @@ mnemo_status_t verifyWeights(mnemo_model_t &model, const fb::Artifact &a) {
                         formatShape(info.shape).c_str(),
                         mnemo_dtype_name(info.dtype),
                         static_cast<unsigned long long>(bytes));
-    if (w->offset() % kAlignment != 0)
+    // In the weights segment (64-byte aligned), or in place in a weight
+    // source (aligned for the element type).
+    uint32_t source = w->source();
+    if (source > model.weightSources.size())
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                        "%s: weight '%s': offset %llu is not 64-byte aligned",
+                        "%s: weight '%s': weight source %u of %zu", what,
+                        name, source, model.weightSources.size());
+    const uint8_t *base = model.weightsBase;
+    uint64_t extent = model.weightsSize;
+    uint64_t alignment = kAlignment;
+    const char *where = "the weights segment";
+    if (source > 0) {
+      const Region &file = model.weightSources[source - 1];
+      base = file.data;
+      extent = file.size;
+      alignment = mnemo_dtype_size(info.dtype);
+      where = "its weight source";
+    }
+    if (w->offset() % alignment != 0)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: weight '%s': offset %llu is not %llu-byte "
+                        "aligned",
                         what, name,
-                        static_cast<unsigned long long>(w->offset()));
-    if (w->offset() > model.weightsSize ||
-        w->size() > model.weightsSize - w->offset())
+                        static_cast<unsigned long long>(w->offset()),
+                        static_cast<unsigned long long>(alignment));
+    if (w->offset() > extent || w->size() > extent - w->offset())
       return makeStatus(
           MNEMO_STATUS_DATA_LOSS,
-          "%s: weight '%s': bytes [%llu, +%llu) lie outside the weights "
-          "segment (%llu bytes)",
+          "%s: weight '%s': bytes [%llu, +%llu) lie outside %s (%llu bytes)",
           what, name, static_cast<unsigned long long>(w->offset()),
-          static_cast<unsigned long long>(w->size()),
-          static_cast<unsigned long long>(model.weightsSize));
-    info.data = model.weightsBase + w->offset();
+          static_cast<unsigned long long>(w->size()), where,
+          static_cast<unsigned long long>(extent));
+    info.data = base + w->offset();
     info.size = w->size();
   }
   return nullptr;

@@ -228,6 +228,38 @@ TEST(Verify, Weights) {
                  "weight slot 0 refers to weight 3, the artifact has 1");
 }
 
+TEST(Verify, WeightSources) {
+  // A weight read in place from a source the artifact does not list.
+  expectRejected([](ArtifactBuilder &b) { b.artifact.weights[0]->source = 1; },
+                 MNEMO_STATUS_DATA_LOSS, "weight 'w': weight source 1 of 0");
+  auto source = [](const char *path, uint64_t size) {
+    auto s = std::make_unique<mnemo::artifact::WeightSourceT>();
+    s->path = path;
+    s->size = size;
+    return s;
+  };
+  expectRejected(
+      [&](ArtifactBuilder &b) {
+        b.artifact.weight_sources.push_back(source("", 0));
+      },
+      MNEMO_STATUS_DATA_LOSS, "weight source 0 has no valid path");
+  expectRejected(
+      [&](ArtifactBuilder &b) {
+        b.artifact.weight_sources.push_back(
+            source("/nonexistent/model.safetensors", 16));
+      },
+      MNEMO_STATUS_NOT_FOUND,
+      "/nonexistent/model.safetensors: cannot open the weight source");
+  // Relative to the artifact's directory: an artifact in memory has none.
+  expectRejected(
+      [&](ArtifactBuilder &b) {
+        b.artifact.weight_sources.push_back(source("model.safetensors", 16));
+      },
+      MNEMO_STATUS_INVALID_ARGUMENT,
+      "weights are read from 'model.safetensors' beside the artifact; load "
+      "the artifact with mnemo_model_load_file");
+}
+
 TEST(Verify, Signatures) {
   expectRejected(
       [](ArtifactBuilder &b) {

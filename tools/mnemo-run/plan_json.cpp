@@ -233,20 +233,33 @@ int mnemo::run::dumpPlan(const char *path) {
   if (bytes.size() < 12 || !fb::VerifySizePrefixedArtifactBuffer(verifier))
     return fail(path, "changed while it was read");
   const fb::Artifact &a = *fb::GetSizePrefixedArtifact(bytes.data());
+  std::string artifactPath = path;
+  size_t slash = artifactPath.rfind('/');
+  std::string directory = slash == std::string::npos
+                              ? std::string()
+                              : artifactPath.substr(0, slash + 1);
+  auto besideArtifact = [&](const std::string &name) {
+    return !name.empty() && name[0] == '/' ? name : directory + name;
+  };
   std::string weightsFile = path;
-  if (a.weights_file() && a.weights_file()->size()) {
-    size_t slash = weightsFile.rfind('/');
-    weightsFile = (slash == std::string::npos
-                       ? std::string()
-                       : weightsFile.substr(0, slash + 1)) +
-                  a.weights_file()->str();
-  }
+  if (a.weights_file() && a.weights_file()->size())
+    weightsFile = besideArtifact(a.weights_file()->str());
+  // A weight read in place: its file is a weight source, its offset the
+  // file's own.
   auto weight = [&](const fb::Weight *w) {
+    std::string file = weightsFile;
+    uint64_t offset = a.weights_offset() + w->offset();
+    const auto *sources = a.weight_sources();
+    if (w->source() > 0 && sources && w->source() <= sources->size() &&
+        sources->Get(w->source() - 1)->path()) {
+      file = besideArtifact(sources->Get(w->source() - 1)->path()->str());
+      offset = w->offset();
+    }
     return "{\"name\": " + quote(w->name()) + ", \"dtype\": " +
            quote(mnemo_dtype_name(static_cast<mnemo_dtype_t>(w->dtype()))) +
            ", \"shape\": " + numbers<int64_t>(w->shape()) +
-           ", \"file\": " + quote(weightsFile.c_str()) +
-           ", \"offset\": " + std::to_string(a.weights_offset() + w->offset()) +
+           ", \"file\": " + quote(file.c_str()) +
+           ", \"offset\": " + std::to_string(offset) +
            ", \"size\": " + std::to_string(w->size()) + "}";
   };
   bool ptx = a.code_format() == fb::CodeFormat::PTX;

@@ -14,6 +14,7 @@
 
 #include "mnemo/Compiler/Compiler.h"
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
+#include "mnemo/Frontend/Checkpoint/Safetensors.h"
 #include "mnemo/Frontend/ONNX/DecoderWithPast.h"
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
 #include "mnemo/InitAll.h"
@@ -87,6 +88,19 @@ static cl::opt<bool> externalWeights(
     "external-weights",
     cl::desc("Write the weights to OUT.weights beside the artifact"),
     cl::init(false), cl::cat(mnemocOptions));
+enum class WeightsMode { Embed, Reference };
+static cl::opt<WeightsMode> weightsMode(
+    "weights",
+    cl::desc("Where an artifact's weights live (a checkpoint's)"),
+    cl::init(WeightsMode::Embed),
+    cl::values(clEnumValN(WeightsMode::Embed, "embed",
+                          "stored in the artifact (default)"),
+               clEnumValN(WeightsMode::Reference, "reference",
+                          "read in place from the checkpoint's safetensors "
+                          "files (their paths, sizes and CRC-32 recorded and "
+                          "checked at load); weights the compiler changed "
+                          "are stored")),
+    cl::cat(mnemocOptions));
 static cl::opt<bool> importReport(
     "report",
     cl::desc("Print which ONNX subgraphs were raised into mnemo ops and "
@@ -177,6 +191,36 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// `target` as the artifact at `artifact` records it: relative to the
+/// artifact's directory (with ".." where needed), so that both can move
+/// together.
+static std::string pathFrom(llvm::StringRef artifact, llvm::StringRef target) {
+  auto absolute = [](llvm::StringRef p) {
+    llvm::SmallString<256> s(p);
+    llvm::sys::fs::make_absolute(s);
+    llvm::sys::path::remove_dots(s, /*remove_dot_dot=*/true);
+    return s;
+  };
+  llvm::SmallString<256> from = absolute(artifact), to = absolute(target);
+  llvm::sys::path::remove_filename(from);
+  llvm::SmallVector<llvm::StringRef> a, b;
+  for (auto it = llvm::sys::path::begin(from), e = llvm::sys::path::end(from);
+       it != e; ++it)
+    a.push_back(*it);
+  for (auto it = llvm::sys::path::begin(to), e = llvm::sys::path::end(to);
+       it != e; ++it)
+    b.push_back(*it);
+  size_t common = 0;
+  while (common < a.size() && common + 1 < b.size() && a[common] == b[common])
+    ++common;
+  llvm::SmallString<256> out;
+  for (size_t i = common; i < a.size(); ++i)
+    llvm::sys::path::append(out, "..");
+  for (size_t i = common; i < b.size(); ++i)
+    llvm::sys::path::append(out, b[i]);
+  return std::string(out);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // MLIR's pass-manager options: --mlir-timing (where compile time goes),
@@ -197,6 +241,11 @@ int main(int argc, char **argv) {
       emit == mnemo::EmitStage::Obj || emit == mnemo::EmitStage::Artifact;
   if (binary && outputPath == "-")
     return fail("binary output needs -o FILE");
+  if (weightsMode == WeightsMode::Reference &&
+      (emit != mnemo::EmitStage::Artifact ||
+       !mnemo::isCheckpointDirectory(inputPath)))
+    return fail("--weights=reference applies to artifacts compiled from a "
+                "checkpoint directory");
   if (externalWeights && emit != mnemo::EmitStage::Artifact)
     return fail("--external-weights applies to artifacts only");
 
@@ -340,9 +389,34 @@ int main(int argc, char **argv) {
     side.emplace(mnemo::SideWeights{llvm::sys::path::filename(path).str(),
                                     weights->os()});
   }
+  mnemo::WeightPlacement placement;
+  if (weightsMode == WeightsMode::Reference) {
+    std::unique_ptr<mnemo::SafetensorsCheckpoint> ckpt =
+        mnemo::SafetensorsCheckpoint::open(inputPath, error);
+    if (!ckpt)
+      return fail(error);
+    for (const auto &file : ckpt->getFiles()) {
+      mnemo::WeightSourceFile source;
+      source.path = file->getPath().str();
+      source.recordedPath = pathFrom(outputPath, source.path);
+      const char *base = file->getContents().data();
+      for (const mnemo::SafetensorsTensor &t : file->getTensors())
+        source.tensors.push_back(
+            {uint64_t(t.bytes.data() - base), uint64_t(t.bytes.size())});
+      options.weightSources.push_back(std::move(source));
+    }
+    options.placement = &placement;
+  }
   if (failed(mnemo::compileModule(*module, options, output->os(), progress,
                                   side ? &*side : nullptr)))
     return 1;
+  if (weightsMode == WeightsMode::Reference)
+    llvm::errs() << llvm::format(
+        "mnemoc: %u weights read in place from %zu file(s) (%.1f MiB), %u "
+        "stored in the artifact (%.1f MiB)\n",
+        placement.referenced, options.weightSources.size(),
+        placement.referencedBytes / 1048576.0, placement.embedded,
+        placement.embeddedBytes / 1048576.0);
   output->keep();
   if (weights)
     weights->keep();

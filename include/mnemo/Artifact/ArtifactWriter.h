@@ -17,6 +17,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 #include <string>
+#include <vector>
 
 namespace mlir::mnemo {
 
@@ -68,13 +69,35 @@ struct SideWeights {
   llvm::raw_ostream &os;
 };
 
+/// A file whose bytes weights may be read from in place (a checkpoint's
+/// safetensors file): a weight equal to one of its tensors, at an offset
+/// aligned for its element type, is recorded as that tensor instead of
+/// being stored in the artifact.
+struct WeightSourceFile {
+  /// The path the artifact records (relative to the artifact's directory,
+  /// or absolute) and the one the compiler reads.
+  std::string recordedPath, path;
+  /// The byte ranges (offset, size) of its tensors.
+  std::vector<std::pair<uint64_t, uint64_t>> tensors;
+};
+
+/// What writeArtifact stored and what it left in the weight sources.
+struct WeightPlacement {
+  uint64_t embeddedBytes = 0, referencedBytes = 0;
+  unsigned embedded = 0, referenced = 0;
+};
+
 /// Serializes `contents`: the size-prefixed FlatBuffer, then the 64-byte
 /// aligned weights segment, or, with `side`, the segment into the side
-/// file. Fails (with a diagnostic at `loc`) on element types the format
-/// cannot describe.
+/// file. Weights equal to a tensor of one of `sources` are read from there
+/// in place (the file's path, size and CRC-32 recorded). Fails (with a
+/// diagnostic at `loc`) on element types the format cannot describe and on
+/// unreadable sources; `placement`, when given, receives the counts.
 LogicalResult writeArtifact(Location loc, const ArtifactContents &contents,
                             llvm::raw_ostream &os,
-                            const SideWeights *side = nullptr);
+                            const SideWeights *side = nullptr,
+                            ArrayRef<WeightSourceFile> sources = {},
+                            WeightPlacement *placement = nullptr);
 
 } // namespace mlir::mnemo
 

@@ -56,6 +56,11 @@ struct CompileOptions {
   int64_t minWeightBytes = 1024;
   /// Inputs compiled for one static shape (specializeInputShapes).
   SmallVector<InputShape> inputShapes;
+  /// Files whose tensors an artifact reads in place instead of storing
+  /// the equal weights (`--weights=reference`).
+  std::vector<WeightSourceFile> weightSources;
+  /// When set, receives how many weights were stored and read in place.
+  WeightPlacement *placement = nullptr;
   /// Provenance recorded in the artifact.
   std::string sourceName;
   std::string sourceHash;

@@ -31,7 +31,10 @@ struct TilingOptions {
 };
 
 /// Graph-level rewrites on mnemo ops (the `fused` stage).
-void buildFusionPipeline(OpPassManager &pm);
+/// `keepWeightLayout`: constant linear weights keep their layout (weights
+/// read in place from a checkpoint), rather than being transposed to
+/// in_out.
+void buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout = false);
 
 /// MLA decomposed into mnemo.attention, FlashAttention tiling of
 /// mnemo.attention, then the reference decomposition of the remaining mnemo

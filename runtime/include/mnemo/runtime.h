@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 /* The artifact ABI version this runtime reads (Artifact.abi_version). */
-#define MNEMO_ARTIFACT_ABI_VERSION 2
+#define MNEMO_ARTIFACT_ABI_VERSION 3
 
 /*===------------------------------------------------------------------===*
  * Status

@@ -152,7 +152,7 @@ def main():
         f = a.element(a.root, ARTIFACT["functions"], count - 1)
         return a.element(f, FUNCTION["calls"], 0)
 
-    edit("abi-version", set_u32(art, ARTIFACT, "abi_version", 3))
+    edit("abi-version", set_u32(art, ARTIFACT, "abi_version", 4))
     edit("weights-offset-past-end",
          set_u64(art, ARTIFACT, "weights_offset",
                  (len(good) + 127) // 64 * 64))
