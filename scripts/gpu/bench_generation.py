@@ -1,0 +1,195 @@
+"""Whole-model generation on the GPU: Mnemo against Hugging Face transformers.
+
+    bench_generation.py prepare DIR [--preset llama-1b]   (where mnemoc runs)
+    bench_generation.py run DIR [--batches 1,32] [--prompt 128] [--new 64]
+
+`prepare` makes the checkpoint (scripts/make_checkpoint.py, random bf16
+weights, reproducible byte for byte) in DIR/ckpt and compiles it for sm_90a
+with `--dtype=bf16 --kv-dtype=bf16 --weights=reference` into DIR/model.mnemo
+(a bf16 KV cache, as transformers keeps), which reads the
+checkpoint in place (DIR/ckpt/model.safetensors, checked by size and CRC-32
+at load): the artifact stays small enough to carry to the GPU machine, where
+`run` makes the checkpoint again (the same bytes) when it is missing.
+
+`run` times, for each batch size, B prompts of P random token ids (seeded)
+and N greedy new tokens:
+  - Mnemo: `mnemo-run DIR/model.mnemo --device=cuda --generate N` (its time
+    to first token, the prefill, and its median decode step);
+  - transformers (eager attention, bf16, CUDA): the prefill as one forward
+    with use_cache=True, and the decode steps as `generate` with
+    min_new_tokens = max_new_tokens = N, minus that prefill, per token;
+  - transformers with torch.compile (`cache_implementation="static"`),
+    where it works.
+Writes DIR/generation.json and DIR/generation.png (tokens/s against batch
+size) and prints a table with the ratios.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def prepare(args):
+    ckpt = os.path.join(args.dir, "ckpt")
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts",
+                                                 "make_checkpoint.py"),
+                    ckpt, "--preset", args.preset], check=True)
+    with open(os.path.join(args.dir, "preset"), "w") as f:
+        f.write(args.preset)
+    subprocess.run([os.path.join(ROOT, "build", "bin", "mnemoc"), ckpt,
+                    "--target=sm_90a", "--dtype=bf16", "--kv-dtype=bf16",
+                    "--weights=reference",
+                    f"--max-batch={args.max_batch}",
+                    f"--max-seq-len={args.max_seq_len}",
+                    "-o", os.path.join(args.dir, "model.mnemo")], check=True)
+
+
+def prompts(vocab, batch, length):
+    rng = np.random.default_rng(batch * 1000 + length)
+    return rng.integers(3, vocab, size=(batch, length), dtype=np.int64)
+
+
+def run_mnemo(args, ids_path, out):
+    os.makedirs(out, exist_ok=True)
+    cmd = [args.mnemo_run, os.path.join(args.dir, "model.mnemo"),
+           "--device=cuda", "--generate", str(args.new),
+           "--input", f"input_ids={ids_path}", "--output-dir", out]
+    text = subprocess.run(cmd, check=True, capture_output=True,
+                          text=True).stdout
+    ttft = float(re.search(r"time to first token: ([0-9.e+-]+) ms", text)[1])
+    tpot = float(re.search(r"time per output token: ([0-9.e+-]+) ms",
+                           text)[1])
+    return ttft, tpot
+
+
+def run_transformers(model, ids, new, torch, compiled=False):
+    kw = dict(do_sample=False, min_new_tokens=new, max_new_tokens=new,
+              pad_token_id=0)
+    if compiled:
+        kw["cache_implementation"] = "static"
+    x = torch.from_numpy(ids).cuda()
+    mask = torch.ones_like(x)
+    with torch.no_grad():
+        for _ in range(2):  # warm-up (and compilation)
+            model.generate(x, attention_mask=mask, **kw)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        model(input_ids=x, attention_mask=mask, use_cache=True)
+        torch.cuda.synchronize()
+        prefill = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        model.generate(x, attention_mask=mask, **kw)
+        torch.cuda.synchronize()
+        total = time.perf_counter() - t0
+    return prefill * 1e3, (total - prefill) / (new - 1) * 1e3
+
+
+def run(args):
+    ckpt = os.path.join(args.dir, "ckpt")
+    if not os.path.exists(os.path.join(ckpt, "model.safetensors")):
+        preset = open(os.path.join(args.dir, "preset")).read().strip()
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts",
+                                                     "make_checkpoint.py"),
+                        ckpt, "--preset", preset], check=True)
+    import torch
+    import transformers as tf
+    config = json.load(open(os.path.join(ckpt, "config.json")))
+    vocab = config["vocab_size"]
+    results = {"gpu": torch.cuda.get_device_name(), "prompt": args.prompt,
+               "new": args.new, "transformers": tf.__version__,
+               "torch": torch.__version__, "rows": []}
+    model = tf.AutoModelForCausalLM.from_pretrained(
+        ckpt, dtype=torch.bfloat16, attn_implementation="eager").cuda().eval()
+    model.generation_config.eos_token_id = None
+    for batch in args.batches:
+        ids = prompts(vocab, batch, args.prompt)
+        ids_path = os.path.join(args.dir, f"ids_{batch}.npy")
+        np.save(ids_path, ids)
+        row = {"batch": batch}
+        try:
+            row["mnemo_ttft_ms"], row["mnemo_tpot_ms"] = run_mnemo(
+                args, ids_path, os.path.join(args.dir, f"out_{batch}"))
+        except subprocess.CalledProcessError as e:
+            row["mnemo_error"] = (e.stderr or "")[-400:]
+        row["eager_ttft_ms"], row["eager_tpot_ms"] = run_transformers(
+            model, ids, args.new, torch)
+        results["rows"].append(row)
+        print(json.dumps(row), flush=True)
+    if args.compile:
+        compiled = torch.compile(model, mode="reduce-overhead")
+        for row in results["rows"]:
+            ids = prompts(vocab, row["batch"], args.prompt)
+            try:
+                row["compile_ttft_ms"], row["compile_tpot_ms"] = \
+                    run_transformers(compiled, ids, args.new, torch, True)
+            except Exception as e:  # noqa: BLE001 - reported, not fatal
+                row["compile_error"] = str(e)[-300:]
+            print(json.dumps(row), flush=True)
+    with open(os.path.join(args.dir, "generation.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"\n{results['gpu']}, prompt {args.prompt}, {args.new} new tokens "
+          "(decode tokens/s over the batch; ratio = Mnemo / eager)")
+    print("| batch | Mnemo TTFT ms | Mnemo tok/s | eager TTFT ms | eager tok/s "
+          "| compile tok/s | Mnemo / eager |")
+    print("|---|---|---|---|---|---|---|")
+    for row in results["rows"]:
+        b = row["batch"]
+        tps = lambda k: b * 1e3 / row[k] if k in row else float("nan")
+        print(f"| {b} | {row.get('mnemo_ttft_ms', float('nan')):.1f} | "
+              f"{tps('mnemo_tpot_ms'):.0f} | {row['eager_ttft_ms']:.1f} | "
+              f"{tps('eager_tpot_ms'):.0f} | {tps('compile_tpot_ms'):.0f} | "
+              f"{tps('mnemo_tpot_ms') / tps('eager_tpot_ms'):.2f} |")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        batches = [r["batch"] for r in results["rows"]]
+        for key, label in (("mnemo_tpot_ms", "Mnemo"),
+                           ("eager_tpot_ms", "transformers eager"),
+                           ("compile_tpot_ms", "transformers torch.compile")):
+            ys = [r["batch"] * 1e3 / r[key] if key in r else np.nan
+                  for r in results["rows"]]
+            if not all(np.isnan(ys)):
+                plt.plot(batches, ys, marker="o", label=label)
+        plt.xscale("log", base=2)
+        plt.yscale("log")
+        plt.xlabel("batch size")
+        plt.ylabel("decode tokens/s")
+        plt.title(f"{results['gpu']}: generation, prompt {args.prompt}")
+        plt.legend()
+        plt.savefig(os.path.join(args.dir, "generation.png"), dpi=120)
+    except ImportError:
+        print("no matplotlib: no plot")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("dir")
+    p.add_argument("--preset", default="llama-1b")
+    p.add_argument("--max-batch", type=int, default=32)
+    p.add_argument("--max-seq-len", type=int, default=512)
+    r = sub.add_parser("run")
+    r.add_argument("dir")
+    r.add_argument("--batches", default="1,32",
+                   type=lambda s: [int(x) for x in s.split(",")])
+    r.add_argument("--prompt", type=int, default=128)
+    r.add_argument("--new", type=int, default=64)
+    r.add_argument("--compile", action="store_true")
+    r.add_argument("--mnemo-run", default=os.path.join(ROOT, "build", "bin",
+                                                       "mnemo-run"))
+    args = ap.parse_args()
+    (prepare if args.cmd == "prepare" else run)(args)
+
+
+if __name__ == "__main__":
+    main()
