@@ -37,6 +37,8 @@ import torch
 import transformers as tf
 from transformers.cache_utils import DynamicCache
 
+import onnx_exporters  # the op histogram (same directory)
+
 
 def make_cache(pairs):
     try:
@@ -107,16 +109,14 @@ def export(recipe, wrapped, args, path, layers):
 
 
 def histogram(path):
+    """onnx_exporters' op histogram, with the graph's input and output
+    names."""
     import onnx
     m = onnx.load(path, load_external_data=False)
-    hist = {}
-    for n in m.graph.node:
-        key = (n.domain + "::" if n.domain else "") + n.op_type
-        hist[key] = hist.get(key, 0) + 1
-    return {"opsets": {o.domain or "ai.onnx": o.version for o in m.opset_import},
-            "ops": dict(sorted(hist.items())),
-            "inputs": [i.name for i in m.graph.input],
-            "outputs": [o.name for o in m.graph.output]}
+    hist = onnx_exporters.histogram(path)
+    hist["inputs"] = [i.name for i in m.graph.input]
+    hist["outputs"] = [o.name for o in m.graph.output]
+    return hist
 
 
 def ort_teacher_forced(path, ids, tokens, past_shapes):

@@ -54,6 +54,13 @@ struct GenerationStep {
   SmallVector<Value> keyScales, valueScales;
 };
 
+/// A public function `name(inputs...) -> results`, its arguments and
+/// results named for the artifact (`mnemo.name`).
+func::FuncOp
+createNamedFunction(ImplicitLocOpBuilder &b, StringRef name,
+                    ArrayRef<std::pair<std::string, Type>> inputs,
+                    ArrayRef<std::pair<std::string, Type>> results);
+
 /// The storage type of a cache of `dtype`.
 FloatType kvCacheElementType(KVCacheDType dtype, Builder &b);
 

@@ -370,24 +370,6 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-/// A public function `name(inputs...) -> logits` named for the artifact.
-func::FuncOp createFunction(ImplicitLocOpBuilder &b, StringRef name,
-                            ArrayRef<std::pair<StringRef, Type>> inputs,
-                            ArrayRef<std::pair<std::string, Type>> results) {
-  SmallVector<Type> argTypes, resultTypes;
-  for (auto &[n, t] : inputs)
-    argTypes.push_back(t);
-  for (auto &[n, t] : results)
-    resultTypes.push_back(t);
-  auto func =
-      func::FuncOp::create(b, name, b.getFunctionType(argTypes, resultTypes));
-  for (auto [i, input] : llvm::enumerate(inputs))
-    func.setArgAttr(i, "mnemo.name", b.getStringAttr(input.first));
-  for (auto [i, result] : llvm::enumerate(results))
-    func.setResultAttr(i, "mnemo.name", b.getStringAttr(result.first));
-  return func;
-}
-
 /// `@name`, one generation step (GenerationStep.h): the model's layers over
 /// the step's paged cache. `prefill` starts sequences: its positions are 0,
 /// 1, ... (then -1), and its tokens attend over themselves.
@@ -428,8 +410,9 @@ OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
   auto idsType = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
   auto logitsType =
       RankedTensorType::get({kDyn, kDyn, config.vocabSize}, b.getF32Type());
-  func::FuncOp func = createFunction(b, "forward", {{"input_ids", idsType}},
-                                     {{"logits", logitsType}});
+  func::FuncOp func = createNamedFunction(b, "forward",
+                                          {{"input_ids", idsType}},
+                                          {{"logits", logitsType}});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(func.addEntryBlock());

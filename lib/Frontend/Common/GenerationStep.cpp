@@ -31,6 +31,24 @@ FloatType mnemo::kvCacheElementType(KVCacheDType dtype, Builder &b) {
   return b.getF32Type();
 }
 
+func::FuncOp
+mnemo::createNamedFunction(ImplicitLocOpBuilder &b, StringRef name,
+                           ArrayRef<std::pair<std::string, Type>> inputs,
+                           ArrayRef<std::pair<std::string, Type>> results) {
+  SmallVector<Type> argTypes, resultTypes;
+  for (auto &[n, t] : inputs)
+    argTypes.push_back(t);
+  for (auto &[n, t] : results)
+    resultTypes.push_back(t);
+  auto func =
+      func::FuncOp::create(b, name, b.getFunctionType(argTypes, resultTypes));
+  for (auto [i, input] : llvm::enumerate(inputs))
+    func.setArgAttr(i, "mnemo.name", b.getStringAttr(input.first));
+  for (auto [i, result] : llvm::enumerate(results))
+    func.setResultAttr(i, "mnemo.name", b.getStringAttr(result.first));
+  return func;
+}
+
 GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
                                            StringRef name, int64_t seqLen,
                                            int64_t vocab,
@@ -69,17 +87,7 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
       {"logits", RankedTensorType::get({kDyn, seqLen, vocab}, b.getF32Type())}};
   results.append(pools.begin(), pools.end());
 
-  SmallVector<Type> argTypes, resultTypes;
-  for (auto &[n, t] : inputs)
-    argTypes.push_back(t);
-  for (auto &[n, t] : results)
-    resultTypes.push_back(t);
-  auto func =
-      func::FuncOp::create(b, name, b.getFunctionType(argTypes, resultTypes));
-  for (auto [i, input] : llvm::enumerate(inputs))
-    func.setArgAttr(i, "mnemo.name", b.getStringAttr(input.first));
-  for (auto [i, result] : llvm::enumerate(results))
-    func.setResultAttr(i, "mnemo.name", b.getStringAttr(result.first));
+  func::FuncOp func = createNamedFunction(b, name, inputs, results);
   auto kinds = [&](StringRef k) { return b.getStrArrayAttr({k}); };
   func.setArgAttr(3, "mnemo.dim_kinds", kinds("batch"));
   for (unsigned i = 0; i < pools.size(); ++i) {
