@@ -15,9 +15,10 @@ at load): the artifact stays small enough to carry to the GPU machine, where
 and N greedy new tokens:
   - Mnemo: `mnemo-run DIR/model.mnemo --device=cuda --generate N` (its time
     to first token, the prefill, and its median decode step);
-  - transformers (eager attention, bf16, CUDA): the prefill as one forward
-    with use_cache=True, and the decode steps as `generate` with
-    min_new_tokens = max_new_tokens = N, minus that prefill, per token;
+  - transformers (eager attention, bf16, CUDA): `generate` of 1 and of N
+    tokens (min_new_tokens = max_new_tokens), each after two warm-up calls;
+    the first is the time to first token, the difference over N - 1 the
+    time per output token;
   - transformers with torch.compile (`cache_implementation="static"`),
     where it works.
 Writes DIR/generation.json and DIR/generation.png (tokens/s against batch
@@ -71,25 +72,30 @@ def run_mnemo(args, ids_path, out):
 
 
 def run_transformers(model, ids, new, torch, compiled=False):
-    kw = dict(do_sample=False, min_new_tokens=new, max_new_tokens=new,
-              pad_token_id=0)
-    if compiled:
-        kw["cache_implementation"] = "static"
+    """(time to first token, time per output token) in ms: `generate` of one
+    token and of `new` tokens, each timed after two warm-up calls of the
+    same kind (which compile, for torch.compile); the decode steps are the
+    difference over new - 1 tokens."""
     x = torch.from_numpy(ids).cuda()
     mask = torch.ones_like(x)
-    with torch.no_grad():
-        for _ in range(2):  # warm-up (and compilation)
+
+    def timed(n):
+        kw = dict(do_sample=False, min_new_tokens=n, max_new_tokens=n,
+                  pad_token_id=0)
+        if compiled:
+            kw["cache_implementation"] = "static"
+        with torch.no_grad():
+            for _ in range(2):
+                model.generate(x, attention_mask=mask, **kw)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
             model.generate(x, attention_mask=mask, **kw)
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        model(input_ids=x, attention_mask=mask, use_cache=True)
-        torch.cuda.synchronize()
-        prefill = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        model.generate(x, attention_mask=mask, **kw)
-        torch.cuda.synchronize()
-        total = time.perf_counter() - t0
-    return prefill * 1e3, (total - prefill) / (new - 1) * 1e3
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    first = timed(1)
+    total = timed(new)
+    return first * 1e3, (total - first) / (new - 1) * 1e3
 
 
 def run(args):
@@ -124,7 +130,9 @@ def run(args):
         results["rows"].append(row)
         print(json.dumps(row), flush=True)
     if args.compile:
-        compiled = torch.compile(model, mode="reduce-overhead")
+        compiled = model
+        compiled.forward = torch.compile(model.forward,
+                                         mode="reduce-overhead")
         for row in results["rows"]:
             ids = prompts(vocab, row["batch"], args.prompt)
             try:
