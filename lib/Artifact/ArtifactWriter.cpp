@@ -268,16 +268,17 @@ struct Segment {
   std::vector<Source> files;
 };
 
-/// The weight sources' files, mapped, and where each tensor of each lies.
+/// The weight sources' files, mapped, their records, and where each tensor
+/// of each lies.
 struct SourceIndex {
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
+  std::vector<Segment::Source> files;
   /// Tensor size in bytes -> (source, offset) of every tensor that size.
   llvm::DenseMap<uint64_t, SmallVector<std::pair<uint32_t, uint64_t>>> bySize;
 };
 
 FailureOr<SourceIndex> indexSources(Location loc,
-                                    ArrayRef<WeightSourceFile> sources,
-                                    Segment &segment) {
+                                    ArrayRef<WeightSourceFile> sources) {
   SourceIndex index;
   for (auto [i, source] : llvm::enumerate(sources)) {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
@@ -287,7 +288,7 @@ FailureOr<SourceIndex> indexSources(Location loc,
       return emitError(loc) << source.path << ": cannot read the weight "
                             << "source: " << buffer.getError().message();
     llvm::StringRef bytes = (*buffer)->getBuffer();
-    segment.files.push_back(
+    index.files.push_back(
         {source.recordedPath, bytes.size(),
          llvm::crc32(llvm::ArrayRef<uint8_t>(
              reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()))});
@@ -300,8 +301,9 @@ FailureOr<SourceIndex> indexSources(Location loc,
 }
 
 Segment layoutWeights(ArrayRef<ArtifactWeight> weights,
-                      const SourceIndex *index) {
+                      const SourceIndex &index) {
   Segment segment;
+  segment.files = index.files;
   for (const ArtifactWeight &w : weights) {
     ArrayRef<char> raw = w.value.getRawData();
     unsigned elementBytes = llvm::divideCeil(
@@ -309,12 +311,12 @@ Segment layoutWeights(ArrayRef<ArtifactWeight> weights,
     // A tensor of a weight source with the same bytes, aligned for its
     // element type: read from there in place.
     const std::pair<uint32_t, uint64_t> *match = nullptr;
-    if (index && !w.value.isSplat())
-      if (auto it = index->bySize.find(raw.size()); it != index->bySize.end())
+    if (!w.value.isSplat())
+      if (auto it = index.bySize.find(raw.size()); it != index.bySize.end())
         for (const auto &candidate : it->second)
           if (candidate.second % elementBytes == 0 &&
               std::memcmp(
-                  index->buffers[candidate.first]->getBufferStart() +
+                  index.buffers[candidate.first]->getBufferStart() +
                       candidate.second,
                   raw.data(), raw.size()) == 0) {
             match = &candidate;
@@ -503,13 +505,10 @@ LogicalResult mlir::mnemo::writeArtifact(Location loc,
                                          const SideWeights *side,
                                          ArrayRef<WeightSourceFile> sources,
                                          WeightPlacement *placement) {
-  Segment files;
-  FailureOr<SourceIndex> index = indexSources(loc, sources, files);
+  FailureOr<SourceIndex> index = indexSources(loc, sources);
   if (failed(index))
     return failure();
-  Segment segment =
-      layoutWeights(contents.weights, sources.empty() ? nullptr : &*index);
-  segment.files = std::move(files.files);
+  Segment segment = layoutWeights(contents.weights, *index);
   if (placement)
     for (auto [w, source] : llvm::zip(contents.weights, segment.sources)) {
       auto type = cast<ShapedType>(w.value.getType());

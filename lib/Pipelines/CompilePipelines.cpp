@@ -40,6 +40,10 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());
   pm.addPass(createCanonicalizerPass());
+  // Sizes the canonicalization just made static (a reshape's extents read
+  // from a refined op) reach the mnemo ops after it.
+  pm.addPass(mnemo::createRefineShapesPass());
+  pm.addPass(createCanonicalizerPass());
   // A contiguous past built from a paged cache and concatenated with the
   // new tokens is computed where the attention loads it.
   pm.addPass(mnemo::createGenerateConcatsPass());

@@ -42,53 +42,31 @@ using namespace mlir::mnemo::builders;
 
 namespace {
 
-bool allConstant(ArrayRef<OpFoldResult> values, int64_t c, int64_t skip = -1) {
-  for (auto [i, v] : llvm::enumerate(values)) {
-    if (int64_t(i) == skip)
-      continue;
-    std::optional<int64_t> k = getConstantIntValue(v);
-    if (!k || *k != c)
-      return false;
-  }
-  return true;
-}
-
 struct GenerateConcat final : OpRewritePattern<tensor::InsertSliceOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(tensor::InsertSliceOp outer,
                                 PatternRewriter &rewriter) const override {
-    auto inner = outer.getDest().getDefiningOp<tensor::InsertSliceOp>();
-    if (!inner || !inner.getDest().getDefiningOp<tensor::EmptyOp>())
-      return rewriter.notifyMatchFailure(outer, "not a concat into empty");
-    linalg::GenericOp gen = indexGenerated(inner.getSource());
-    RankedTensorType type = outer.getResultType();
-    int64_t rank = type.getRank();
-    if (!gen || inner.getSourceType().getRank() != rank ||
-        outer.getSourceType().getRank() != rank)
-      return rewriter.notifyMatchFailure(outer, "no generated first part");
-    SmallVector<OpFoldResult> offsets = outer.getMixedOffsets();
-    int64_t axis = -1;
-    for (auto [i, o] : llvm::enumerate(offsets)) {
-      std::optional<int64_t> k = getConstantIntValue(o);
-      if (k && *k == 0)
-        continue;
-      if (axis >= 0)
-        return rewriter.notifyMatchFailure(outer, "offsets on two dims");
-      axis = i;
-    }
-    // The appended part is read at a clamped index below the split: it
-    // must not be empty (a decode step's one new token, say).
-    if (axis >= 0 && outer.getSourceType().getDimSize(axis) < 1)
-      return rewriter.notifyMatchFailure(outer, "appended part may be empty");
-    if (axis < 0 || !allConstant(inner.getMixedOffsets(), 0) ||
-        !allConstant(inner.getMixedStrides(), 1) ||
-        !allConstant(outer.getMixedStrides(), 1))
+    std::optional<TwoPartConcat> concat = matchTwoPartConcat(outer);
+    if (!concat)
       return rewriter.notifyMatchFailure(outer, "not a concat along one dim");
+    linalg::GenericOp gen = indexGenerated(concat->first);
+    if (!gen)
+      return rewriter.notifyMatchFailure(outer, "no generated first part");
+    RankedTensorType type = outer.getResultType();
+    int64_t rank = type.getRank(), axis = concat->axis;
+    // The appended part is read at a clamped index below the split: it
+    // must not be empty (a decode step's one new token, say), which its
+    // type says, or that of a tensor.cast's source that knows more.
+    Value newPart = concat->second;
+    while (auto cast = newPart.getDefiningOp<tensor::CastOp>())
+      newPart = cast.getSource();
+    if (cast<RankedTensorType>(newPart.getType()).getDimSize(axis) < 1)
+      return rewriter.notifyMatchFailure(outer, "appended part may be empty");
 
     Location loc = outer.getLoc();
-    Value newPart = outer.getSource();
-    Value split = getValueOrCreateConstantIndexOp(rewriter, loc, offsets[axis]);
+    Value split =
+        getValueOrCreateConstantIndexOp(rewriter, loc, concat->split);
     Value init = tensor::EmptyOp::create(
         rewriter, loc, tensorSizes(rewriter, loc, outer.getDest()),
         type.getElementType());

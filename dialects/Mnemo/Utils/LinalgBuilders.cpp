@@ -97,3 +97,38 @@ linalg::GenericOp builders::indexGenerated(Value v) {
   });
   return nestedIndex ? linalg::GenericOp() : g;
 }
+
+std::optional<builders::TwoPartConcat> builders::matchTwoPartConcat(Value v) {
+  auto outer = v.getDefiningOp<tensor::InsertSliceOp>();
+  auto inner = outer ? outer.getDest().getDefiningOp<tensor::InsertSliceOp>()
+                     : tensor::InsertSliceOp();
+  if (!inner || !inner.getDest().getDefiningOp<tensor::EmptyOp>())
+    return std::nullopt;
+  int64_t rank = outer.getResultType().getRank();
+  if (inner.getSourceType().getRank() != rank ||
+      outer.getSourceType().getRank() != rank)
+    return std::nullopt;
+  auto all = [](ArrayRef<OpFoldResult> values, int64_t c) {
+    return llvm::all_of(values, [&](OpFoldResult v) {
+      std::optional<int64_t> k = getConstantIntValue(v);
+      return k && *k == c;
+    });
+  };
+  if (!all(inner.getMixedOffsets(), 0) || !all(inner.getMixedStrides(), 1) ||
+      !all(outer.getMixedStrides(), 1))
+    return std::nullopt;
+  SmallVector<OpFoldResult> offsets = outer.getMixedOffsets();
+  int64_t axis = -1;
+  for (auto [i, o] : llvm::enumerate(offsets)) {
+    std::optional<int64_t> k = getConstantIntValue(o);
+    if (k && *k == 0)
+      continue;
+    if (axis >= 0)
+      return std::nullopt; // offsets on two dims
+    axis = i;
+  }
+  if (axis < 0)
+    return std::nullopt;
+  return TwoPartConcat{inner.getSource(), outer.getSource(), axis,
+                       offsets[axis]};
+}

@@ -47,6 +47,17 @@ Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 /// gather of a paged cache, say); null when `v` is not one.
 linalg::GenericOp indexGenerated(Value v);
 
+/// `concat(first, second)` along one dim as the importers write it:
+/// `first` inserted at zero offsets into a tensor.empty, then `second` at
+/// offset `split` along `axis` (zero elsewhere), unit strides, one rank.
+struct TwoPartConcat {
+  Value first, second;
+  int64_t axis;
+  OpFoldResult split;
+};
+/// The concat `v` is, or nothing.
+std::optional<TwoPartConcat> matchTwoPartConcat(Value v);
+
 /// Sizes of a ranked tensor value, static where known.
 SmallVector<OpFoldResult> tensorSizes(OpBuilder &b, Location loc, Value t);
 

@@ -38,7 +38,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -251,17 +250,10 @@ private:
   /// `x` when `present` is a concatenation of `past` and `x` (insert_slices
   /// into an empty tensor, as the importer writes Concat); null otherwise.
   static Value appendedTo(Value present, Value past) {
-    auto outer = present.getDefiningOp<tensor::InsertSliceOp>();
-    auto inner = outer ? outer.getDest().getDefiningOp<tensor::InsertSliceOp>()
-                       : tensor::InsertSliceOp();
-    if (!inner || inner.getSource() != past ||
-        !inner.getDest().getDefiningOp<tensor::EmptyOp>() ||
-        outer.getSourceType().getRank() != 4 ||
-        !isConstantIntValue(outer.getMixedOffsets()[0], 0) ||
-        !isConstantIntValue(outer.getMixedOffsets()[1], 0) ||
-        !isConstantIntValue(outer.getMixedOffsets()[3], 0))
-      return Value();
-    return outer.getSource();
+    std::optional<TwoPartConcat> concat = matchTwoPartConcat(present);
+    return concat && concat->first == past && concat->axis == 2
+               ? concat->second
+               : Value();
   }
 
   LogicalResult buildStep(ImplicitLocOpBuilder &b, StringRef name,
