@@ -47,6 +47,7 @@ void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
   funcs.addPass(createConvertLinalgToLoopsPass());
   funcs.addPass(createCanonicalizerPass());
   funcs.addPass(createCSEPass());
+  funcs.addPass(mnemo::createLowerDynamicExpandShapePass());
   funcs.addPass(memref::createExpandStridedMetadataPass());
   funcs.addPass(createLowerAffinePass());
   funcs.addPass(createSCFToControlFlowPass());

@@ -226,6 +226,8 @@ int main(int argc, char **argv) {
   // MLIR's pass-manager options: --mlir-timing (where compile time goes),
   // --mlir-print-ir-after=PASS and the like; --mlir-disable-threading
   // compiles on one thread (the output is the same).
+  // Pass names first, for --mlir-print-ir-after=PASS and the like.
+  mnemo::registerAllPasses();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();

@@ -95,10 +95,11 @@ def TileAttentionPass
     the query tile's position. Sequences are padded to tile multiples once;
     padded keys are masked, padded query rows dropped.
 
-    With `fuse-rope`, a `mnemo.rope` whose only user is the query or key
-    operand is applied to each Q/K tile as it is loaded instead of to the
-    whole tensor (except dynamic-NTK ropes, whose base depends on the largest
-    position of the whole tensor).
+    With `fuse-rope`, a `mnemo.rope` whose only user is the query operand is
+    applied to each Q tile as it is loaded instead of to the whole tensor
+    (except dynamic-NTK ropes, whose base depends on the largest position of
+    the whole tensor). The key's rope stays whole: a key tile is loaded once
+    per query tile, and its sines and cosines would be recomputed each time.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -113,7 +114,7 @@ def TileAttentionPass
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
            "Key/value rows per tile">,
     Option<"fuseRope", "fuse-rope", "bool", /*default=*/"true",
-           "Apply a feeding mnemo.rope on the Q/K tile loads">,
+           "Apply a feeding mnemo.rope on the Q tile loads">,
   ];
 }
 

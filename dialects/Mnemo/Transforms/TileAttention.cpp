@@ -31,7 +31,6 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/SetVector.h"
 #include <limits>
 
 namespace mlir::mnemo {
@@ -57,10 +56,12 @@ public:
         ct(computeType(op.getResult().getType().getElementType())) {
     q = op.getQuery();
     k = op.getKey();
-    if (fuseRope) {
+    // Only the query's rope: a query tile is loaded once, a key tile once
+    // per query tile, which would recompute the keys' sines and cosines
+    // ceil(Sq / block-q) times (and make `forward`'s kernel differ from
+    // `prefill`'s, whose keys also go to the cache).
+    if (fuseRope)
       qRope = fusibleRope(q);
-      kRope = fusibleRope(k);
-    }
     group = op.getGroupSize();
     // Fewer query rows than a tile (a decode step's one token): the tile
     // takes just them, rather than padding them to block-q rows that would
@@ -127,12 +128,12 @@ private:
   int64_t tq, tk;
   FloatType ct;
   Value q, k;
-  RopeOp qRope, kRope;
+  RopeOp qRope;
   int64_t group, d, dv;
   // Maps over [1, G, Tq, X] tiles: identity, and the row (z, g, i) part.
   AffineMap id4, rows4, rowId;
   // Padded operands and run-time sizes, set by build().
-  Value qPadded, kPadded, vPadded, maskPadded, qPos, kPos, sq, skv, offset;
+  Value qPadded, kPadded, vPadded, maskPadded, qPos, sq, skv, offset;
 };
 
 Value AttentionTiler::padDim(Value v, unsigned dim, Value length,
@@ -330,12 +331,11 @@ Value AttentionTiler::build() {
   Value v = op.getValue();
   Type elem = op.getResult().getType().getElementType();
   Value qSrc = qRope ? qRope.getInput() : q;
-  Value kSrc = kRope ? kRope.getInput() : k;
-  // Sizes come from the rope inputs when ropes are fused, so that the
-  // whole-tensor ropes die.
+  // Sizes come from the rope's input when the query's rope is fused, so
+  // that the whole-tensor rope dies.
   Value batch = tensor::DimOp::create(b, loc, qSrc, 0);
   sq = tensor::DimOp::create(b, loc, qSrc, 2);
-  skv = tensor::DimOp::create(b, loc, kSrc, 2);
+  skv = tensor::DimOp::create(b, loc, k, 2);
   offset = op.getQOffset() ? op.getQOffset() : idx(0);
   int64_t hkv = cast<RankedTensorType>(k.getType()).getDimSize(1);
 
@@ -354,17 +354,13 @@ Value AttentionTiler::build() {
   auto padKeys = [&](Value t, unsigned dim) {
     return indexGenerated(t) ? t : padDim(t, dim, skvPadded, zeroOf(t));
   };
-  kPadded = padKeys(kSrc, 2);
+  kPadded = padKeys(k, 2);
   vPadded = padKeys(v, 2);
-  auto padPositions = [&](RopeOp rope, Value length) -> Value {
-    if (!rope)
-      return Value();
-    Value p = rope.getPositions();
+  if (qRope) {
+    Value p = qRope.getPositions();
     unsigned last = cast<RankedTensorType>(p.getType()).getRank() - 1;
-    return padDim(p, last, length, zeroOf(p));
-  };
-  qPos = padPositions(qRope, sqPadded);
-  kPos = padPositions(kRope, skvPadded);
+    qPos = padDim(p, last, sqPadded, zeroOf(p));
+  }
   if (Value mask = op.getMask()) {
     auto type = cast<RankedTensorType>(mask.getType());
     unsigned r = type.getRank();
@@ -447,10 +443,8 @@ Value AttentionTiler::build() {
     Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
           acc = loop.getRegionIterArg(2);
     Value k0 = mul(kt, idx(tk));
-    Value kTile = tileOf(kRope ? kRope.getInput() : k, kPadded,
-                         {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
-    if (kRope)
-      kTile = ropeTile(kRope, kTile, positionsTile(kPos, bi, k0, tk));
+    Value kTile =
+        tileOf(k, kPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
     Value vTile = tileOf(op.getValue(), vPadded,
                          {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, dv});
     Value maskTile;
@@ -597,15 +591,11 @@ struct TileAttentionPass final
       rewriter.setInsertionPoint(op);
       AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope);
       Value result = tiler.build();
-      llvm::SetVector<Operation *> ropes;
-      for (Value operand : {op.getQuery(), op.getKey()})
-        if (auto rope = operand.getDefiningOp<RopeOp>())
-          ropes.insert(rope);
+      auto rope = op.getQuery().getDefiningOp<RopeOp>();
       rewriter.replaceOp(op, result);
-      // Ropes applied per tile are dead now.
-      for (Operation *rope : ropes)
-        if (rope->use_empty())
-          rewriter.eraseOp(rope);
+      // A query rope applied per tile is dead now.
+      if (rope && rope->use_empty())
+        rewriter.eraseOp(rope);
     }
   }
 };

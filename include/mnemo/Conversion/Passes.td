@@ -50,6 +50,23 @@ def LowerCopiesPass : Pass<"mnemo-lower-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LowerDynamicExpandShapePass : Pass<"mnemo-lower-dynamic-expand-shape"> {
+  let summary = "Rewrites a memref.expand_shape with several dynamic sizes in "
+                "one group as a reinterpret_cast";
+  let description = [{
+    Upstream's `expand-strided-metadata` (LLVM 22) crashes on a
+    `memref.expand_shape` that splits one dim into several dynamic ones
+    (`memref<?x128xf32>` into `memref<?x?x4x32xf32>`: a GEMM's rows
+    `B * S` back to `[B, S]`). This pass lowers such an op itself, before
+    that pass runs: the source's strided metadata, then a
+    `memref.reinterpret_cast` to the output shape, each group's strides the
+    source dim's stride times the sizes inside the group. Other expand_shape
+    ops are left to the upstream pass.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def ReadOnlyArgumentsPass : Pass<"mnemo-read-only-arguments", "::mlir::ModuleOp"> {
   let summary = "Marks every tensor argument of a function read-only";
   let description = [{

@@ -229,8 +229,8 @@ Value DecoderBuilder::rmsNorm(Value x, Value w, double eps) {
 }
 
 Value DecoderBuilder::positions() {
-  auto type = RankedTensorType::get({1, kDyn}, b.getI64Type());
-  Value init = empty(type, {seq});
+  auto type = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  Value init = empty(type, {batch, seq});
   AffineMap map = b.getMultiDimIdentityMap(2);
   SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // y[M, N] = x[M, K] W(K, N) as a GEMM in the vector dialect, the CPU
-// counterpart of the GPU's tensor-core kernel:
+// counterpart of the GPU's tensor-core kernel (an input's leading dims
+// fold into M, so every function's projections share one kernel):
 //
-//   scf.forall (batch..., column tile, row tile)  threads take whole tiles
+//   scf.forall (column tile, row tile)            threads take whole tiles
 //     pack the tile's rows of x into panels         [ceil(rows/MR), K, MR]
 //     scf.for panel of NR columns in the tile
 //       scf.for K block                              the panel's block stays
@@ -158,35 +159,38 @@ private:
   bool packed = false;
 };
 
-/// Whether the GEMM's rows are the input's last batch dim: a single row per
-/// batch position (a decode step's [B, 1, K]) would otherwise make B
-/// one-row GEMMs, each reading all the weights.
-bool batchIsRows(RankedTensorType type) {
-  return type.getRank() >= 3 && type.getDimSize(type.getRank() - 2) == 1;
-}
+/// Whether the input's leading dims fold into the GEMM's rows: [.., S, K]
+/// is one GEMM of prod(..) * S rows (a decode step's [B, 1, K] is B rows,
+/// not B one-row GEMMs each reading all the weights), and every step's
+/// kernel takes the same [M, K] whatever its batch layout.
+bool foldsRows(RankedTensorType type) { return type.getRank() >= 3; }
 
-/// [.., B, 1, X] <-> [.., B, X]: the leading dims alone, B with the unit dim.
-SmallVector<ReassociationIndices> unitRowGroups(int64_t rank) {
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t d = 0; d < rank - 3; ++d)
-    groups.push_back({d});
-  groups.push_back({rank - 3, rank - 2});
-  groups.push_back({rank - 1});
-  return groups;
+/// [d0, .., dn-2, X] <-> [d0 * .. * dn-2, X].
+SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
+  ReassociationIndices rows;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    rows.push_back(d);
+  return {rows, {rank - 1}};
 }
 
 /// The GEMM's row count M as the kernel sees it (dynamic or not).
 int64_t rowCount(RankedTensorType type) {
   if (type.getRank() == 1)
     return 1;
-  return type.getDimSize(type.getRank() - (batchIsRows(type) ? 3 : 2));
+  int64_t m = 1;
+  for (int64_t d : type.getShape().drop_back()) {
+    if (ShapedType::isDynamic(d))
+      return ShapedType::kDynamic;
+    m *= d;
+  }
+  return m;
 }
 
 Value KernelBuilder::rowsOf(Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (batchIsRows(type))
+  if (foldsRows(type))
     return tensor::CollapseShapeOp::create(b, loc, input,
-                                           unitRowGroups(type.getRank()));
+                                           rowGroups(type.getRank()));
   if (type.getRank() != 1)
     return input;
   return tensor::ExpandShapeOp::create(
@@ -394,71 +398,43 @@ Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r,
 Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   Value input = op.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
-  Value rows3 = rowsOf(input);
-  auto xType = cast<RankedTensorType>(rows3.getType());
-  // Leading dims other than the rows (the batch) are tile dims of the
-  // forall: folding them into the rows would need a dynamic expand_shape
-  // on the way out, which the buffer lowering does not take; only a unit
-  // row dim folds (rowsOf: [.., B, 1, K] is B rows).
-  int64_t rank = xType.getRank(), batchDims = rank - 2;
-  m = getValueOrCreateConstantIndexOp(
-      b, loc, tensor::getMixedSize(b, loc, rows3, batchDims));
+  // [M, K]: leading dims fold into the rows (rowsOf).
+  x = rowsOf(input);
+  m = getValueOrCreateConstantIndexOp(b, loc,
+                                      tensor::getMixedSize(b, loc, x, 0));
   weights = weightSource(packedOf);
   bias = op.getBias();
 
-  SmallVector<OpFoldResult> outSizes = tensorSizes(b, loc, rows3);
-  outSizes.back() = b.getIndexAttr(n);
-  Value out = emptyTensor(b, loc, outSizes, f32);
-  SmallVector<OpFoldResult> ubs(outSizes.begin(),
-                                outSizes.begin() + batchDims);
+  Value out = emptyTensor(b, loc, {getAsOpFoldResult(m), b.getIndexAttr(n)},
+                          f32);
   // Column tiles outside row tiles: consecutive iterations (a thread's
   // share) reuse one column panel of the weights from the cache.
-  ubs.push_back(b.getIndexAttr(llvm::divideCeil(n, t.tileCols)));
-  ubs.push_back(getAsOpFoldResult(
-      b.createOrFold<arith::CeilDivSIOp>(loc, m, idx(t.tileRows))));
+  SmallVector<OpFoldResult> ubs = {
+      b.getIndexAttr(llvm::divideCeil(n, t.tileCols)),
+      getAsOpFoldResult(
+          b.createOrFold<arith::CeilDivSIOp>(loc, m, idx(t.tileRows)))};
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{out}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = forall.getBody();
     b.setInsertionPoint(body->getTerminator());
-    Value m0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims + 1),
-                                     idx(t.tileRows));
-    Value n0 = arith::MulIOp::create(b, loc, body->getArgument(batchDims),
-                                     idx(t.tileCols));
-    Value rows =
+    Value m0 =
+        arith::MulIOp::create(b, loc, body->getArgument(1), idx(t.tileRows));
+    Value n0 =
+        arith::MulIOp::create(b, loc, body->getArgument(0), idx(t.tileCols));
+    Value tileRows =
         minIndex(idx(t.tileRows), arith::SubIOp::create(b, loc, m, m0));
     Value cols = minIndex(idx(t.tileCols),
                           arith::SubIOp::create(b, loc, idx(n), n0));
-    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-    // Offsets and sizes of [batch position..., rows from `start`, `size`
-    // columns from `col`], the unit batch dims dropped.
-    auto window = [&](OpFoldResult start, OpFoldResult size, OpFoldResult col,
-                      OpFoldResult colSize) {
-      SmallVector<OpFoldResult> offsets, sizes;
-      for (int64_t i = 0; i < batchDims; ++i) {
-        offsets.push_back(body->getArgument(i));
-        sizes.push_back(one);
-      }
-      offsets.append({start, col});
-      sizes.append({size, colSize});
-      return std::pair(offsets, sizes);
-    };
-    SmallVector<OpFoldResult> strides(rank, one);
-    auto slice = [&](Value from, ArrayRef<OpFoldResult> offsets,
-                     ArrayRef<OpFoldResult> sizes) -> Value {
-      auto type = tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
-          2, cast<RankedTensorType>(from.getType()), sizes);
-      return tensor::ExtractSliceOp::create(b, loc, type, from, offsets, sizes,
-                                            strides);
-    };
-    auto [xOffsets, xSizes] = window(zero, m, zero, b.getIndexAttr(k));
-    x = slice(rows3, xOffsets, xSizes);
-    auto [yOffsets, ySizes] = window(m0, rows, n0, cols);
-    Value tile = slice(body->getArguments().back(), yOffsets, ySizes);
+    OpFoldResult one = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> strides = {one, one};
+    SmallVector<OpFoldResult> yOffsets = {m0, n0}, ySizes = {tileRows, cols};
+    Value tile = tensor::ExtractSliceOp::create(
+        b, loc, body->getArguments().back(), yOffsets, ySizes, strides);
     // Per panel, K in blocks of `kBlock` steps: a block's weights stay in
     // the L1 cache while every micro-tile of the tile's rows reads them.
-    Value panelsOfX = packRows(m0, rows);
+    Value panelsOfX = packRows(m0, tileRows);
     auto panels = scf::ForOp::create(
         b, loc, idx(0), cols, idx(t.nr()), ValueRange{tile},
         [&](OpBuilder &nb, Location, Value pc, ValueRange panelArgs) {
@@ -471,7 +447,7 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
                 Value k1 = minIndex(
                     arith::AddIOp::create(b, loc, k0, idx(t.kBlock)), idx(k));
                 auto blocks = scf::ForOp::create(
-                    b, loc, idx(0), rows, idx(t.rows), kArgs,
+                    b, loc, idx(0), tileRows, idx(t.rows), kArgs,
                     [&](OpBuilder &nb2, Location, Value r,
                         ValueRange blockArgs) {
                       InsertHere inner(b, nb2);
@@ -494,14 +470,14 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   if (inputType.getRank() == 1)
     y = tensor::CollapseShapeOp::create(b, loc, y,
                                         ArrayRef<ReassociationIndices>{{0, 1}});
-  if (batchIsRows(inputType)) {
-    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, y);
-    sizes.insert(sizes.end() - 1, b.getIndexAttr(1));
+  if (foldsRows(inputType)) {
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, input);
+    sizes.back() = b.getIndexAttr(n);
     SmallVector<int64_t> shape(inputType.getShape());
     shape.back() = n;
     y = tensor::ExpandShapeOp::create(
         b, loc, RankedTensorType::get(shape, f32), y,
-        unitRowGroups(inputType.getRank()), sizes);
+        rowGroups(inputType.getRank()), sizes);
   }
   return castToType(b, loc, y, op.getType());
 }

@@ -65,13 +65,15 @@ func.func @decode_batch(%x: tensor<?x1x128xf32>) -> tensor<?x1x64xf32> {
 // -----
 
 // A weight computed at run time, [N, K]: transposed once to [K, N], then
-// read in place with masked loads past N; batch and rows dynamic (the
-// batch is a forall dim, then column tiles, then row tiles). Unmasked
-// transfers print no in_bounds.
+// read in place with masked loads past N; batch and rows dynamic, one GEMM
+// over batch x rows (column tiles, then row tiles), expanded back to
+// [B, S, N]. Unmasked transfers print no in_bounds.
 // CHECK-LABEL: func.func @computed
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x?x20xf32> into tensor<?x20xf32>
 // CHECK: linalg.transpose
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 1, %{{.*}})
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, %{{.*}})
 // CHECK: vector.transfer_read %transposed[%{{.*}}, %{{.*}}], %{{.*}} : tensor<20x37xf32>, vector<16xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, %{{.*}}, 37] : tensor<?x37xf32> into tensor<?x?x37xf32>
 func.func @computed(%x: tensor<?x?x20xf32>, %w: tensor<37x20xf32>) -> tensor<?x?x37xf32> {
   %y = mnemo.linear %x, %w layout(out_in) : tensor<?x?x20xf32>, tensor<37x20xf32> -> tensor<?x?x37xf32>
   return %y : tensor<?x?x37xf32>
