@@ -49,6 +49,10 @@ using namespace mlir::mnemo::builders;
 
 namespace {
 
+/// Tiles a GEMM's forall should have at least (when M allows), so that the
+/// runtime's threads share a GEMM of a few rows.
+constexpr int64_t kMinTiles = 8;
+
 struct Tiling {
   int64_t lanes;       // f32 lanes of a vector
   int64_t vectors;     // vectors per micro-tile row
@@ -407,24 +411,38 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
 
   Value out = emptyTensor(b, loc, {getAsOpFoldResult(m), b.getIndexAttr(n)},
                           f32);
+  // Rows per tile: MC, or fewer (whole micro-tiles) when the column tiles
+  // and MC-row tiles together would be fewer than kMinTiles, so that a
+  // short GEMM (a few tokens, a decode step's batch) still spreads over
+  // the threads.
+  int64_t colTiles = llvm::divideCeil(n, t.tileCols);
+  Value rowTile = idx(t.tileRows);
+  if (colTiles < kMinTiles) {
+    auto ceilDiv = [&](Value x, int64_t y) {
+      return b.createOrFold<arith::CeilDivSIOp>(loc, x, idx(y));
+    };
+    Value share = ceilDiv(m, llvm::divideCeil(kMinTiles, colTiles));
+    Value whole = b.createOrFold<arith::MulIOp>(loc, ceilDiv(share, t.rows),
+                                                idx(t.rows));
+    rowTile = b.createOrFold<arith::MinSIOp>(
+        loc, idx(t.tileRows),
+        b.createOrFold<arith::MaxSIOp>(loc, whole, idx(t.rows)));
+  }
   // Column tiles outside row tiles: consecutive iterations (a thread's
   // share) reuse one column panel of the weights from the cache.
   SmallVector<OpFoldResult> ubs = {
-      b.getIndexAttr(llvm::divideCeil(n, t.tileCols)),
-      getAsOpFoldResult(
-          b.createOrFold<arith::CeilDivSIOp>(loc, m, idx(t.tileRows)))};
+      b.getIndexAttr(colTiles),
+      getAsOpFoldResult(b.createOrFold<arith::CeilDivSIOp>(loc, m, rowTile))};
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{out}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = forall.getBody();
     b.setInsertionPoint(body->getTerminator());
-    Value m0 =
-        arith::MulIOp::create(b, loc, body->getArgument(1), idx(t.tileRows));
+    Value m0 = arith::MulIOp::create(b, loc, body->getArgument(1), rowTile);
     Value n0 =
         arith::MulIOp::create(b, loc, body->getArgument(0), idx(t.tileCols));
-    Value tileRows =
-        minIndex(idx(t.tileRows), arith::SubIOp::create(b, loc, m, m0));
+    Value tileRows = minIndex(rowTile, arith::SubIOp::create(b, loc, m, m0));
     Value cols = minIndex(idx(t.tileCols),
                           arith::SubIOp::create(b, loc, idx(n), n0));
     OpFoldResult one = b.getIndexAttr(1);

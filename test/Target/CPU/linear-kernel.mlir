@@ -1,15 +1,16 @@
 // RUN: mnemo-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(mnemo-cpu-linear-kernel{lanes=16 vectors=2 rows=12}))" | FileCheck %s
 
 // A constant [N=71, K=45] weight is packed into three 32-wide panels
-// [3, 45, 32] at compile time; the tile's 37 rows (a multiple of no
-// micro-tile height) are packed into 12-row panels [4, 45, 12], the last
-// one repeating row 36 (minsi). The first K block starts from zeros, later
+// [3, 45, 32] at compile time; the 37 rows (a multiple of no micro-tile
+// height) make four row tiles of one 12-row micro-tile each (a short GEMM
+// still gets several tiles for the threads), each packed into a 12-row
+// panel, the last one repeating row 36 (minsi). The first K block starts from zeros, later
 // ones from the tile's partial sums; each micro-tile is written by one 2-D
 // transfer, masked at the tile's last row and at N.
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
-// CHECK: scf.forall ({{.*}}) in (1, 1)
+// CHECK: scf.forall ({{.*}}) in (1, 4)
 // CHECK: linalg.generic
 // CHECK: arith.minsi
 // CHECK: tensor.extract
@@ -67,11 +68,20 @@ func.func @decode_batch(%x: tensor<?x1x128xf32>) -> tensor<?x1x64xf32> {
 // A weight computed at run time, [N, K]: transposed once to [K, N], then
 // read in place with masked loads past N; batch and rows dynamic, one GEMM
 // over batch x rows (column tiles, then row tiles), expanded back to
-// [B, S, N]. Unmasked transfers print no in_bounds.
+// [B, S, N]. One column tile: the rows are split so that there are at
+// least 8 tiles where there are enough rows. Unmasked transfers print no in_bounds.
 // CHECK-LABEL: func.func @computed
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x?x20xf32> into tensor<?x20xf32>
 // CHECK: linalg.transpose
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, %{{.*}})
+// Rows per tile: an eighth of the rows in whole 12-row micro-tiles, within
+// [12, 192].
+// CHECK: %[[SHARE:.*]] = arith.ceildivsi %[[M:.*]], %c8
+// CHECK: %[[MICRO:.*]] = arith.ceildivsi %[[SHARE]], %c12
+// CHECK: %[[WHOLE:.*]] = arith.muli %[[MICRO]]
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[WHOLE]]
+// CHECK: %[[ROWS:.*]] = arith.minsi %[[LOW]]
+// CHECK: %[[TILES:.*]] = arith.ceildivsi %[[M]], %[[ROWS]]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, %[[TILES]])
 // CHECK: vector.transfer_read %transposed[%{{.*}}, %{{.*}}], %{{.*}} : tensor<20x37xf32>, vector<16xf32>
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, %{{.*}}, 37] : tensor<?x37xf32> into tensor<?x?x37xf32>
 func.func @computed(%x: tensor<?x?x20xf32>, %w: tensor<37x20xf32>) -> tensor<?x?x37xf32> {
