@@ -11,7 +11,9 @@
 //    context_lengths [B] i64, cache.L.key / cache.L.value [Pages, Hkv, P, D]
 //    updated in place) -> logits [B, S, V] f32
 //
-// It owns the page pools (allocated once, zeroed), hands pages to
+// It owns the page pools (allocated once, zeroed; in device memory when its
+// sessions run on a CUDA device, where both steps update them in place with
+// no copy to the host), hands pages to
 // sequences from a free list (and takes back those behind the attention
 // window when every layer has one), builds each call's ragged batch (padding
 // tokens at position -1, which the step neither writes nor attends from)
@@ -25,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "model.h"
+#include "session.h"
 #include "status.h"
 
 #include "mnemo/runtime.h"
@@ -33,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,7 +53,10 @@ struct Pool {
   const char *name;
   mnemo_dtype_t dtype;
   std::vector<int64_t> shape; // [Pages, Hkv, P, D], or FP8 scales [Pages, Hkv, P]
-  void *data = nullptr;
+  void *data = nullptr;       // host memory (sessions on the CPU)
+  /// Device memory (sessions on a CUDA device): the pool stays there, bound
+  /// in place of the input by both steps.
+  std::unique_ptr<cuda::DeviceMemory> device;
 };
 
 /// A page a sequence no longer reads (freed behind its attention window).
@@ -172,7 +179,7 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
                               "its cache pools differ from prefill's");
       continue;
     }
-    pools.push_back({s.name, s.dtype, s.shape, nullptr});
+    pools.push_back({s.name, s.dtype, s.shape, nullptr, nullptr});
     window = k == 0 ? s.kvWindow
                     : (s.kvWindow && window ? std::max(window, s.kvWindow) : 0);
     if (pageSize && s.shape[2] != pageSize)
@@ -217,8 +224,12 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
                                                 MNEMO_DTYPE_I64, lengthShape,
                                                 1, lengths.data()));
   for (Pool &p : pools)
-    MNEMO_RETURN_IF_ERROR(mnemo_session_set_inout(
-        session, p.name, p.dtype, p.shape.data(), p.shape.size(), p.data));
+    MNEMO_RETURN_IF_ERROR(
+        p.device ? bindResidentInput(session, p.name, p.dtype, p.shape.data(),
+                                     p.shape.size(), *p.device)
+                 : mnemo_session_set_inout(session, p.name, p.dtype,
+                                           p.shape.data(), p.shape.size(),
+                                           p.data));
   MNEMO_RETURN_IF_ERROR(mnemo_session_run(session));
   mnemo_tensor_t out;
   MNEMO_RETURN_IF_ERROR(mnemo_session_get_output(session, 0, &out));
@@ -408,6 +419,16 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
         bytes = UINT64_MAX;
     // Zeroed: a padding row of a page is read (and masked) as a number.
+    // On a CUDA device the pool lives in device memory for good.
+    if (runsOnCuda(g->prefill)) {
+      std::string what = model->name + ": " + std::to_string(num_pages) +
+                         " pages of '" + p.name + "'";
+      status = bytes < UINT64_MAX
+                   ? cuda::DeviceMemory::create(bytes, what.c_str(), p.device)
+                   : makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                                "%s: too large", what.c_str());
+      continue;
+    }
     size_t rounded = static_cast<size_t>((bytes + 63) / 64 * 64);
     p.data = bytes < SIZE_MAX / 2 ? std::aligned_alloc(64, rounded) : nullptr;
     if (!p.data)

@@ -36,6 +36,7 @@
 #include "device.h"
 #include "hooks.h"
 #include "model.h"
+#include "session.h"
 #include "status.h"
 
 #include <cstdlib>
@@ -115,7 +116,8 @@ struct mnemo_session_s {
   void layOut();
   mnemo_status_t validateInput(const TensorSig &sig, mnemo_dtype_t dtype,
                                const int64_t *shape, size_t rank,
-                               const void *data, size_t *bytes);
+                               const void *data, size_t *bytes,
+                               bool resident = false);
   bool isView(const void *allocated) const;
   void acquire(uint32_t slot);
   void release(uint32_t slot);
@@ -166,7 +168,8 @@ void mnemo_session_s::layOut() {
 mnemo_status_t mnemo_session_s::validateInput(const TensorSig &sig,
                                               mnemo_dtype_t dtype,
                                               const int64_t *shape, size_t rank,
-                                              const void *data, size_t *bytes) {
+                                              const void *data, size_t *bytes,
+                                              bool resident) {
   if (dtype != sig.dtype)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "input '%s': dtype %s, expected %s", sig.name,
@@ -195,7 +198,7 @@ mnemo_status_t mnemo_session_s::validateInput(const TensorSig &sig,
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "input '%s': the shape is too large", sig.name);
   }
-  if (n > 0 && !data)
+  if (n > 0 && !data && !resident)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT, "input '%s': NULL data",
                       sig.name);
   if (reinterpret_cast<uintptr_t>(data) % mnemo_dtype_size(dtype) != 0)
@@ -525,10 +528,12 @@ mnemo_status_t mnemo_session_profile_entry(const mnemo_session_t *session,
 }
 
 /// Binds input `name`; `inPlace` says which of set_input and set_inout
-/// the caller used, which must match the input's kind.
+/// the caller used, which must match the input's kind. With `resident`,
+/// the input lives in that device memory instead of at `data`.
 static mnemo_status_t bindInput(mnemo_session_t *session, const char *name,
                                 mnemo_dtype_t dtype, const int64_t *shape,
-                                size_t rank, const void *data, bool inPlace) {
+                                size_t rank, const void *data, bool inPlace,
+                                const cuda::DeviceMemory *resident = nullptr) {
   const char *api =
       inPlace ? "mnemo_session_set_inout" : "mnemo_session_set_input";
   if (!session || !name)
@@ -549,8 +554,21 @@ static mnemo_status_t bindInput(mnemo_session_t *session, const char *name,
                               "it with mnemo_session_set_input",
                         sig.name, p.name);
     size_t bytes = 0;
-    MNEMO_RETURN_IF_ERROR(
-        session->validateInput(sig, dtype, shape, rank, data, &bytes));
+    MNEMO_RETURN_IF_ERROR(session->validateInput(sig, dtype, shape, rank, data,
+                                                 &bytes, resident != nullptr));
+    if (resident && !session->gpu)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "input '%s': device memory bound to a session that "
+                        "does not run on a CUDA device",
+                        sig.name);
+    if (resident)
+      MNEMO_RETURN_IF_ERROR(session->gpu->bindResident(
+          i, resident->address(), resident->size()));
+    else if (session->gpu && session->gpu->isResident(i))
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "input '%s': resident on the device; it cannot be "
+                        "bound to host memory",
+                        sig.name);
     auto slot = static_cast<uint32_t>(i);
     if (session->gpu)
       session->gpuShapes[i].assign(shape, shape + rank);
@@ -634,6 +652,18 @@ mnemo_status_t mnemo_session_get_output_by_name(mnemo_session_t *session,
 }
 
 } // extern "C"
+
+bool mnemo::rt::runsOnCuda(const mnemo_session_t *session) {
+  return session && session->gpu;
+}
+
+mnemo_status_t mnemo::rt::bindResidentInput(mnemo_session_t *session,
+                                            const char *name,
+                                            mnemo_dtype_t dtype,
+                                            const int64_t *shape, size_t rank,
+                                            const cuda::DeviceMemory &memory) {
+  return bindInput(session, name, dtype, shape, rank, nullptr, true, &memory);
+}
 
 extern "C" {
 

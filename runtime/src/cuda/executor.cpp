@@ -215,9 +215,9 @@ Executor::~Executor() {
   dropGraphs();
   if (stream)
     driver->streamDestroy(stream);
-  for (CUdeviceptr b : buffers)
-    if (b)
-      driver->memFree(b);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i] && !borrowed[i])
+      driver->memFree(buffers[i]);
   if (module)
     driver->moduleUnload(module);
 }
@@ -454,13 +454,25 @@ mnemo_status_t Executor::prepare(
   // another thread than the one that created it.
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   MNEMO_RETURN_IF_ERROR(evaluate(shapes));
-  // Grow what this shape needs larger; nothing shrinks.
+  // Grow what this shape needs larger; nothing shrinks, and resident
+  // memory does not move.
   bool moved = false;
-  for (size_t i = 0; i < plan.buffers.size(); ++i)
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (borrowed[i] && bytesNow[i] > capacity[i])
+      return makeStatus(
+          MNEMO_STATUS_INVALID_ARGUMENT,
+          "%s: input '%s' needs %llu bytes at this shape; its device-resident "
+          "memory holds %llu",
+          path.c_str(), function->inputs[plan.buffers[i].index].name,
+          static_cast<unsigned long long>(bytesNow[i]),
+          static_cast<unsigned long long>(capacity[i]));
     if (bytesNow[i] > capacity[i] || !buffers[i]) {
       MNEMO_RETURN_IF_ERROR(allocate(i, bytesNow[i]));
       moved = true;
     }
+  }
+  moved = moved || residentMoved;
+  residentMoved = false;
   // A map is encoded again when its source moved or its dims or strides
   // changed with the shape. No run is in flight (run() waits for the
   // device), and a graph reads the map's buffer, not a copy of it.
@@ -515,6 +527,7 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   size_t n = plan.buffers.size();
   buffers.assign(n, 0);
   capacity.assign(n, 0);
+  borrowed.assign(n, false);
   bytesNow.assign(n, 0);
   gridNow.assign(plan.launches.size(), {1, 1, 1});
   mapNow.assign(n, MapShape());
@@ -558,6 +571,40 @@ mnemo_status_t Executor::create(const mnemo_model_t &model,
   return nullptr;
 }
 
+mnemo_status_t Executor::bindResident(size_t input, CUdeviceptr address,
+                                      uint64_t bytes) {
+  if (input >= function->inputs.size() || !function->inputs[input].inPlace)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "%s: only an input updated in place can be resident "
+                      "on the device",
+                      path.c_str());
+  MNEMO_RETURN_IF_ERROR(getDriver(&driver));
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const GpuBuffer &b = plan.buffers[i];
+    if (b.kind != GpuBuffer::Kind::Input || b.index != input)
+      continue;
+    if (buffers[i] == address && borrowed[i] && capacity[i] == bytes)
+      continue;
+    if (buffers[i] && !borrowed[i])
+      driver->memFree(buffers[i]);
+    buffers[i] = address;
+    capacity[i] = bytes;
+    borrowed[i] = true;
+    // Launch arguments, tensor maps and graphs hold the old address.
+    dropGraphs();
+    residentMoved = true;
+  }
+  return nullptr;
+}
+
+bool Executor::isResident(size_t input) const {
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].kind == GpuBuffer::Kind::Input &&
+        plan.buffers[i].index == input && borrowed[i])
+      return true;
+  return false;
+}
+
 mnemo_status_t Executor::setGraph(bool enabled) {
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   if (enabled && !driver->hasGraphs())
@@ -580,7 +627,7 @@ mnemo_status_t Executor::run(const void *const *inputs,
   CUresult r = 0;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const GpuBuffer &b = plan.buffers[i];
-    if (b.kind == GpuBuffer::Kind::Input && bytesNow[i] &&
+    if (b.kind == GpuBuffer::Kind::Input && bytesNow[i] && !borrowed[i] &&
         (r = d.memcpyHtoDAsync(buffers[i], inputs[b.index], bytesNow[i],
                                stream)) != 0)
       return driverError(d, r, what, "cuMemcpyHtoDAsync");
@@ -609,11 +656,11 @@ mnemo_status_t Executor::run(const void *const *inputs,
       return driverError(d, r, what, "cuMemcpyDtoHAsync");
   }
   // An input updated in place (a KV cache pool) goes back to the caller's
-  // memory, which mnemo_session_set_inout bound writable. The pools travel
-  // both ways at every run; keeping them on the device is to come.
+  // memory, which mnemo_session_set_inout bound writable, unless it is
+  // resident on the device.
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const GpuBuffer &b = plan.buffers[i];
-    if (b.kind != GpuBuffer::Kind::Input || !bytesNow[i] ||
+    if (b.kind != GpuBuffer::Kind::Input || !bytesNow[i] || borrowed[i] ||
         !function->inputs[b.index].inPlace)
       continue;
     r = d.memcpyDtoHAsync(const_cast<void *>(inputs[b.index]), buffers[i],

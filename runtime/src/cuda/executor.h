@@ -50,6 +50,17 @@ public:
   /// returns once the device has finished.
   mnemo_status_t run(const void *const *inputs, void *const *outputs);
 
+  /// Binds device memory the caller keeps (`bytes` at `address`) as input
+  /// `input`'s buffer, an input the function updates in place: runs neither
+  /// copy it in nor back, so its contents stay on the device from run to
+  /// run (a generator's KV cache pools, shared by its prefill and decode
+  /// executors). The memory must outlive the executor; a shape that needs
+  /// more than `bytes` is an error.
+  mnemo_status_t bindResident(size_t input, CUdeviceptr address,
+                              uint64_t bytes);
+  /// Whether input `input` is bound to resident device memory.
+  bool isResident(size_t input) const;
+
   /// Whether runs replay the plan as one CUDA graph (captured by the next
   /// run) or launch kernel by kernel.
   mnemo_status_t setGraph(bool enabled);
@@ -77,6 +88,8 @@ private:
   std::vector<CUfunction> kernels;  // per launch
   std::vector<CUdeviceptr> buffers; // per plan buffer (inputs too)
   std::vector<uint64_t> capacity;   // bytes allocated per buffer
+  std::vector<bool> borrowed; // per buffer: resident memory, not owned
+  bool residentMoved = false; // a resident binding changed since prepare
   // At the prepared shape: expression values, each buffer's bytes, each
   // launch's grid, the outputs' shapes and bytes.
   std::vector<int64_t> values;
