@@ -172,7 +172,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.tileLinear = options.tileLinear && target->getInfo().tileLinear;
   tiling.mlaForm = options.mlaForm;
   tiling.selectKernels = [&](OpPassManager &pm) {
-    target->buildKernelSelectionPipeline(pm);
+    target->buildKernelSelectionPipeline(pm, options.maxBatch);
   };
   tiling.selectTileKernels = [&](OpPassManager &pm) {
     target->buildTileKernelPipeline(pm);

@@ -66,7 +66,9 @@ public:
 
   /// Appends passes that replace ops with the target's own kernels before
   /// the target-independent tiling (which takes what they leave).
-  virtual void buildKernelSelectionPipeline(OpPassManager &pm) const {}
+  /// `maxBatch` is the largest batch the artifact runs (--max-batch).
+  virtual void buildKernelSelectionPipeline(OpPassManager &pm,
+                                            int64_t maxBatch) const {}
 
   /// Appends passes that give the target's kernels the products inside
   /// attention tiles, after tiling (the CPU's GEMM takes QK^T and PV).

@@ -44,7 +44,8 @@ CPULinearKernelPassOptions linearKernelOptions(const TargetInfo &info) {
 }
 } // namespace
 
-void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
+void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
+                                                    int64_t) const {
   pm.addNestedPass<func::FuncOp>(
       createCPULinearKernelPass(linearKernelOptions(info)));
 }

@@ -37,8 +37,10 @@ namespace {
 
 /// K elements per step: one 128-byte panel row of 16-bit elements.
 constexpr int64_t kBlockK = 64;
-/// Rows a GEMM of dynamic M is tiled for: a prefill's (whole tiles of
-/// 64 or 128 rows and no split-K; a decode step then runs one block row).
+/// Rows a GEMM of dynamic M is tiled for when nothing bounds them: a
+/// prefill's (whole tiles of 64 or 128 rows and no split-K). A GEMM whose
+/// only dynamic dim is the batch (a decode step's [B, 1, K]) is planned for
+/// the largest batch instead (max-batch): small tiles and split-K.
 constexpr int64_t kPlannedRows = 4096;
 
 /// Static facts of one linear op and the tiling chosen for it.
@@ -47,9 +49,10 @@ struct Gemm {
   Type inElem, outElem; // input (elem or f32) and result elements
   int64_t m, k, n;      // rows (leading dims), input and output features
   /// The rows are known at run time only: `m` is the count the tiling is
-  /// chosen for (kPlannedRows), the kernel takes the real one as an
-  /// argument, and the grid follows it.
-  bool dynamicM = false;
+  /// chosen for (kPlannedRows, or the largest batch times the static row
+  /// dims when the batch is the only dynamic dim: `boundedM`), the kernel
+  /// takes the real one as an argument, and the grids follow it.
+  bool dynamicM = false, boundedM = false;
   bool outIn;           // weight [N, K] (else [K, N])
   /// The input is silu(gate) * up of a mnemo.swiglu only this layer reads:
   /// computed as the A tile is staged.
@@ -107,8 +110,8 @@ struct Fusion {
 
 /// The facts of `op` and its fused producers in `g` (types, sizes,
 /// layout, fusions), or why the kernel cannot compute it.
-LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion, Gemm &g,
-                       std::string &why) {
+LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion,
+                       int64_t maxBatch, Gemm &g, std::string &why) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
   auto r = cast<RankedTensorType>(op.getResult().getType());
@@ -145,6 +148,19 @@ LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion, Gemm &g,
   g.n = op.getOutFeatures();
   g.m = g.dynamicM ? kPlannedRows
                    : x.getNumElements() / std::max<int64_t>(g.k, 1);
+  // Only the first dim dynamic, and it is the batch: at most max-batch
+  // times the other row dims (a planning bound; any count runs correctly).
+  if (g.dynamicM && maxBatch > 0 && x.getRank() >= 2 &&
+      llvm::count_if(x.getShape(), ShapedType::isDynamic) == 1 &&
+      x.isDynamicDim(0)) {
+    int64_t rows = maxBatch;
+    for (int64_t d : x.getShape().drop_front().drop_back())
+      rows *= d;
+    if (rows < kPlannedRows) {
+      g.m = rows;
+      g.boundedM = true;
+    }
+  }
   g.outIn = op.getLayout() == mnemo::WeightLayout::OutIn;
   if (g.m == 0 || g.k == 0 || g.n == 0)
     return why = "empty tensor", failure();
@@ -224,19 +240,22 @@ void chooseSplitK(Gemm &g, int64_t smCount, int64_t splitK) {
 /// Why `op` keeps the generic path, or the GEMM to generate.
 FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
                         bool tma, int64_t smCount, int64_t splitK,
-                        int64_t sharedLimit, std::string &why) {
+                        int64_t maxBatch, int64_t sharedLimit,
+                        std::string &why) {
   Gemm g;
-  if (failed(describe(op, fusion, g, why)))
+  if (failed(describe(op, fusion, maxBatch, g, why)))
     return failure();
   chooseTiling(g, wgmma, tma, smCount, sharedLimit);
-  if (g.dynamicM) {
-    // The input's tensor map would need its row count when the plan runs,
-    // and the split count depends on the rows: cp.async, no split-K.
+  // The input's tensor map would need its row count when the plan runs:
+  // cp.async for dynamic rows. Split-K is chosen for the planned rows when
+  // they are the batch's bound (the partials and the reduction follow the
+  // real count); not for a prefill's unbounded rows.
+  if (g.dynamicM)
     g.tma = false;
+  if (g.dynamicM && !g.boundedM)
     g.stepsPerSplit = g.kSteps();
-  } else {
+  else
     chooseSplitK(g, smCount, splitK);
-  }
   if (g.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   // What the emitter relies on: whole rounds of A chunks (register path,
@@ -787,19 +806,26 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
 
 /// The split-K reduction: one thread per output element sums the f32
 /// partials [splits, M, N], adds the bias and stores the result type.
+/// `rowCount` is M when it is dynamic (else null): the grid follows it.
 void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
-                Value bias, Value y) {
+                Value bias, Value y, Value rowCount) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   int64_t threads = 256, total = g.m * g.n;
+  Value count = rowCount ? arith::MulIOp::create(b, rowCount, c(g.n))
+                         : c(total);
+  Value blocks =
+      rowCount ? arith::CeilDivSIOp::create(b, count, c(threads)) : Value();
   auto launch = createKernelLaunch(
       b, "linear_reduce", {(total + threads - 1) / threads, 1, 1}, threads, 0);
+  if (blocks)
+    launch.getGridSizeXMutable().assign(blocks);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(launch.getBody().front().getTerminator());
   Value i = arith::AddIOp::create(
       b, arith::MulIOp::create(b, launch.getBlockIds().x, c(threads)),
       launch.getThreadIds().x);
   auto inRange = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, c(total)),
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, count),
       /*withElseRegion=*/false);
   b.setInsertionPoint(inRange.thenBlock()->getTerminator());
   Value row = arith::DivUIOp::create(b, i, c(g.n));
@@ -863,7 +889,11 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
   Value partials;
   if (g.splits > 1)
     partials = memref::AllocOp::create(
-        b, MemRefType::get({g.splits, g.m, g.n}, b.getF32Type()),
+        b,
+        MemRefType::get({g.splits, g.dynamicM ? ShapedType::kDynamic : g.m,
+                         g.n},
+                        b.getF32Type()),
+        g.dynamicM ? ValueRange{rowCount} : ValueRange{},
         b.getI64IntegerAttr(64));
 
   // TMA: boxes of 64 K columns (the 128B swizzle), block-m rows of the
@@ -898,7 +928,7 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
       emitter.emit(launch, x, w, bias, y);
   }
   if (partials)
-    emitReduce(b, g, partials, bias, y);
+    emitReduce(b, g, partials, bias, y, rowCount);
   Value result = bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);
@@ -945,7 +975,7 @@ struct LinearKernelPass
       Fusion fusion = fusionOf(op);
       FailureOr<Gemm> g =
           analyze(op, fusion, gpu->warpgroupMma && useWgmma, useTma, smCount,
-                  splitK, sharedBytesLimit, why);
+                  splitK, maxBatch, sharedBytesLimit, why);
       if (succeeded(g))
         rewrite(op, *g, fusion);
       else if (report)

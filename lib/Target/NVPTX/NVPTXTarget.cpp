@@ -37,7 +37,8 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
                                        TargetInfo info)
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
-void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
+void NVPTXTargetBackend::buildKernelSelectionPipeline(
+    OpPassManager &pm, int64_t maxBatch) const {
   const ChipInfo &info = *lookupChip(chip);
   AttentionKernelPassOptions options;
   options.chip = chip;
@@ -49,6 +50,7 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm) const {
   // block may take holds its stages.
   linear.sharedBytesLimit = info.gemmSharedBytes;
   linear.smCount = info.multiprocessors;
+  linear.maxBatch = maxBatch;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
 }
 

@@ -1,5 +1,6 @@
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="report=true" --canonicalize --cse --verify-diagnostics | FileCheck %s
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="split-k=3" --canonicalize --cse | FileCheck %s --check-prefix=SPLIT3
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="max-batch=2" --canonicalize --cse | FileCheck %s --check-prefix=MAXB
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="shared-bytes-limit=16384 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=SM90
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a tma=false shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=NOTMA
@@ -114,6 +115,32 @@ func.func @in_out_128(%x: tensor<1500x520xbf16>, %w: tensor<520x1536xbf16>) -> t
 func.func @decode_split(%x: tensor<2x1x1032xf16>, %w: tensor<264x1032xf16>, %b: tensor<264xbf16>) -> tensor<2x1x264xf16> {
   %r = mnemo.linear %x, %w layout(out_in) bias(%b : tensor<264xbf16>) : tensor<2x1x1032xf16>, tensor<264x1032xf16> -> tensor<2x1x264xf16>
   return %r : tensor<2x1x264xf16>
+}
+
+// A decode step's [B, 1, K] with a dynamic batch: planned for the largest
+// batch when it is known (max-batch=2: one 16-row block, 64-column tiles,
+// K split in 4), the partials and the reduction's grid following the real
+// batch; without it, planned for a prefill's rows (128 x 64 tiles, no
+// split).
+// CHECK-LABEL: func.func @decode_dynamic_batch
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %{{.*}}, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128,
+// CHECK-NOT: linear_reduce
+// MAXB-LABEL: func.func @decode_dynamic_batch
+// MAXB: %[[B:.*]] = memref.dim %{{.*}}, %c0 : memref<?x1032xf16>
+// MAXB: %[[PART:.*]] = memref.alloc(%[[B]]) {alignment = 64 : i64} : memref<4x?x264xf32>
+// MAXB: %[[ROWTILES:.*]] = arith.ceildivsi %[[B]], %c16
+// MAXB: gpu.launch blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %[[ROWTILES]], {{.*}} = %c4) threads({{.*}}) in ({{.*}} = %c128,
+// MAXB-SAME: function(@linear_mma)
+// MAXB: vector.store {{.*}}, %[[PART]][{{.*}}] {{.*}} : memref<4x?x264xf32>, vector<2xf32>
+// MAXB: %[[COUNT:.*]] = arith.muli %[[B]], %c264
+// MAXB: %[[BLOCKS:.*]] = arith.ceildivsi %[[COUNT]], %c256
+// MAXB: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// MAXB-SAME: function(@linear_reduce)
+// MAXB: arith.cmpi ult, %{{.*}}, %[[COUNT]]
+// MAXB-COUNT-4: memref.load %[[PART]]
+func.func @decode_dynamic_batch(%x: tensor<?x1x1032xf16>, %w: tensor<264x1032xf16>) -> tensor<?x1x264xf16> {
+  %r = mnemo.linear %x, %w layout(out_in) : tensor<?x1x1032xf16>, tensor<264x1032xf16> -> tensor<?x1x264xf16>
+  return %r : tensor<?x1x264xf16>
 }
 
 // What keeps the generic path, and why.

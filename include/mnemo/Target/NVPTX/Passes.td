@@ -133,6 +133,10 @@ def LinearKernelPass
     Option<"splitK", "split-k", "int64_t", "0",
            "K ranges per output tile (0: automatic, from sm-count; at most "
            "64 and the number of K steps)">,
+    Option<"maxBatch", "max-batch", "int64_t", "0",
+           "Largest batch at run time (0: unknown): a GEMM whose only "
+           "dynamic dim is its input's first (a decode step's [B, 1, K]) is "
+           "tiled and split for that many rows">,
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
            "Largest dynamic shared memory a block may use">,
     Option<"report", "report", "bool", "false",
