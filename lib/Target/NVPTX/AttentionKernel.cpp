@@ -22,6 +22,8 @@
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "mnemo/Target/NVPTX/Chips.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 #include <cmath>
 #include <functional>
 
@@ -1109,6 +1111,68 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
       rope.op->erase();
 }
 
+/// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
+/// f16 artifact), or null when they have none or several.
+Type sixteenBitWeightType(func::FuncOp func) {
+  Type found;
+  bool mixed = false;
+  func.walk([&](mnemo::LinearOp op) {
+    Type t = cast<RankedTensorType>(op.getWeight().getType()).getElementType();
+    if (!t.isBF16() && !t.isF16())
+      mixed = true;
+    else if (found && found != t)
+      mixed = true;
+    found = t;
+  });
+  return mixed ? Type() : found;
+}
+
+/// `v` with element type `type`: a linalg.generic of arith.truncf or extf.
+Value convertElements(OpBuilder &b, Location loc, Value v, Type type) {
+  auto t = cast<RankedTensorType>(v.getType());
+  bool narrow = type.getIntOrFloatBitWidth() < t.getElementTypeBitWidth();
+  Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, v),
+                                       type);
+  AffineMap id = b.getMultiDimIdentityMap(t.getRank());
+  SmallVector<utils::IteratorType> parallel(t.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{v},
+             ValueRange{init}, ArrayRef<AffineMap>{id, id}, parallel,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value x = narrow ? Value(arith::TruncFOp::create(
+                                      nb, nl, type, args[0]))
+                                : Value(arith::ExtFOp::create(nb, nl, type,
+                                                              args[0]));
+               linalg::YieldOp::create(nb, nl, x);
+             })
+      .getResult(0);
+}
+
+/// An f32 attention of a 16-bit artifact as one in `elem`: Q, K and V
+/// rounded, the result widened back. Returns the new op (or `op` when it
+/// is not all f32 or has an additive mask, which the kernel does not take).
+mnemo::AttentionOp roundToWeightType(mnemo::AttentionOp op, Type elem) {
+  auto f32 = [](Value v) {
+    return v && cast<RankedTensorType>(v.getType()).getElementType().isF32();
+  };
+  if (!elem || op.getMask() || !f32(op.getQuery()) || !f32(op.getKey()) ||
+      !f32(op.getValue()) || !f32(op.getResult()))
+    return op;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IRMapping map;
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
+    map.map(operand, convertElements(b, loc, operand, elem));
+  Operation *rounded = b.clone(*op, map);
+  Value result = rounded->getResult(0);
+  result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
+  op.getResult().replaceAllUsesWith(
+      convertElements(b, loc, result, b.getF32Type()));
+  op.erase();
+  return cast<mnemo::AttentionOp>(rounded);
+}
+
 struct AttentionKernelPass
     : mnemo::impl::AttentionKernelPassBase<AttentionKernelPass> {
   using Base::Base;
@@ -1134,8 +1198,49 @@ struct AttentionKernelPass
     }
     SmallVector<mnemo::AttentionOp> ops;
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
+    Type weightType =
+        roundF32 ? sixteenBitWeightType(getOperation()) : Type();
     for (mnemo::AttentionOp op : ops) {
       std::string why;
+      if (weightType) {
+        // Only when the kernel then takes it: else the op stays as it was.
+        mnemo::AttentionOp rounded = roundToWeightType(op, weightType);
+        if (rounded != op &&
+            failed(analyze(rounded, blockQ, blockKV, gpu->warpgroupMma,
+                           useTma, splitKV, smCount, sharedBytesLimit,
+                           why))) {
+          // Undo: the f32 op on the tiled path.
+          OpBuilder b(rounded);
+          IRMapping map;
+          for (Value operand : rounded->getOperands())
+            if (auto narrow = operand.getDefiningOp<linalg::GenericOp>())
+              map.map(operand, narrow.getDpsInputs()[0]);
+          Operation *original = b.clone(*rounded, map);
+          Value result = original->getResult(0);
+          result.setType(cast<RankedTensorType>(result.getType())
+                             .clone(b.getF32Type()));
+          auto widen = cast<linalg::GenericOp>(*rounded->getUsers().begin());
+          widen.getResult(0).replaceAllUsesWith(result);
+          Operation *widenInit = widen.getDpsInits()[0].getDefiningOp();
+          widen.erase();
+          widenInit->erase();
+          // The widening's sizes read the rounded result.
+          rounded->getResult(0).replaceAllUsesWith(result);
+          SmallVector<Value> operands(rounded->getOperands());
+          rounded.erase();
+          for (Value v : operands)
+            if (auto narrow = v.getDefiningOp<linalg::GenericOp>();
+                narrow && narrow->use_empty()) {
+              Operation *init = narrow.getDpsInits()[0].getDefiningOp();
+              narrow.erase();
+              init->erase();
+            }
+          op = cast<mnemo::AttentionOp>(original);
+          why.clear();
+        } else {
+          op = rounded;
+        }
+      }
       FailureOr<Problem> p = analyze(op, blockQ, blockKV, gpu->warpgroupMma, useTma,
                                       splitKV, smCount, sharedBytesLimit, why);
       if (failed(p)) {

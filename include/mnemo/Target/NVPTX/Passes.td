@@ -38,10 +38,19 @@ def AttentionKernelPass
     Tensors enter through `bufferization.to_buffer` and the result leaves
     through `bufferization.to_tensor` of a new buffer, so bufferization
     sees no tensor op of its own.
+
+    With `round-f32` (the default), an f32 attention in a function whose
+    linear layers all have weights of one 16-bit type (a bf16 or f16
+    artifact: its activations are f32, its GEMMs round their f32 inputs to
+    the weights' type) computes the same way: Q, K and V are rounded to
+    that type, the kernel runs, and its result is widened back to f32.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_80\"",
            "The GPU: sm_90a uses warpgroup MMA (wgmma) where shapes allow">,
+    Option<"roundF32", "round-f32", "bool", "true",
+           "Round an f32 attention to the 16-bit type of the function's "
+           "linear weights, when they have one, and run the kernel">,
     Option<"useTma", "tma", "bool", "true",
            "On sm_90a, load tiles with TMA and mbarriers (else cp.async)">,
     Option<"blockQ", "block-q", "int64_t", "64",
