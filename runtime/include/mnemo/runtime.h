@@ -401,8 +401,9 @@ int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
  * live) returns an error naming the sequence and leaves every sequence as
  * it was. One thread at a time uses a generator, as a session; it may use
  * several threads for each step (mnemo_generator_set_threads). The pools
- * live in host memory; on a CUDA device each step copies them to the
- * device and back (device-resident pools are to come).
+ * live in host memory on the CPU, and in device memory on a CUDA device
+ * (allocated once, never copied to the host: both steps update them in
+ * place there).
  *===------------------------------------------------------------------===*/
 
 typedef struct mnemo_generator_s mnemo_generator_t;
