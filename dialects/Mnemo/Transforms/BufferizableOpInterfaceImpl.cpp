@@ -128,9 +128,27 @@ struct KVCacheWriteOpInterface
         memref::LoadOp::create(rewriter, loc, *table,
                                ValueRange{bi, logical}));
     Type f32 = rewriter.getF32Type();
-    scf::ForOp::create(
-        rewriter, loc, c(0), c(heads), c(1), ValueRange{},
-        [&](OpBuilder &b, Location l, Value h, ValueRange) {
+    // A parallel loop over the token's heads (with an FP8 cache: its values
+    // go through one head's scale), and over their values too without one:
+    // on the GPU the token's block spreads it over its threads.
+    if (!scales) {
+      scf::ParallelOp::create(
+          rewriter, loc, ValueRange{c(0), c(0)}, ValueRange{c(heads), c(dim)},
+          ValueRange{c(1), c(1)},
+          [&](OpBuilder &b, Location l, ValueRange hd) {
+            Value v = memref::LoadOp::create(b, l, *x,
+                                             ValueRange{bi, hd[0], si, hd[1]});
+            memref::StoreOp::create(b, l, castFloat(b, l, v, stored), *pool,
+                                    ValueRange{pageIndex, hd[0], row, hd[1]});
+          });
+      SmallVector<Value> results = {*pool};
+      replaceOpWithBufferizedValues(rewriter, write, results);
+      return success();
+    }
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{c(0)}, ValueRange{c(heads)}, ValueRange{c(1)},
+        [&](OpBuilder &b, Location l, ValueRange hs) {
+          Value h = hs[0];
           auto load = [&](OpBuilder &nb, Value d) {
             return memref::LoadOp::create(nb, l, *x, ValueRange{bi, h, si, d})
                 .getResult();
@@ -171,7 +189,6 @@ struct KVCacheWriteOpInterface
                                         ValueRange{pageIndex, h, row, d});
                 scf::YieldOp::create(nb, nl);
               });
-          scf::YieldOp::create(b, l);
         });
     SmallVector<Value> results = {*pool};
     if (scales)

@@ -3,7 +3,8 @@
 // mnemo.kv_cache_write bufferizes in place into its pool as a parallel loop
 // over the new tokens: a token at position p >= 0 (padding, -1, is
 // skipped) stores each head's values, rounded to bf16, at row p % 4 of page
-// table[b, p / 4]. A writable pool (an argument the generation step updates
+// table[b, p / 4], a parallel loop over its heads and values (on the GPU
+// the token's block spreads it over its threads). A writable pool (an argument the generation step updates
 // in place) is written directly: no allocation, no copy.
 // CHECK-LABEL: func.func @write_in_place
 // CHECK-SAME: (%[[NEW:.*]]: memref<?x2x?x32xf32{{.*}}>, %[[POOL:.*]]: memref<10x2x4x32xbf16{{.*}}>, %[[POS:.*]]: memref<?x?xi64{{.*}}>, %[[TABLE:.*]]: memref<?x?xi32{{.*}}>)
@@ -18,8 +19,7 @@
 // CHECK: %[[ROW:.*]] = arith.remui %[[I]], %c4
 // CHECK: %[[ENTRY:.*]] = memref.load %[[TABLE]][%[[B]], %[[LOGICAL]]]
 // CHECK: %[[PAGE:.*]] = arith.index_cast %[[ENTRY]] : i32 to index
-// CHECK: scf.for %[[H:.*]] = %c0 to %c2
-// CHECK: scf.for %[[D:.*]] = %c0 to %c32
+// CHECK: scf.parallel (%[[H:.*]], %[[D:.*]]) = (%c0, %c0) to (%c2, %c32)
 // CHECK: %[[X:.*]] = memref.load %[[NEW]][%[[B]], %[[H]], %[[S]], %[[D]]]
 // CHECK: %[[R:.*]] = arith.truncf %[[X]] : f32 to bf16
 // CHECK: memref.store %[[R]], %[[POOL]][%[[PAGE]], %[[H]], %[[ROW]], %[[D]]]
@@ -55,7 +55,7 @@ func.func @write_copy(%new: tensor<?x2x?x32xf32>,
 // CHECK-LABEL: func.func @write_fp8
 // CHECK: scf.forall
 // CHECK: scf.if
-// CHECK: scf.for %[[H:.*]] = %c0 to %c2
+// CHECK: scf.parallel (%[[H:.*]]) = (%c0) to (%c2)
 // CHECK: %[[AMAX:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32)
 // CHECK: math.absf
 // CHECK: arith.maximumf
