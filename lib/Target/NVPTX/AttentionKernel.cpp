@@ -1149,28 +1149,48 @@ Value convertElements(OpBuilder &b, Location loc, Value v, Type type) {
       .getResult(0);
 }
 
-/// An f32 attention of a 16-bit artifact as one in `elem`: Q, K and V
-/// rounded, the result widened back. Returns the new op (or `op` when it
-/// is not all f32 or has an additive mask, which the kernel does not take).
-mnemo::AttentionOp roundToWeightType(mnemo::AttentionOp op, Type elem) {
+/// Erases the conversion `generic` and its init.
+void eraseConversion(linalg::GenericOp generic) {
+  Operation *init = generic.getDpsInits()[0].getDefiningOp();
+  generic.erase();
+  init->erase();
+}
+
+/// An f32 attention of a 16-bit artifact as one in `elem` (Q, K and V
+/// rounded, the result widened back) when `takes` accepts the rounded op;
+/// else `op`, unchanged (also when it is not all f32, or has an additive
+/// mask, which the kernel does not take).
+mnemo::AttentionOp
+roundToWeightType(mnemo::AttentionOp op, Type elem,
+                  function_ref<bool(mnemo::AttentionOp)> takes) {
   auto f32 = [](Value v) {
-    return v && cast<RankedTensorType>(v.getType()).getElementType().isF32();
+    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
   };
-  if (!elem || op.getMask() || !f32(op.getQuery()) || !f32(op.getKey()) ||
+  if (op.getMask() || !f32(op.getQuery()) || !f32(op.getKey()) ||
       !f32(op.getValue()) || !f32(op.getResult()))
     return op;
   OpBuilder b(op);
   Location loc = op.getLoc();
   IRMapping map;
-  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
-    map.map(operand, convertElements(b, loc, operand, elem));
-  Operation *rounded = b.clone(*op, map);
-  Value result = rounded->getResult(0);
+  SmallVector<linalg::GenericOp> narrow;
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
+    Value rounded = convertElements(b, loc, operand, elem);
+    narrow.push_back(rounded.getDefiningOp<linalg::GenericOp>());
+    map.map(operand, rounded);
+  }
+  auto rounded = cast<mnemo::AttentionOp>(b.clone(*op, map));
+  Value result = rounded.getResult();
   result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
+  if (!takes(rounded)) {
+    rounded.erase();
+    for (linalg::GenericOp n : narrow)
+      eraseConversion(n);
+    return op;
+  }
   op.getResult().replaceAllUsesWith(
       convertElements(b, loc, result, b.getF32Type()));
   op.erase();
-  return cast<mnemo::AttentionOp>(rounded);
+  return rounded;
 }
 
 struct AttentionKernelPass
@@ -1202,45 +1222,13 @@ struct AttentionKernelPass
         roundF32 ? sixteenBitWeightType(getOperation()) : Type();
     for (mnemo::AttentionOp op : ops) {
       std::string why;
-      if (weightType) {
-        // Only when the kernel then takes it: else the op stays as it was.
-        mnemo::AttentionOp rounded = roundToWeightType(op, weightType);
-        if (rounded != op &&
-            failed(analyze(rounded, blockQ, blockKV, gpu->warpgroupMma,
-                           useTma, splitKV, smCount, sharedBytesLimit,
-                           why))) {
-          // Undo: the f32 op on the tiled path.
-          OpBuilder b(rounded);
-          IRMapping map;
-          for (Value operand : rounded->getOperands())
-            if (auto narrow = operand.getDefiningOp<linalg::GenericOp>())
-              map.map(operand, narrow.getDpsInputs()[0]);
-          Operation *original = b.clone(*rounded, map);
-          Value result = original->getResult(0);
-          result.setType(cast<RankedTensorType>(result.getType())
-                             .clone(b.getF32Type()));
-          auto widen = cast<linalg::GenericOp>(*rounded->getUsers().begin());
-          widen.getResult(0).replaceAllUsesWith(result);
-          Operation *widenInit = widen.getDpsInits()[0].getDefiningOp();
-          widen.erase();
-          widenInit->erase();
-          // The widening's sizes read the rounded result.
-          rounded->getResult(0).replaceAllUsesWith(result);
-          SmallVector<Value> operands(rounded->getOperands());
-          rounded.erase();
-          for (Value v : operands)
-            if (auto narrow = v.getDefiningOp<linalg::GenericOp>();
-                narrow && narrow->use_empty()) {
-              Operation *init = narrow.getDpsInits()[0].getDefiningOp();
-              narrow.erase();
-              init->erase();
-            }
-          op = cast<mnemo::AttentionOp>(original);
-          why.clear();
-        } else {
-          op = rounded;
-        }
-      }
+      if (weightType)
+        op = roundToWeightType(op, weightType, [&](mnemo::AttentionOp r) {
+          std::string ignored;
+          return succeeded(analyze(r, blockQ, blockKV, gpu->warpgroupMma,
+                                   useTma, splitKV, smCount, sharedBytesLimit,
+                                   ignored));
+        });
       FailureOr<Problem> p = analyze(op, blockQ, blockKV, gpu->warpgroupMma, useTma,
                                       splitKV, smCount, sharedBytesLimit, why);
       if (failed(p)) {
