@@ -30,9 +30,7 @@ void mnemo::buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout) {
 
 void mnemo::buildTilingPipeline(OpPassManager &pm,
                                 const TilingOptions &options) {
-  // MLA and paged attention become mnemo.attention (plus projections, or a
-  // gather of the pages) that is tiled below.
-  pm.addPass(mnemo::createDecomposePagedCachePass());
+  // MLA becomes mnemo.attention (plus projections) that is tiled below.
   mnemo::DecomposeMLAPassOptions mla;
   mla.form = options.mlaForm;
   pm.addPass(mnemo::createDecomposeMLAPass(mla));
@@ -49,6 +47,10 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   pm.addPass(mnemo::createGenerateConcatsPass());
   if (options.selectKernels)
     options.selectKernels(pm);
+  // A paged attention no kernel took becomes a gather of its pages and a
+  // mnemo.attention, tiled below.
+  pm.addPass(mnemo::createDecomposePagedCachePass());
+  pm.addPass(createCanonicalizerPass());
   if (options.tileAttention) {
     mnemo::TileAttentionPassOptions tile;
     tile.blockQ = options.blockQ;

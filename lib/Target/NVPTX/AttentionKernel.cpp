@@ -45,6 +45,11 @@ struct Problem {
   Type elem;                       // bf16 or f16
   int64_t batch, hq, hkv, sq, skv, d, dv;
   bool dynamic = false;            // batch, sq or skv known at run time only
+  /// mnemo.paged_attention: K and V are page pools [Pages, Hkv, P, d]
+  /// read through the block table, each sequence has its own length and
+  /// query positions (always dynamic; skv is the table's capacity).
+  bool paged = false;
+  int64_t pageSize = 0;            // P
   int64_t group;                   // query heads per KV head
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
@@ -78,50 +83,13 @@ struct Problem {
   int64_t sharedBytes() const { return barrierOffset() + (tma ? 16 : 0); }
 };
 
-/// Why `op` keeps the tiled path, or the problem to generate.
-FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
-                           int64_t blockKV, bool wgmma, bool tma,
-                           int64_t splitKV, int64_t smCount,
-                           int64_t sharedLimit,
-                           std::string &why) {
-  auto q = cast<RankedTensorType>(op.getQuery().getType());
-  auto k = cast<RankedTensorType>(op.getKey().getType());
-  auto v = cast<RankedTensorType>(op.getValue().getType());
-  auto r = cast<RankedTensorType>(op.getResult().getType());
-  Type elem = q.getElementType();
-  if (!elem.isBF16() && !elem.isF16())
-    return why = "element type is not bf16 or f16", failure();
-  if (k.getElementType() != elem || v.getElementType() != elem ||
-      r.getElementType() != elem)
-    return why = "Q, K, V and result differ in element type", failure();
-  // Batch and sequence lengths may be dynamic; head counts and head dims
-  // are static (the op's verifier).
-  if (op.getMask())
-    return why = "additive mask", failure();
-  if (Value sink = op.getSink()) {
-    auto t = cast<RankedTensorType>(sink.getType());
-    if (!t.hasStaticShape() || t.getElementTypeBitWidth() > 32)
-      return why = "sink of dynamic shape or wider than f32", failure();
-  }
-  if ((q.hasStaticShape() && q.getNumElements() == 0) ||
-      (k.hasStaticShape() && k.getNumElements() == 0))
-    return why = "empty tensor", failure();
-  // Without a softcap the scale is folded into the exponent after the row
-  // maximum, which needs scale > 0.
-  if (op.getEffectiveScale() <= 0 && !op.getSoftcapValue())
-    return why = "non-positive scale", failure();
-  Problem p;
-  p.elem = elem;
-  p.batch = q.getDimSize(0);
-  p.hq = q.getDimSize(1);
-  p.sq = q.getDimSize(2);
-  p.d = q.getDimSize(3);
-  p.hkv = k.getDimSize(1);
-  p.skv = k.getDimSize(2);
-  p.dv = v.getDimSize(3);
-  p.dynamic = !q.hasStaticShape() || !k.hasStaticShape() ||
-              !v.hasStaticShape();
-  p.group = op.getGroupSize();
+/// The tile configuration both ops share, from the facts `analyze` filled
+/// in (element type, sizes, group); fails with `why` when the kernel cannot
+/// take them.
+LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
+                        bool wgmma, bool tma, int64_t splitKV,
+                        int64_t smCount, int64_t sharedLimit,
+                        std::string &why) {
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
   // Q fragments (mma.sync) and O accumulators live in registers.
@@ -147,7 +115,64 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   p.rowsPerHead = p.blockQ / p.group;
   p.splitKV = splitKV;
   p.smCount = smCount;
+  return success();
+}
+
+/// Checks a sink operand the kernel reads: static, at most 32 bits.
+LogicalResult checkSink(Value sink, std::string &why) {
+  if (!sink)
+    return success();
+  auto t = cast<RankedTensorType>(sink.getType());
+  if (!t.hasStaticShape() || t.getElementTypeBitWidth() > 32)
+    return why = "sink of dynamic shape or wider than f32", failure();
+  return success();
+}
+
+/// Why `op` keeps the tiled path, or the problem to generate.
+FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
+                           int64_t blockKV, bool wgmma, bool tma,
+                           int64_t splitKV, int64_t smCount,
+                           int64_t sharedLimit,
+                           std::string &why) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
+  auto r = cast<RankedTensorType>(op.getResult().getType());
+  Type elem = q.getElementType();
+  if (!elem.isBF16() && !elem.isF16())
+    return why = "element type is not bf16 or f16", failure();
+  if (k.getElementType() != elem || v.getElementType() != elem ||
+      r.getElementType() != elem)
+    return why = "Q, K, V and result differ in element type", failure();
+  // Batch and sequence lengths may be dynamic; head counts and head dims
+  // are static (the op's verifier).
+  if (op.getMask())
+    return why = "additive mask", failure();
+  if (failed(checkSink(op.getSink(), why)))
+    return failure();
+  if ((q.hasStaticShape() && q.getNumElements() == 0) ||
+      (k.hasStaticShape() && k.getNumElements() == 0))
+    return why = "empty tensor", failure();
+  // Without a softcap the scale is folded into the exponent after the row
+  // maximum, which needs scale > 0.
+  if (op.getEffectiveScale() <= 0 && !op.getSoftcapValue())
+    return why = "non-positive scale", failure();
+  Problem p;
+  p.elem = elem;
+  p.batch = q.getDimSize(0);
+  p.hq = q.getDimSize(1);
+  p.sq = q.getDimSize(2);
+  p.d = q.getDimSize(3);
+  p.hkv = k.getDimSize(1);
+  p.skv = k.getDimSize(2);
+  p.dv = v.getDimSize(3);
+  p.dynamic = !q.hasStaticShape() || !k.hasStaticShape() ||
+              !v.hasStaticShape();
+  p.group = op.getGroupSize();
   p.window = op.getWindowSize();
+  if (failed(configure(p, blockQ, blockKV, wgmma, tma, splitKV, smCount,
+                       sharedLimit, why)))
+    return failure();
   // RoPE on the tiles: a block loads its Q tile once, but each K tile once
   // per query tile, so K's rotation joins the kernel only where there is
   // one query tile (every block would otherwise rotate the same tile).
@@ -173,6 +198,61 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   return p;
 }
 
+/// Why a paged attention keeps the decomposition, or the problem to
+/// generate. Its queries have the pools' 16-bit type here (the pass rounds
+/// an f32 query first); pages are gathered by cp.async, not TMA.
+FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
+                           int64_t blockKV, bool wgmma, int64_t splitKV,
+                           int64_t smCount, int64_t sharedLimit,
+                           std::string &why) {
+  RankedTensorType q = op.getQuery().getType(),
+                   k = op.getKeyPool().getType(),
+                   v = op.getValuePool().getType(),
+                   r = op.getResult().getType();
+  Type elem = k.getElementType();
+  if (!elem.isBF16() && !elem.isF16())
+    return why = "pools hold neither bf16 nor f16", failure();
+  if (q.getElementType() != elem || v.getElementType() != elem ||
+      r.getElementType() != elem)
+    return why = "query, pools and result differ in element type",
+           failure();
+  if (failed(checkSink(op.getSink(), why)))
+    return failure();
+  double scale =
+      op.getScaleAttr()
+          ? op.getScaleAttr().getValueAsDouble()
+          : 1.0 / std::sqrt(static_cast<double>(q.getDimSize(3)));
+  std::optional<double> softcap;
+  if (FloatAttr cap = op.getSoftcapAttr())
+    softcap = cap.getValueAsDouble();
+  if (scale <= 0 && !softcap)
+    return why = "non-positive scale", failure();
+  if (k.getDimSize(0) == 0 || op.getBlockTable().getType().getDimSize(1) == 0)
+    return why = "empty pool or block table", failure();
+  Problem p;
+  p.paged = true;
+  p.dynamic = true;
+  p.pageSize = op.getPageSize();
+  p.elem = elem;
+  p.batch = q.getDimSize(0);
+  p.hq = q.getDimSize(1);
+  p.sq = q.getDimSize(2);
+  p.d = q.getDimSize(3);
+  p.hkv = k.getDimSize(1);
+  p.skv = ShapedType::kDynamic;
+  p.dv = v.getDimSize(3);
+  p.group = op.getGroupSize();
+  if (IntegerAttr w = op.getWindowAttr())
+    p.window = w.getInt();
+  if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
+                       smCount, sharedLimit, why)))
+    return failure();
+  p.scale = scale;
+  p.softcap = softcap;
+  p.causal = op.getCausal();
+  return p;
+}
+
 /// The problem's run-time sizes as host index values (constants where
 /// static), which a dynamic kernel takes as arguments.
 struct Sizes {
@@ -181,15 +261,16 @@ struct Sizes {
   Value splits;         // KV ranges per query tile
 };
 
-/// Computes `Sizes` of buffers `q` and `k` before the launch, folding what
-/// is static, and sets `p.splits` (kDynamic when known at run time only).
+/// Computes `Sizes` of buffer `q` and `skv` keys (an index: K's length, or
+/// a paged cache's capacity) before the launch, folding what is static, and
+/// sets `p.splits` (kDynamic when known at run time only).
 ///
 /// Flash-decoding: when there are fewer blocks than multiprocessors, each
 /// query tile's KV range is split over enough blocks for about two per
 /// multiprocessor (at least 2 KV tiles each, at most 64 splits) and a
 /// second kernel combines their partial results. A window bounds the range
 /// a block sees. grid.z is batch x splits, at most 65535.
-Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value k) {
+Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   auto dim = [&](Value m, int64_t d) {
     return b.createOrFold<memref::DimOp>(m, c(d));
@@ -209,7 +290,7 @@ Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value k) {
   Sizes s;
   s.batch = dim(q, 0);
   s.sq = dim(q, 2);
-  s.skv = dim(k, 2);
+  s.skv = skv;
   s.queryTiles = ceilDiv(s.sq, c(p.rowsPerHead));
   Value blocks = mul(mul(s.queryTiles, c(p.hkv)), s.batch);
   Value visible = s.skv;
@@ -229,7 +310,10 @@ Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value k) {
                                           c(65535), max(s.batch, c(1)))));
   s.splits = min(max(splits, c(1)), most);
   std::optional<int64_t> known = getConstantIntValue(s.splits);
-  p.splits = known && !p.dynamic ? *known : ShapedType::kDynamic;
+  // A dynamic problem whose split count folds to 1 (a paged attention of
+  // a static batch with enough blocks) needs no partials nor combine.
+  p.splits = known && (!p.dynamic || *known == 1) ? *known
+                                                  : ShapedType::kDynamic;
   return s;
 }
 
@@ -258,6 +342,9 @@ public:
   /// their log2-sum-exp [splits, B, Hq, Sq] that `emit` writes instead of
   /// `out`.
   Value part, lse;
+  /// A paged attention's block table [B, MaxPages], context lengths [B]
+  /// and query positions [B, Sq]; K and V are then its page pools.
+  Value table, lens, qpos;
 
 private:
   /// The emission's stages: shared memory, thread and block coordinates
@@ -288,7 +375,14 @@ private:
   /// The sequence lengths and split count: constants made here when
   /// static, else the host values the kernel takes as arguments.
   Value sq() { return p.dynamic ? n.sq : idx(p.sq); }
-  Value skv() { return p.dynamic ? n.skv : idx(p.skv); }
+  Value skv() {
+    return p.paged ? len : p.dynamic ? n.skv : idx(p.skv);
+  }
+  /// A paged attention's query position of row `r` (-1: padding).
+  Value rowPosition(Value r);
+  /// The smallest non-negative and the largest query position of the
+  /// block's rows (a paged attention's; no row: 2^62 and -1).
+  std::pair<Value, Value> positionRange();
   Value splits() { return p.dynamic ? n.splits : idx(p.splits); }
 
   /// Applies `rope` to the tile `t` in shared memory; row r of the tile is
@@ -353,6 +447,7 @@ private:
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
+  Value len; // a paged attention's context length of this block's sequence
   Value rowA, rowB, posA, posB;
   Value k, v;       // global K and V (cp.async staging)
   Value tLo, tHi;   // the block's KV tiles [tLo, tHi)
@@ -630,15 +725,29 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   }
   headBase = mul(kvHead, p.group);
   q0 = mul(qBlock, p.rowsPerHead);
-  qOff = qOffset ? qOffset : idx(0);
-  firstPos = add(q0, qOff);
-  Value lastQuery = sub(
-      arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), sq()), idx(1));
-  lastPos = add(lastQuery, qOff);
   rowA = add(mul(warp, 16), quadRow);
   rowB = add(rowA, idx(8));
-  posA = add(rowQuery(rowA), qOff);
-  posB = add(rowQuery(rowB), qOff);
+  if (p.paged) {
+    // The sequence's own length (clamped to the table's capacity) and
+    // query positions.
+    Value l = arith::IndexCastOp::create(
+        b, b.getIndexType(),
+        memref::LoadOp::create(b, lens, ValueRange{batch}));
+    len = arith::MaxSIOp::create(b, arith::MinSIOp::create(b, l, n.skv),
+                                 idx(0));
+    std::tie(firstPos, lastPos) = positionRange();
+    posA = rowPosition(rowA);
+    posB = rowPosition(rowB);
+  } else {
+    qOff = qOffset ? qOffset : idx(0);
+    firstPos = add(q0, qOff);
+    Value lastQuery =
+        sub(arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), sq()),
+            idx(1));
+    lastPos = add(lastQuery, qOff);
+    posA = add(rowQuery(rowA), qOff);
+    posB = add(rowQuery(rowB), qOff);
+  }
 
   // KV tiles any row of the block can see.
   Value kvHi = skv();
@@ -661,10 +770,49 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
 
 std::function<RowSource(Value)> KernelEmitter::kvRow(Value memref,
                                                       Value kv0) {
+  if (p.paged)
+    return [this, memref, kv0](Value r) {
+      // Key t is row t % P of page table[b, t / P]; a key past the length
+      // reads no table entry the runtime filled, so its (zero-byte) copy
+      // names page 0.
+      Value key = add(kv0, r), valid = lt(key, skv());
+      Value slot = arith::MinUIOp::create(
+          b, div(key, p.pageSize),
+          sub(div(n.skv, p.pageSize), idx(1)));
+      Value page = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          memref::LoadOp::create(b, table, ValueRange{batch, slot}));
+      page = select(valid, page, idx(0));
+      return RowSource{memref, {page, kvHead, rem(key, p.pageSize)}, valid};
+    };
   return [this, memref, kv0](Value r) {
     Value key = add(kv0, r);
     return RowSource{memref, {batch, kvHead, key}, lt(key, skv())};
   };
+}
+
+Value KernelEmitter::rowPosition(Value r) {
+  Value i = arith::MinUIOp::create(b, rowQuery(r), sub(sq(), idx(1)));
+  return arith::IndexCastOp::create(
+      b, b.getIndexType(), memref::LoadOp::create(b, qpos, ValueRange{batch, i}));
+}
+
+std::pair<Value, Value> KernelEmitter::positionRange() {
+  Value end = arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), sq());
+  auto loop = scf::ForOp::create(
+      b, q0, end, idx(1), ValueRange{idx(int64_t(1) << 62), idx(-1)},
+      [&](OpBuilder &ob, Location loc, Value i, ValueRange range) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+        Value pos = arith::IndexCastOp::create(
+            b, b.getIndexType(),
+            memref::LoadOp::create(b, qpos, ValueRange{batch, i}));
+        Value lo = select(ge(pos, idx(0)),
+                          arith::MinSIOp::create(b, range[0], pos), range[0]);
+        Value hi = arith::MaxSIOp::create(b, range[1], pos);
+        scf::YieldOp::create(b, ValueRange{lo, hi});
+      });
+  return {loop.getResult(0), loop.getResult(1)};
 }
 
 SmallVector<Value> KernelEmitter::kvCoords(Value t) {
@@ -895,6 +1043,9 @@ void KernelEmitter::storeResults(ValueRange result, Value out) {
     Value l = quadReduce(result[oBlocks * 4 + 2 + h], /*isMax=*/false);
     Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l,
                                        cf(0.0));
+    // A paged attention's padding query (position -1) yields zeros.
+    if (p.paged)
+      seen = both(seen, ge(h ? posB : posA, idx(0)));
     Value inv = select(seen, arith::DivFOp::create(b, cf(1.0), l), cf(0.0));
     Value row = h ? rowB : rowA;
     ifThen(rowValid(row), [&] {
@@ -1021,21 +1172,25 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
                           ValueRange{batch, head, query, col});
 }
 
-/// Replaces `op` with buffers, the kernel launch and the result tensor.
-void rewrite(mnemo::AttentionOp op, Problem p) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
-  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
-  // A rope applied on the tiles: the kernel loads its input.
-  Value operands[2] = {op.getQuery(), op.getKey()};
-  for (int64_t i = 0; i < 2; ++i)
-    if (p.rope[i]) {
-      createRopeBuffers(b, p.rope[i]);
-      operands[i] = p.rope[i].input;
-    }
-  Value q = buffer(operands[0]), k = buffer(operands[1]),
-        v = buffer(op.getValue()), sink = buffer(op.getSink());
-  Sizes n = computeSizes(b, p, q, k);
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+/// The buffers a kernel reads: Q, K and V (a paged attention's pools),
+/// the sink and the query offset (may be null), and a paged attention's
+/// block table, context lengths and query positions.
+struct Buffers {
+  Value q, k, v, sink, qOffset;
+  Value table, lens, qpos;
+};
+
+/// The kernel launches over `in` before `b`'s insertion point; returns the
+/// result tensor of type `resultType`.
+Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
+                    RankedTensorType resultType) {
+  Value q = in.q, k = in.k, v = in.v;
+  Value skv = p.paged
+                  ? b.createOrFold<arith::MulIOp>(
+                        b.createOrFold<memref::DimOp>(in.table, 1),
+                        indexConstant(b, p.pageSize))
+                  : b.createOrFold<memref::DimOp>(k, 2);
+  Sizes n = computeSizes(b, p, q, skv);
   // The result is [B, Hq, Sq, Dv]: Q's batch and length.
   SmallVector<Value> outDims;
   if (resultType.isDynamicDim(0))
@@ -1098,17 +1253,56 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
     KernelEmitter emitter(b, p, n);
     emitter.part = part;
     emitter.lse = lse;
-    emitter.emit(launch, q, k, v, out, sink, op.getQOffset(), maps);
+    emitter.table = in.table;
+    emitter.lens = in.lens;
+    emitter.qpos = in.qpos;
+    emitter.emit(launch, q, k, v, out, in.sink, in.qOffset, maps);
   }
   if (p.splits != 1)
     emitCombine(b, p, n, part, lse, out);
-  Value result = bufferization::ToTensorOp::create(
-      b, resultType, out, /*restrict=*/true, /*writable=*/true);
-  op.replaceAllUsesWith(result);
+  return bufferization::ToTensorOp::create(b, resultType, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+/// Replaces `op` with buffers, the kernel launches and the result tensor.
+void rewrite(mnemo::AttentionOp op, Problem p) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
+  // A rope applied on the tiles: the kernel loads its input.
+  Value operands[2] = {op.getQuery(), op.getKey()};
+  for (int64_t i = 0; i < 2; ++i)
+    if (p.rope[i]) {
+      createRopeBuffers(b, p.rope[i]);
+      operands[i] = p.rope[i].input;
+    }
+  Buffers in;
+  in.q = buffer(operands[0]);
+  in.k = buffer(operands[1]);
+  in.v = buffer(op.getValue());
+  in.sink = buffer(op.getSink());
+  in.qOffset = op.getQOffset();
+  op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
   for (const RopeOnLoad &rope : p.rope)
     if (rope)
       rope.op->erase();
+}
+
+/// Replaces a paged `op` with buffers, the kernel launches and the result.
+void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
+  Buffers in;
+  in.q = buffer(op.getQuery());
+  in.k = buffer(op.getKeyPool());
+  in.v = buffer(op.getValuePool());
+  in.sink = buffer(op.getSink());
+  in.table = buffer(op.getBlockTable());
+  in.lens = buffer(op.getContextLens());
+  in.qpos = buffer(op.getQPositions());
+  op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
+  op.erase();
 }
 
 /// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
@@ -1193,6 +1387,36 @@ roundToWeightType(mnemo::AttentionOp op, Type elem,
   return rounded;
 }
 
+/// A paged attention with an f32 query and result over 16-bit pools as one
+/// with the query rounded to the pools' type (the result widened back) when
+/// `takes` accepts it; else `op`, unchanged.
+mnemo::PagedAttentionOp
+roundQuery(mnemo::PagedAttentionOp op,
+           function_ref<bool(mnemo::PagedAttentionOp)> takes) {
+  Type elem = op.getKeyPool().getType().getElementType();
+  if ((!elem.isBF16() && !elem.isF16()) ||
+      !op.getQuery().getType().getElementType().isF32() ||
+      !op.getResult().getType().getElementType().isF32())
+    return op;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value rounded = convertElements(b, loc, op.getQuery(), elem);
+  IRMapping map;
+  map.map(op.getQuery(), rounded);
+  auto narrow = cast<mnemo::PagedAttentionOp>(b.clone(*op, map));
+  Value result = narrow.getResult();
+  result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
+  if (!takes(narrow)) {
+    narrow.erase();
+    eraseConversion(rounded.getDefiningOp<linalg::GenericOp>());
+    return op;
+  }
+  op.getResult().replaceAllUsesWith(
+      convertElements(b, loc, result, b.getF32Type()));
+  op.erase();
+  return narrow;
+}
+
 struct AttentionKernelPass
     : mnemo::impl::AttentionKernelPassBase<AttentionKernelPass> {
   using Base::Base;
@@ -1245,6 +1469,31 @@ struct AttentionKernelPass
             op.emitRemark("the rope of ")
                 << name << " stays a kernel: " << p->ropeWhy[i];
         }
+      rewrite(op, *p);
+    }
+
+    SmallVector<mnemo::PagedAttentionOp> paged;
+    getOperation()->walk(
+        [&](mnemo::PagedAttentionOp op) { paged.push_back(op); });
+    for (mnemo::PagedAttentionOp op : paged) {
+      auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
+        return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
+                       smCount, sharedBytesLimit, why);
+      };
+      if (roundF32)
+        op = roundQuery(op, [&](mnemo::PagedAttentionOp r) {
+          std::string ignored;
+          return succeeded(plan(r, ignored));
+        });
+      std::string why;
+      FailureOr<Problem> p = plan(op, why);
+      if (failed(p)) {
+        if (report)
+          op.emitRemark("keeps the paged decomposition: ") << why;
+        continue;
+      }
+      if (report)
+        op.emitRemark("reads its pages in the kernel");
       rewrite(op, *p);
     }
   }

@@ -11,7 +11,8 @@ include "mlir/Pass/PassBase.td"
 
 def AttentionKernelPass
     : Pass<"mnemo-gpu-attention-kernel", "::mlir::func::FuncOp"> {
-  let summary = "Replaces 16-bit mnemo.attention with a tensor-core kernel";
+  let summary = "Replaces 16-bit mnemo.attention and mnemo.paged_attention "
+                "with a tensor-core kernel";
   let description = [{
     Runs before `mnemo-tile-attention`. Each `mnemo.attention` whose Q, K, V
     and result are all bf16 or all f16, of static shape, with head dims
@@ -44,6 +45,19 @@ def AttentionKernelPass
     artifact: its activations are f32, its GEMMs round their f32 inputs to
     the weights' type) computes the same way: Q, K and V are rounded to
     that type, the kernel runs, and its result is widened back to f32.
+
+    A `mnemo.paged_attention` over bf16 or f16 pools (run before
+    `mnemo-decompose-paged-cache`) takes the same kernel with 64-row
+    blocks: a block's K and V rows are copied by `cp.async` straight from
+    their pages (key t of sequence b is row t % P of page
+    `block_table[b, t / P]`), each block reads its sequence's context
+    length and its rows' query positions, visits only the KV tiles they
+    can see (the length, causality and window), masks the rest, and gives
+    a padding query (position -1) zeros. Batch and lengths are known at
+    run time only, so split-KV (flash-decoding) is chosen at run time from
+    the table's capacity and each split covers its share of the sequence's
+    own tiles. With `round-f32`, an f32 query is rounded to the pools' type
+    and the result widened back.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_80\"",

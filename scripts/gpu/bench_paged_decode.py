@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Paged decode attention on the GPU: Mnemo's kernel against the copy bandwidth and the peers.
+
+Two phases, because mnemoc runs where LLVM is and the kernels run on a GPU:
+
+    python3 scripts/gpu/bench_paged_decode.py prepare OUT_DIR [--mnemoc build/bin/mnemoc]
+        [--target sm_90a] [--quick]
+
+writes, for every case, a static-shape `mnemo.paged_attention` model
+(CASE.mlir: bf16 query and pools, i32 block table), its artifact
+(CASE.mnemo) and launch plan (CASE.plan.json), and OUT_DIR/cases.json.
+
+    python3 scripts/gpu/bench_paged_decode.py run OUT_DIR [--out RESULTS_DIR]
+
+runs on the GPU machine (torch, CuPy). Every case first checks Mnemo's
+output row by row (each query row of each head, rowwise.py) against a
+float32 reference computed here from the same pages: each sequence's keys
+and values gathered through its block table, its own length, query
+positions, causality, window, softcap and sink applied as the op defines
+them. The "check" cases are the ragged ones (lengths that are not tile or
+page multiples, padding queries at position -1, several query tokens,
+windows, softcaps, sinks); the "speed" cases then time decode (one query
+token per sequence, every sequence at the context length) on pages
+scattered through the pool by a random permutation:
+
+  - Mnemo: the plan's kernels (the attention and, with split-KV, its
+    combine), on input sets whose block tables name disjoint pages of one
+    pool, rotated so that the pages read exceed 4x the L2 cache;
+  - the copy ceiling: a device-to-device copy of 2 GiB (bytes read and
+    written over its time);
+  - torch SDPA with the flash (FlashAttention-2) and cuDNN backends on the
+    same shapes with contiguous caches [B, Hkv, ctx, D] (`enable_gqa`).
+
+Bytes of a call = the pages' rows actually read (B x Hkv x ctx x D, K and
+V) + Q + O. Prints a table of GB/s, Mnemo's fraction of the copy ceiling
+and the peers' time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
+Exits 1 when a check fails.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+PAGE = 16
+L2_BYTES = 50 << 20
+RTOL = 2e-2  # bf16 query and pages; the reference uses the same bf16 values
+
+
+def speed_cases(quick):
+    """Decode cases: (B, Hq, Hkv, context)."""
+    grid = [(1, 2048), (1, 8192), (1, 32768), (1, 131072), (32, 2048), (32, 8192),
+            (32, 32768), (128, 2048), (128, 8192)]
+    if quick:
+        grid = [(1, 8192), (32, 8192)]
+    cases = []
+    for hq in (32, 64):
+        for b, ctx in grid:
+            cases.append(dict(name=f"speed_b{b}_h{hq}_ctx{ctx}", kind="speed", B=b, Hq=hq,
+                              Hkv=8, Sq=1, D=128, capacity=ctx, causal=True))
+    return cases
+
+
+def check_cases():
+    """Ragged cases: lengths drawn below the capacity, Sq query tokens at the
+    end of each sequence (position -1 marks padding), optional window,
+    softcap and sink."""
+    base = dict(kind="check", Hkv=8, D=128, causal=True)
+    return [
+        dict(base, name="check_ragged", B=5, Hq=32, Sq=1, capacity=1000),
+        dict(base, name="check_gqa8_window", B=3, Hq=64, Sq=1, capacity=3000, window=700),
+        dict(base, name="check_sq5_softcap_sink", B=4, Hq=16, Sq=5, capacity=520,
+             softcap=30.0, sink=True, padding=True),
+        dict(base, name="check_split_long", B=1, Hq=32, Sq=1, capacity=40000),
+        dict(base, name="check_mha_d64", B=6, Hq=8, Hkv=8, Sq=2, D=64, capacity=300,
+             padding=True),
+    ]
+
+
+def pages_per_seq(case):
+    return -(-case["capacity"] // PAGE)
+
+
+def input_sets(case):
+    """How many disjoint page sets the timing rotates through."""
+    if case["kind"] == "check":
+        return 1
+    kv = 2 * case["B"] * case["Hkv"] * case["capacity"] * case["D"] * 2
+    return max(1, min(8, math.ceil(4 * L2_BYTES / kv)))
+
+
+def paged_mlir(case):
+    b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
+    m = pages_per_seq(case)
+    pages = input_sets(case) * b * m
+    q = f"tensor<{b}x{hq}x{sq}x{d}xbf16>"
+    pool = f"tensor<{pages}x{hkv}x{PAGE}x{d}xbf16>"
+    table, lens, pos = f"tensor<{b}x{m}xi32>", f"tensor<{b}xi64>", f"tensor<{b}x{sq}xi64>"
+    attrs = " causal" if case["causal"] else ""
+    if case.get("window"):
+        attrs += f" window({case['window']})"
+    if case.get("softcap"):
+        attrs += f" softcap({case['softcap']})"
+    sink_arg = f", %sink: tensor<{hq}xf32>" if case.get("sink") else ""
+    if case.get("sink"):
+        attrs += f" sink(%sink : tensor<{hq}xf32>)"
+    return (f"func.func @paged(%q: {q}, %kp: {pool}, %vp: {pool}, %table: {table}, "
+            f"%lens: {lens}, %pos: {pos}{sink_arg}) -> {q} {{\n"
+            f"  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens "
+            f"positions %pos{attrs}\n"
+            f"      : {q}, {pool}, {pool}, {table}, {lens}, {pos} -> {q}\n"
+            f"  return %o : {q}\n}}\n")
+
+
+def prepare(a):
+    from plan import default_mnemo_run, dump_plan
+    os.makedirs(a.out_dir, exist_ok=True)
+    mnemo_run = default_mnemo_run(a.mnemoc)
+    cases = check_cases() + speed_cases(a.quick)
+    for case in cases:
+        stem = os.path.join(a.out_dir, case["name"])
+        with open(stem + ".mlir", "w") as f:
+            f.write(paged_mlir(case))
+        subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", "-o",
+                        stem + ".mnemo"], check=True)
+        dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json")
+        case["sets"] = input_sets(case)
+        print(f"{case['name']}: compiled", flush=True)
+    with open(os.path.join(a.out_dir, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+
+
+def make_inputs(case, seed):
+    """Pools, one block table per input set (disjoint pages, shuffled), lengths,
+    positions and sink, as device tensors."""
+    import torch
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    gd = torch.Generator(device="cuda").manual_seed(seed)
+    b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
+    m, sets = pages_per_seq(case), case["sets"]
+    pages = sets * b * m
+    kp = torch.randn(pages, hkv, PAGE, d, generator=gd, device="cuda", dtype=torch.bfloat16)
+    vp = torch.randn(pages, hkv, PAGE, d, generator=gd, device="cuda", dtype=torch.bfloat16)
+    perm = torch.randperm(pages, generator=g).to(torch.int32)
+    tables = [perm[i * b * m:(i + 1) * b * m].reshape(b, m).cuda() for i in range(sets)]
+    if case["kind"] == "speed":
+        lens = torch.full((b,), case["capacity"], dtype=torch.int64)
+    else:
+        lens = torch.randint(sq, case["capacity"] + 1, (b,), generator=g)
+        lens[0] = case["capacity"]
+    pos = lens[:, None] - sq + torch.arange(sq)[None, :]
+    if case.get("padding"):
+        pos[-1, -1] = -1  # a padding query in the last sequence
+        pos[0, 0] = -1
+    q = torch.randn(b, hq, sq, d, generator=g).to(torch.bfloat16).cuda()
+    sink = (torch.randn(hq, generator=g) * 2).float().cuda() if case.get("sink") else None
+    return q, kp, vp, tables, lens.cuda(), pos.cuda(), sink
+
+
+def reference(case, q, kp, vp, table, lens, pos, sink):
+    """float32 attention of each sequence over its gathered pages, as the op
+    defines it."""
+    import torch
+    b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
+    g = hq // hkv
+    scale = 1.0 / math.sqrt(d)
+    out = torch.zeros(b, hq, sq, d, dtype=torch.float32, device="cuda")
+    for bi in range(b):
+        n = int(lens[bi])
+        idx = table[bi].long()
+        k = kp[idx].permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
+        v = vp[idx].permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
+        k, v = k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)
+        s = torch.einsum("hqd,hkd->hqk", q[bi].float(), k) * scale
+        if case.get("softcap"):
+            s = case["softcap"] * torch.tanh(s / case["softcap"])
+        t = torch.arange(n, device="cuda")[None, :]
+        p = pos[bi][:, None]
+        seen = (p >= 0).expand(sq, n)
+        if case["causal"]:
+            seen = seen & (t <= p)
+        if case.get("window"):
+            seen = seen & (p - t < case["window"])
+        s = s.masked_fill(~seen[None], float("-inf"))
+        if sink is not None:
+            s = torch.cat([s, sink[:, None, None].expand(hq, sq, 1)], dim=2)
+        w = torch.softmax(s, dim=2).nan_to_num(0.0)
+        if sink is not None:
+            w = w[:, :, :n]
+        o = torch.einsum("hqk,hkd->hqd", w, v)
+        o[:, ~(p[:, 0] >= 0)] = 0.0
+        out[bi] = o
+    return out
+
+
+def check(case, plan, inputs):
+    import torch
+    from rowwise import worst_row_torch
+    q, kp, vp, tables, lens, pos, sink = inputs
+    plan.poison()
+    plan(0)
+    torch.cuda.synchronize()
+    out = plan.output(list(q.shape), "bf16").float()
+    ref = reference(case, q, kp, vp, tables[0], lens, pos, sink)
+    rel, row = worst_row_torch(out, ref)
+    finite = bool(torch.isfinite(out).all().item())
+    # A padding query's row must be exactly zero.
+    padding_zero = bool((out.permute(0, 2, 1, 3)[pos < 0] == 0).all().item())
+    return {"rel": rel, "worst_row": list(row), "finite": finite, "padding_zero": padding_zero,
+            "ok": finite and padding_zero and rel <= RTOL}
+
+
+def run(a):
+    import torch
+    from bench_attention import MnemoPlan, bench, copy_ceiling
+    out_dir = a.out or a.dir
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(a.dir, "cases.json")) as f:
+        cases = json.load(f)
+    ceiling = copy_ceiling()
+    print(f"copy ceiling: {ceiling['GBps']:.0f} GB/s", flush=True)
+    results, failed = [], False
+    for case in cases:
+        entry = {"case": case}
+        inputs = make_inputs(case, seed=len(results) + 1)
+        q, kp, vp, tables, lens, pos, sink = inputs
+        sets = [(q, kp, vp, t, lens, pos) + ((sink,) if sink is not None else ())
+                for t in tables]
+        try:
+            plan = MnemoPlan(os.path.join(a.dir, case["name"] + ".plan.json"), sets)
+            entry["kernels"] = plan.kernels
+            entry["check"] = check(case, plan, inputs)
+            failed |= not entry["check"]["ok"]
+            if case["kind"] == "speed":
+                b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
+                nbytes = 2 * b * hkv * ctx * d * 2 + 2 * b * hq * d * 2
+                stats = bench(plan, cap_s=5, max_reps=50)
+                entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,
+                                      of_copy=nbytes / stats["ms"] / 1e6 / ceiling["GBps"])
+                entry["peers"] = peers(case, nbytes)
+        except Exception as e:  # recorded, the run goes on
+            entry["error"] = f"{type(e).__name__}: {e}"
+            failed = True
+        results.append(entry)
+        print_row(entry, flush=True)
+        del inputs, sets
+        torch.cuda.empty_cache()
+        with open(os.path.join(out_dir, "paged_decode.json"), "w") as f:
+            json.dump({"copy_ceiling": ceiling, "results": results}, f, indent=1)
+    return 1 if failed else 0
+
+
+def peers(case, nbytes):
+    """torch SDPA (flash, cuDNN) on contiguous caches of the same shapes."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from bench_attention import bench
+    b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
+    sets = max(1, min(8, math.ceil(4 * L2_BYTES / (2 * b * hkv * ctx * d * 2))))
+    data = [(torch.randn(b, hq, 1, d, device="cuda", dtype=torch.bfloat16),
+             torch.randn(b, hkv, ctx, d, device="cuda", dtype=torch.bfloat16),
+             torch.randn(b, hkv, ctx, d, device="cuda", dtype=torch.bfloat16))
+            for _ in range(sets)]
+    out = {}
+    g = hq // hkv
+    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                          ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        note, sets_of = None, data
+        try:
+            with sdpa_kernel(backend):
+                def fn(i):
+                    return F.scaled_dot_product_attention(*sets_of[i % len(sets_of)],
+                                                          enable_gqa=note is None)
+                try:
+                    fn(0)
+                except RuntimeError:
+                    # enable_gqa refused: K/V expanded to Hq heads outside the timing.
+                    note = "enable_gqa refused: K/V expanded to Hq heads (bytes counted at Hkv)"
+                    sets_of = [(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1))
+                               for q, k, v in data[:1]]
+                    fn(0)
+                stats = bench(fn, cap_s=5, max_reps=50)
+            out[name] = dict(stats, GBps=nbytes / stats["ms"] / 1e6)
+            if note:
+                out[name]["note"] = note
+        except RuntimeError as e:
+            out[name] = {"error": str(e).splitlines()[0][:200]}
+        sets_of = None
+        torch.cuda.empty_cache()
+    return out
+
+
+def print_row(entry, flush=False):
+    c = entry["case"]
+    line = f"{c['name']:<28}"
+    if "error" in entry:
+        line += f" ERROR {entry['error'][:160]}"
+    else:
+        ch = entry["check"]
+        line += f" check {'ok' if ch['ok'] else 'FAIL'} rel {ch['rel']:.1e}"
+        if "mnemo" in entry:
+            m = entry["mnemo"]
+            line += f" | mnemo {m['ms'] * 1e3:8.1f} us {m['GBps']:6.0f} GB/s {m['of_copy']:.2f} of copy"
+            for name, p in entry["peers"].items():
+                if "ms" in p:
+                    line += f" | {name} {p['GBps']:6.0f} GB/s x{p['ms'] / m['ms']:.2f}"
+                else:
+                    line += f" | {name} error"
+        line += f" [{' '.join(entry['kernels'])}]"
+    print(line, flush=flush)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("out_dir")
+    p.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
+    p.add_argument("--target", default="sm_90a")
+    p.add_argument("--quick", action="store_true")
+    r = sub.add_parser("run")
+    r.add_argument("dir")
+    r.add_argument("--out")
+    a = parser.parse_args()
+    if a.cmd == "prepare":
+        prepare(a)
+        return 0
+    return run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
