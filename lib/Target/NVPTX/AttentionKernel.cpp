@@ -269,7 +269,8 @@ struct Sizes {
 /// query tile's KV range is split over enough blocks for about two per
 /// multiprocessor (at least 2 KV tiles each, at most 64 splits) and a
 /// second kernel combines their partial results. A window bounds the range
-/// a block sees. grid.z is batch x splits, at most 65535.
+/// a block sees; a paged attention fills the blocks resident at once instead.
+/// grid.z is batch x splits, at most 65535.
 Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   auto dim = [&](Value m, int64_t d) {
@@ -298,7 +299,15 @@ Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv) {
     visible = min(visible, c(*p.window + p.rowsPerHead + p.blockKV));
   Value kvTiles = ceilDiv(visible, c(p.blockKV));
   Value splits = c(p.splitKV);
-  if (!p.splitKV) {
+  if (!p.splitKV && p.paged) {
+    // Decode is bound by memory: as many blocks as are resident at once
+    // (3 per multiprocessor with wgmma, 2 with mma.sync: registers), never
+    // more, which would leave a second, short wave.
+    int64_t resident = (p.wgmma ? 3 : 2) * p.smCount;
+    splits = min(b.createOrFold<arith::DivSIOp>(c(resident),
+                                                max(blocks, c(1))),
+                 min(b.createOrFold<arith::DivSIOp>(kvTiles, c(2)), c(64)));
+  } else if (!p.splitKV) {
     Value wanted = min(ceilDiv(c(2 * p.smCount), max(blocks, c(1))),
                        min(b.createOrFold<arith::DivSIOp>(kvTiles, c(2)),
                            c(64)));
@@ -915,6 +924,16 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
         if (!p.rope[1])
           publish();
       });
+  } else if (p.paged) {
+    // Decode reads each tile once and computes little on it: V(t) loads
+    // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
+    // tiles are in flight. waitAll commits an empty group before it waits:
+    // pending 2 leaves the last real group in flight.
+    gpu::BarrierOp::create(b); // every warp is done with V(t - 1)
+    tokens.clear();
+    stage(vTile, kvRow(v, kv0), tokens);
+    commit(tokens);
+    waitAll(p.wgmma, /*pending=*/2);
   } else {
     waitAll(p.wgmma);
     tokens.clear();
@@ -954,6 +973,17 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     tmaLoad(both(first, lt(next, tHi)), 0,
             {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
     tmaWait(1, parity);
+  } else if (p.paged) {
+    gpu::BarrierOp::create(b); // every warp is done with K(t)
+    auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(more.thenBlock()->getTerminator());
+    tokens.clear();
+    stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
+    commit(tokens);
+    waitAll(p.wgmma, /*pending=*/2);
+    b.setInsertionPoint(more.elseBlock()->getTerminator());
+    waitAll(p.wgmma);
   } else {
     waitAll(p.wgmma);
     ifThen(lt(next, tHi), [&] {
