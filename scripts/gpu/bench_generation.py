@@ -19,8 +19,10 @@ and N greedy new tokens:
     tokens (min_new_tokens = max_new_tokens), each after two warm-up calls;
     the first is the time to first token, the difference over N - 1 the
     time per output token;
-  - transformers with torch.compile (`cache_implementation="static"`),
-    where it works.
+  - with `--compile`: transformers with torch.compile
+    (`cache_implementation="static"`, mode `--compile-mode`, default
+    "default": "reduce-overhead" fails in the static cache's update with
+    transformers 5.17 and torch 2.11), where it works.
 Writes DIR/generation.json and DIR/generation.png (tokens/s against batch
 size) and prints a table with the ratios.
 """
@@ -132,7 +134,7 @@ def run(args):
     if args.compile:
         compiled = model
         compiled.forward = torch.compile(model.forward,
-                                         mode="reduce-overhead")
+                                         mode=args.compile_mode)
         for row in results["rows"]:
             ids = prompts(vocab, row["batch"], args.prompt)
             try:
@@ -193,6 +195,9 @@ def main():
     r.add_argument("--prompt", type=int, default=128)
     r.add_argument("--new", type=int, default=64)
     r.add_argument("--compile", action="store_true")
+    # reduce-overhead (CUDA graphs) fails in transformers 5.17's static
+    # cache update (its tensors overwritten by a later replay), then crashes.
+    r.add_argument("--compile-mode", default="default")
     r.add_argument("--mnemo-run", default=os.path.join(ROOT, "build", "bin",
                                                        "mnemo-run"))
     args = ap.parse_args()

@@ -1,0 +1,78 @@
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a" | FileCheck %s
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a round-f32=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=KEEP
+
+// A decode step over bf16 pools: the f32 query is rounded to bf16, one
+// block per (batch x split, KV head) reads the sequence's length and its
+// rows' positions, copies its K and V rows from the pages the block table
+// names (cp.async, zero bytes past the length), and a combine kernel joins
+// the splits, chosen at run time (the batch is dynamic). The result is
+// widened back to f32.
+// REMARK: :[[@LINE+19]]:8: remark: reads its pages in the kernel
+// CHECK-LABEL: func.func @decode
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_mma)
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi64>
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x1xi64>
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x32xi32>
+// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x128xbf16> to memref<24576xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_combine)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: mnemo.paged_attention
+// KEEP: :[[@LINE+4]]:8: remark: keeps the paged decomposition: query, pools and result differ in element type
+func.func @decode(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xbf16>,
+    %vp: tensor<64x2x16x128xbf16>, %table: tensor<?x32xi32>,
+    %lens: tensor<?xi64>, %pos: tensor<?x1xi64>) -> tensor<?x8x1x128xf32> {
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal
+      : tensor<?x8x1x128xf32>, tensor<64x2x16x128xbf16>, tensor<64x2x16x128xbf16>,
+        tensor<?x32xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x8x1x128xf32>
+  return %o : tensor<?x8x1x128xf32>
+}
+
+// -----
+
+// A static batch of 64 sequences fills the multiprocessors (64 x 8 KV
+// heads = 512 blocks, more than the 3 x 132 resident): one split, no
+// partials and no combine kernel.
+// REMARK: :[[@LINE+9]]:8: remark: reads its pages in the kernel
+// CHECK-LABEL: func.func @full_batch
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_mma)
+// CHECK-NOT: attention_combine
+// CHECK: return
+func.func @full_batch(%q: tensor<64x32x1x128xbf16>, %kp: tensor<512x8x16x128xbf16>,
+    %vp: tensor<512x8x16x128xbf16>, %table: tensor<64x8xi32>,
+    %lens: tensor<64xi64>, %pos: tensor<64x1xi64>) -> tensor<64x32x1x128xbf16> {
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal
+      : tensor<64x32x1x128xbf16>, tensor<512x8x16x128xbf16>, tensor<512x8x16x128xbf16>,
+        tensor<64x8xi32>, tensor<64xi64>, tensor<64x1xi64> -> tensor<64x32x1x128xbf16>
+  return %o : tensor<64x32x1x128xbf16>
+}
+
+// -----
+
+// f32 and FP8 pools keep the decomposition (a gather of the pages and the
+// tiled attention).
+// REMARK: :[[@LINE+10]]:8: remark: keeps the paged decomposition: pools hold neither bf16 nor f16
+// REMARK: :[[@LINE+12]]:8: remark: keeps the paged decomposition: pools hold neither bf16 nor f16
+// CHECK-LABEL: func.func @other_pools
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-2: mnemo.paged_attention
+func.func @other_pools(%q: tensor<2x4x1x32xf32>, %kp: tensor<64x2x16x32xf32>,
+    %vp: tensor<64x2x16x32xf32>, %k8: tensor<64x2x16x32xf8E4M3FN>,
+    %v8: tensor<64x2x16x32xf8E4M3FN>, %ks: tensor<64x2x16xf32>,
+    %vs: tensor<64x2x16xf32>, %table: tensor<2x8xi32>, %lens: tensor<2xi64>,
+    %pos: tensor<2x1xi64>) -> (tensor<2x4x1x32xf32>, tensor<2x4x1x32xf32>) {
+  %a = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal
+      : tensor<2x4x1x32xf32>, tensor<64x2x16x32xf32>, tensor<64x2x16x32xf32>,
+        tensor<2x8xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x4x1x32xf32>
+  %b = mnemo.paged_attention %q, %k8, %v8 scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos causal
+      : tensor<2x4x1x32xf32>, tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16x32xf8E4M3FN>,
+        tensor<2x8xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x4x1x32xf32>
+  return %a, %b : tensor<2x4x1x32xf32>, tensor<2x4x1x32xf32>
+}
