@@ -7,8 +7,9 @@ Two phases, because mnemoc runs where LLVM is and the kernels run on a GPU:
         [--target sm_90a] [--quick]
 
 writes, for every case, a static-shape `mnemo.paged_attention` model
-(CASE.mlir: bf16 query and pools, i32 block table), its artifact
-(CASE.mnemo) and launch plan (CASE.plan.json), and OUT_DIR/cases.json.
+(CASE.mlir: bf16 query, bf16 pools or FP8 E4M3 pools with their scales,
+i32 block table), its artifact (CASE.mnemo) and launch plan
+(CASE.plan.json), and OUT_DIR/cases.json.
 
     python3 scripts/gpu/bench_paged_decode.py run OUT_DIR [--out RESULTS_DIR]
 
@@ -17,7 +18,9 @@ output row by row (each query row of each head, rowwise.py) against a
 float32 reference computed here from the same pages: each sequence's keys
 and values gathered through its block table, its own length, query
 positions, causality, window, softcap and sink applied as the op defines
-them. The "check" cases are the ragged ones (lengths that are not tile or
+them (FP8 pages quantized as `mnemo.kv_cache_write` stores them, a scale
+per row, and dequantized for the reference). The "check" cases are the
+ragged ones (lengths that are not tile or
 page multiples, padding queries at position -1, several query tokens,
 windows, softcaps, sinks); the "speed" cases then time decode (one query
 token per sequence, every sequence at the context length) on pages
@@ -32,7 +35,8 @@ scattered through the pool by a random permutation:
     same shapes with contiguous caches [B, Hkv, ctx, D] (`enable_gqa`).
 
 Bytes of a call = the pages' rows actually read (B x Hkv x ctx x D, K and
-V) + Q + O. Prints a table of GB/s, Mnemo's fraction of the copy ceiling
+V, and FP8's 4-byte scales) + Q + O; the peers run bf16 caches beside the
+bf16 cases only. Prints a table of GB/s, Mnemo's fraction of the copy ceiling
 and the peers' time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
 Exits 1 when a check fails.
 """
@@ -50,6 +54,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 PAGE = 16
+KV_BYTES = {"bf16": 2, "fp8": 1}
 L2_BYTES = 50 << 20
 RTOL = 2e-2  # bf16 query and pages; the reference uses the same bf16 values
 
@@ -60,11 +65,15 @@ def speed_cases(quick):
             (32, 32768), (128, 2048), (128, 8192)]
     if quick:
         grid = [(1, 8192), (32, 8192)]
+    fp8_grid = [(1, 32768), (1, 131072), (32, 8192), (32, 32768), (128, 8192)]
+    if quick:
+        fp8_grid = [(1, 131072), (32, 8192)]
     cases = []
-    for hq in (32, 64):
-        for b, ctx in grid:
-            cases.append(dict(name=f"speed_b{b}_h{hq}_ctx{ctx}", kind="speed", B=b, Hq=hq,
-                              Hkv=8, Sq=1, D=128, capacity=ctx, causal=True))
+    for kv, sizes in (("bf16", grid), ("fp8", fp8_grid)):
+        for hq in (32, 64):
+            for b, ctx in sizes:
+                cases.append(dict(name=f"speed_{kv}_b{b}_h{hq}_ctx{ctx}", kind="speed", kv=kv,
+                                  B=b, Hq=hq, Hkv=8, Sq=1, D=128, capacity=ctx, causal=True))
     return cases
 
 
@@ -72,8 +81,8 @@ def check_cases():
     """Ragged cases: lengths drawn below the capacity, Sq query tokens at the
     end of each sequence (position -1 marks padding), optional window,
     softcap and sink."""
-    base = dict(kind="check", Hkv=8, D=128, causal=True)
-    return [
+    base = dict(kind="check", Hkv=8, D=128, causal=True, kv="bf16")
+    cases = [
         dict(base, name="check_ragged", B=5, Hq=32, Sq=1, capacity=1000),
         dict(base, name="check_gqa8_window", B=3, Hq=64, Sq=1, capacity=3000, window=700),
         dict(base, name="check_sq5_softcap_sink", B=4, Hq=16, Sq=5, capacity=520,
@@ -82,6 +91,8 @@ def check_cases():
         dict(base, name="check_mha_d64", B=6, Hq=8, Hkv=8, Sq=2, D=64, capacity=300,
              padding=True),
     ]
+    return cases + [dict(c, name=c["name"].replace("check_", "check_fp8_"), kv="fp8")
+                    for c in cases]
 
 
 def pages_per_seq(case):
@@ -92,7 +103,7 @@ def input_sets(case):
     """How many disjoint page sets the timing rotates through."""
     if case["kind"] == "check":
         return 1
-    kv = 2 * case["B"] * case["Hkv"] * case["capacity"] * case["D"] * 2
+    kv = 2 * case["B"] * case["Hkv"] * case["capacity"] * case["D"] * KV_BYTES[case["kv"]]
     return max(1, min(8, math.ceil(4 * L2_BYTES / kv)))
 
 
@@ -101,7 +112,9 @@ def paged_mlir(case):
     m = pages_per_seq(case)
     pages = input_sets(case) * b * m
     q = f"tensor<{b}x{hq}x{sq}x{d}xbf16>"
-    pool = f"tensor<{pages}x{hkv}x{PAGE}x{d}xbf16>"
+    fp8 = case["kv"] == "fp8"
+    pool = f"tensor<{pages}x{hkv}x{PAGE}x{d}x{'f8E4M3FN' if fp8 else 'bf16'}>"
+    scales = f"tensor<{pages}x{hkv}x{PAGE}xf32>"
     table, lens, pos = f"tensor<{b}x{m}xi32>", f"tensor<{b}xi64>", f"tensor<{b}x{sq}xi64>"
     attrs = " causal" if case["causal"] else ""
     if case.get("window"):
@@ -111,9 +124,11 @@ def paged_mlir(case):
     sink_arg = f", %sink: tensor<{hq}xf32>" if case.get("sink") else ""
     if case.get("sink"):
         attrs += f" sink(%sink : tensor<{hq}xf32>)"
-    return (f"func.func @paged(%q: {q}, %kp: {pool}, %vp: {pool}, %table: {table}, "
-            f"%lens: {lens}, %pos: {pos}{sink_arg}) -> {q} {{\n"
-            f"  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens "
+    scale_args = f", %ks: {scales}, %vs: {scales}" if fp8 else ""
+    scale_use = f" scales(%ks, %vs : {scales}, {scales})" if fp8 else ""
+    return (f"func.func @paged(%q: {q}, %kp: {pool}, %vp: {pool}{scale_args}, "
+            f"%table: {table}, %lens: {lens}, %pos: {pos}{sink_arg}) -> {q} {{\n"
+            f"  %o = mnemo.paged_attention %q, %kp, %vp{scale_use} table %table lengths %lens "
             f"positions %pos{attrs}\n"
             f"      : {q}, {pool}, {pool}, {table}, {lens}, {pos} -> {q}\n"
             f"  return %o : {q}\n}}\n")
@@ -148,6 +163,11 @@ def make_inputs(case, seed):
     pages = sets * b * m
     kp = torch.randn(pages, hkv, PAGE, d, generator=gd, device="cuda", dtype=torch.bfloat16)
     vp = torch.randn(pages, hkv, PAGE, d, generator=gd, device="cuda", dtype=torch.bfloat16)
+    scales = None
+    if case["kv"] == "fp8":  # as mnemo.kv_cache_write stores them
+        kp, ks = quantize(kp)
+        vp, vs = quantize(vp)
+        scales = (ks, vs)
     perm = torch.randperm(pages, generator=g).to(torch.int32)
     tables = [perm[i * b * m:(i + 1) * b * m].reshape(b, m).cuda() for i in range(sets)]
     if case["kind"] == "speed":
@@ -161,10 +181,28 @@ def make_inputs(case, seed):
         pos[0, 0] = -1
     q = torch.randn(b, hq, sq, d, generator=g).to(torch.bfloat16).cuda()
     sink = (torch.randn(hq, generator=g) * 2).float().cuda() if case.get("sink") else None
-    return q, kp, vp, tables, lens.cuda(), pos.cuda(), sink
+    return q, kp, vp, tables, lens.cuda(), pos.cuda(), sink, scales
 
 
-def reference(case, q, kp, vp, table, lens, pos, sink):
+def quantize(x):
+    """FP8 E4M3 rows with a scale per row: max(amax / 448, 2^-126)."""
+    import torch
+    amax = x.float().abs().amax(dim=-1)
+    scale = torch.clamp(amax / 448.0, min=2.0 ** -126)
+    return (x.float() / scale[..., None]).to(torch.float8_e4m3fn), scale.contiguous()
+
+
+def gathered(pool, scales, idx):
+    """Pages `idx` of `pool` in float32 (FP8 times its scales; indexed as
+    bytes, which every torch build can gather)."""
+    import torch
+    if scales is None:
+        return pool[idx].float()
+    raw = pool.view(torch.uint8)[idx].view(torch.float8_e4m3fn)
+    return raw.float() * scales[idx][..., None]
+
+
+def reference(case, q, kp, vp, table, lens, pos, sink, scales=None):
     """float32 attention of each sequence over its gathered pages, as the op
     defines it."""
     import torch
@@ -175,8 +213,11 @@ def reference(case, q, kp, vp, table, lens, pos, sink):
     for bi in range(b):
         n = int(lens[bi])
         idx = table[bi].long()
-        k = kp[idx].permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
-        v = vp[idx].permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
+        ks, vs = scales if scales is not None else (None, None)
+        k = gathered(kp, ks, idx)
+        k = k.permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
+        v = gathered(vp, vs, idx)
+        v = v.permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
         k, v = k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)
         s = torch.einsum("hqd,hkd->hqk", q[bi].float(), k) * scale
         if case.get("softcap"):
@@ -203,12 +244,12 @@ def reference(case, q, kp, vp, table, lens, pos, sink):
 def check(case, plan, inputs):
     import torch
     from rowwise import worst_row_torch
-    q, kp, vp, tables, lens, pos, sink = inputs
+    q, kp, vp, tables, lens, pos, sink, scales = inputs
     plan.poison()
     plan(0)
     torch.cuda.synchronize()
     out = plan.output(list(q.shape), "bf16").float()
-    ref = reference(case, q, kp, vp, tables[0], lens, pos, sink)
+    ref = reference(case, q, kp, vp, tables[0], lens, pos, sink, scales)
     rel, row = worst_row_torch(out, ref)
     finite = bool(torch.isfinite(out).all().item())
     # A padding query's row must be exactly zero.
@@ -230,9 +271,9 @@ def run(a):
     for case in cases:
         entry = {"case": case}
         inputs = make_inputs(case, seed=len(results) + 1)
-        q, kp, vp, tables, lens, pos, sink = inputs
-        sets = [(q, kp, vp, t, lens, pos) + ((sink,) if sink is not None else ())
-                for t in tables]
+        q, kp, vp, tables, lens, pos, sink, scales = inputs
+        sets = [(q, kp, vp) + (scales or ()) + (t, lens, pos) +
+                ((sink,) if sink is not None else ()) for t in tables]
         try:
             plan = MnemoPlan(os.path.join(a.dir, case["name"] + ".plan.json"), sets)
             entry["kernels"] = plan.kernels
@@ -240,11 +281,13 @@ def run(a):
             failed |= not entry["check"]["ok"]
             if case["kind"] == "speed":
                 b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
-                nbytes = 2 * b * hkv * ctx * d * 2 + 2 * b * hq * d * 2
+                row = d * KV_BYTES[case["kv"]] + (4 if case["kv"] == "fp8" else 0)
+                nbytes = 2 * b * hkv * ctx * row + 2 * b * hq * d * 2
                 stats = bench(plan, cap_s=5, max_reps=50)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,
                                       of_copy=nbytes / stats["ms"] / 1e6 / ceiling["GBps"])
-                entry["peers"] = peers(case, nbytes)
+                # The peers read bf16 caches (timed with the bf16 cases).
+                entry["peers"] = peers(case, nbytes) if case["kv"] == "bf16" else {}
         except Exception as e:  # recorded, the run goes on
             entry["error"] = f"{type(e).__name__}: {e}"
             failed = True

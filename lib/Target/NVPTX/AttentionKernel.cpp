@@ -50,6 +50,11 @@ struct Problem {
   /// query positions (always dynamic; skv is the table's capacity).
   bool paged = false;
   int64_t pageSize = 0;            // P
+  /// FP8 E4M3 pools (paged only): rows are copied raw into a ring of
+  /// kRing slots and dequantized into the bf16 K/V tile, which K and V
+  /// share (used one after the other).
+  bool fp8 = false;
+  static constexpr int64_t kRing = 4;
   int64_t group;                   // query heads per KV head
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
@@ -75,12 +80,24 @@ struct Problem {
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
   /// order (Q and the first K tile load together).
   int64_t kBase() const { return 0; }
-  int64_t vBase() const { return blockKV * d; }
-  int64_t qBase() const { return blockKV * (d + dv); }
+  int64_t vBase() const { return fp8 ? 0 : blockKV * d; }
+  int64_t qBase() const {
+    return fp8 ? blockKV * std::max(d, dv) : blockKV * (d + dv);
+  }
   int64_t sharedElements() const { return qBase() + blockQ * d; }
+  /// FP8: the ring's rows (bytes, unswizzled) and their scales follow.
+  int64_t ringSlotBytes() const { return blockKV * std::max(d, dv); }
+  int64_t ringOffset() const { return 2 * sharedElements(); }
+  int64_t ringScalesOffset() const {
+    return ringOffset() + kRing * ringSlotBytes();
+  }
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
-  int64_t sharedBytes() const { return barrierOffset() + (tma ? 16 : 0); }
+  int64_t sharedBytes() const {
+    if (fp8)
+      return ringScalesOffset() + kRing * blockKV * 4;
+    return barrierOffset() + (tma ? 16 : 0);
+  }
 };
 
 /// The tile configuration both ops share, from the facts `analyze` filled
@@ -209,10 +226,15 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                    k = op.getKeyPool().getType(),
                    v = op.getValuePool().getType(),
                    r = op.getResult().getType();
-  Type elem = k.getElementType();
-  if (!elem.isBF16() && !elem.isF16())
-    return why = "pools hold neither bf16 nor f16", failure();
-  if (q.getElementType() != elem || v.getElementType() != elem ||
+  Type pool = k.getElementType();
+  bool fp8 = isa<Float8E4M3FNType>(pool);
+  // FP8 rows are dequantized into bf16 tiles.
+  Type elem = fp8 ? q.getElementType() : pool;
+  if (!pool.isBF16() && !pool.isF16() && !fp8)
+    return why = "pools hold neither bf16, f16 nor FP8", failure();
+  if (fp8 && !elem.isBF16())
+    return why = "the query of FP8 pools is not bf16", failure();
+  if (q.getElementType() != elem || v.getElementType() != pool ||
       r.getElementType() != elem)
     return why = "query, pools and result differ in element type",
            failure();
@@ -231,6 +253,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
     return why = "empty pool or block table", failure();
   Problem p;
   p.paged = true;
+  p.fp8 = fp8;
   p.dynamic = true;
   p.pageSize = op.getPageSize();
   p.elem = elem;
@@ -352,8 +375,9 @@ public:
   /// `out`.
   Value part, lse;
   /// A paged attention's block table [B, MaxPages], context lengths [B]
-  /// and query positions [B, Sq]; K and V are then its page pools.
-  Value table, lens, qpos;
+  /// and query positions [B, Sq]; K and V are then its page pools (FP8:
+  /// with their scale pools [Pages, Hkv, P]).
+  Value table, lens, qpos, kScales, vScales;
 
 private:
   /// The emission's stages: shared memory, thread and block coordinates
@@ -389,6 +413,16 @@ private:
   }
   /// A paged attention's query position of row `r` (-1: padding).
   Value rowPosition(Value r);
+  /// Key `key` of this block's sequence: its page, its row in the page,
+  /// and whether it exists (below the length); else page 0, row 0.
+  std::tuple<Value, Value, Value> pagedKey(Value key);
+  /// FP8: starts the copies of K (or V) tile `t`'s raw rows and scales
+  /// into ring slot `slot` (zero bytes for rows past the sequence or a
+  /// tile at or past tHi) and commits them as one group.
+  void stageRaw(Value t, bool isV, Value slot);
+  /// FP8: dequantizes ring slot `slot` into the bf16 tile `tile` (row r
+  /// times its scale; rounded to bf16).
+  void dequantize(const SharedTile &tile, Value slot);
   /// The smallest non-negative and the largest query position of the
   /// block's rows (a paged attention's; no row: 2^62 and -1).
   std::pair<Value, Value> positionRange();
@@ -453,6 +487,7 @@ private:
   Value tilesAddress, barriers[2];
   Value maps[3]; // TMA tensor maps of Q, K, V
   SharedTile kTile, vTile, qTile;
+  Value ringRows, ringScales; // FP8: the ring's raw rows and scales
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
@@ -701,6 +736,19 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
       raw, idx(0), ValueRange{});
   kTile = {p.kBase(), p.blockKV, p.d};
   vTile = {p.vBase(), p.blockKV, p.dv};
+  if (p.fp8) {
+    ringRows = memref::ViewOp::create(
+        b,
+        MemRefType::get({Problem::kRing * p.ringSlotBytes()},
+                        b.getType<Float8E4M3FNType>(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        raw, idx(p.ringOffset()), ValueRange{});
+    ringScales = memref::ViewOp::create(
+        b,
+        MemRefType::get({Problem::kRing * p.blockKV}, f32,
+                        MemRefLayoutAttrInterface(), workgroup),
+        raw, idx(p.ringScalesOffset()), ValueRange{});
+  }
   qTile = {p.qBase(), p.blockQ, p.d};
   if (p.wgmma)
     tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
@@ -781,23 +829,143 @@ std::function<RowSource(Value)> KernelEmitter::kvRow(Value memref,
                                                       Value kv0) {
   if (p.paged)
     return [this, memref, kv0](Value r) {
-      // Key t is row t % P of page table[b, t / P]; a key past the length
-      // reads no table entry the runtime filled, so its (zero-byte) copy
-      // names page 0.
-      Value key = add(kv0, r), valid = lt(key, skv());
-      Value slot = arith::MinUIOp::create(
-          b, div(key, p.pageSize),
-          sub(div(n.skv, p.pageSize), idx(1)));
-      Value page = arith::IndexCastOp::create(
-          b, b.getIndexType(),
-          memref::LoadOp::create(b, table, ValueRange{batch, slot}));
-      page = select(valid, page, idx(0));
-      return RowSource{memref, {page, kvHead, rem(key, p.pageSize)}, valid};
+      auto [page, row, valid] = pagedKey(add(kv0, r));
+      return RowSource{memref, {page, kvHead, row}, valid};
     };
   return [this, memref, kv0](Value r) {
     Value key = add(kv0, r);
     return RowSource{memref, {batch, kvHead, key}, lt(key, skv())};
   };
+}
+
+std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key) {
+  // Key t is row t % P of page table[b, t / P]; a key past the length
+  // reads no table entry the runtime filled, so its (zero-byte) copy names
+  // page 0.
+  Value valid = lt(key, skv());
+  Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
+                                      sub(div(n.skv, p.pageSize), idx(1)));
+  Value page = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, table, ValueRange{batch, slot}));
+  return {select(valid, page, idx(0)),
+          select(valid, rem(key, p.pageSize), idx(0)), valid};
+}
+
+void KernelEmitter::stageRaw(Value t, bool isV, Value slot) {
+  Value pool = isV ? v : k, scales = isV ? vScales : kScales;
+  int64_t width = isV ? p.dv : p.d, perRow = width / 16;
+  int64_t chunks = p.blockKV * perRow;
+  Value exists = lt(t, tHi), kv0 = mul(t, p.blockKV);
+  Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
+  SmallVector<Value> copies;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
+    Value c = add(tid, idx(c0));
+    OpBuilder::InsertionGuard guard(b);
+    if (c0 + p.threads() > chunks) {
+      auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
+      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    }
+    Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
+    auto [page, inPage, valid] = pagedKey(add(kv0, row));
+    valid = both(valid, exists);
+    Value token = nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, ringRows,
+        ValueRange{add(slotBase, add(mul(row, width), col))}, pool,
+        ValueRange{page, kvHead, inPage, col}, b.getIndexAttr(16),
+        select(valid, idx(16), idx(0)), b.getUnitAttr());
+    if (c0 + p.threads() <= chunks)
+      copies.push_back(token);
+  }
+  // One scale per row (4 bytes, through L1).
+  for (int64_t r0 = 0; r0 < p.blockKV; r0 += p.threads()) {
+    Value r = add(tid, idx(r0));
+    OpBuilder::InsertionGuard guard(b);
+    auto inRange = scf::IfOp::create(b, lt(r, idx(p.blockKV)), false);
+    b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    auto [page, inPage, valid] = pagedKey(add(kv0, r));
+    valid = both(valid, exists);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, ringScales,
+        ValueRange{add(arith::MulIOp::create(b, slot, idx(p.blockKV)), r)},
+        scales, ValueRange{page, kvHead, inPage}, b.getIndexAttr(1),
+        select(valid, idx(1), idx(0)), UnitAttr());
+  }
+  commit(copies);
+}
+
+void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
+  // E4M3 byte e = s|eeee|mmm placed as bf16 s|0000eeee|mmm0000 is e's value
+  // times 2^-120 exactly (subnormals included: both formats' smallest
+  // exponent field is 0). Two bf16 multiplies then give e * scale: by 2^60
+  // and by scale * 2^60 (rounded to bf16), in range for any scale the cache
+  // write stores (2^-126 and up).
+  int64_t width = tile.width, perRow = width / 16;
+  int64_t chunks = p.blockKV * perRow;
+  auto i32x4 = VectorType::get({4}, b.getI32Type());
+  auto bf16x16 = VectorType::get({16}, b.getBF16Type());
+  auto splat = [&](int64_t v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(i32x4, b.getI32IntegerAttr(v)));
+  };
+  Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
+  Value scaleBase = arith::MulIOp::create(b, slot, idx(p.blockKV));
+  Value twoTo60 = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(bf16x16, b.getFloatAttr(b.getBF16Type(),
+                                                       std::ldexp(1.0, 60))));
+  for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
+    Value c = add(tid, idx(c0));
+    OpBuilder::InsertionGuard guard(b);
+    if (c0 + p.threads() > chunks) {
+      auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
+      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    }
+    Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
+    Value raw = vector::LoadOp::create(
+        b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
+        ValueRange{add(slotBase, add(mul(row, width), col))});
+    Value w = vector::BitCastOp::create(
+        b, i32x4,
+        arith::BitcastOp::create(b, VectorType::get({16}, b.getI8Type()),
+                                 raw));
+    auto andi = [&](Value x, int64_t m) {
+      return arith::AndIOp::create(b, x, splat(m));
+    };
+    auto shl = [&](Value x, int64_t n) {
+      return arith::ShLIOp::create(b, x, splat(n));
+    };
+    auto shr = [&](Value x, int64_t n) {
+      return arith::ShRUIOp::create(b, x, splat(n));
+    };
+    // Bytes 0, 1 (2, 3) of each word to the high bytes of its halves.
+    Value lo = arith::OrIOp::create(b, shl(andi(w, 0xff), 8),
+                                    shl(andi(w, 0xff00), 16));
+    Value hi = arith::OrIOp::create(b, andi(shr(w, 8), 0xff00),
+                                    andi(w, 0xff000000));
+    auto place = [&](Value x) {
+      return arith::OrIOp::create(b, andi(x, 0x80008000),
+                                  andi(shr(x, 4), 0x07f007f0));
+    };
+    Value words = vector::ShuffleOp::create(
+        b, place(lo), place(hi), ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    Value x = vector::BitCastOp::create(b, bf16x16, words);
+    Value scale = memref::LoadOp::create(b, ringScales,
+                                         ValueRange{add(scaleBase, row)});
+    Value s = arith::TruncFOp::create(
+        b, b.getBF16Type(), fmul(scale, cf(std::ldexp(1.0, 60))));
+    x = arith::MulFOp::create(b, arith::MulFOp::create(b, x, twoTo60),
+                              vector::BroadcastOp::create(b, bf16x16, s));
+    for (int64_t h = 0; h < 2; ++h) {
+      SmallVector<int64_t> lanes;
+      for (int64_t i = 0; i < 8; ++i)
+        lanes.push_back(8 * h + i);
+      Value half = vector::ShuffleOp::create(b, x, x, lanes);
+      vector::StoreOp::create(b, half, tiles,
+                              ValueRange{offset(tile, row,
+                                                add(col, idx(8 * h)))});
+    }
+  }
 }
 
 Value KernelEmitter::rowPosition(Value r) {
@@ -847,6 +1015,21 @@ void KernelEmitter::prologue(Value q) {
             {TmaTile{qTile, maps[0], {q0, headBase, batch},
                      p.group * p.rowsPerHead},
              TmaTile{kTile, maps[1], kvCoords(tLo), p.blockKV}});
+  } else if (p.fp8) {
+    // Q, then the ring's first three tiles K(tLo), V(tLo), K(tLo + 1), a
+    // group each; Q and K(tLo) are awaited (the wait's own empty group,
+    // GK1 and GV0 may pend).
+    stage(qTile,
+          [&](Value r) {
+            return RowSource{q, {batch, rowHead(r), rowQuery(r)},
+                             rowValid(r)};
+          },
+          tokens);
+    commit(tokens);
+    stageRaw(tLo, /*isV=*/false, idx(0));
+    stageRaw(tLo, /*isV=*/true, idx(1));
+    stageRaw(add(tLo, idx(1)), /*isV=*/false, idx(2));
+    waitAll(p.wgmma, /*pending=*/3);
   } else {
     stage(qTile,
           [&](Value r) {
@@ -924,6 +1107,17 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
         if (!p.rope[1])
           publish();
       });
+  } else if (p.fp8) {
+    // The ring holds tiles K(tLo), V(tLo), K(tLo + 1), ... (tile j in slot
+    // j % 4), three in flight: tile j is awaited (groups committed since:
+    // two tiles and two waits' empty groups), dequantized, and tile j + 3
+    // takes the slot tile j - 1 left.
+    Value j = mul(sub(t, tLo), 2);
+    waitAll(p.wgmma, /*pending=*/4);
+    dequantize(kTile, rem(j, Problem::kRing));
+    publish();
+    stageRaw(add(t, idx(1)), /*isV=*/true,
+             rem(add(j, idx(3)), Problem::kRing));
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
     // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
@@ -973,6 +1167,15 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     tmaLoad(both(first, lt(next, tHi)), 0,
             {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
     tmaWait(1, parity);
+  } else if (p.fp8) {
+    // V(t) takes the tile K(t) used: the wait's barrier orders it after
+    // every warp's S.
+    Value j = add(mul(sub(t, tLo), 2), idx(1));
+    waitAll(p.wgmma, /*pending=*/4);
+    dequantize(vTile, rem(j, Problem::kRing));
+    publish();
+    stageRaw(add(t, idx(2)), /*isV=*/false,
+             rem(add(j, idx(3)), Problem::kRing));
   } else if (p.paged) {
     gpu::BarrierOp::create(b); // every warp is done with K(t)
     auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
@@ -1207,7 +1410,7 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
 /// block table, context lengths and query positions.
 struct Buffers {
   Value q, k, v, sink, qOffset;
-  Value table, lens, qpos;
+  Value table, lens, qpos, kScales, vScales;
 };
 
 /// The kernel launches over `in` before `b`'s insertion point; returns the
@@ -1286,6 +1489,8 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     emitter.table = in.table;
     emitter.lens = in.lens;
     emitter.qpos = in.qpos;
+    emitter.kScales = in.kScales;
+    emitter.vScales = in.vScales;
     emitter.emit(launch, q, k, v, out, in.sink, in.qOffset, maps);
   }
   if (p.splits != 1)
@@ -1331,6 +1536,8 @@ void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
   in.table = buffer(op.getBlockTable());
   in.lens = buffer(op.getContextLens());
   in.qpos = buffer(op.getQPositions());
+  in.kScales = buffer(op.getKeyScales());
+  in.vScales = buffer(op.getValueScales());
   op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
 }
@@ -1424,6 +1631,9 @@ mnemo::PagedAttentionOp
 roundQuery(mnemo::PagedAttentionOp op,
            function_ref<bool(mnemo::PagedAttentionOp)> takes) {
   Type elem = op.getKeyPool().getType().getElementType();
+  // FP8 rows are dequantized into bf16 tiles.
+  if (isa<Float8E4M3FNType>(elem))
+    elem = BFloat16Type::get(op.getContext());
   if ((!elem.isBF16() && !elem.isF16()) ||
       !op.getQuery().getType().getElementType().isF32() ||
       !op.getResult().getType().getElementType().isF32())
