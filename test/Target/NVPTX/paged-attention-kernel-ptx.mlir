@@ -13,17 +13,41 @@
 
 // CHECK: mnemo.launch attention_mma grid 1 2 e{{[0-9]+}} block 128 1 1 shared 49152
 // CHECK: mnemo.launch attention_combine
+// CHECK: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 e{{[0-9]+}} block 128 1 1 shared 66560
 // CHECK-LABEL: .entry attention_mma(
 // CHECK: cp.async.cg.shared.global
 // CHECK: cp.async.wait_group 2;
 // SM90: wgmma.mma_async
-// PTXAS-LABEL: Compiling entry function 'attention_mma'
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// (ptxas reports the kernels last to first.)
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+// PTXAS: Compiling entry function 'attention_mma_{{[0-9]+}}'
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+// PTXAS: Compiling entry function 'attention_mma'
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 func.func @decode(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xbf16>,
     %vp: tensor<64x2x16x128xbf16>, %table: tensor<?x32xi32>,
     %lens: tensor<?xi64>, %pos: tensor<?x1xi64>) -> tensor<?x8x1x128xf32> {
   %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal window(300)
       : tensor<?x8x1x128xf32>, tensor<64x2x16x128xbf16>, tensor<64x2x16x128xbf16>,
+        tensor<?x32xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x8x1x128xf32>
+  return %o : tensor<?x8x1x128xf32>
+}
+
+// FP8 pools: raw rows and 4-byte scales copied into the ring, three tiles
+// in flight (wait_group 4 counts two tiles and two waits' empty groups),
+// bf16 multiplies dequantizing them.
+// (The launch line is checked above: the plan's lines come first.)
+// CHECK-LABEL: .entry attention_mma_{{[0-9]+}}(
+// CHECK: cp.async.ca.shared.global [%{{.*}}], [%{{.*}}], 4, %{{.*}};
+// CHECK: cp.async.wait_group 4;
+// SM90: mul.rn.bf16x2
+func.func @decode_fp8(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xf8E4M3FN>,
+    %vp: tensor<64x2x16x128xf8E4M3FN>, %ks: tensor<64x2x16xf32>,
+    %vs: tensor<64x2x16xf32>, %table: tensor<?x32xi32>,
+    %lens: tensor<?xi64>, %pos: tensor<?x1xi64>) -> tensor<?x8x1x128xf32> {
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos causal
+      : tensor<?x8x1x128xf32>, tensor<64x2x16x128xf8E4M3FN>, tensor<64x2x16x128xf8E4M3FN>,
         tensor<?x32xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x8x1x128xf32>
   return %o : tensor<?x8x1x128xf32>
 }

@@ -55,13 +55,27 @@ func.func @full_batch(%q: tensor<64x32x1x128xbf16>, %kp: tensor<512x8x16x128xbf1
 
 // -----
 
-// f32 and FP8 pools keep the decomposition (a gather of the pages and the
-// tiled attention).
-// REMARK: :[[@LINE+10]]:8: remark: keeps the paged decomposition: pools hold neither bf16 nor f16
-// REMARK: :[[@LINE+12]]:8: remark: keeps the paged decomposition: pools hold neither bf16 nor f16
+// f32 pools keep the decomposition (a gather of the pages and the tiled
+// attention). FP8 pools take the kernel: their rows are copied raw into a
+// ring of four slots with their scales (4-byte copies), and dequantized
+// into the bf16 tile (the bytes placed as bf16, then two bf16 multiplies);
+// the query is rounded to bf16.
+// REMARK: :[[@LINE+21]]:8: remark: keeps the paged decomposition: pools hold neither bf16, f16 nor FP8
+// REMARK: :[[@LINE+23]]:8: remark: reads its pages in the kernel
 // CHECK-LABEL: func.func @other_pools
-// CHECK-NOT: gpu.launch
-// CHECK-COUNT-2: mnemo.paged_attention
+// CHECK: mnemo.paged_attention {{.*}} -> tensor<2x4x1x32xf32>
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_mma)
+// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x32xf8E4M3FN> to memref<8192xf8E4M3FN, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16xf32> to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 4 : i32}
+// CHECK: vector.load %{{.*}} : memref<8192xf8E4M3FN, #gpu.address_space<workgroup>>, vector<16xf8E4M3FN>
+// CHECK: arith.mulf %{{.*}} : vector<16xbf16>
+// CHECK: arith.mulf %{{.*}} : vector<16xbf16>
+// CHECK-NOT: mnemo.paged_attention
+// CHECK: return
 func.func @other_pools(%q: tensor<2x4x1x32xf32>, %kp: tensor<64x2x16x32xf32>,
     %vp: tensor<64x2x16x32xf32>, %k8: tensor<64x2x16x32xf8E4M3FN>,
     %v8: tensor<64x2x16x32xf8E4M3FN>, %ks: tensor<64x2x16xf32>,
