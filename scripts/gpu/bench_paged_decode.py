@@ -11,7 +11,7 @@ writes, for every case, a static-shape `mnemo.paged_attention` model
 i32 block table), its artifact (CASE.mnemo) and launch plan
 (CASE.plan.json), and OUT_DIR/cases.json.
 
-    python3 scripts/gpu/bench_paged_decode.py run OUT_DIR [--out RESULTS_DIR]
+    python3 scripts/gpu/bench_paged_decode.py run OUT_DIR [--out RESULTS_DIR] [--only REGEX]
 
 runs on the GPU machine (torch, CuPy). Every case first checks Mnemo's
 output row by row (each query row of each head, rowwise.py) against a
@@ -45,6 +45,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -264,7 +265,7 @@ def run(a):
     out_dir = a.out or a.dir
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(a.dir, "cases.json")) as f:
-        cases = json.load(f)
+        cases = [c for c in json.load(f) if not a.only or re.search(a.only, c["name"])]
     ceiling = copy_ceiling()
     print(f"copy ceiling: {ceiling['GBps']:.0f} GB/s", flush=True)
     results, failed = [], False
@@ -372,6 +373,7 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("--out")
+    r.add_argument("--only", help="run the cases whose name matches this regex")
     a = parser.parse_args()
     if a.cmd == "prepare":
         prepare(a)

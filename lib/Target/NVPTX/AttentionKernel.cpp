@@ -964,15 +964,11 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   // times 2^-120 exactly (subnormals included: both formats' smallest
   // exponent field is 0). Two bf16 multiplies then give e * scale: by 2^60
   // and by scale * 2^60 (rounded to bf16), in range for any scale the cache
-  // write stores (2^-126 and up).
+  // write stores (2^-126 and up; one multiply by scale * 2^120 would
+  // overflow bf16 from scale 2^8).
   int64_t width = tile.width, perRow = width / 16;
   int64_t chunks = p.blockKV * perRow;
-  auto i32x4 = VectorType::get({4}, b.getI32Type());
   auto bf16x16 = VectorType::get({16}, b.getBF16Type());
-  auto splat = [&](int64_t v) {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(i32x4, b.getI32IntegerAttr(v)));
-  };
   Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
   Value scaleBase = arith::MulIOp::create(b, slot, idx(p.blockKV));
   Value twoTo60 = arith::ConstantOp::create(
@@ -989,37 +985,34 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
     Value raw = vector::LoadOp::create(
         b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
         ValueRange{add(slotBase, add(mul(row, width), col))});
-    Value w = vector::BitCastOp::create(
-        b, i32x4,
-        arith::BitcastOp::create(b, VectorType::get({16}, b.getI8Type()),
-                                 raw));
-    auto andi = [&](Value x, int64_t m) {
-      return arith::AndIOp::create(b, x, splat(m));
+    // Each byte to the high byte of a 16-bit half (a byte permute, PRMT),
+    // then its exponent and mantissa four bits down, its sign kept.
+    auto i8x16 = VectorType::get({16}, b.getI8Type());
+    Value bytes = arith::BitcastOp::create(b, i8x16, raw);
+    Value zeros = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(i8x16, b.getI8IntegerAttr(0)));
+    SmallVector<int64_t> spread;
+    for (int64_t e = 0; e < 16; ++e)
+      spread.append({16, e});
+    Value t = vector::BitCastOp::create(
+        b, VectorType::get({8}, b.getI32Type()),
+        vector::ShuffleOp::create(b, bytes, zeros, spread));
+    auto i32x8 = VectorType::get({8}, b.getI32Type());
+    auto splat = [&](int64_t v) {
+      return arith::ConstantOp::create(
+          b, DenseElementsAttr::get(i32x8, b.getI32IntegerAttr(v)));
     };
-    auto shl = [&](Value x, int64_t n) {
-      return arith::ShLIOp::create(b, x, splat(n));
-    };
-    auto shr = [&](Value x, int64_t n) {
-      return arith::ShRUIOp::create(b, x, splat(n));
-    };
-    // Bytes 0, 1 (2, 3) of each word to the high bytes of its halves.
-    Value lo = arith::OrIOp::create(b, shl(andi(w, 0xff), 8),
-                                    shl(andi(w, 0xff00), 16));
-    Value hi = arith::OrIOp::create(b, andi(shr(w, 8), 0xff00),
-                                    andi(w, 0xff000000));
-    auto place = [&](Value x) {
-      return arith::OrIOp::create(b, andi(x, 0x80008000),
-                                  andi(shr(x, 4), 0x07f007f0));
-    };
-    Value words = vector::ShuffleOp::create(
-        b, place(lo), place(hi), ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    Value words = arith::OrIOp::create(
+        b, arith::AndIOp::create(b, t, splat(0x80008000)),
+        arith::AndIOp::create(b, arith::ShRUIOp::create(b, t, splat(4)),
+                              splat(0x07f007f0)));
     Value x = vector::BitCastOp::create(b, bf16x16, words);
     Value scale = memref::LoadOp::create(b, ringScales,
                                          ValueRange{add(scaleBase, row)});
-    Value s = arith::TruncFOp::create(
-        b, b.getBF16Type(), fmul(scale, cf(std::ldexp(1.0, 60))));
+    Value f = arith::TruncFOp::create(b, b.getBF16Type(),
+                                      fmul(scale, cf(std::ldexp(1.0, 60))));
     x = arith::MulFOp::create(b, arith::MulFOp::create(b, x, twoTo60),
-                              vector::BroadcastOp::create(b, bf16x16, s));
+                              vector::BroadcastOp::create(b, bf16x16, f));
     for (int64_t h = 0; h < 2; ++h) {
       SmallVector<int64_t> lanes;
       for (int64_t i = 0; i < 8; ++i)
