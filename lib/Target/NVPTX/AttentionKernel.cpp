@@ -452,6 +452,10 @@ private:
   /// with wgmma, to the async proxy).
   void publish();
 
+  /// Runs `body(c, guarded)` for chunks c = tid, tid + threads, ... below
+  /// `chunks`; the last round, which may have fewer chunks than threads,
+  /// under a guard (`guarded`).
+  void forEachChunk(int64_t chunks, function_ref<void(Value, bool)> body);
   /// Starts the cp.async copies of all rows of `r`.
   void stage(const SharedTile &r, function_ref<RowSource(Value)> source,
              SmallVectorImpl<Value> &tokens);
@@ -525,18 +529,25 @@ Value KernelEmitter::quadReduce(Value x, bool isMax) {
   return x;
 }
 
-void KernelEmitter::stage(const SharedTile &r,
-                          function_ref<RowSource(Value)> source,
-                          SmallVectorImpl<Value> &tokens) {
-  int64_t chunksPerRow = r.width / 8, chunks = r.rows * chunksPerRow;
+void KernelEmitter::forEachChunk(int64_t chunks,
+                                 function_ref<void(Value, bool)> body) {
   for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
     Value c = add(tid, idx(c0));
-    // The last round may have fewer chunks than threads.
     OpBuilder::InsertionGuard guard(b);
-    if (c0 + p.threads() > chunks) {
+    bool guarded = c0 + p.threads() > chunks;
+    if (guarded) {
       auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
       b.setInsertionPoint(inRange.thenBlock()->getTerminator());
     }
+    body(c, guarded);
+  }
+}
+
+void KernelEmitter::stage(const SharedTile &r,
+                          function_ref<RowSource(Value)> source,
+                          SmallVectorImpl<Value> &tokens) {
+  int64_t chunksPerRow = r.width / 8;
+  forEachChunk(r.rows * chunksPerRow, [&](Value c, bool guarded) {
     Value row = div(c, chunksPerRow);
     Value chunk = rem(c, chunksPerRow);
     RowSource src = source(row);
@@ -544,9 +555,9 @@ void KernelEmitter::stage(const SharedTile &r,
     Value token = asyncCopy(r, row, mul(chunk, 8), src.memref, src.indices,
                             mul(chunk, 8), src.valid);
     // A copy under the guard needs no token: waitAll waits for all groups.
-    if (c0 + p.threads() <= chunks)
+    if (!guarded)
       tokens.push_back(token);
-  }
+  });
 }
 
 void KernelEmitter::rotate(const SharedTile &t, const RopeOnLoad &rope,
@@ -924,13 +935,7 @@ void KernelEmitter::stageRaw(Value t, bool isV, Value slot,
   Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
   SmallVector<Value> copies;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
-    Value c = add(tid, idx(c0));
-    OpBuilder::InsertionGuard guard(b);
-    if (c0 + p.threads() > chunks) {
-      auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
-      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
-    }
+  forEachChunk(chunks, [&](Value c, bool guarded) {
     Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
     auto [page, inPage, valid] = pagedKey(t, row, pages);
     valid = both(valid, exists);
@@ -939,9 +944,9 @@ void KernelEmitter::stageRaw(Value t, bool isV, Value slot,
         ValueRange{add(slotBase, add(mul(row, width), col))}, pool,
         ValueRange{page, kvHead, inPage, col}, b.getIndexAttr(16),
         select(valid, idx(16), idx(0)), b.getUnitAttr());
-    if (c0 + p.threads() <= chunks)
+    if (!guarded)
       copies.push_back(token);
-  }
+  });
   // One scale per row (4 bytes, through L1).
   for (int64_t r0 = 0; r0 < p.blockKV; r0 += p.threads()) {
     Value r = add(tid, idx(r0));
@@ -974,13 +979,7 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   Value twoTo60 = arith::ConstantOp::create(
       b, SplatElementsAttr::get(bf16x16, b.getFloatAttr(b.getBF16Type(),
                                                        std::ldexp(1.0, 60))));
-  for (int64_t c0 = 0; c0 < chunks; c0 += p.threads()) {
-    Value c = add(tid, idx(c0));
-    OpBuilder::InsertionGuard guard(b);
-    if (c0 + p.threads() > chunks) {
-      auto inRange = scf::IfOp::create(b, lt(c, idx(chunks)), false);
-      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
-    }
+  forEachChunk(chunks, [&](Value c, bool) {
     Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
     Value raw = vector::LoadOp::create(
         b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
@@ -1022,7 +1021,7 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
                               ValueRange{offset(tile, row,
                                                 add(col, idx(8 * h)))});
     }
-  }
+  });
 }
 
 Value KernelEmitter::rowPosition(Value r) {
