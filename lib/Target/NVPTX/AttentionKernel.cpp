@@ -135,6 +135,20 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
   return success();
 }
 
+/// The sizes of query `q`, keys `k` (or a key pool: its head count and
+/// head dim) and values `v` into `p` (the key length too; a pool's is set
+/// by the caller).
+void setSizes(Problem &p, RankedTensorType q, RankedTensorType k,
+              RankedTensorType v) {
+  p.batch = q.getDimSize(0);
+  p.hq = q.getDimSize(1);
+  p.sq = q.getDimSize(2);
+  p.d = q.getDimSize(3);
+  p.hkv = k.getDimSize(1);
+  p.skv = k.getDimSize(2);
+  p.dv = v.getDimSize(3);
+}
+
 /// Checks a sink operand the kernel reads: static, at most 32 bits.
 LogicalResult checkSink(Value sink, std::string &why) {
   if (!sink)
@@ -176,13 +190,7 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
     return why = "non-positive scale", failure();
   Problem p;
   p.elem = elem;
-  p.batch = q.getDimSize(0);
-  p.hq = q.getDimSize(1);
-  p.sq = q.getDimSize(2);
-  p.d = q.getDimSize(3);
-  p.hkv = k.getDimSize(1);
-  p.skv = k.getDimSize(2);
-  p.dv = v.getDimSize(3);
+  setSizes(p, q, k, v);
   p.dynamic = !q.hasStaticShape() || !k.hasStaticShape() ||
               !v.hasStaticShape();
   p.group = op.getGroupSize();
@@ -257,13 +265,8 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   p.dynamic = true;
   p.pageSize = op.getPageSize();
   p.elem = elem;
-  p.batch = q.getDimSize(0);
-  p.hq = q.getDimSize(1);
-  p.sq = q.getDimSize(2);
-  p.d = q.getDimSize(3);
-  p.hkv = k.getDimSize(1);
+  setSizes(p, q, k, v);
   p.skv = ShapedType::kDynamic;
-  p.dv = v.getDimSize(3);
   p.group = op.getGroupSize();
   if (IntegerAttr w = op.getWindowAttr())
     p.window = w.getInt();
