@@ -393,10 +393,6 @@ private:
   SmallVector<Value> kvStep(Value t, ValueRange state);
   /// Rows of K or V from global memory for cp.async: row r is key kv0 + r.
   std::function<RowSource(Value)> kvRow(Value memref, Value kv0);
-  /// A paged attention's rows of K or V tile `t` from `pages`
-  /// (tilePages(t)).
-  std::function<RowSource(Value)> pagedRow(Value memref, Value t,
-                                           ArrayRef<Value> pages);
   /// TMA coordinates of KV tile `t`, innermost first.
   SmallVector<Value> kvCoords(Value t);
 
@@ -423,21 +419,10 @@ private:
   /// Key `key` of this block's sequence: its page, its row in the page,
   /// and whether it exists (below the length); else page 0, row 0.
   std::tuple<Value, Value, Value> pagedKey(Value key);
-  /// The pages KV tile `t` spans, read from the block table ahead of the
-  /// copies that need them, so that the reads' latency passes under other
-  /// work (carried in the loop state); empty when a tile may span more than
-  /// 8 pages, whose rows then read the table themselves.
-  SmallVector<Value> tilePages(Value t);
-  /// pagedKey of row `r` of tile `t`, its page chosen from `pages`.
-  std::tuple<Value, Value, Value> pagedKey(Value t, Value r,
-                                           ArrayRef<Value> pages);
-  /// Pages carried by the loop (tilePages of tile t + 1 with FP8, else of
-  /// tile t), and how many.
-  int64_t pagesCarried() const;
   /// FP8: starts the copies of K (or V) tile `t`'s raw rows and scales
   /// into ring slot `slot` (zero bytes for rows past the sequence or a
   /// tile at or past tHi) and commits them as one group.
-  void stageRaw(Value t, bool isV, Value slot, ArrayRef<Value> pages);
+  void stageRaw(Value t, bool isV, Value slot);
   /// FP8: dequantizes ring slot `slot` into the bf16 tile `tile` (row r
   /// times its scale; rounded to bf16).
   void dequantize(const SharedTile &tile, Value slot);
@@ -510,7 +495,6 @@ private:
   Value maps[3]; // TMA tensor maps of Q, K, V
   SharedTile kTile, vTile, qTile;
   Value ringRows, ringScales; // FP8: the ring's raw rows and scales
-  SmallVector<Value> carried; // the prologue's pages for the loop state
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
@@ -882,55 +866,7 @@ std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key) {
           select(valid, rem(key, p.pageSize), idx(0)), valid};
 }
 
-int64_t KernelEmitter::pagesCarried() const {
-  // Tiles start at page boundaries when P divides the tile.
-  int64_t spanned = p.blockKV % p.pageSize == 0
-                        ? p.blockKV / p.pageSize
-                        : (p.pageSize - 1 + p.blockKV + p.pageSize - 1) /
-                              p.pageSize;
-  return p.paged && spanned <= 8 ? spanned : 0;
-}
-
-SmallVector<Value> KernelEmitter::tilePages(Value t) {
-  SmallVector<Value> pages;
-  Value first = div(mul(t, p.blockKV), p.pageSize);
-  Value last = sub(div(n.skv, p.pageSize), idx(1));
-  for (int64_t i = 0; i < pagesCarried(); ++i) {
-    Value slot = arith::MinUIOp::create(b, add(first, idx(i)), last);
-    pages.push_back(arith::IndexCastOp::create(
-        b, b.getIndexType(),
-        memref::LoadOp::create(b, table, ValueRange{batch, slot})));
-  }
-  return pages;
-}
-
-std::tuple<Value, Value, Value>
-KernelEmitter::pagedKey(Value t, Value r, ArrayRef<Value> pages) {
-  Value kv0 = mul(t, p.blockKV), key = add(kv0, r);
-  if (pages.empty())
-    return pagedKey(key);
-  Value k = sub(div(key, p.pageSize), div(kv0, p.pageSize));
-  Value page = pages[0];
-  for (int64_t i = 1; i < static_cast<int64_t>(pages.size()); ++i)
-    page = select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, k,
-                                        idx(i)),
-                  pages[i], page);
-  Value valid = lt(key, skv());
-  return {select(valid, page, idx(0)),
-          select(valid, rem(key, p.pageSize), idx(0)), valid};
-}
-
-std::function<RowSource(Value)>
-KernelEmitter::pagedRow(Value memref, Value t, ArrayRef<Value> pages) {
-  SmallVector<Value> copy(pages.begin(), pages.end());
-  return [this, memref, t, copy](Value r) {
-    auto [page, row, valid] = pagedKey(t, r, copy);
-    return RowSource{memref, {page, kvHead, row}, valid};
-  };
-}
-
-void KernelEmitter::stageRaw(Value t, bool isV, Value slot,
-                             ArrayRef<Value> pages) {
+void KernelEmitter::stageRaw(Value t, bool isV, Value slot) {
   Value pool = isV ? v : k, scales = isV ? vScales : kScales;
   int64_t width = isV ? p.dv : p.d, perRow = width / 16;
   int64_t chunks = p.blockKV * perRow;
@@ -940,7 +876,7 @@ void KernelEmitter::stageRaw(Value t, bool isV, Value slot,
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   forEachChunk(chunks, [&](Value c, bool guarded) {
     Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
-    auto [page, inPage, valid] = pagedKey(t, row, pages);
+    auto [page, inPage, valid] = pagedKey(add(kv0, row));
     valid = both(valid, exists);
     Value token = nvgpu::DeviceAsyncCopyOp::create(
         b, tokenType, ringRows,
@@ -956,7 +892,7 @@ void KernelEmitter::stageRaw(Value t, bool isV, Value slot,
     OpBuilder::InsertionGuard guard(b);
     auto inRange = scf::IfOp::create(b, lt(r, idx(p.blockKV)), false);
     b.setInsertionPoint(inRange.thenBlock()->getTerminator());
-    auto [page, inPage, valid] = pagedKey(t, r, pages);
+    auto [page, inPage, valid] = pagedKey(add(kv0, r));
     valid = both(valid, exists);
     nvgpu::DeviceAsyncCopyOp::create(
         b, tokenType, ringScales,
@@ -972,11 +908,15 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   // times 2^-120 exactly (subnormals included: both formats' smallest
   // exponent field is 0). Two bf16 multiplies then give e * scale: by 2^60
   // and by scale * 2^60 (rounded to bf16), in range for any scale the cache
-  // write stores (2^-126 and up; one multiply by scale * 2^120 would
-  // overflow bf16 from scale 2^8).
+  // write stores (2^-126 and up).
   int64_t width = tile.width, perRow = width / 16;
   int64_t chunks = p.blockKV * perRow;
+  auto i32x4 = VectorType::get({4}, b.getI32Type());
   auto bf16x16 = VectorType::get({16}, b.getBF16Type());
+  auto splat = [&](int64_t v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(i32x4, b.getI32IntegerAttr(v)));
+  };
   Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
   Value scaleBase = arith::MulIOp::create(b, slot, idx(p.blockKV));
   Value twoTo60 = arith::ConstantOp::create(
@@ -987,34 +927,37 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
     Value raw = vector::LoadOp::create(
         b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
         ValueRange{add(slotBase, add(mul(row, width), col))});
-    // Each byte to the high byte of a 16-bit half (a byte permute, PRMT),
-    // then its exponent and mantissa four bits down, its sign kept.
-    auto i8x16 = VectorType::get({16}, b.getI8Type());
-    Value bytes = arith::BitcastOp::create(b, i8x16, raw);
-    Value zeros = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(i8x16, b.getI8IntegerAttr(0)));
-    SmallVector<int64_t> spread;
-    for (int64_t e = 0; e < 16; ++e)
-      spread.append({16, e});
-    Value t = vector::BitCastOp::create(
-        b, VectorType::get({8}, b.getI32Type()),
-        vector::ShuffleOp::create(b, bytes, zeros, spread));
-    auto i32x8 = VectorType::get({8}, b.getI32Type());
-    auto splat = [&](int64_t v) {
-      return arith::ConstantOp::create(
-          b, DenseElementsAttr::get(i32x8, b.getI32IntegerAttr(v)));
+    Value w = vector::BitCastOp::create(
+        b, i32x4,
+        arith::BitcastOp::create(b, VectorType::get({16}, b.getI8Type()),
+                                 raw));
+    auto andi = [&](Value x, int64_t m) {
+      return arith::AndIOp::create(b, x, splat(m));
     };
-    Value words = arith::OrIOp::create(
-        b, arith::AndIOp::create(b, t, splat(0x80008000)),
-        arith::AndIOp::create(b, arith::ShRUIOp::create(b, t, splat(4)),
-                              splat(0x07f007f0)));
+    auto shl = [&](Value x, int64_t n) {
+      return arith::ShLIOp::create(b, x, splat(n));
+    };
+    auto shr = [&](Value x, int64_t n) {
+      return arith::ShRUIOp::create(b, x, splat(n));
+    };
+    // Bytes 0, 1 (2, 3) of each word to the high bytes of its halves.
+    Value lo = arith::OrIOp::create(b, shl(andi(w, 0xff), 8),
+                                    shl(andi(w, 0xff00), 16));
+    Value hi = arith::OrIOp::create(b, andi(shr(w, 8), 0xff00),
+                                    andi(w, 0xff000000));
+    auto place = [&](Value x) {
+      return arith::OrIOp::create(b, andi(x, 0x80008000),
+                                  andi(shr(x, 4), 0x07f007f0));
+    };
+    Value words = vector::ShuffleOp::create(
+        b, place(lo), place(hi), ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
     Value x = vector::BitCastOp::create(b, bf16x16, words);
     Value scale = memref::LoadOp::create(b, ringScales,
                                          ValueRange{add(scaleBase, row)});
-    Value f = arith::TruncFOp::create(b, b.getBF16Type(),
-                                      fmul(scale, cf(std::ldexp(1.0, 60))));
+    Value s = arith::TruncFOp::create(
+        b, b.getBF16Type(), fmul(scale, cf(std::ldexp(1.0, 60))));
     x = arith::MulFOp::create(b, arith::MulFOp::create(b, x, twoTo60),
-                              vector::BroadcastOp::create(b, bf16x16, f));
+                              vector::BroadcastOp::create(b, bf16x16, s));
     for (int64_t h = 0; h < 2; ++h) {
       SmallVector<int64_t> lanes;
       for (int64_t i = 0; i < 8; ++i)
@@ -1085,11 +1028,9 @@ void KernelEmitter::prologue(Value q) {
           },
           tokens);
     commit(tokens);
-    SmallVector<Value> first = tilePages(tLo);
-    carried = tilePages(add(tLo, idx(1)));
-    stageRaw(tLo, /*isV=*/false, idx(0), first);
-    stageRaw(tLo, /*isV=*/true, idx(1), first);
-    stageRaw(add(tLo, idx(1)), /*isV=*/false, idx(2), carried);
+    stageRaw(tLo, /*isV=*/false, idx(0));
+    stageRaw(tLo, /*isV=*/true, idx(1));
+    stageRaw(add(tLo, idx(1)), /*isV=*/false, idx(2));
     waitAll(p.wgmma, /*pending=*/3);
   } else {
     stage(qTile,
@@ -1098,12 +1039,7 @@ void KernelEmitter::prologue(Value q) {
                              rowValid(r)};
           },
           tokens);
-    if (p.paged) {
-      carried = tilePages(tLo);
-      stage(kTile, pagedRow(k, tLo, carried), tokens);
-    } else {
-      stage(kTile, kvRow(k, mul(tLo, p.blockKV)), tokens);
-    }
+    stage(kTile, kvRow(k, mul(tLo, p.blockKV)), tokens);
     commit(tokens);
     waitAll(p.wgmma);
     if (p.rope[0]) {
@@ -1149,17 +1085,12 @@ SmallVector<Value> KernelEmitter::initialState(Value sink) {
     lA = lB = select(quadLead, cf(1.0), cf(0.0));
   }
   init.append({mA, mB, lA, lB});
-  init.append(carried.begin(), carried.end());
   return init;
 }
 
 SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   int64_t oBlocks = p.dv / 8;
   Value kv0 = mul(t, p.blockKV);
-  // A paged attention's pages of the tile staged next, and those it loads
-  // for the one after.
-  SmallVector<Value> statePages(state.drop_front(oBlocks * 4 + 4)),
-      nextPages;
 
   // FlashAttention-2's schedule with one buffer each for K and V: K(t)
   // is in flight from the last iteration; V(t) loads during S = QK^T and
@@ -1184,23 +1115,19 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     // two tiles and two waits' empty groups), dequantized, and tile j + 3
     // takes the slot tile j - 1 left.
     Value j = mul(sub(t, tLo), 2);
-    // Tile t + 2's pages load while tile j is awaited and dequantized.
-    nextPages = tilePages(add(t, idx(2)));
     waitAll(p.wgmma, /*pending=*/4);
     dequantize(kTile, rem(j, Problem::kRing));
     publish();
     stageRaw(add(t, idx(1)), /*isV=*/true,
-             rem(add(j, idx(3)), Problem::kRing), statePages);
+             rem(add(j, idx(3)), Problem::kRing));
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
     // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
     // tiles are in flight. waitAll commits an empty group before it waits:
     // pending 2 leaves the last real group in flight.
-    // Tile t + 1's pages load under this tile's scores.
-    nextPages = tilePages(add(t, idx(1)));
     gpu::BarrierOp::create(b); // every warp is done with V(t - 1)
     tokens.clear();
-    stage(vTile, pagedRow(v, t, statePages), tokens);
+    stage(vTile, kvRow(v, kv0), tokens);
     commit(tokens);
     waitAll(p.wgmma, /*pending=*/2);
   } else {
@@ -1250,14 +1177,14 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     dequantize(vTile, rem(j, Problem::kRing));
     publish();
     stageRaw(add(t, idx(2)), /*isV=*/false,
-             rem(add(j, idx(3)), Problem::kRing), nextPages);
+             rem(add(j, idx(3)), Problem::kRing));
   } else if (p.paged) {
     gpu::BarrierOp::create(b); // every warp is done with K(t)
     auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(more.thenBlock()->getTerminator());
     tokens.clear();
-    stage(kTile, pagedRow(k, next, nextPages), tokens);
+    stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
     commit(tokens);
     waitAll(p.wgmma, /*pending=*/2);
     b.setInsertionPoint(more.elseBlock()->getTerminator());
@@ -1298,7 +1225,6 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   for (const Accumulator &acc : o)
     yields.append(acc.begin(), acc.end());
   yields.append({m[0], m[1], l[0], l[1]});
-  yields.append(nextPages.begin(), nextPages.end());
   return yields;
 }
 
