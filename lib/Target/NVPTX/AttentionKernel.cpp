@@ -12,17 +12,14 @@
 // the design; the fragment layouts are those of the PTX ISA ("Matrix
 // fragments for mma.m16n8k16", "wgmma register fragments"). A RoPE feeding
 // Q (or K, when a single query tile reads each K tile) is applied to the
-// tile in shared memory (RopeOnLoad.h).
+// tile in shared memory (RopeOnLoad.h). A mnemo.paged_attention takes the
+// same kernel (PagedAttentionKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "RopeOnLoad.h"
-#include "TensorCoreBuilder.h"
+#include "AttentionKernelEmitter.h"
 
-#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "mnemo/Target/NVPTX/Chips.h"
-
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <cmath>
 #include <functional>
@@ -35,70 +32,7 @@ namespace mlir::mnemo {
 using namespace mlir;
 using namespace mlir::mnemo::nvptx;
 
-namespace {
-
-/// Facts of one attention op the kernel is generated for. The batch and
-/// the sequence lengths may be dynamic (kDynamic), and then so are the
-/// split count and the number of query tiles: the kernel reads them from
-/// Sizes (host values it takes as arguments).
-struct Problem {
-  Type elem;                       // bf16 or f16
-  int64_t batch, hq, hkv, sq, skv, d, dv;
-  bool dynamic = false;            // batch, sq or skv known at run time only
-  /// mnemo.paged_attention: K and V are page pools [Pages, Hkv, P, d]
-  /// read through the block table, each sequence has its own length and
-  /// query positions (always dynamic; skv is the table's capacity).
-  bool paged = false;
-  int64_t pageSize = 0;            // P
-  /// FP8 E4M3 pools (paged only): rows are copied raw into a ring of
-  /// kRing slots and dequantized into the bf16 K/V tile, which K and V
-  /// share (used one after the other).
-  bool fp8 = false;
-  static constexpr int64_t kRing = 4;
-  int64_t group;                   // query heads per KV head
-  int64_t rowsPerHead;             // query positions per block and head
-  double scale;                    // softmax scale
-  std::optional<double> softcap;
-  std::optional<int64_t> window;
-  bool causal;
-  int64_t blockQ;                  // query rows per block: 64 or 128
-  int64_t blockKV;                 // keys per KV tile
-  int64_t splits = 1;              // KV ranges per query tile (split-KV);
-                                   // kDynamic: chosen at run time
-  int64_t splitKV = 0;             // the pass option (0: automatic)
-  int64_t smCount = 0;             // multiprocessors of the chip
-  /// Rotary embeddings applied on the Q and K tiles, and why a rope
-  /// feeding Q or K stays a kernel of its own (empty: none there).
-  RopeOnLoad rope[2];
-  std::string ropeWhy[2];
-
-  int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
-  bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
-  bool tma = false;                // sm_90a TMA loads (else cp.async)
-
-  int64_t threads() const { return 2 * blockQ; }
-  /// Shared memory holds the K tile, the V tile and the Q tile, in that
-  /// order (Q and the first K tile load together).
-  int64_t kBase() const { return 0; }
-  int64_t vBase() const { return fp8 ? 0 : blockKV * d; }
-  int64_t qBase() const {
-    return fp8 ? blockKV * std::max(d, dv) : blockKV * (d + dv);
-  }
-  int64_t sharedElements() const { return qBase() + blockQ * d; }
-  /// FP8: the ring's rows (bytes, unswizzled) and their scales follow.
-  int64_t ringSlotBytes() const { return blockKV * std::max(d, dv); }
-  int64_t ringOffset() const { return 2 * sharedElements(); }
-  int64_t ringScalesOffset() const {
-    return ringOffset() + kRing * ringSlotBytes();
-  }
-  /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
-  int64_t barrierOffset() const { return 2 * sharedElements(); }
-  int64_t sharedBytes() const {
-    if (fp8)
-      return ringScalesOffset() + kRing * blockKV * 4;
-    return barrierOffset() + (tma ? 16 : 0);
-  }
-};
+namespace mlir::mnemo::nvptx::attention {
 
 /// The tile configuration both ops share, from the facts `analyze` filled
 /// in (element type, sizes, group); fails with `why` when the kernel cannot
@@ -223,70 +157,6 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   return p;
 }
 
-/// Why a paged attention keeps the decomposition, or the problem to
-/// generate. Its queries have the pools' 16-bit type here (the pass rounds
-/// an f32 query first); pages are gathered by cp.async, not TMA.
-FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
-                           int64_t blockKV, bool wgmma, int64_t splitKV,
-                           int64_t smCount, int64_t sharedLimit,
-                           std::string &why) {
-  RankedTensorType q = op.getQuery().getType(),
-                   k = op.getKeyPool().getType(),
-                   v = op.getValuePool().getType(),
-                   r = op.getResult().getType();
-  Type pool = k.getElementType();
-  bool fp8 = isa<Float8E4M3FNType>(pool);
-  // FP8 rows are dequantized into bf16 tiles.
-  Type elem = fp8 ? q.getElementType() : pool;
-  if (!pool.isBF16() && !pool.isF16() && !fp8)
-    return why = "pools hold neither bf16, f16 nor FP8", failure();
-  if (fp8 && !elem.isBF16())
-    return why = "the query of FP8 pools is not bf16", failure();
-  if (q.getElementType() != elem || v.getElementType() != pool ||
-      r.getElementType() != elem)
-    return why = "query, pools and result differ in element type",
-           failure();
-  if (failed(checkSink(op.getSink(), why)))
-    return failure();
-  double scale =
-      op.getScaleAttr()
-          ? op.getScaleAttr().getValueAsDouble()
-          : 1.0 / std::sqrt(static_cast<double>(q.getDimSize(3)));
-  std::optional<double> softcap;
-  if (FloatAttr cap = op.getSoftcapAttr())
-    softcap = cap.getValueAsDouble();
-  if (scale <= 0 && !softcap)
-    return why = "non-positive scale", failure();
-  if (k.getDimSize(0) == 0 || op.getBlockTable().getType().getDimSize(1) == 0)
-    return why = "empty pool or block table", failure();
-  Problem p;
-  p.paged = true;
-  p.fp8 = fp8;
-  p.dynamic = true;
-  p.pageSize = op.getPageSize();
-  p.elem = elem;
-  setSizes(p, q, k, v);
-  p.skv = ShapedType::kDynamic;
-  p.group = op.getGroupSize();
-  if (IntegerAttr w = op.getWindowAttr())
-    p.window = w.getInt();
-  if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
-                       smCount, sharedLimit, why)))
-    return failure();
-  p.scale = scale;
-  p.softcap = softcap;
-  p.causal = op.getCausal();
-  return p;
-}
-
-/// The problem's run-time sizes as host index values (constants where
-/// static), which a dynamic kernel takes as arguments.
-struct Sizes {
-  Value batch, sq, skv; // of Q and K
-  Value queryTiles;     // blocks along the query sequence (grid.x)
-  Value splits;         // KV ranges per query tile
-};
-
 /// Computes `Sizes` of buffer `q` and `skv` keys (an index: K's length, or
 /// a paged cache's capacity) before the launch, folding what is static, and
 /// sets `p.splits` (kDynamic when known at run time only).
@@ -351,161 +221,6 @@ Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv) {
                                                   : ShapedType::kDynamic;
   return s;
 }
-
-/// The first element of a staged row in global memory, and whether the row
-/// exists (rows past the sequence or the GQA group are zero-filled).
-struct RowSource {
-  Value memref;
-  SmallVector<Value> indices;
-  Value valid;
-};
-
-/// Emits the kernel body. Every fragment loop is unrolled here, so each
-/// fragment is an SSA value and stays in registers; only the KV loop is a
-/// loop of the IR.
-class KernelEmitter : TensorCoreBuilder {
-public:
-  KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n)
-      : TensorCoreBuilder(b, p.elem), p(p), n(n) {}
-
-  /// Fills `launch`'s body: Q [B,Hq,Sq,D], K [B,Hkv,Skv,D], V [B,Hkv,Skv,Dv]
-  /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
-  /// `qOffset` (index) may be null.
-  void emit(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
-            Value sink, Value qOffset, ArrayRef<Value> tensorMaps);
-  /// With split-KV: the f32 partial outputs [splits, B, Hq, Sq, Dv] and
-  /// their log2-sum-exp [splits, B, Hq, Sq] that `emit` writes instead of
-  /// `out`.
-  Value part, lse;
-  /// A paged attention's block table [B, MaxPages], context lengths [B]
-  /// and query positions [B, Sq]; K and V are then its page pools (FP8:
-  /// with their scale pools [Pages, Hkv, P]).
-  Value table, lens, qpos, kScales, vScales;
-
-private:
-  /// The emission's stages: shared memory, thread and block coordinates
-  /// and the block's KV tile range; the first loads (Q and K(tLo)) and the
-  /// Q fragments; the loop's initial state (O, running max and sum, with a
-  /// sink's term); one KV tile's step, returning the next state.
-  void setUp(gpu::LaunchOp launch, Value qOffset, ArrayRef<Value> tensorMaps);
-  void prologue(Value q);
-  SmallVector<Value> initialState(Value sink);
-  SmallVector<Value> kvStep(Value t, ValueRange state);
-  /// Rows of K or V from global memory for cp.async: row r is key kv0 + r.
-  std::function<RowSource(Value)> kvRow(Value memref, Value kv0);
-  /// TMA coordinates of KV tile `t`, innermost first.
-  SmallVector<Value> kvCoords(Value t);
-
-  Value exp2(Value x) { return exp2Approx(b, x); }
-  /// Reduces over the 4 lanes of a quad, which hold one accumulator row.
-  Value quadReduce(Value x, bool isMax);
-
-  /// Row `r` of the block's query tile: its head, position in the sequence
-  /// and whether it exists.
-  Value rowHead(Value r) { return add(headBase, div(r, p.rowsPerHead)); }
-  Value rowQuery(Value r) { return add(q0, rem(r, p.rowsPerHead)); }
-  Value rowValid(Value r) {
-    return both(lt(r, idx(p.group * p.rowsPerHead)), lt(rowQuery(r), sq()));
-  }
-
-  /// The sequence lengths and split count: constants made here when
-  /// static, else the host values the kernel takes as arguments.
-  Value sq() { return p.dynamic ? n.sq : idx(p.sq); }
-  Value skv() {
-    return p.paged ? len : p.dynamic ? n.skv : idx(p.skv);
-  }
-  /// A paged attention's query position of row `r` (-1: padding).
-  Value rowPosition(Value r);
-  /// Key `key` of this block's sequence: its page, its row in the page,
-  /// and whether it exists (below the length); else page 0, row 0.
-  std::tuple<Value, Value, Value> pagedKey(Value key);
-  /// FP8: starts the copies of K (or V) tile `t`'s raw rows and scales
-  /// into ring slot `slot` (zero bytes for rows past the sequence or a
-  /// tile at or past tHi) and commits them as one group.
-  void stageRaw(Value t, bool isV, Value slot);
-  /// FP8: dequantizes ring slot `slot` into the bf16 tile `tile` (row r
-  /// times its scale; rounded to bf16).
-  void dequantize(const SharedTile &tile, Value slot);
-  /// The smallest non-negative and the largest query position of the
-  /// block's rows (a paged attention's; no row: 2^62 and -1).
-  std::pair<Value, Value> positionRange();
-  Value splits() { return p.dynamic ? n.splits : idx(p.splits); }
-
-  /// Applies `rope` to the tile `t` in shared memory; row r of the tile is
-  /// at sequence index `seqOf(r)` of `seqLen`. Then publish() before the
-  /// tile is read.
-  void rotate(const SharedTile &t, const RopeOnLoad &rope,
-              function_ref<Value(Value)> seqOf, int64_t seqLen);
-  /// Makes this thread's shared-memory writes visible to the block (and,
-  /// with wgmma, to the async proxy).
-  void publish();
-
-  /// Runs `body(c, guarded)` for chunks c = tid, tid + threads, ... below
-  /// `chunks`; the last round, which may have fewer chunks than threads,
-  /// under a guard (`guarded`).
-  void forEachChunk(int64_t chunks, function_ref<void(Value, bool)> body);
-  /// Starts the cp.async copies of all rows of `r`.
-  void stage(const SharedTile &r, function_ref<RowSource(Value)> source,
-             SmallVectorImpl<Value> &tokens);
-  /// TMA: thread 0 expects the bytes of `tiles` on `barrier` and starts
-  /// their copies; each entry is (region, map, coordinates past the column,
-  /// innermost first).
-  struct TmaTile {
-    SharedTile region;
-    Value map;
-    SmallVector<Value> coords;
-    /// Rows the box writes (a Q box of G heads x 64 / G positions may
-    /// leave the region's last rows untouched).
-    int64_t rows;
-  };
-  void tmaLoad(Value pred, int64_t barrier, ArrayRef<TmaTile> tiles);
-  void tmaIssue(int64_t barrier, ArrayRef<TmaTile> tiles);
-  /// Every thread waits for the phase `parity` of mbarrier `barrier`.
-  void tmaWait(int64_t barrier, Value parity);
-
-  /// Byte address in shared memory of element `element` of the tiles.
-  Value sharedAddress(int64_t element, Value extraBytes = nullptr);
-  /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory.
-  SmallVector<Accumulator> wgmmaScores();
-  /// O += P V with P in registers (`pa`, one A fragment per 16 keys) and V
-  /// in shared memory; returns the new accumulators.
-  SmallVector<Accumulator> wgmmaValues(ArrayRef<Fragment> pa,
-                                       ArrayRef<Accumulator> o);
-  /// O / l of the loop's final state `result` (0 for a row that saw no
-  /// key) into `out` as 16-bit pairs; with split-KV, f32 partials and their
-  /// log2-sum-exp (-inf: no key) into `part` and `lse`.
-  void storeResults(ValueRange result, Value out);
-  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`:
-  /// into `part` and `lse` when `partial`, else into `out`.
-  void storeRow(ValueRange result, int64_t h, Value row, Value l, Value seen,
-                Value inv, Value out, bool partial);
-
-  /// One KV tile's step of the online softmax: the scores `s` (raw QK^T)
-  /// become P, the running maxima `m` and partial sums `l` of rows g and
-  /// g + 8 are updated, and `alpha` gets the factors rescaling O.
-  void onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0, Value m[2],
-                     Value l[2], Value alpha[2]);
-
-  /// The scores of one KV tile with masking applied where `kv0` needs it.
-  SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
-
-  const Problem &p;
-  const Sizes &n;
-  Value tilesAddress, barriers[2];
-  Value maps[3]; // TMA tensor maps of Q, K, V
-  SharedTile kTile, vTile, qTile;
-  Value ringRows, ringScales; // FP8: the ring's raw rows and scales
-  Value split; // this block's KV range (split-KV), or null
-  Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
-  Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
-  Value len; // a paged attention's context length of this block's sequence
-  Value rowA, rowB, posA, posB;
-  Value k, v;       // global K and V (cp.async staging)
-  Value tLo, tHi;   // the block's KV tiles [tLo, tHi)
-  Value first;      // thread 0 (issues TMA copies)
-  SmallVector<Value> tokens;    // cp.async groups in flight
-  SmallVector<Fragment> qFrag;  // mma.sync: this warp's Q rows
-};
 
 Value KernelEmitter::quadReduce(Value x, bool isMax) {
   for (int32_t offset : {1, 2}) {
@@ -850,148 +565,6 @@ std::function<RowSource(Value)> KernelEmitter::kvRow(Value memref,
     Value key = add(kv0, r);
     return RowSource{memref, {batch, kvHead, key}, lt(key, skv())};
   };
-}
-
-std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key) {
-  // Key t is row t % P of page table[b, t / P]; a key past the length
-  // reads no table entry the runtime filled, so its (zero-byte) copy names
-  // page 0.
-  Value valid = lt(key, skv());
-  Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
-                                      sub(div(n.skv, p.pageSize), idx(1)));
-  Value page = arith::IndexCastOp::create(
-      b, b.getIndexType(),
-      memref::LoadOp::create(b, table, ValueRange{batch, slot}));
-  return {select(valid, page, idx(0)),
-          select(valid, rem(key, p.pageSize), idx(0)), valid};
-}
-
-void KernelEmitter::stageRaw(Value t, bool isV, Value slot) {
-  Value pool = isV ? v : k, scales = isV ? vScales : kScales;
-  int64_t width = isV ? p.dv : p.d, perRow = width / 16;
-  int64_t chunks = p.blockKV * perRow;
-  Value exists = lt(t, tHi), kv0 = mul(t, p.blockKV);
-  Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
-  SmallVector<Value> copies;
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  forEachChunk(chunks, [&](Value c, bool guarded) {
-    Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
-    auto [page, inPage, valid] = pagedKey(add(kv0, row));
-    valid = both(valid, exists);
-    Value token = nvgpu::DeviceAsyncCopyOp::create(
-        b, tokenType, ringRows,
-        ValueRange{add(slotBase, add(mul(row, width), col))}, pool,
-        ValueRange{page, kvHead, inPage, col}, b.getIndexAttr(16),
-        select(valid, idx(16), idx(0)), b.getUnitAttr());
-    if (!guarded)
-      copies.push_back(token);
-  });
-  // One scale per row (4 bytes, through L1).
-  for (int64_t r0 = 0; r0 < p.blockKV; r0 += p.threads()) {
-    Value r = add(tid, idx(r0));
-    OpBuilder::InsertionGuard guard(b);
-    auto inRange = scf::IfOp::create(b, lt(r, idx(p.blockKV)), false);
-    b.setInsertionPoint(inRange.thenBlock()->getTerminator());
-    auto [page, inPage, valid] = pagedKey(add(kv0, r));
-    valid = both(valid, exists);
-    nvgpu::DeviceAsyncCopyOp::create(
-        b, tokenType, ringScales,
-        ValueRange{add(arith::MulIOp::create(b, slot, idx(p.blockKV)), r)},
-        scales, ValueRange{page, kvHead, inPage}, b.getIndexAttr(1),
-        select(valid, idx(1), idx(0)), UnitAttr());
-  }
-  commit(copies);
-}
-
-void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
-  // E4M3 byte e = s|eeee|mmm placed as bf16 s|0000eeee|mmm0000 is e's value
-  // times 2^-120 exactly (subnormals included: both formats' smallest
-  // exponent field is 0). Two bf16 multiplies then give e * scale: by 2^60
-  // and by scale * 2^60 (rounded to bf16), in range for any scale the cache
-  // write stores (2^-126 and up).
-  int64_t width = tile.width, perRow = width / 16;
-  int64_t chunks = p.blockKV * perRow;
-  auto i32x4 = VectorType::get({4}, b.getI32Type());
-  auto bf16x16 = VectorType::get({16}, b.getBF16Type());
-  auto splat = [&](int64_t v) {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(i32x4, b.getI32IntegerAttr(v)));
-  };
-  Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
-  Value scaleBase = arith::MulIOp::create(b, slot, idx(p.blockKV));
-  Value twoTo60 = arith::ConstantOp::create(
-      b, SplatElementsAttr::get(bf16x16, b.getFloatAttr(b.getBF16Type(),
-                                                       std::ldexp(1.0, 60))));
-  forEachChunk(chunks, [&](Value c, bool) {
-    Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
-    Value raw = vector::LoadOp::create(
-        b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
-        ValueRange{add(slotBase, add(mul(row, width), col))});
-    Value w = vector::BitCastOp::create(
-        b, i32x4,
-        arith::BitcastOp::create(b, VectorType::get({16}, b.getI8Type()),
-                                 raw));
-    auto andi = [&](Value x, int64_t m) {
-      return arith::AndIOp::create(b, x, splat(m));
-    };
-    auto shl = [&](Value x, int64_t n) {
-      return arith::ShLIOp::create(b, x, splat(n));
-    };
-    auto shr = [&](Value x, int64_t n) {
-      return arith::ShRUIOp::create(b, x, splat(n));
-    };
-    // Bytes 0, 1 (2, 3) of each word to the high bytes of its halves.
-    Value lo = arith::OrIOp::create(b, shl(andi(w, 0xff), 8),
-                                    shl(andi(w, 0xff00), 16));
-    Value hi = arith::OrIOp::create(b, andi(shr(w, 8), 0xff00),
-                                    andi(w, 0xff000000));
-    auto place = [&](Value x) {
-      return arith::OrIOp::create(b, andi(x, 0x80008000),
-                                  andi(shr(x, 4), 0x07f007f0));
-    };
-    Value words = vector::ShuffleOp::create(
-        b, place(lo), place(hi), ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-    Value x = vector::BitCastOp::create(b, bf16x16, words);
-    Value scale = memref::LoadOp::create(b, ringScales,
-                                         ValueRange{add(scaleBase, row)});
-    Value s = arith::TruncFOp::create(
-        b, b.getBF16Type(), fmul(scale, cf(std::ldexp(1.0, 60))));
-    x = arith::MulFOp::create(b, arith::MulFOp::create(b, x, twoTo60),
-                              vector::BroadcastOp::create(b, bf16x16, s));
-    for (int64_t h = 0; h < 2; ++h) {
-      SmallVector<int64_t> lanes;
-      for (int64_t i = 0; i < 8; ++i)
-        lanes.push_back(8 * h + i);
-      Value half = vector::ShuffleOp::create(b, x, x, lanes);
-      vector::StoreOp::create(b, half, tiles,
-                              ValueRange{offset(tile, row,
-                                                add(col, idx(8 * h)))});
-    }
-  });
-}
-
-Value KernelEmitter::rowPosition(Value r) {
-  Value i = arith::MinUIOp::create(b, rowQuery(r), sub(sq(), idx(1)));
-  return arith::IndexCastOp::create(
-      b, b.getIndexType(), memref::LoadOp::create(b, qpos, ValueRange{batch, i}));
-}
-
-std::pair<Value, Value> KernelEmitter::positionRange() {
-  Value end = arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), sq());
-  auto loop = scf::ForOp::create(
-      b, q0, end, idx(1), ValueRange{idx(int64_t(1) << 62), idx(-1)},
-      [&](OpBuilder &ob, Location loc, Value i, ValueRange range) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
-        Value pos = arith::IndexCastOp::create(
-            b, b.getIndexType(),
-            memref::LoadOp::create(b, qpos, ValueRange{batch, i}));
-        Value lo = select(ge(pos, idx(0)),
-                          arith::MinSIOp::create(b, range[0], pos), range[0]);
-        Value hi = arith::MaxSIOp::create(b, range[1], pos);
-        scf::YieldOp::create(b, ValueRange{lo, hi});
-      });
-  return {loop.getResult(0), loop.getResult(1)};
 }
 
 SmallVector<Value> KernelEmitter::kvCoords(Value t) {
@@ -1407,14 +980,6 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
                           ValueRange{batch, head, query, col});
 }
 
-/// The buffers a kernel reads: Q, K and V (a paged attention's pools),
-/// the sink and the query offset (may be null), and a paged attention's
-/// block table, context lengths and query positions.
-struct Buffers {
-  Value q, k, v, sink, qOffset;
-  Value table, lens, qpos, kScales, vScales;
-};
-
 /// The kernel launches over `in` before `b`'s insertion point; returns the
 /// result tensor of type `resultType`.
 Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
@@ -1526,24 +1091,6 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
       rope.op->erase();
 }
 
-/// Replaces a paged `op` with buffers, the kernel launches and the result.
-void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
-  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
-  Buffers in;
-  in.q = buffer(op.getQuery());
-  in.k = buffer(op.getKeyPool());
-  in.v = buffer(op.getValuePool());
-  in.sink = buffer(op.getSink());
-  in.table = buffer(op.getBlockTable());
-  in.lens = buffer(op.getContextLens());
-  in.qpos = buffer(op.getQPositions());
-  in.kScales = buffer(op.getKeyScales());
-  in.vScales = buffer(op.getValueScales());
-  op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
-  op.erase();
-}
-
 /// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
 /// f16 artifact), or null when they have none or several.
 Type sixteenBitWeightType(func::FuncOp func) {
@@ -1626,38 +1173,10 @@ roundToWeightType(mnemo::AttentionOp op, Type elem,
   return rounded;
 }
 
-/// A paged attention with an f32 query and result over 16-bit pools as one
-/// with the query rounded to the pools' type (the result widened back) when
-/// `takes` accepts it; else `op`, unchanged.
-mnemo::PagedAttentionOp
-roundQuery(mnemo::PagedAttentionOp op,
-           function_ref<bool(mnemo::PagedAttentionOp)> takes) {
-  Type elem = op.getKeyPool().getType().getElementType();
-  // FP8 rows are dequantized into bf16 tiles.
-  if (isa<Float8E4M3FNType>(elem))
-    elem = BFloat16Type::get(op.getContext());
-  if ((!elem.isBF16() && !elem.isF16()) ||
-      !op.getQuery().getType().getElementType().isF32() ||
-      !op.getResult().getType().getElementType().isF32())
-    return op;
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  Value rounded = convertElements(b, loc, op.getQuery(), elem);
-  IRMapping map;
-  map.map(op.getQuery(), rounded);
-  auto narrow = cast<mnemo::PagedAttentionOp>(b.clone(*op, map));
-  Value result = narrow.getResult();
-  result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
-  if (!takes(narrow)) {
-    narrow.erase();
-    eraseConversion(rounded.getDefiningOp<linalg::GenericOp>());
-    return op;
-  }
-  op.getResult().replaceAllUsesWith(
-      convertElements(b, loc, result, b.getF32Type()));
-  op.erase();
-  return narrow;
-}
+} // namespace mlir::mnemo::nvptx::attention
+
+namespace {
+using namespace mlir::mnemo::nvptx::attention;
 
 struct AttentionKernelPass
     : mnemo::impl::AttentionKernelPassBase<AttentionKernelPass> {

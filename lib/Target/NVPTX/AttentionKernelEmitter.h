@@ -1,0 +1,315 @@
+//===- AttentionKernelEmitter.h - the attention kernel emitter -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What the tensor-core attention kernel of a mnemo.attention
+// (AttentionKernel.cpp) and of a mnemo.paged_attention
+// (PagedAttentionKernel.cpp) share: the problem an op poses, its run-time
+// sizes, the kernel emitter and the launches.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_TARGET_NVPTX_ATTENTIONKERNELEMITTER_H
+#define MNEMO_TARGET_NVPTX_ATTENTIONKERNELEMITTER_H
+
+#include "RopeOnLoad.h"
+#include "TensorCoreBuilder.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace mlir::mnemo::nvptx::attention {
+
+/// Facts of one attention op the kernel is generated for. The batch and
+/// the sequence lengths may be dynamic (kDynamic), and then so are the
+/// split count and the number of query tiles: the kernel reads them from
+/// Sizes (host values it takes as arguments).
+struct Problem {
+  Type elem;                       // bf16 or f16
+  int64_t batch, hq, hkv, sq, skv, d, dv;
+  bool dynamic = false;            // batch, sq or skv known at run time only
+  /// mnemo.paged_attention: K and V are page pools [Pages, Hkv, P, d]
+  /// read through the block table, each sequence has its own length and
+  /// query positions (always dynamic; skv is the table's capacity).
+  bool paged = false;
+  int64_t pageSize = 0;            // P
+  /// FP8 E4M3 pools (paged only): rows are copied raw into a ring of
+  /// kRing slots and dequantized into the bf16 K/V tile, which K and V
+  /// share (used one after the other).
+  bool fp8 = false;
+  static constexpr int64_t kRing = 4;
+  int64_t group;                   // query heads per KV head
+  int64_t rowsPerHead;             // query positions per block and head
+  double scale;                    // softmax scale
+  std::optional<double> softcap;
+  std::optional<int64_t> window;
+  bool causal;
+  int64_t blockQ;                  // query rows per block: 64 or 128
+  int64_t blockKV;                 // keys per KV tile
+  int64_t splits = 1;              // KV ranges per query tile (split-KV);
+                                   // kDynamic: chosen at run time
+  int64_t splitKV = 0;             // the pass option (0: automatic)
+  int64_t smCount = 0;             // multiprocessors of the chip
+  /// Rotary embeddings applied on the Q and K tiles, and why a rope
+  /// feeding Q or K stays a kernel of its own (empty: none there).
+  RopeOnLoad rope[2];
+  std::string ropeWhy[2];
+
+  int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
+  bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
+  bool tma = false;                // sm_90a TMA loads (else cp.async)
+
+  int64_t threads() const { return 2 * blockQ; }
+  /// Shared memory holds the K tile, the V tile and the Q tile, in that
+  /// order (Q and the first K tile load together).
+  int64_t kBase() const { return 0; }
+  int64_t vBase() const { return fp8 ? 0 : blockKV * d; }
+  int64_t qBase() const {
+    return fp8 ? blockKV * std::max(d, dv) : blockKV * (d + dv);
+  }
+  int64_t sharedElements() const { return qBase() + blockQ * d; }
+  /// FP8: the ring's rows (bytes, unswizzled) and their scales follow.
+  int64_t ringSlotBytes() const { return blockKV * std::max(d, dv); }
+  int64_t ringOffset() const { return 2 * sharedElements(); }
+  int64_t ringScalesOffset() const {
+    return ringOffset() + kRing * ringSlotBytes();
+  }
+  /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
+  int64_t barrierOffset() const { return 2 * sharedElements(); }
+  int64_t sharedBytes() const {
+    if (fp8)
+      return ringScalesOffset() + kRing * blockKV * 4;
+    return barrierOffset() + (tma ? 16 : 0);
+  }
+};
+
+/// The tile configuration both ops share, from the facts the analysis
+/// filled in (element type, sizes, group); fails with `why` when the kernel
+/// cannot take them.
+LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
+                        bool wgmma, bool tma, int64_t splitKV,
+                        int64_t smCount, int64_t sharedLimit,
+                        std::string &why);
+
+/// The sizes of query `q`, keys `k` (or a key pool: its head count and
+/// head dim) and values `v` into `p`.
+void setSizes(Problem &p, RankedTensorType q, RankedTensorType k,
+              RankedTensorType v);
+
+/// Checks a sink operand the kernel reads: static, at most 32 bits.
+LogicalResult checkSink(Value sink, std::string &why);
+
+/// The problem's run-time sizes as host index values (constants where
+/// static), which a dynamic kernel takes as arguments.
+struct Sizes {
+  Value batch, sq, skv; // of Q and K
+  Value queryTiles;     // blocks along the query sequence (grid.x)
+  Value splits;         // KV ranges per query tile
+};
+
+/// The run-time sizes of buffer `q` and `skv` keys, and the split count
+/// (AttentionKernel.cpp).
+Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv);
+
+/// The first element of a staged row in global memory, and whether the row
+/// exists (rows past the sequence or the GQA group are zero-filled).
+struct RowSource {
+  Value memref;
+  SmallVector<Value> indices;
+  Value valid;
+};
+
+/// Emits the kernel body. Every fragment loop is unrolled here, so each
+/// fragment is an SSA value and stays in registers; only the KV loop is a
+/// loop of the IR.
+class KernelEmitter : TensorCoreBuilder {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n)
+      : TensorCoreBuilder(b, p.elem), p(p), n(n) {}
+
+  /// Fills `launch`'s body: Q [B,Hq,Sq,D], K [B,Hkv,Skv,D], V [B,Hkv,Skv,Dv]
+  /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
+  /// `qOffset` (index) may be null.
+  void emit(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
+            Value sink, Value qOffset, ArrayRef<Value> tensorMaps);
+  /// With split-KV: the f32 partial outputs [splits, B, Hq, Sq, Dv] and
+  /// their log2-sum-exp [splits, B, Hq, Sq] that `emit` writes instead of
+  /// `out`.
+  Value part, lse;
+  /// A paged attention's block table [B, MaxPages], context lengths [B]
+  /// and query positions [B, Sq]; K and V are then its page pools (FP8:
+  /// with their scale pools [Pages, Hkv, P]).
+  Value table, lens, qpos, kScales, vScales;
+
+private:
+  /// The emission's stages: shared memory, thread and block coordinates
+  /// and the block's KV tile range; the first loads (Q and K(tLo)) and the
+  /// Q fragments; the loop's initial state (O, running max and sum, with a
+  /// sink's term); one KV tile's step, returning the next state.
+  void setUp(gpu::LaunchOp launch, Value qOffset, ArrayRef<Value> tensorMaps);
+  void prologue(Value q);
+  SmallVector<Value> initialState(Value sink);
+  SmallVector<Value> kvStep(Value t, ValueRange state);
+  /// Rows of K or V from global memory for cp.async: row r is key kv0 + r.
+  std::function<RowSource(Value)> kvRow(Value memref, Value kv0);
+  /// TMA coordinates of KV tile `t`, innermost first.
+  SmallVector<Value> kvCoords(Value t);
+
+  Value exp2(Value x) { return exp2Approx(b, x); }
+  /// Reduces over the 4 lanes of a quad, which hold one accumulator row.
+  Value quadReduce(Value x, bool isMax);
+
+  /// Row `r` of the block's query tile: its head, position in the sequence
+  /// and whether it exists.
+  Value rowHead(Value r) { return add(headBase, div(r, p.rowsPerHead)); }
+  Value rowQuery(Value r) { return add(q0, rem(r, p.rowsPerHead)); }
+  Value rowValid(Value r) {
+    return both(lt(r, idx(p.group * p.rowsPerHead)), lt(rowQuery(r), sq()));
+  }
+
+  /// The sequence lengths and split count: constants made here when
+  /// static, else the host values the kernel takes as arguments.
+  Value sq() { return p.dynamic ? n.sq : idx(p.sq); }
+  Value skv() {
+    return p.paged ? len : p.dynamic ? n.skv : idx(p.skv);
+  }
+  /// A paged attention's query position of row `r` (-1: padding).
+  Value rowPosition(Value r);
+  /// Key `key` of this block's sequence: its page, its row in the page,
+  /// and whether it exists (below the length); else page 0, row 0.
+  std::tuple<Value, Value, Value> pagedKey(Value key);
+  /// FP8: starts the copies of K (or V) tile `t`'s raw rows and scales
+  /// into ring slot `slot` (zero bytes for rows past the sequence or a
+  /// tile at or past tHi) and commits them as one group.
+  void stageRaw(Value t, bool isV, Value slot);
+  /// FP8: dequantizes ring slot `slot` into the bf16 tile `tile` (row r
+  /// times its scale; rounded to bf16).
+  void dequantize(const SharedTile &tile, Value slot);
+  /// The smallest non-negative and the largest query position of the
+  /// block's rows (a paged attention's; no row: 2^62 and -1).
+  std::pair<Value, Value> positionRange();
+  Value splits() { return p.dynamic ? n.splits : idx(p.splits); }
+
+  /// Applies `rope` to the tile `t` in shared memory; row r of the tile is
+  /// at sequence index `seqOf(r)` of `seqLen`. Then publish() before the
+  /// tile is read.
+  void rotate(const SharedTile &t, const RopeOnLoad &rope,
+              function_ref<Value(Value)> seqOf, int64_t seqLen);
+  /// Makes this thread's shared-memory writes visible to the block (and,
+  /// with wgmma, to the async proxy).
+  void publish();
+
+  /// Runs `body(c, guarded)` for chunks c = tid, tid + threads, ... below
+  /// `chunks`; the last round, which may have fewer chunks than threads,
+  /// under a guard (`guarded`).
+  void forEachChunk(int64_t chunks, function_ref<void(Value, bool)> body);
+  /// Starts the cp.async copies of all rows of `r`.
+  void stage(const SharedTile &r, function_ref<RowSource(Value)> source,
+             SmallVectorImpl<Value> &tokens);
+  /// TMA: thread 0 expects the bytes of `tiles` on `barrier` and starts
+  /// their copies; each entry is (region, map, coordinates past the column,
+  /// innermost first).
+  struct TmaTile {
+    SharedTile region;
+    Value map;
+    SmallVector<Value> coords;
+    /// Rows the box writes (a Q box of G heads x 64 / G positions may
+    /// leave the region's last rows untouched).
+    int64_t rows;
+  };
+  void tmaLoad(Value pred, int64_t barrier, ArrayRef<TmaTile> tiles);
+  void tmaIssue(int64_t barrier, ArrayRef<TmaTile> tiles);
+  /// Every thread waits for the phase `parity` of mbarrier `barrier`.
+  void tmaWait(int64_t barrier, Value parity);
+
+  /// Byte address in shared memory of element `element` of the tiles.
+  Value sharedAddress(int64_t element, Value extraBytes = nullptr);
+  /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory.
+  SmallVector<Accumulator> wgmmaScores();
+  /// O += P V with P in registers (`pa`, one A fragment per 16 keys) and V
+  /// in shared memory; returns the new accumulators.
+  SmallVector<Accumulator> wgmmaValues(ArrayRef<Fragment> pa,
+                                       ArrayRef<Accumulator> o);
+  /// O / l of the loop's final state `result` (0 for a row that saw no
+  /// key) into `out` as 16-bit pairs; with split-KV, f32 partials and their
+  /// log2-sum-exp (-inf: no key) into `part` and `lse`.
+  void storeResults(ValueRange result, Value out);
+  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`:
+  /// into `part` and `lse` when `partial`, else into `out`.
+  void storeRow(ValueRange result, int64_t h, Value row, Value l, Value seen,
+                Value inv, Value out, bool partial);
+
+  /// One KV tile's step of the online softmax: the scores `s` (raw QK^T)
+  /// become P, the running maxima `m` and partial sums `l` of rows g and
+  /// g + 8 are updated, and `alpha` gets the factors rescaling O.
+  void onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0, Value m[2],
+                     Value l[2], Value alpha[2]);
+
+  /// The scores of one KV tile with masking applied where `kv0` needs it.
+  SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
+
+  const Problem &p;
+  const Sizes &n;
+  Value tilesAddress, barriers[2];
+  Value maps[3]; // TMA tensor maps of Q, K, V
+  SharedTile kTile, vTile, qTile;
+  Value ringRows, ringScales; // FP8: the ring's raw rows and scales
+  Value split; // this block's KV range (split-KV), or null
+  Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
+  Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
+  Value len; // a paged attention's context length of this block's sequence
+  Value rowA, rowB, posA, posB;
+  Value k, v;       // global K and V (cp.async staging)
+  Value tLo, tHi;   // the block's KV tiles [tLo, tHi)
+  Value first;      // thread 0 (issues TMA copies)
+  SmallVector<Value> tokens;    // cp.async groups in flight
+  SmallVector<Fragment> qFrag;  // mma.sync: this warp's Q rows
+};
+
+/// The buffers a kernel reads: Q, K and V (a paged attention's pools),
+/// the sink and the query offset (may be null), and a paged attention's
+/// block table, context lengths and query positions.
+struct Buffers {
+  Value q, k, v, sink, qOffset;
+  Value table, lens, qpos, kScales, vScales;
+};
+
+/// The kernel launches over `in` before `b`'s insertion point; returns the
+/// result tensor of type `resultType`.
+Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
+                    RankedTensorType resultType);
+
+/// `v` with element type `type`: a linalg.generic of arith.truncf or extf.
+Value convertElements(OpBuilder &b, Location loc, Value v, Type type);
+
+/// Erases the conversion `generic` and its init.
+void eraseConversion(linalg::GenericOp generic);
+
+/// Why a paged attention keeps the decomposition, or the problem to
+/// generate (PagedAttentionKernel.cpp).
+FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
+                           int64_t blockKV, bool wgmma, int64_t splitKV,
+                           int64_t smCount, int64_t sharedLimit,
+                           std::string &why);
+
+/// Replaces a paged `op` with buffers, the kernel launches and the result.
+void rewrite(mnemo::PagedAttentionOp op, const Problem &p);
+
+/// A paged attention with an f32 query and result over 16-bit or FP8 pools
+/// as one with the query rounded to the tiles' type (the result widened
+/// back) when `takes` accepts it; else `op`, unchanged.
+mnemo::PagedAttentionOp
+roundQuery(mnemo::PagedAttentionOp op,
+           function_ref<bool(mnemo::PagedAttentionOp)> takes);
+
+} // namespace mlir::mnemo::nvptx::attention
+
+#endif // MNEMO_TARGET_NVPTX_ATTENTIONKERNELEMITTER_H

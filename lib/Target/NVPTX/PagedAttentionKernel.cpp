@@ -1,0 +1,277 @@
+//===- PagedAttentionKernel.cpp - attention over a paged cache -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// mnemo.paged_attention on the tensor-core attention kernel
+// (mnemo-gpu-attention-kernel, AttentionKernel.cpp): what differs from a
+// contiguous K and V. Each block reads its sequence's context length and
+// its rows' query positions; K and V rows come from the pages the block
+// table names; FP8 E4M3 pools are copied raw into a ring of slots and
+// dequantized into the bf16 tile. docs/GPU.md, "Paged decode attention".
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernelEmitter.h"
+
+#include "mlir/IR/IRMapping.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mnemo::nvptx;
+
+namespace mlir::mnemo::nvptx::attention {
+
+/// Why a paged attention keeps the decomposition, or the problem to
+/// generate. Its queries have the pools' 16-bit type here (the pass rounds
+/// an f32 query first); pages are gathered by cp.async, not TMA.
+FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
+                           int64_t blockKV, bool wgmma, int64_t splitKV,
+                           int64_t smCount, int64_t sharedLimit,
+                           std::string &why) {
+  RankedTensorType q = op.getQuery().getType(),
+                   k = op.getKeyPool().getType(),
+                   v = op.getValuePool().getType(),
+                   r = op.getResult().getType();
+  Type pool = k.getElementType();
+  bool fp8 = isa<Float8E4M3FNType>(pool);
+  // FP8 rows are dequantized into bf16 tiles.
+  Type elem = fp8 ? q.getElementType() : pool;
+  if (!pool.isBF16() && !pool.isF16() && !fp8)
+    return why = "pools hold neither bf16, f16 nor FP8", failure();
+  if (fp8 && !elem.isBF16())
+    return why = "the query of FP8 pools is not bf16", failure();
+  if (q.getElementType() != elem || v.getElementType() != pool ||
+      r.getElementType() != elem)
+    return why = "query, pools and result differ in element type",
+           failure();
+  if (failed(checkSink(op.getSink(), why)))
+    return failure();
+  double scale =
+      op.getScaleAttr()
+          ? op.getScaleAttr().getValueAsDouble()
+          : 1.0 / std::sqrt(static_cast<double>(q.getDimSize(3)));
+  std::optional<double> softcap;
+  if (FloatAttr cap = op.getSoftcapAttr())
+    softcap = cap.getValueAsDouble();
+  if (scale <= 0 && !softcap)
+    return why = "non-positive scale", failure();
+  if (k.getDimSize(0) == 0 || op.getBlockTable().getType().getDimSize(1) == 0)
+    return why = "empty pool or block table", failure();
+  Problem p;
+  p.paged = true;
+  p.fp8 = fp8;
+  p.dynamic = true;
+  p.pageSize = op.getPageSize();
+  p.elem = elem;
+  setSizes(p, q, k, v);
+  p.skv = ShapedType::kDynamic;
+  p.group = op.getGroupSize();
+  if (IntegerAttr w = op.getWindowAttr())
+    p.window = w.getInt();
+  if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
+                       smCount, sharedLimit, why)))
+    return failure();
+  p.scale = scale;
+  p.softcap = softcap;
+  p.causal = op.getCausal();
+  return p;
+}
+
+std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key) {
+  // Key t is row t % P of page table[b, t / P]; a key past the length
+  // reads no table entry the runtime filled, so its (zero-byte) copy names
+  // page 0.
+  Value valid = lt(key, skv());
+  Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
+                                      sub(div(n.skv, p.pageSize), idx(1)));
+  Value page = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, table, ValueRange{batch, slot}));
+  return {select(valid, page, idx(0)),
+          select(valid, rem(key, p.pageSize), idx(0)), valid};
+}
+
+void KernelEmitter::stageRaw(Value t, bool isV, Value slot) {
+  Value pool = isV ? v : k, scales = isV ? vScales : kScales;
+  int64_t width = isV ? p.dv : p.d, perRow = width / 16;
+  int64_t chunks = p.blockKV * perRow;
+  Value exists = lt(t, tHi), kv0 = mul(t, p.blockKV);
+  Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
+  SmallVector<Value> copies;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  forEachChunk(chunks, [&](Value c, bool guarded) {
+    Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
+    auto [page, inPage, valid] = pagedKey(add(kv0, row));
+    valid = both(valid, exists);
+    Value token = nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, ringRows,
+        ValueRange{add(slotBase, add(mul(row, width), col))}, pool,
+        ValueRange{page, kvHead, inPage, col}, b.getIndexAttr(16),
+        select(valid, idx(16), idx(0)), b.getUnitAttr());
+    if (!guarded)
+      copies.push_back(token);
+  });
+  // One scale per row (4 bytes, through L1).
+  for (int64_t r0 = 0; r0 < p.blockKV; r0 += p.threads()) {
+    Value r = add(tid, idx(r0));
+    OpBuilder::InsertionGuard guard(b);
+    auto inRange = scf::IfOp::create(b, lt(r, idx(p.blockKV)), false);
+    b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    auto [page, inPage, valid] = pagedKey(add(kv0, r));
+    valid = both(valid, exists);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, ringScales,
+        ValueRange{add(arith::MulIOp::create(b, slot, idx(p.blockKV)), r)},
+        scales, ValueRange{page, kvHead, inPage}, b.getIndexAttr(1),
+        select(valid, idx(1), idx(0)), UnitAttr());
+  }
+  commit(copies);
+}
+
+void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
+  // E4M3 byte e = s|eeee|mmm placed as bf16 s|0000eeee|mmm0000 is e's value
+  // times 2^-120 exactly (subnormals included: both formats' smallest
+  // exponent field is 0). Two bf16 multiplies then give e * scale: by 2^60
+  // and by scale * 2^60 (rounded to bf16), in range for any scale the cache
+  // write stores (2^-126 and up).
+  int64_t width = tile.width, perRow = width / 16;
+  int64_t chunks = p.blockKV * perRow;
+  auto i32x4 = VectorType::get({4}, b.getI32Type());
+  auto bf16x16 = VectorType::get({16}, b.getBF16Type());
+  auto splat = [&](int64_t v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(i32x4, b.getI32IntegerAttr(v)));
+  };
+  Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
+  Value scaleBase = arith::MulIOp::create(b, slot, idx(p.blockKV));
+  Value twoTo60 = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(bf16x16, b.getFloatAttr(b.getBF16Type(),
+                                                       std::ldexp(1.0, 60))));
+  forEachChunk(chunks, [&](Value c, bool) {
+    Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
+    Value raw = vector::LoadOp::create(
+        b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
+        ValueRange{add(slotBase, add(mul(row, width), col))});
+    Value w = vector::BitCastOp::create(
+        b, i32x4,
+        arith::BitcastOp::create(b, VectorType::get({16}, b.getI8Type()),
+                                 raw));
+    auto andi = [&](Value x, int64_t m) {
+      return arith::AndIOp::create(b, x, splat(m));
+    };
+    auto shl = [&](Value x, int64_t n) {
+      return arith::ShLIOp::create(b, x, splat(n));
+    };
+    auto shr = [&](Value x, int64_t n) {
+      return arith::ShRUIOp::create(b, x, splat(n));
+    };
+    // Bytes 0, 1 (2, 3) of each word to the high bytes of its halves.
+    Value lo = arith::OrIOp::create(b, shl(andi(w, 0xff), 8),
+                                    shl(andi(w, 0xff00), 16));
+    Value hi = arith::OrIOp::create(b, andi(shr(w, 8), 0xff00),
+                                    andi(w, 0xff000000));
+    auto place = [&](Value x) {
+      return arith::OrIOp::create(b, andi(x, 0x80008000),
+                                  andi(shr(x, 4), 0x07f007f0));
+    };
+    Value words = vector::ShuffleOp::create(
+        b, place(lo), place(hi), ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    Value x = vector::BitCastOp::create(b, bf16x16, words);
+    Value scale = memref::LoadOp::create(b, ringScales,
+                                         ValueRange{add(scaleBase, row)});
+    Value s = arith::TruncFOp::create(
+        b, b.getBF16Type(), fmul(scale, cf(std::ldexp(1.0, 60))));
+    x = arith::MulFOp::create(b, arith::MulFOp::create(b, x, twoTo60),
+                              vector::BroadcastOp::create(b, bf16x16, s));
+    for (int64_t h = 0; h < 2; ++h) {
+      SmallVector<int64_t> lanes;
+      for (int64_t i = 0; i < 8; ++i)
+        lanes.push_back(8 * h + i);
+      Value half = vector::ShuffleOp::create(b, x, x, lanes);
+      vector::StoreOp::create(b, half, tiles,
+                              ValueRange{offset(tile, row,
+                                                add(col, idx(8 * h)))});
+    }
+  });
+}
+
+Value KernelEmitter::rowPosition(Value r) {
+  Value i = arith::MinUIOp::create(b, rowQuery(r), sub(sq(), idx(1)));
+  return arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, qpos, ValueRange{batch, i}));
+}
+
+std::pair<Value, Value> KernelEmitter::positionRange() {
+  Value end = arith::MinUIOp::create(b, add(q0, idx(p.rowsPerHead)), sq());
+  auto loop = scf::ForOp::create(
+      b, q0, end, idx(1), ValueRange{idx(int64_t(1) << 62), idx(-1)},
+      [&](OpBuilder &ob, Location loc, Value i, ValueRange range) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+        Value pos = arith::IndexCastOp::create(
+            b, b.getIndexType(),
+            memref::LoadOp::create(b, qpos, ValueRange{batch, i}));
+        Value lo = select(ge(pos, idx(0)),
+                          arith::MinSIOp::create(b, range[0], pos), range[0]);
+        Value hi = arith::MaxSIOp::create(b, range[1], pos);
+        scf::YieldOp::create(b, ValueRange{lo, hi});
+      });
+  return {loop.getResult(0), loop.getResult(1)};
+}
+
+/// Replaces a paged `op` with buffers, the kernel launches and the result.
+void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
+  Buffers in;
+  in.q = buffer(op.getQuery());
+  in.k = buffer(op.getKeyPool());
+  in.v = buffer(op.getValuePool());
+  in.sink = buffer(op.getSink());
+  in.table = buffer(op.getBlockTable());
+  in.lens = buffer(op.getContextLens());
+  in.qpos = buffer(op.getQPositions());
+  in.kScales = buffer(op.getKeyScales());
+  in.vScales = buffer(op.getValueScales());
+  op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
+  op.erase();
+}
+
+/// A paged attention with an f32 query and result over 16-bit pools as one
+/// with the query rounded to the pools' type (the result widened back) when
+/// `takes` accepts it; else `op`, unchanged.
+mnemo::PagedAttentionOp
+roundQuery(mnemo::PagedAttentionOp op,
+           function_ref<bool(mnemo::PagedAttentionOp)> takes) {
+  Type elem = op.getKeyPool().getType().getElementType();
+  // FP8 rows are dequantized into bf16 tiles.
+  if (isa<Float8E4M3FNType>(elem))
+    elem = BFloat16Type::get(op.getContext());
+  if ((!elem.isBF16() && !elem.isF16()) ||
+      !op.getQuery().getType().getElementType().isF32() ||
+      !op.getResult().getType().getElementType().isF32())
+    return op;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value rounded = convertElements(b, loc, op.getQuery(), elem);
+  IRMapping map;
+  map.map(op.getQuery(), rounded);
+  auto narrow = cast<mnemo::PagedAttentionOp>(b.clone(*op, map));
+  Value result = narrow.getResult();
+  result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
+  if (!takes(narrow)) {
+    narrow.erase();
+    eraseConversion(rounded.getDefiningOp<linalg::GenericOp>());
+    return op;
+  }
+  op.getResult().replaceAllUsesWith(
+      convertElements(b, loc, result, b.getF32Type()));
+  op.erase();
+  return narrow;
+}
+
+} // namespace mlir::mnemo::nvptx::attention
