@@ -683,16 +683,8 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
           publish();
       });
   } else if (p.fp8) {
-    // The ring holds tiles K(tLo), V(tLo), K(tLo + 1), ... (tile j in slot
-    // j % 4), three in flight: tile j is awaited (groups committed since:
-    // two tiles and two waits' empty groups), dequantized, and tile j + 3
-    // takes the slot tile j - 1 left.
-    Value j = mul(sub(t, tLo), 2);
-    waitAll(p.wgmma, /*pending=*/4);
-    dequantize(kTile, rem(j, Problem::kRing));
-    publish();
-    stageRaw(add(t, idx(1)), /*isV=*/true,
-             rem(add(j, idx(3)), Problem::kRing));
+    // K(t) is ring tile 2 (t - tLo); V(t + 1) comes three tiles later.
+    ringStep(kTile, mul(sub(t, tLo), 2), t, /*ahead=*/1, /*nextIsV=*/true);
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
     // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
@@ -744,13 +736,9 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     tmaWait(1, parity);
   } else if (p.fp8) {
     // V(t) takes the tile K(t) used: the wait's barrier orders it after
-    // every warp's S.
-    Value j = add(mul(sub(t, tLo), 2), idx(1));
-    waitAll(p.wgmma, /*pending=*/4);
-    dequantize(vTile, rem(j, Problem::kRing));
-    publish();
-    stageRaw(add(t, idx(2)), /*isV=*/false,
-             rem(add(j, idx(3)), Problem::kRing));
+    // every warp's S. K(t + 2) comes three tiles later.
+    ringStep(vTile, add(mul(sub(t, tLo), 2), idx(1)), t, /*ahead=*/2,
+             /*nextIsV=*/false);
   } else if (p.paged) {
     gpu::BarrierOp::create(b); // every warp is done with K(t)
     auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
@@ -1158,19 +1146,29 @@ roundToWeightType(mnemo::AttentionOp op, Type elem,
     narrow.push_back(rounded.getDefiningOp<linalg::GenericOp>());
     map.map(operand, rounded);
   }
-  auto rounded = cast<mnemo::AttentionOp>(b.clone(*op, map));
-  Value result = rounded.getResult();
+  return cast<mnemo::AttentionOp>(
+      keepNarrowed(op, map, narrow, elem, [&](Operation *clone) {
+        return takes(cast<mnemo::AttentionOp>(clone));
+      }));
+}
+
+Operation *keepNarrowed(Operation *op, IRMapping &map,
+                        ArrayRef<linalg::GenericOp> conversions, Type elem,
+                        function_ref<bool(Operation *)> takes) {
+  OpBuilder b(op);
+  Operation *narrow = b.clone(*op, map);
+  Value result = narrow->getResult(0);
   result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
-  if (!takes(rounded)) {
-    rounded.erase();
-    for (linalg::GenericOp n : narrow)
-      eraseConversion(n);
+  if (!takes(narrow)) {
+    narrow->erase();
+    for (linalg::GenericOp c : conversions)
+      eraseConversion(c);
     return op;
   }
-  op.getResult().replaceAllUsesWith(
-      convertElements(b, loc, result, b.getF32Type()));
-  op.erase();
-  return rounded;
+  op->getResult(0).replaceAllUsesWith(
+      convertElements(b, op->getLoc(), result, b.getF32Type()));
+  op->erase();
+  return narrow;
 }
 
 } // namespace mlir::mnemo::nvptx::attention

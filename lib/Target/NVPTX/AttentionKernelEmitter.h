@@ -20,6 +20,7 @@
 #include "dialects/Mnemo/IR/MnemoOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <functional>
 #include <optional>
@@ -193,6 +194,12 @@ private:
   /// FP8: dequantizes ring slot `slot` into the bf16 tile `tile` (row r
   /// times its scale; rounded to bf16).
   void dequantize(const SharedTile &tile, Value slot);
+  /// FP8: one step of the ring, which holds K(tLo), V(tLo), K(tLo + 1), ...
+  /// (tile j in slot j % kRing): tile j, K or V into `tile`, is awaited,
+  /// dequantized and published, and the ring's next tile (K or V, as
+  /// `nextIsV`, of KV tile t + `ahead`) takes the slot tile j - 1 left.
+  void ringStep(const SharedTile &tile, Value j, Value t, int64_t ahead,
+                bool nextIsV);
   /// The smallest non-negative and the largest query position of the
   /// block's rows (a paged attention's; no row: 2^62 and -1).
   std::pair<Value, Value> positionRange();
@@ -292,6 +299,14 @@ Value convertElements(OpBuilder &b, Location loc, Value v, Type type);
 
 /// Erases the conversion `generic` and its init.
 void eraseConversion(linalg::GenericOp generic);
+
+/// Clones the f32 op `op` with `map` (some operands rounded by the
+/// `conversions`) and its result retyped to `elem`. When `takes` accepts
+/// the clone, its result is widened back for `op`'s users and `op` erased;
+/// else the clone and the conversions are. Returns the op that stays.
+Operation *keepNarrowed(Operation *op, IRMapping &map,
+                        ArrayRef<linalg::GenericOp> conversions, Type elem,
+                        function_ref<bool(Operation *)> takes);
 
 /// Why a paged attention keeps the decomposition, or the problem to
 /// generate (PagedAttentionKernel.cpp).

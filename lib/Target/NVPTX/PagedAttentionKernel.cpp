@@ -198,6 +198,16 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   });
 }
 
+void KernelEmitter::ringStep(const SharedTile &tile, Value j, Value t,
+                             int64_t ahead, bool nextIsV) {
+  // Groups committed after tile j's: two tiles and two waits' empty
+  // groups (waitAll commits one before it waits).
+  waitAll(p.wgmma, /*pending=*/4);
+  dequantize(tile, rem(j, Problem::kRing));
+  publish();
+  stageRaw(add(t, idx(ahead)), nextIsV, rem(add(j, idx(3)), Problem::kRing));
+}
+
 Value KernelEmitter::rowPosition(Value r) {
   Value i = arith::MinUIOp::create(b, rowQuery(r), sub(sq(), idx(1)));
   return arith::IndexCastOp::create(
@@ -256,22 +266,14 @@ roundQuery(mnemo::PagedAttentionOp op,
       !op.getResult().getType().getElementType().isF32())
     return op;
   OpBuilder b(op);
-  Location loc = op.getLoc();
-  Value rounded = convertElements(b, loc, op.getQuery(), elem);
+  Value rounded = convertElements(b, op.getLoc(), op.getQuery(), elem);
   IRMapping map;
   map.map(op.getQuery(), rounded);
-  auto narrow = cast<mnemo::PagedAttentionOp>(b.clone(*op, map));
-  Value result = narrow.getResult();
-  result.setType(cast<RankedTensorType>(result.getType()).clone(elem));
-  if (!takes(narrow)) {
-    narrow.erase();
-    eraseConversion(rounded.getDefiningOp<linalg::GenericOp>());
-    return op;
-  }
-  op.getResult().replaceAllUsesWith(
-      convertElements(b, loc, result, b.getF32Type()));
-  op.erase();
-  return narrow;
+  return cast<mnemo::PagedAttentionOp>(keepNarrowed(
+      op, map, {rounded.getDefiningOp<linalg::GenericOp>()}, elem,
+      [&](Operation *clone) {
+        return takes(cast<mnemo::PagedAttentionOp>(clone));
+      }));
 }
 
 } // namespace mlir::mnemo::nvptx::attention
