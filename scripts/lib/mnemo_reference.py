@@ -22,7 +22,7 @@ MLIR_TYPES = {
     np.dtype(np.int64): "i64",
     np.dtype(np.int32): "i32",
 }
-_BITS = {"f32": "i32", "f16": "i16", "f64": "i64"}
+_BITS = {"f32": "i32", "f16": "i16", "f64": "i64", "i32": "i32", "i64": "i64"}
 _DECL = ("func.func private @printMemrefI32(memref<*xi32>) "
          "attributes { llvm.emit_c_interface }\n"
          "func.func private @printMemrefI64(memref<*xi64>) "

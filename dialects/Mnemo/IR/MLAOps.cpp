@@ -89,6 +89,16 @@ LogicalResult MLAAttentionOp::verify() {
       failed(checkDim(op, r, 3, wv.getDimSize(1), "result head dim",
                       "w_uv rows")))
     return failure();
+  if (Value indices = getIndices()) {
+    auto it = cast<RankedTensorType>(indices.getType());
+    if (failed(checkRank(op, it, 3, "indices", "[B, Sq, K]")) ||
+        failed(checkDim(op, it, 0, batch, "indices batch", "q_nope batch")) ||
+        failed(checkDim(op, it, 1, sq, "indices length", "q_nope length")))
+      return failure();
+    if (getCausal() || getQOffset())
+      return emitOpError() << "with indices takes neither causal nor "
+                              "q_offset: the indices select the keys";
+  }
   if (FloatAttr s = getScaleAttr();
       s && (!std::isfinite(s.getValueAsDouble()) || s.getValueAsDouble() == 0))
     return emitOpError() << "scale must be finite and non-zero, got "

@@ -25,7 +25,8 @@ def MNEMO_MLAFormAttr : EnumAttr<Mnemo_Dialect, MNEMO_MLAForm, "mla_form"> {
   let assemblyFormat = "$value";
 }
 
-def MNEMO_MLAAttentionOp : MNEMO_Op<"mla_attention", [Pure]> {
+def MNEMO_MLAAttentionOp : MNEMO_Op<"mla_attention",
+                                    [Pure, AttrSizedOperandSegments]> {
   let summary = "DeepSeek multi-head latent attention over a latent KV";
   let description = [{
     Attention whose keys and values are stored as one normalized latent
@@ -62,6 +63,12 @@ def MNEMO_MLAAttentionOp : MNEMO_Op<"mla_attention", [Pure]> {
       Without the attribute, `mnemo-select-mla-form` picks one; the
       reference semantics are those of the expanded form.
 
+    * `indices` (`[B, Sq, K]`, i32 or i64) makes it DeepSeek-V3.2's sparse
+      MLA: query row `i` attends only over the tokens `indices[b, i, :]`
+      lists (as in `mnemo.sparse_attention`: entries outside `[0, Skv)`
+      skipped), the selection taking the place of `causal`, which it
+      excludes; both forms decompose into `mnemo.sparse_attention`.
+
     A row whose keys are all masked yields zeros. Computation is in f32
     whatever the element type.
 
@@ -82,6 +89,7 @@ def MNEMO_MLAAttentionOp : MNEMO_Op<"mla_attention", [Pure]> {
     RankedTensorOf<[AnyFloat]>:$w_uk,
     RankedTensorOf<[AnyFloat]>:$w_uv,
     Optional<Index>:$q_offset,
+    Optional<RankedTensorOf<[I32, I64]>>:$indices,
     UnitAttr:$causal,
     OptionalAttr<F64Attr>:$scale,
     OptionalAttr<MNEMO_MLAFormAttr>:$form
@@ -92,6 +100,7 @@ def MNEMO_MLAAttentionOp : MNEMO_Op<"mla_attention", [Pure]> {
     (`causal` $causal^)?
     (`scale` `(` $scale^ `)`)?
     (`q_offset` `(` $q_offset^ `)`)?
+    (`indices` `(` $indices^ `:` type($indices) `)`)?
     (`form` `(` custom<MLAForm>($form)^ `)`)?
     attr-dict `:` type($q_nope) `,` type($q_pe) `,` type($c_kv) `,`
     type($k_pe) `,` type($w_uk) `,` type($w_uv) `->` type($result)

@@ -60,6 +60,26 @@ static void printMLAForm(OpAsmPrinter &printer, Operation *,
   printer << stringifyMLAForm(form.getValue());
 }
 
+/// `lowest_index` / `introselect` as a bare keyword.
+static ParseResult parseTopKTies(OpAsmParser &parser, TopKTiesAttr &ties) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<TopKTies> value = symbolizeTopKTies(keyword);
+  if (!value)
+    return parser.emitError(loc, "expected top-k ties lowest_index or "
+                                 "introselect, got '")
+           << keyword << "'";
+  ties = TopKTiesAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printTopKTies(OpAsmPrinter &printer, Operation *,
+                          TopKTiesAttr ties) {
+  printer << stringifyTopKTies(ties.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Mnemo/IR/MnemoOps.cpp.inc"
 

@@ -12,5 +12,6 @@ include "dialects/Mnemo/IR/MLAOps.td"
 include "dialects/Mnemo/IR/PositionOps.td"
 include "dialects/Mnemo/IR/LayerOps.td"
 include "dialects/Mnemo/IR/KVCacheOps.td"
+include "dialects/Mnemo/IR/SparseAttentionOps.td"
 
 #endif // MNEMO_DIALECT_MNEMOOPS

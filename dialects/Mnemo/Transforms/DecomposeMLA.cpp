@@ -59,7 +59,8 @@ private:
   /// out[d0, d1, d2, d3] = sum_d4 x[xMap] * w[wMap], in the compute type.
   Value contract(Value x, AffineMap xMap, Value w, AffineMap wMap,
                  ArrayRef<OpFoldResult> sizes);
-  /// mnemo.attention with the op's scale, causality and query offset.
+  /// mnemo.attention with the op's scale, causality and query offset, or
+  /// with indices mnemo.sparse_attention over the keys they select.
   Value attention(Value q, Value k, Value v);
   /// The compute-type result converted to the op's result type.
   Value finish(Value out);
@@ -154,6 +155,10 @@ Value MLADecomposer::attention(Value q, Value k, Value v) {
       {qType.getDimSize(0), heads, qType.getDimSize(2),
        cast<RankedTensorType>(v.getType()).getDimSize(3)},
       ct);
+  if (Value indices = op.getIndices())
+    return SparseAttentionOp::create(
+        b, loc, type, q, k, v, indices,
+        b.getF64FloatAttr(op.getEffectiveScale()));
   return AttentionOp::create(b, loc, type, q, k, v, Value(), Value(),
                              op.getQOffset(), op.getCausal(), IntegerAttr(),
                              b.getF64FloatAttr(op.getEffectiveScale()),

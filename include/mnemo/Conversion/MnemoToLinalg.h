@@ -20,6 +20,12 @@ void populateMLAToLinalgPatterns(RewritePatternSet &patterns);
 void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rms_norm, swiglu, linear and embedding → linalg.generic.
 void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.lightning_indexer and mnemo.sparse_attention → linalg.generic
+/// (the sparse attention gathering the keys it lists inside its
+/// contractions).
+void populateSparseAttentionToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.top_k → a selection per row in scf loops over a scratch queue.
+void populateTopKToLoopsPatterns(RewritePatternSet &patterns);
 
 /// All of the above: the reference decomposition of the mnemo dialect.
 void populateMnemoToLinalgPatterns(RewritePatternSet &patterns);

@@ -24,6 +24,8 @@ void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
   populateMLAToLinalgPatterns(patterns);
   populateRopeToLinalgPatterns(patterns);
   populateLayerToLinalgPatterns(patterns);
+  populateSparseAttentionToLinalgPatterns(patterns);
+  populateTopKToLoopsPatterns(patterns);
 }
 
 namespace {

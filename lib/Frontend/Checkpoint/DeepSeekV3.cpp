@@ -250,7 +250,8 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
     scale = b.getF64FloatAttr(ds.softmaxScale);
   auto type = RankedTensorType::get({kDyn, heads, kDyn, dv}, f32);
   Value o = MLAAttentionOp::create(b, type, qNope, qPe, c, kPe, wuk, wuv,
-                                   /*q_offset=*/Value(), /*causal=*/true, scale,
+                                   /*q_offset=*/Value(), /*indices=*/Value(),
+                                   /*causal=*/true, scale,
                                    MLAFormAttr());
   return linear(mergeHeads(o), wo, bo, hidden);
 }
