@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/Endian.h"
@@ -226,6 +227,80 @@ Value DecoderBuilder::linear(Value x, Value w, Value bias, int64_t out) {
 Value DecoderBuilder::rmsNorm(Value x, Value w, double eps) {
   return RmsNormOp::create(b, layerLoc(w), x.getType(), x, w,
                            llvm::APFloat(eps));
+}
+
+Value DecoderBuilder::layerNorm(Value x, Value w, Value bias, double eps) {
+  auto type = cast<RankedTensorType>(x.getType());
+  double d = double(type.getDimSize(2));
+  MLIRContext *ctx = b.getContext();
+  AffineExpr i, j, k;
+  bindDims(ctx, i, j, k);
+  AffineMap id = AffineMap::get(3, 0, {i, j, k}, ctx);
+  AffineMap row = AffineMap::get(3, 0, {i, j}, ctx);
+  AffineMap feature = AffineMap::get(3, 0, {k}, ctx);
+  SmallVector<utils::IteratorType> par(3, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> red = par;
+  red[2] = utils::IteratorType::reduction;
+  auto rowType = RankedTensorType::get({kDyn, kDyn}, f32);
+  auto f = [](OpBuilder &nb, Location l, double v) -> Value {
+    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v));
+  };
+  // The mean, then the mean square deviation from it, of each row.
+  auto rowMean = [&](Value mean) {
+    Value init = linalg::FillOp::create(b, ValueRange{f(b, b.getLoc(), 0.0)},
+                                        ValueRange{empty(rowType, {batch, seq})})
+                     .getResult(0);
+    SmallVector<Value> ins = {x};
+    SmallVector<AffineMap> maps = {id};
+    if (mean) {
+      ins.push_back(mean);
+      maps.push_back(row);
+    }
+    maps.push_back(row);
+    Value sum =
+        linalg::GenericOp::create(
+            b, TypeRange{rowType}, ins, ValueRange{init}, maps, red,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value v = a[0];
+              if (mean) {
+                v = arith::SubFOp::create(nb, l, v, a[1]);
+                v = arith::MulFOp::create(nb, l, v, v);
+              }
+              linalg::YieldOp::create(
+                  nb, l, arith::AddFOp::create(nb, l, a.back(), v).getResult());
+            })
+            ->getResult(0);
+    return linalg::GenericOp::create(
+               b, TypeRange{rowType}, ValueRange{sum},
+               ValueRange{empty(rowType, {batch, seq})},
+               ArrayRef<AffineMap>{b.getMultiDimIdentityMap(2),
+                                   b.getMultiDimIdentityMap(2)},
+               SmallVector<utils::IteratorType>(2,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 linalg::YieldOp::create(
+                     nb, l,
+                     arith::MulFOp::create(nb, l, a[0], f(nb, l, 1.0 / d))
+                         .getResult());
+               })
+        ->getResult(0);
+  };
+  Value mean = rowMean(Value());
+  Value var = rowMean(mean);
+  return linalg::GenericOp::create(
+             b, TypeRange{type}, ValueRange{x, mean, var, w, bias},
+             ValueRange{empty(type, {batch, seq})},
+             ArrayRef<AffineMap>{id, row, row, feature, feature, id}, par,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value inv = math::RsqrtOp::create(
+                   nb, l, arith::AddFOp::create(nb, l, a[2], f(nb, l, eps)));
+               Value v = arith::MulFOp::create(
+                   nb, l, arith::SubFOp::create(nb, l, a[0], a[1]), inv);
+               v = arith::MulFOp::create(nb, l, v, a[3]);
+               linalg::YieldOp::create(
+                   nb, l, arith::AddFOp::create(nb, l, v, a[4]).getResult());
+             })
+      ->getResult(0);
 }
 
 Value DecoderBuilder::positions() {

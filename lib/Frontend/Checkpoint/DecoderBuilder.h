@@ -91,6 +91,9 @@ protected:
   Value linear(Value x, Value w, Value bias, int64_t out);
   Value rmsNorm(Value x, Value w) { return rmsNorm(x, w, config.rmsNormEps); }
   Value rmsNorm(Value x, Value w, double eps);
+  /// LayerNorm over the last dim of [B, S, D] `x`: (x - mean) /
+  /// sqrt(var + eps) * w + bias, the variance biased (torch.nn.LayerNorm).
+  Value layerNorm(Value x, Value w, Value bias, double eps);
   /// [B, S, heads*d] -> [B, S, heads, d].
   Value splitHeads(Value x, int64_t heads, int64_t d);
   /// Swaps dims 1 and 2 of a rank-4 tensor: [B, S, H, D] <-> [B, H, S, D].

@@ -13,6 +13,7 @@
 #include "ConfigReader.h"
 #include "ModelConfig.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include <cmath>
 
 using namespace mlir;
@@ -23,9 +24,42 @@ static double yarnMscale(double scale, double mscale) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
+/// One string per layer from `key`, each one of `allowed`; empty (and the
+/// problem in `top`) otherwise.
+static SmallVector<StringRef> layerStrings(ConfigReader &top, StringRef key,
+                                           int64_t numLayers,
+                                           ArrayRef<StringRef> allowed) {
+  const llvm::json::Array *list = top.object.getArray(key);
+  if (!list || int64_t(list->size()) != numLayers) {
+    top.fail(key, "expected one string per layer");
+    return {};
+  }
+  SmallVector<StringRef> out;
+  for (const llvm::json::Value &v : *list) {
+    std::optional<StringRef> name = v.getAsString();
+    if (!name || !llvm::is_contained(allowed, *name)) {
+      top.fail(key, "unsupported layer type '" + name.value_or("?") +
+                        "' (expected " + llvm::join(allowed, " or ") + ")");
+      return {};
+    }
+    out.push_back(*name);
+  }
+  return out;
+}
+
 static void parseMoE(ConfigReader &top, DeepSeekConfig &ds,
-                     int64_t numLayers) {
+                     int64_t numLayers, bool sparse) {
   ds.firstDenseLayers = top.getInt("first_k_dense_replace", 3, 0);
+  ds.moeLayers.clear();
+  // V3.2 names each layer's MLP; V3 counts its dense ones.
+  if (sparse && top.has("mlp_layer_types")) {
+    for (StringRef t :
+         layerStrings(top, "mlp_layer_types", numLayers, {"dense", "sparse"}))
+      ds.moeLayers.push_back(t == "sparse");
+  } else {
+    for (int64_t i = 0; i < numLayers; ++i)
+      ds.moeLayers.push_back(i >= ds.firstDenseLayers);
+  }
   ds.numExperts = top.getInt("n_routed_experts", 256);
   ds.expertsPerToken = top.getInt("num_experts_per_tok", 8);
   ds.numGroups = top.getInt("n_group", 8);
@@ -34,7 +68,7 @@ static void parseMoE(ConfigReader &top, DeepSeekConfig &ds,
   ds.moeIntermediateSize = top.getInt("moe_intermediate_size", 2048);
   ds.normTopkProb = top.getBool("norm_topk_prob", true);
   ds.routedScalingFactor = top.getDouble("routed_scaling_factor", 2.5);
-  if (!top.error.empty() || ds.firstDenseLayers >= numLayers)
+  if (!top.error.empty() || !llvm::is_contained(ds.moeLayers, true))
     return;
   // Keys of the original DeepSeek configs that transformers does not read
   // but that would change the routing if they differed.
@@ -57,7 +91,33 @@ static void parseMoE(ConfigReader &top, DeepSeekConfig &ds,
              "exceeds the experts of the topk_group selected groups");
 }
 
-void mnemo::parseDeepSeekConfig(ConfigReader &top, ModelConfig &config) {
+/// DeepSeek-V3.2: every layer's attention is DeepSeek Sparse Attention,
+/// with a lightning indexer that rotates its first qk_rope_head_dim
+/// features (rotate-half) and reads the low-rank query.
+static void parseIndexer(ConfigReader &top, ModelConfig &config) {
+  DeepSeekConfig &ds = *config.deepseek;
+  SparseIndexerConfig &ix = ds.indexer.emplace();
+  ix.heads = top.getInt("index_n_heads", 64);
+  ix.headDim = top.getInt("index_head_dim", 128);
+  ix.topk = top.getInt("index_topk", 2048);
+  if (!top.error.empty())
+    return;
+  if (!ds.qLoraRank)
+    top.fail("q_lora_rank", "must be set: the indexer's queries read the "
+                            "low-rank query");
+  else if (ix.headDim < ds.ropeDim)
+    top.fail("index_head_dim", "must be at least qk_rope_head_dim");
+  else if (top.has("head_dim") &&
+           top.getInt("head_dim", std::nullopt) != ds.ropeDim)
+    top.fail("head_dim", "must equal qk_rope_head_dim (the rotary "
+                         "embedding's dim)");
+  if (top.has("layer_types"))
+    layerStrings(top, "layer_types", config.numLayers,
+                 {"deepseek_sparse_attention"});
+}
+
+void mnemo::parseDeepSeekConfig(ConfigReader &top, ModelConfig &config,
+                                bool sparse) {
   DeepSeekConfig &ds = config.deepseek.emplace();
   if (top.has("q_lora_rank"))
     ds.qLoraRank = top.getInt("q_lora_rank", std::nullopt);
@@ -65,7 +125,8 @@ void mnemo::parseDeepSeekConfig(ConfigReader &top, ModelConfig &config) {
   ds.nopeDim = top.getInt("qk_nope_head_dim", 128);
   ds.ropeDim = top.getInt("qk_rope_head_dim", 64);
   ds.valueDim = top.getInt("v_head_dim", 128);
-  ds.ropeInterleave = top.getBool("rope_interleave", true);
+  // V3.2 always rotates interleaved pairs.
+  ds.ropeInterleave = sparse || top.getBool("rope_interleave", true);
   if (!top.error.empty())
     return;
   // Every head reads the same latent cache: key/value heads are the query
@@ -86,5 +147,7 @@ void mnemo::parseDeepSeekConfig(ConfigReader &top, ModelConfig &config) {
     double m = yarnMscale(rope.factor, rope.mscaleAllDim);
     ds.softmaxScale *= m * m;
   }
-  parseMoE(top, ds, config.numLayers);
+  parseMoE(top, ds, config.numLayers, sparse);
+  if (sparse && top.error.empty())
+    parseIndexer(top, config);
 }

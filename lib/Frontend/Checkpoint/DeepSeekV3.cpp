@@ -77,6 +77,10 @@ public:
 private:
   Value layer(Value h, int64_t i) override;
   Value attention(Value x, const std::string &p, int64_t layer);
+  /// DeepSeek-V3.2's lightning indexer and top-k: the keys [B, S, topk]
+  /// each token attends to, from the normed input `x` and the low-rank
+  /// query `qLow`.
+  Value sparseIndices(Value x, Value qLow, const std::string &a);
   /// y[b, h, s, n] = sum_k x[b, h, s, k] * w[h, k, n] ([H, K, N] `w`), or
   /// with `transposed`, * w[h, n, k] ([H, N, K]).
   Value perHead(Value x, Value w, bool transposed);
@@ -248,12 +252,56 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
   FloatAttr scale;
   if (std::abs(ds.softmaxScale * std::sqrt(double(dq)) - 1.0) > 1e-15)
     scale = b.getF64FloatAttr(ds.softmaxScale);
+  // V3.2: each token attends to the keys its indexer selects (causal among
+  // them), not to every earlier one.
+  Value indices;
+  if (ds.indexer && !(indices = sparseIndices(x, qSource, a)))
+    return {};
   auto type = RankedTensorType::get({kDyn, heads, kDyn, dv}, f32);
   Value o = MLAAttentionOp::create(b, type, qNope, qPe, c, kPe, wuk, wuv,
-                                   /*q_offset=*/Value(), /*indices=*/Value(),
-                                   /*causal=*/true, scale,
-                                   MLAFormAttr());
+                                   /*q_offset=*/Value(), indices,
+                                   /*causal=*/!indices, scale, MLAFormAttr());
   return linear(mergeHeads(o), wo, bo, hidden);
+}
+
+Value DeepSeekBuilder::sparseIndices(Value x, Value qLow,
+                                     const std::string &a) {
+  const SparseIndexerConfig &ix = *ds.indexer;
+  int64_t hidden = config.hiddenSize, h = ix.heads, d = ix.headDim;
+  int64_t qIn = *ds.qLoraRank;
+  std::string p = a + "indexer.";
+  Value wq = matrix(p + "wq_b.weight", {h * d, qIn});
+  Value wk = matrix(p + "wk.weight", {d, hidden});
+  Value normW = weight(p + "k_norm.weight", {d});
+  Value normB = weight(p + "k_norm.bias", {d});
+  // transformers scales the head weights by heads^-1/2 after the
+  // projection; folded into the projection here.
+  std::optional<std::vector<float>> wh =
+      weightData(p + "weights_proj.weight", {h, hidden});
+  if (failed() || !wh)
+    return {};
+  float headScale = float(1.0 / std::sqrt(double(h)));
+  for (float &v : *wh)
+    v *= headScale;
+  Value wHeads = matrixConstant({h, hidden}, *wh);
+
+  // Queries [B, S, h, d] and the one key per token [B, S, d], their first
+  // qk_rope_head_dim features rotated (rotate-half, not interleaved).
+  Value q = swap12(splitHeads(linear(qLow, wq, Value(), h * d), h, d));
+  q = swap12(rope(q, /*interleaved=*/false));
+  Value k = layerNorm(linear(x, wk, Value(), d), normW, normB, 1e-6);
+  k = dropUnitHeads(rope(unitHeads(k, d), /*interleaved=*/false), d);
+  Value w = linear(x, wHeads, Value(), h);
+  auto scoreType = RankedTensorType::get({kDyn, kDyn, kDyn}, f32);
+  Value scores = LightningIndexerOp::create(
+      b, scoreType, q, k, w, /*positions=*/Value(), /*lengths=*/Value(),
+      /*causal=*/true, /*scale=*/FloatAttr());
+  // PyTorch's CPU top-k order among equal scores, so that ties (ReLU
+  // zeros) select what transformers selects.
+  auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
+  return TopKOp::create(
+      b, idxType, scores, /*lengths=*/Value(), b.getI64IntegerAttr(ix.topk),
+      TopKTiesAttr::get(b.getContext(), TopKTies::Introselect));
 }
 
 Value DeepSeekBuilder::moe(Value x, const std::string &p) {
@@ -355,7 +403,7 @@ Value DeepSeekBuilder::layer(Value h, int64_t i) {
   Value r = add(h, a);
   Value m = rmsNorm(r, postNorm);
   Value mlp;
-  if (i >= ds.firstDenseLayers) {
+  if (ds.moeLayers[i]) {
     mlp = moe(m, p);
   } else {
     int64_t inter = config.intermediateSize;
@@ -378,6 +426,19 @@ mnemo::buildDeepSeekV3(const ModelConfig &config,
   // The generation steps cache one row per token: the latent and the
   // rope key (DeepSeekBuilder::attention).
   const DeepSeekConfig &ds = *config.deepseek;
+  // V3.2's steps would also cache the indexer's keys, which the paged cache
+  // does not hold yet: its artifacts have `forward` alone.
+  if (ds.indexer && config.kvCache.generation) {
+    if (config.kvCache.generationRequested) {
+      error = "generation steps (--generation) for " + config.architecture +
+              " are not supported yet: the paged cache does not hold the "
+              "indexer's keys; compile with --generation=false";
+      return {};
+    }
+    ModelConfig forwardOnly = config;
+    forwardOnly.kvCache.generation = false;
+    return buildDeepSeekV3(forwardOnly, weights, context, error);
+  }
   return buildDecoderModule(
       config, weights, context, error,
       [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {

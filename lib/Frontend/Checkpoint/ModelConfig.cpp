@@ -155,12 +155,13 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   bool mistral = arch == "MistralForCausalLM";
   bool qwen2 = arch == "Qwen2ForCausalLM";
   bool qwen3 = arch == "Qwen3ForCausalLM";
-  bool deepseek = arch == "DeepseekV3ForCausalLM";
+  bool deepseekV32 = arch == "DeepseekV32ForCausalLM";
+  bool deepseek = arch == "DeepseekV3ForCausalLM" || deepseekV32;
   if (!llama && !mistral && !qwen2 && !qwen3 && !deepseek)
     return fail("key 'architectures': unsupported architecture '" + arch +
                 "' (expected LlamaForCausalLM, MistralForCausalLM, "
-                "Qwen2ForCausalLM, Qwen3ForCausalLM or "
-                "DeepseekV3ForCausalLM)");
+                "Qwen2ForCausalLM, Qwen3ForCausalLM, "
+                "DeepseekV3ForCausalLM or DeepseekV32ForCausalLM)");
   // transformers builds the model class that `model_type` names; a config
   // whose model_type is missing, unknown or another architecture's is one
   // transformers refuses or reads as another model.
@@ -168,6 +169,7 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
                            : mistral ? "mistral"
                            : qwen2   ? "qwen2"
                            : qwen3   ? "qwen3"
+                           : deepseekV32 ? "deepseek_v32"
                                      : "deepseek_v3";
   std::optional<StringRef> modelType = root->getString("model_type");
   if (!modelType)
@@ -175,7 +177,8 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
                 "' for " + arch + ")");
   if (*modelType != expectedType) {
     bool known = llvm::is_contained(
-        {"llama", "mistral", "qwen2", "qwen3", "deepseek_v3"}, *modelType);
+        {"llama", "mistral", "qwen2", "qwen3", "deepseek_v3", "deepseek_v32"},
+        *modelType);
     return fail("key 'model_type': " +
                 (known ? "'" + *modelType + "' does not match architecture " +
                              arch + " (expected '" + expectedType + "')"
@@ -217,10 +220,13 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     top.fail("partial_rotary_factor", "gives an unsupported rotary dimension");
   if (problem.empty())
     parseRope(top, config);
-  if (problem.empty())
+  // V3.2's layer_types name its sparse attention (DeepSeekConfig.cpp).
+  if (problem.empty() && deepseekV32)
+    config.layerWindows.assign(config.numLayers, std::nullopt);
+  else if (problem.empty())
     parseWindows(top, config, mistral, qwen2 || qwen3);
   if (problem.empty() && deepseek)
-    parseDeepSeekConfig(top, config);
+    parseDeepSeekConfig(top, config, deepseekV32);
   if (!problem.empty())
     return fail(problem);
   return true;

@@ -37,6 +37,11 @@ struct RopeScalingConfig {
 };
 
 /// DeepSeek-V3 multi-head latent attention and mixture of experts.
+/// DeepSeek-V3.2's lightning indexer (DeepSeek Sparse Attention).
+struct SparseIndexerConfig {
+  int64_t heads = 0, headDim = 0, topk = 0;
+};
+
 struct DeepSeekConfig {
   /// Query low-rank compression (q_a, norm, q_b); q_proj without it.
   std::optional<int64_t> qLoraRank;
@@ -47,6 +52,11 @@ struct DeepSeekConfig {
   /// Layers before this one have a dense MLP, the others a mixture of
   /// experts.
   int64_t firstDenseLayers = 0;
+  /// Per layer: whether its MLP is a mixture of experts (V3: the layers
+  /// from firstDenseLayers on; V3.2: its `mlp_layer_types`).
+  llvm::SmallVector<bool> moeLayers;
+  /// Set for DeepseekV32ForCausalLM: every layer's attention is sparse.
+  std::optional<SparseIndexerConfig> indexer;
   int64_t numExperts = 0, expertsPerToken = 0, numGroups = 1, topkGroups = 1;
   int64_t sharedExperts = 0, moeIntermediateSize = 0;
   bool normTopkProb = true;
@@ -75,14 +85,15 @@ struct ModelConfig {
   bool outputBias = false;
   bool mlpBias = false;
   bool tieWordEmbeddings = false;
-  /// Set for DeepseekV3ForCausalLM.
+  /// Set for DeepseekV3ForCausalLM and DeepseekV32ForCausalLM.
   std::optional<DeepSeekConfig> deepseek;
 };
 
 class ConfigReader;
-/// Reads the DeepSeek-V3 keys of `top` into `config.deepseek`
-/// (DeepSeekConfig.cpp); problems go to `top`'s error.
-void parseDeepSeekConfig(ConfigReader &top, ModelConfig &config);
+/// Reads the DeepSeek-V3 keys of `top` into `config.deepseek`, with
+/// `sparse` V3.2's indexer and layer types too (DeepSeekConfig.cpp);
+/// problems go to `top`'s error.
+void parseDeepSeekConfig(ConfigReader &top, ModelConfig &config, bool sparse);
 
 /// Reads and checks `path` (a config.json). On failure sets `error` to one
 /// line naming the file and the key at fault.

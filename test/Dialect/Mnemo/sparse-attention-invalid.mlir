@@ -1,0 +1,114 @@
+// RUN: mnemo-opt %s --split-input-file --verify-diagnostics
+
+// Diagnostics of the DeepSeek sparse attention ops' verifiers and parsers:
+// mismatched indexer dims, a bad k, indices that do not fit the queries.
+
+func.func @indexer_head_dim(%q: tensor<1x8x4x32xf32>, %k: tensor<1x8x16xf32>, %w: tensor<1x8x4xf32>) -> tensor<1x8x8xf32> {
+  // expected-error @+1 {{k head dim (16) must match q head dim (32)}}
+  %s = mnemo.lightning_indexer %q, %k, %w causal : tensor<1x8x4x32xf32>, tensor<1x8x16xf32>, tensor<1x8x4xf32> -> tensor<1x8x8xf32>
+  return %s : tensor<1x8x8xf32>
+}
+
+// -----
+
+func.func @indexer_weights(%q: tensor<1x8x4x32xf32>, %k: tensor<1x8x32xf32>, %w: tensor<1x8x3xf32>) -> tensor<1x8x8xf32> {
+  // expected-error @+1 {{weights heads (3) must match q heads (4)}}
+  %s = mnemo.lightning_indexer %q, %k, %w causal : tensor<1x8x4x32xf32>, tensor<1x8x32xf32>, tensor<1x8x3xf32> -> tensor<1x8x8xf32>
+  return %s : tensor<1x8x8xf32>
+}
+
+// -----
+
+func.func @indexer_keys(%q: tensor<1x8x4x32xf32>, %k: tensor<1x9x32xf32>, %w: tensor<1x8x4xf32>) -> tensor<1x8x8xf32> {
+  // expected-error @+1 {{result keys (8) must match k length (9)}}
+  %s = mnemo.lightning_indexer %q, %k, %w causal : tensor<1x8x4x32xf32>, tensor<1x9x32xf32>, tensor<1x8x4xf32> -> tensor<1x8x8xf32>
+  return %s : tensor<1x8x8xf32>
+}
+
+// -----
+
+func.func @indexer_positions(%q: tensor<1x8x4x32xf32>, %k: tensor<1x8x32xf32>, %w: tensor<1x8x4xf32>, %p: tensor<1x7xi64>) -> tensor<1x8x8xf32> {
+  // expected-error @+1 {{positions length (7) must match q length (8)}}
+  %s = mnemo.lightning_indexer %q, %k, %w positions(%p : tensor<1x7xi64>) causal : tensor<1x8x4x32xf32>, tensor<1x8x32xf32>, tensor<1x8x4xf32> -> tensor<1x8x8xf32>
+  return %s : tensor<1x8x8xf32>
+}
+
+// -----
+
+func.func @topk_zero(%s: tensor<1x8x8xf32>) -> tensor<1x8x0xi64> {
+  // expected-error @+1 {{k must be positive, got 0}}
+  %i = mnemo.top_k %s k(0) : tensor<1x8x8xf32> -> tensor<1x8x0xi64>
+  return %i : tensor<1x8x0xi64>
+}
+
+// -----
+
+func.func @topk_result(%s: tensor<1x8x8xf32>) -> tensor<1x8x4xi64> {
+  // expected-error @+1 {{result k (4) must equal k (2)}}
+  %i = mnemo.top_k %s k(2) : tensor<1x8x8xf32> -> tensor<1x8x4xi64>
+  return %i : tensor<1x8x4xi64>
+}
+
+// -----
+
+func.func @topk_ties(%s: tensor<1x8x8xf32>) -> tensor<1x8x2xi64> {
+  // expected-error @+1 {{expected top-k ties lowest_index or introselect, got 'random'}}
+  %i = mnemo.top_k %s k(2) ties(random) : tensor<1x8x8xf32> -> tensor<1x8x2xi64>
+  return %i : tensor<1x8x2xi64>
+}
+
+// -----
+
+func.func @topk_lengths(%s: tensor<2x8x8xf32>, %l: tensor<3xi64>) -> tensor<2x8x2xi64> {
+  // expected-error @+1 {{lengths batch (3) must match scores batch (2)}}
+  %i = mnemo.top_k %s lengths(%l : tensor<3xi64>) k(2) : tensor<2x8x8xf32> -> tensor<2x8x2xi64>
+  return %i : tensor<2x8x2xi64>
+}
+
+// -----
+
+// A k larger than the row is valid: the result is padded with -1.
+func.func @topk_past_the_row(%s: tensor<1x8x8xf32>) -> tensor<1x8x16xi64> {
+  %i = mnemo.top_k %s k(16) : tensor<1x8x8xf32> -> tensor<1x8x16xi64>
+  return %i : tensor<1x8x16xi64>
+}
+
+// -----
+
+func.func @sparse_indices_length(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %i: tensor<1x7x4xi64>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{indices length (7) must match query length (8)}}
+  %o = mnemo.sparse_attention %q, %k, %v, %i : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x7x4xi64> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @sparse_groups(%q: tensor<1x4x8x16xf32>, %k: tensor<1x3x8x16xf32>, %v: tensor<1x3x8x16xf32>, %i: tensor<1x8x4xi64>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{query heads (4) must be a multiple of key heads (3)}}
+  %o = mnemo.sparse_attention %q, %k, %v, %i : tensor<1x4x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x8x4xi64> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @sparse_indices_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %i: tensor<8x4xi64>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expects indices of rank 3 [B, Sq, K], got rank 2}}
+  %o = mnemo.sparse_attention %q, %k, %v, %i : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x4xi64> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @mla_indices_causal(%qn: tensor<1x4x8x16xf32>, %qp: tensor<1x4x8x8xf32>, %c: tensor<1x8x12xf32>, %kp: tensor<1x8x8xf32>, %wk: tensor<4x16x12xf32>, %wv: tensor<4x10x12xf32>, %i: tensor<1x8x4xi64>) -> tensor<1x4x8x10xf32> {
+  // expected-error @+1 {{with indices takes neither causal nor q_offset: the indices select the keys}}
+  %o = mnemo.mla_attention %qn, %qp, %c, %kp, %wk, %wv causal indices(%i : tensor<1x8x4xi64>) : tensor<1x4x8x16xf32>, tensor<1x4x8x8xf32>, tensor<1x8x12xf32>, tensor<1x8x8xf32>, tensor<4x16x12xf32>, tensor<4x10x12xf32> -> tensor<1x4x8x10xf32>
+  return %o : tensor<1x4x8x10xf32>
+}
+
+// -----
+
+func.func @mla_indices_batch(%qn: tensor<1x4x8x16xf32>, %qp: tensor<1x4x8x8xf32>, %c: tensor<1x8x12xf32>, %kp: tensor<1x8x8xf32>, %wk: tensor<4x16x12xf32>, %wv: tensor<4x10x12xf32>, %i: tensor<2x8x4xi64>) -> tensor<1x4x8x10xf32> {
+  // expected-error @+1 {{indices batch (2) must match q_nope batch (1)}}
+  %o = mnemo.mla_attention %qn, %qp, %c, %kp, %wk, %wv indices(%i : tensor<2x8x4xi64>) : tensor<1x4x8x16xf32>, tensor<1x4x8x8xf32>, tensor<1x8x12xf32>, tensor<1x8x8xf32>, tensor<4x16x12xf32>, tensor<4x10x12xf32> -> tensor<1x4x8x10xf32>
+  return %o : tensor<1x4x8x10xf32>
+}
