@@ -281,8 +281,6 @@ int main(int argc, char **argv) {
   kvCache.generation = generationSteps.getNumOccurrences()
                            ? generationSteps
                            : generationSteps && inputShapes.empty();
-  kvCache.generationRequested =
-      generationSteps.getNumOccurrences() && generationSteps;
   kvCache.dtype = kvDType;
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (!checkpoint) {

@@ -12,7 +12,9 @@
 //                      block_table [B, W] i32, context_lengths [B] i64,
 //                      for every layer L: cache.L.key [Pages, Hkv, P, Dk],
 //                      cache.L.value [Pages, Hkv, P, Dv] (FP8: then
-//                      cache.L.key_scale, cache.L.value_scale [Pages, Hkv, P]))
+//                      cache.L.key_scale, cache.L.value_scale [Pages, Hkv, P];
+//                      a lightning indexer's layer then cache.L.index_key
+//                      [Pages, 1, P, Di]))
 //       -> (logits [B, S, V] f32, the updated pools)
 //
 // S new tokens per sequence (S = 1 in `decode`) at their positions (-1 for
@@ -38,10 +40,14 @@
 
 namespace mlir::mnemo {
 
-/// One layer's cache: KV heads, key and value widths, attention window.
+/// One layer's cache: KV heads, key and value widths, attention window,
+/// and the width of a lightning indexer's key per token (DeepSeek-V3.2;
+/// 0 without one), kept in a pool of its own in the cache's type (bf16 for
+/// an FP8 cache).
 struct StepLayerCache {
   int64_t heads, keyDim, valueDim;
   std::optional<int64_t> window;
+  int64_t indexKeyDim = 0;
 };
 
 /// A generation step function being built, with its arguments; the pools
@@ -52,6 +58,8 @@ struct GenerationStep {
   SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
   /// FP8 pools' scales, per layer ([Pages, Hkv, P] f32); empty otherwise.
   SmallVector<Value> keyScales, valueScales;
+  /// Per layer: its indexer keys' pool [Pages, 1, P, Di], or null.
+  SmallVector<Value> indexKeys;
 };
 
 /// A public function `name(inputs...) -> results`, its arguments and
@@ -75,6 +83,11 @@ GenerationStep createGenerationStep(ImplicitLocOpBuilder &b, StringRef name,
 /// at the step's positions; the step's pools become the updated ones.
 void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
                 Value key, Value value);
+
+/// Writes the indexer keys `key` ([B, 1, S, Di]) of layer `layer` into its
+/// pool at the step's positions.
+void writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
+                    int64_t layer, Value key);
 
 /// Returns `logits` (cast to the result type) and the pools.
 void finishGenerationStep(ImplicitLocOpBuilder &b, GenerationStep &step,

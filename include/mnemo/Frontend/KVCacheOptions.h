@@ -25,10 +25,6 @@ enum class KVCacheDType { F32, BF16, F16, FP8 };
 struct KVCacheOptions {
   /// false: `forward` only.
   bool generation = true;
-  /// Whether `generation` was asked for by name (`--generation`) rather
-  /// than by default: a model without generation steps then fails to
-  /// compile instead of compiling `forward` alone.
-  bool generationRequested = false;
   KVCacheDType dtype = KVCacheDType::F32;
   int64_t pageSize = 16;
 };

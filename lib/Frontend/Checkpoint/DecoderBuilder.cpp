@@ -455,7 +455,7 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
   SmallVector<StepLayerCache> layers;
   for (int64_t l = 0; l < config.numLayers; ++l)
     layers.push_back({layout.heads, layout.keyDim, layout.valueDim,
-                      config.layerWindows[l]});
+                      config.layerWindows[l], layout.indexKeyDim});
   OpBuilder::InsertionGuard guard(b);
   CacheStep step;
   static_cast<GenerationStep &>(step) = createGenerationStep(

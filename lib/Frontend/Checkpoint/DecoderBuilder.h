@@ -140,6 +140,8 @@ using DecoderBody =
 /// row of its latent and rope key).
 struct CacheLayout {
   int64_t heads, keyDim, valueDim;
+  /// A lightning indexer's key per token (DeepSeek-V3.2), or 0.
+  int64_t indexKeyDim = 0;
 };
 
 /// A module with `@forward(input_ids) -> logits` whose body `body` emits

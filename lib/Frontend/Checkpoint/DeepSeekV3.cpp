@@ -35,6 +35,8 @@
 #include "MoERouting.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/PagedCache.h"
+#include "mnemo/Frontend/GenerationStep.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -77,10 +79,24 @@ public:
 private:
   Value layer(Value h, int64_t i) override;
   Value attention(Value x, const std::string &p, int64_t layer);
-  /// DeepSeek-V3.2's lightning indexer and top-k: the keys [B, S, topk]
-  /// each token attends to, from the normed input `x` and the low-rank
-  /// query `qLow`.
-  Value sparseIndices(Value x, Value qLow, const std::string &a);
+  /// DeepSeek-V3.2's lightning indexer inputs, from the normed input `x`
+  /// and the low-rank query `qLow`: queries [B, S, h, d], one key per token
+  /// [B, S, d] (both rotated) and the head weights [B, S, h].
+  struct IndexerInputs {
+    Value q, k, w;
+  };
+  std::optional<IndexerInputs> indexerInputs(Value x, Value qLow,
+                                             const std::string &a);
+  /// The top index_topk keys [B, S, topk] of each row of `scores`, in
+  /// PyTorch's CPU order among equal scores (row b's first `lengths[b]`
+  /// entries when given).
+  Value topKeys(Value scores, Value lengths);
+  /// A generation step's sparse MLA (absorbed): the latent rows `k` and
+  /// `latent` and the indexer keys written into the layer's pools, the
+  /// queries `q` attending over the rows their indexer selects among the
+  /// sequence's cached tokens.
+  Value sparseStepAttention(Value q, Value k, Value latent, int64_t layer,
+                            Value x, Value qLow, const std::string &a);
   /// y[b, h, s, n] = sum_k x[b, h, s, k] * w[h, k, n] ([H, K, N] `w`), or
   /// with `transposed`, * w[h, n, k] ([H, N, K]).
   Value perHead(Value x, Value w, bool transposed);
@@ -244,8 +260,13 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
     Value q = concatLast(perHead(qNope, wuk, /*transposed=*/false), qPe);
     Value latent = unitHeads(c, r);
     Value k = concatLast(latent, unitHeads(kPe, dr));
-    Value o = DecoderBuilder::attention(q, k, latent, layer, IntegerAttr(),
-                                        b.getF64FloatAttr(ds.softmaxScale));
+    Value o = ds.indexer
+                  ? sparseStepAttention(q, k, latent, layer, x, qSource, a)
+                  : DecoderBuilder::attention(
+                        q, k, latent, layer, IntegerAttr(),
+                        b.getF64FloatAttr(ds.softmaxScale));
+    if (!o)
+      return {};
     o = perHead(o, wuv, /*transposed=*/true);
     return linear(mergeHeads(o), wo, bo, hidden);
   }
@@ -255,8 +276,16 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
   // V3.2: each token attends to the keys its indexer selects (causal among
   // them), not to every earlier one.
   Value indices;
-  if (ds.indexer && !(indices = sparseIndices(x, qSource, a)))
-    return {};
+  if (ds.indexer) {
+    std::optional<IndexerInputs> in = indexerInputs(x, qSource, a);
+    if (!in)
+      return {};
+    Value scores = LightningIndexerOp::create(
+        b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), in->q, in->k,
+        in->w, /*positions=*/Value(), /*lengths=*/Value(), /*causal=*/true,
+        /*scale=*/FloatAttr());
+    indices = topKeys(scores, Value());
+  }
   auto type = RankedTensorType::get({kDyn, heads, kDyn, dv}, f32);
   Value o = MLAAttentionOp::create(b, type, qNope, qPe, c, kPe, wuk, wuv,
                                    /*q_offset=*/Value(), indices,
@@ -264,8 +293,8 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
   return linear(mergeHeads(o), wo, bo, hidden);
 }
 
-Value DeepSeekBuilder::sparseIndices(Value x, Value qLow,
-                                     const std::string &a) {
+std::optional<DeepSeekBuilder::IndexerInputs>
+DeepSeekBuilder::indexerInputs(Value x, Value qLow, const std::string &a) {
   const SparseIndexerConfig &ix = *ds.indexer;
   int64_t hidden = config.hiddenSize, h = ix.heads, d = ix.headDim;
   int64_t qIn = *ds.qLoraRank;
@@ -279,29 +308,69 @@ Value DeepSeekBuilder::sparseIndices(Value x, Value qLow,
   std::optional<std::vector<float>> wh =
       weightData(p + "weights_proj.weight", {h, hidden});
   if (failed() || !wh)
-    return {};
+    return std::nullopt;
   float headScale = float(1.0 / std::sqrt(double(h)));
   for (float &v : *wh)
     v *= headScale;
   Value wHeads = matrixConstant({h, hidden}, *wh);
 
-  // Queries [B, S, h, d] and the one key per token [B, S, d], their first
-  // qk_rope_head_dim features rotated (rotate-half, not interleaved).
+  // Their first qk_rope_head_dim features rotated (rotate-half, not
+  // interleaved as the attention's are).
   Value q = swap12(splitHeads(linear(qLow, wq, Value(), h * d), h, d));
   q = swap12(rope(q, /*interleaved=*/false));
   Value k = layerNorm(linear(x, wk, Value(), d), normW, normB, 1e-6);
   k = dropUnitHeads(rope(unitHeads(k, d), /*interleaved=*/false), d);
-  Value w = linear(x, wHeads, Value(), h);
-  auto scoreType = RankedTensorType::get({kDyn, kDyn, kDyn}, f32);
-  Value scores = LightningIndexerOp::create(
-      b, scoreType, q, k, w, /*positions=*/Value(), /*lengths=*/Value(),
-      /*causal=*/true, /*scale=*/FloatAttr());
+  return IndexerInputs{q, k, linear(x, wHeads, Value(), h)};
+}
+
+Value DeepSeekBuilder::topKeys(Value scores, Value lengths) {
+  int64_t topk = ds.indexer->topk;
   // PyTorch's CPU top-k order among equal scores, so that ties (ReLU
   // zeros) select what transformers selects.
-  auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
+  auto type = RankedTensorType::get({kDyn, kDyn, topk}, b.getI64Type());
   return TopKOp::create(
-      b, idxType, scores, /*lengths=*/Value(), b.getI64IntegerAttr(ix.topk),
+      b, type, scores, lengths, b.getI64IntegerAttr(topk),
       TopKTiesAttr::get(b.getContext(), TopKTies::Introselect));
+}
+
+Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
+                                           int64_t layer, Value x, Value qLow,
+                                           const std::string &a) {
+  std::optional<IndexerInputs> in = indexerInputs(x, qLow, a);
+  if (!in)
+    return {};
+  int64_t d = ds.indexer->headDim;
+  writeCache(b, *step, layer, k, latent);
+  writeIndexKeys(b, *step, layer, unitHeads(in->k, d));
+  // New sequences see their own tokens; later steps every cached one,
+  // gathered from the pages (FP8 latents dequantized).
+  Value keys = in->k, rows = k, values = latent;
+  if (!step->fresh) {
+    bool fp8 = !step->keyScales.empty();
+    keys = dropUnitHeads(gatherPages(b, b.getLoc(), step->indexKeys[layer],
+                                     Value(), step->blockTable, f32),
+                         d);
+    rows = gatherPages(b, b.getLoc(), step->keys[layer],
+                       fp8 ? step->keyScales[layer] : Value(),
+                       step->blockTable, f32);
+    values = gatherPages(b, b.getLoc(), step->values[layer],
+                         fp8 ? step->valueScales[layer] : Value(),
+                         step->blockTable, f32);
+  }
+  // Each row scores its sequence's first context_lengths[b] tokens, causal
+  // at its own position, and keeps the best index_topk of them.
+  Value scores = LightningIndexerOp::create(
+      b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), in->q, keys, in->w,
+      step->positions, step->contextLengths, /*causal=*/true,
+      /*scale=*/FloatAttr());
+  Value indices = topKeys(scores, step->contextLengths);
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto type = RankedTensorType::get(
+      {kDyn, qType.getDimSize(1), kDyn,
+       cast<RankedTensorType>(latent.getType()).getDimSize(3)},
+      f32);
+  return SparseAttentionOp::create(b, type, q, rows, values, indices,
+                                   b.getF64FloatAttr(ds.softmaxScale));
 }
 
 Value DeepSeekBuilder::moe(Value x, const std::string &p) {
@@ -424,21 +493,8 @@ mnemo::buildDeepSeekV3(const ModelConfig &config,
                        const SafetensorsCheckpoint &weights,
                        MLIRContext *context, std::string &error) {
   // The generation steps cache one row per token: the latent and the
-  // rope key (DeepSeekBuilder::attention).
+  // rope key (DeepSeekBuilder::attention), and for V3.2 the indexer's key.
   const DeepSeekConfig &ds = *config.deepseek;
-  // V3.2's steps would also cache the indexer's keys, which the paged cache
-  // does not hold yet: its artifacts have `forward` alone.
-  if (ds.indexer && config.kvCache.generation) {
-    if (config.kvCache.generationRequested) {
-      error = "generation steps (--generation) for " + config.architecture +
-              " are not supported yet: the paged cache does not hold the "
-              "indexer's keys; compile with --generation=false";
-      return {};
-    }
-    ModelConfig forwardOnly = config;
-    forwardOnly.kvCache.generation = false;
-    return buildDeepSeekV3(forwardOnly, weights, context, error);
-  }
   return buildDecoderModule(
       config, weights, context, error,
       [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
@@ -446,6 +502,7 @@ mnemo::buildDeepSeekV3(const ModelConfig &config,
       },
       config.kvCache.generation
           ? std::optional<CacheLayout>(CacheLayout{
-                1, ds.kvLoraRank + ds.ropeDim, ds.kvLoraRank})
+                1, ds.kvLoraRank + ds.ropeDim, ds.kvLoraRank,
+                ds.indexer ? ds.indexer->headDim : 0})
           : std::nullopt);
 }

@@ -74,6 +74,11 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
       pools.push_back({prefix + "key_scale", scales});
       pools.push_back({prefix + "value_scale", scales});
     }
+    if (layer.indexKeyDim)
+      pools.push_back({prefix + "index_key",
+                       RankedTensorType::get({kDyn, 1, pageSize,
+                                              layer.indexKeyDim},
+                                             fp8 ? b.getBF16Type() : cache)});
     windows.resize(pools.size(), layer.window);
   }
   SmallVector<std::pair<std::string, Type>> inputs = {
@@ -107,15 +112,16 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   step.positions = func.getArgument(1);
   step.blockTable = func.getArgument(2);
   step.contextLengths = func.getArgument(3);
-  unsigned perLayer = fp8 ? 4 : 2;
-  for (size_t l = 0; l < layers.size(); ++l) {
-    unsigned first = firstPool + perLayer * l;
-    step.keys.push_back(func.getArgument(first));
-    step.values.push_back(func.getArgument(first + 1));
+  unsigned next = firstPool;
+  for (const StepLayerCache &layer : layers) {
+    step.keys.push_back(func.getArgument(next++));
+    step.values.push_back(func.getArgument(next++));
     if (fp8) {
-      step.keyScales.push_back(func.getArgument(first + 2));
-      step.valueScales.push_back(func.getArgument(first + 3));
+      step.keyScales.push_back(func.getArgument(next++));
+      step.valueScales.push_back(func.getArgument(next++));
     }
+    step.indexKeys.push_back(layer.indexKeyDim ? func.getArgument(next++)
+                                               : Value());
   }
   return step;
 }
@@ -139,6 +145,15 @@ void mnemo::writeCache(ImplicitLocOpBuilder &b, GenerationStep &step,
   write(value, step.values[layer], fp8 ? &step.valueScales[layer] : nullptr);
 }
 
+void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
+                           int64_t layer, Value key) {
+  Value &pool = step.indexKeys[layer];
+  pool = KVCacheWriteOp::create(
+             b, TypeRange{pool.getType()},
+             ValueRange{key, pool, step.positions, step.blockTable})
+             .getResult();
+}
+
 void mnemo::finishGenerationStep(ImplicitLocOpBuilder &b,
                                  GenerationStep &step, Value logits) {
   Type logitsType = step.func.getResultTypes()[0];
@@ -153,6 +168,8 @@ void mnemo::finishGenerationStep(ImplicitLocOpBuilder &b,
       returned.push_back(step.keyScales[l]);
       returned.push_back(step.valueScales[l]);
     }
+    if (step.indexKeys[l])
+      returned.push_back(step.indexKeys[l]);
   }
   func::ReturnOp::create(b, returned);
 }

@@ -26,12 +26,34 @@
 # RUN: not %python %S/../ONNX/Inputs/compare_logits.py %t/lowest/logits.npy %S/Inputs/refs_sparse_public/v32_dsa/logits.npy | FileCheck %s --check-prefix=TIES
 # TIES: max |diff| {{.*}} FAIL
 #
-# Generation steps would need the indexer's keys in the paged cache: asked
-# for by name, they are an error; by default the artifact has `forward` only.
-# RUN: not mnemoc %S/Inputs/refs_sparse_public/v32_dsa --generation -o %t/gen.mnemo 2>&1 | FileCheck %s --check-prefix=GEN
-# GEN: mnemoc: error: {{.*}}generation steps (--generation) for DeepseekV32ForCausalLM are not supported yet: the paged cache does not hold the indexer's keys; compile with --generation=false
-# RUN: not %mnemo_run %t/auto.mnemo --generate 4 --input input_ids=%S/Inputs/refs_sparse_public/v32_dsa/input_ids.npy --output-dir %t/gen 2>&1 | FileCheck %s --check-prefix=NO-STEPS
-# NO-STEPS: error: {{.*}}
+# Generation over the paged cache: each token's latent and rope key (one
+# row, MQA over the latent) and its indexer key; each new row's indexer
+# scores the sequence's cached tokens and keeps the top 8 of its
+# context_lengths (the row width a recomputed forward gives it). Greedy,
+# ragged (a 61-token prompt beside the 96-token one) and teacher-forced
+# against the recomputed references; bf16 and FP8 caches teacher-forced,
+# each step's logits within the cache's bound except where the rounding
+# moves a near-tie of the indexer's top-k (one step for bf16, two for
+# FP8, listed in the output); AArch64 under qemu.
+# RUN: %mnemo_run %t/auto.mnemo --generate 16 --input input_ids=%S/Inputs/refs_sparse_public/v32_dsa/input_ids.npy --output-dir %t/gen
+# RUN: %python %S/Inputs/generation.py compare %t/gen %S/Inputs/refs_sparse_public/v32_dsa | FileCheck %s --check-prefix=MATCH
+# RUN: %python %S/Inputs/generation.py ragged %S/Inputs/refs_sparse_public/v32_dsa %t/ragged.npy | FileCheck %s --check-prefix=RAGGED
+# RUN: %mnemo_run %t/auto.mnemo --generate 16 --input input_ids=%t/ragged.npy --prompt-lengths 96,61 --output-dir %t/gen-ragged
+# RUN: %python %S/Inputs/generation.py compare %t/gen-ragged %S/Inputs/refs_sparse_public/v32_dsa --ragged | FileCheck %s --check-prefixes=MATCH,MATCH1
+# RUN: %mnemo_run %t/auto.mnemo --generate 16 --input input_ids=%S/Inputs/refs_sparse_public/v32_dsa/input_ids.npy --teacher-force %S/Inputs/refs_sparse_public/v32_dsa/greedy_tokens.npy --output-dir %t/gen-teacher
+# RUN: %python %S/Inputs/generation.py compare %t/gen-teacher %S/Inputs/refs_sparse_public/v32_dsa --teacher | FileCheck %s --check-prefix=TEACHER
+# RUN: mnemoc %S/Inputs/refs_sparse_public/v32_dsa --target=host --kv-dtype=bf16 --kv-page-size=8 -o %t/bf16kv.mnemo
+# RUN: %mnemo_run %t/bf16kv.mnemo --generate 16 --input input_ids=%S/Inputs/refs_sparse_public/v32_dsa/input_ids.npy --teacher-force %S/Inputs/refs_sparse_public/v32_dsa/greedy_tokens.npy --output-dir %t/gen-bf16
+# RUN: %python %S/Inputs/generation.py compare %t/gen-bf16 %S/Inputs/refs_sparse_public/v32_dsa --teacher --rel-l2 1e-2 --flips 1 | FileCheck %s --check-prefix=TEACHER
+# RUN: mnemoc %S/Inputs/refs_sparse_public/v32_dsa --target=host --kv-dtype=fp8 -o %t/fp8kv.mnemo
+# RUN: %mnemo_run %t/fp8kv.mnemo --generate 16 --input input_ids=%S/Inputs/refs_sparse_public/v32_dsa/input_ids.npy --teacher-force %S/Inputs/refs_sparse_public/v32_dsa/greedy_tokens.npy --output-dir %t/gen-fp8
+# RUN: %python %S/Inputs/generation.py compare %t/gen-fp8 %S/Inputs/refs_sparse_public/v32_dsa --teacher --rel-l2 5e-2 --flips 2 | FileCheck %s --check-prefix=TEACHER
+# RUN: %aarch64_run %aarch64_bin/mnemo-run %t/absorbed-a64.mnemo --generate 16 --input input_ids=%t/ragged.npy --prompt-lengths 96,61 --output-dir %t/a64-gen
+# RUN: %python %S/Inputs/generation.py compare %t/a64-gen %S/Inputs/refs_sparse_public/v32_dsa --ragged | FileCheck %s --check-prefixes=MATCH,MATCH1
+# MATCH: row 0: tokens 16/16 match{{.*}}: ok
+# MATCH1: row 1: tokens {{.*}}: ok
+# RAGGED: 96,61
+# TEACHER: row 0: {{.*}}: ok
 #
 # Config keys the builder cannot honour: one line naming file and key.
 # RUN: %python %S/Inputs/make_v32_variants.py %S/Inputs/refs_sparse_public/v32_dsa %t/bad
