@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// mnemo.top_k's reference form: for each row, its n scores and their
-// indices copied into a scratch queue, a selection that moves the k
-// largest to the front without sorting the row (introselect, or a heap
-// select when 64 k <= n), then the selected indices written out in
-// ascending order through a mark per entry.
+// mnemo.top_k's reference form: a parallel loop over the rows (one thread
+// per row on a GPU), each copying its n scores and their indices into its
+// slice of a scratch queue, running a selection that moves the k largest to
+// the front without sorting the row (introselect, or a heap select when
+// 64 k <= n), and writing the selected indices out in ascending order
+// through a mark per entry.
 //
 // The selection is libstdc++'s std::nth_element and std::partial_sort step
 // for step (median-of-three quickselect with an unguarded partition,
@@ -24,6 +25,7 @@
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -57,8 +59,9 @@ struct Entry {
 /// Emits the selection over the scratch queue (`scores`, `ids`).
 class Selector {
 public:
-  Selector(Location loc, Value scores, Value ids, TopKTies ties)
-      : loc(loc), scores(scores), ids(ids), ties(ties) {}
+  /// The queue is `scores[base + i]`, `ids[base + i]`.
+  Selector(Location loc, Value scores, Value ids, Value base, TopKTies ties)
+      : loc(loc), scores(scores), ids(ids), base(base), ties(ties) {}
 
   /// Moves the k largest of the queue's first n entries to its front.
   void select(OpBuilder &b, Value n, Value k);
@@ -80,12 +83,14 @@ private:
     return arith::DivSIOp::create(b, loc, x, cst(b, 2));
   }
   Entry load(OpBuilder &b, Value i) {
-    return {memref::LoadOp::create(b, loc, scores, i),
-            memref::LoadOp::create(b, loc, ids, i)};
+    Value at = add(b, base, i);
+    return {memref::LoadOp::create(b, loc, scores, at),
+            memref::LoadOp::create(b, loc, ids, at)};
   }
   void store(OpBuilder &b, Value i, Entry e) {
-    memref::StoreOp::create(b, loc, e.score, scores, i);
-    memref::StoreOp::create(b, loc, e.index, ids, i);
+    Value at = add(b, base, i);
+    memref::StoreOp::create(b, loc, e.score, scores, at);
+    memref::StoreOp::create(b, loc, e.index, ids, at);
   }
   void swap(OpBuilder &b, Value i, Value j) {
     Entry x = load(b, i), y = load(b, j);
@@ -118,7 +123,7 @@ private:
                   Entry value);
 
   Location loc;
-  Value scores, ids;
+  Value scores, ids, base;
   TopKTies ties;
 };
 
@@ -163,18 +168,21 @@ void Selector::select(OpBuilder &b, Value n, Value k) {
 }
 
 void Selector::introselect(OpBuilder &b, Value nth, Value n) {
-  // depth = 2 floor(log2 n)
-  Type i64 = b.getI64Type();
-  Value n64 = arith::IndexCastOp::create(b, loc, i64, n);
-  Value lg = arith::SubIOp::create(
-      b, loc, arith::ConstantIntOp::create(b, loc, i64, 63),
-      math::CountLeadingZerosOp::create(b, loc, n64));
-  Value depth = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      arith::MulIOp::create(b, loc, lg,
-                            arith::ConstantIntOp::create(b, loc, i64, 2)));
-  Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  // depth = 2 floor(log2 n), by halving (no count-leading-zeros, which not
+  // every target lowers).
   Type idx = b.getIndexType();
+  auto log2 = scf::WhileOp::create(
+      b, loc, TypeRange{idx, idx}, ValueRange{n, cst(b, 0)},
+      [&](OpBuilder &nb, Location, ValueRange a) {
+        scf::ConditionOp::create(
+            nb, loc, cmp(nb, arith::CmpIPredicate::sgt, a[0], cst(nb, 1)), a);
+      },
+      [&](OpBuilder &nb, Location, ValueRange a) {
+        scf::YieldOp::create(
+            nb, loc, ValueRange{half(nb, a[0]), add(nb, a[1], cst(nb, 1))});
+      });
+  Value depth = add(b, log2.getResult(1), log2.getResult(1));
+  Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
   auto loop = scf::WhileOp::create(
       b, loc, TypeRange{idx, idx, idx, b.getI1Type()},
       ValueRange{cst(b, 0), n, depth, no},
@@ -435,26 +443,32 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
     Value rows = getValueOrCreateConstantIndexOp(b, loc, sizes[0]);
     Value seq = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
     Value width = getValueOrCreateConstantIndexOp(b, loc, sizes[2]);
-    // The scratch queue and marks, one row at a time (freed by the buffer
-    // deallocation pipeline after bufferization).
-    auto scratch = [&](Type t) -> Value {
+    // Each row's scratch queue and marks (one slice of width per row, so the
+    // rows run in parallel, one thread each on a GPU) and the result, as
+    // buffers; the buffer deallocation pipeline frees them.
+    Value total = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, rows, seq), width);
+    auto buffer = [&](Type t, Value n) -> Value {
       return memref::AllocOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, t),
-          ValueRange{width});
+          b, loc, MemRefType::get({ShapedType::kDynamic}, t), ValueRange{n});
     };
-    Value qScores = scratch(ct), qIds = scratch(i64), marks = scratch(i8);
-    Selector selector(loc, qScores, qIds, op.getTiesOrDefault());
-
+    Value qScores = buffer(ct, total), qIds = buffer(i64, total),
+          marks = buffer(i8, total);
+    auto resultType = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, k}, i64);
     Value out =
-        linalg::FillOp::create(
-            b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, i64, -1)},
-            ValueRange{emptyTensor(b, loc,
-                                   {sizes[0], sizes[1], b.getIndexAttr(k)},
-                                   i64)})
-            .getResult(0);
+        memref::AllocOp::create(b, loc, resultType, ValueRange{rows, seq});
     Value negInf =
         floatConst(b, loc, ct, -std::numeric_limits<double>::infinity());
-    auto rowLoop = [&](OpBuilder &nb, Value bi, Value si, Value acc) -> Value {
+
+    auto row = [&](OpBuilder &nb, Value bi, Value si) {
+      Value base = arith::MulIOp::create(
+          nb, loc, arith::AddIOp::create(
+                       nb, loc, arith::MulIOp::create(nb, loc, bi, seq), si),
+          width);
+      auto at = [&](OpBuilder &fb, Value t) {
+        return arith::AddIOp::create(fb, loc, base, t).getResult();
+      };
       Value n = width;
       if (lengths) {
         Value len = arith::IndexCastOp::create(
@@ -463,79 +477,82 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
         n = arith::MinSIOp::create(
             nb, loc, arith::MaxSIOp::create(nb, loc, len, cst(nb, 0)), width);
       }
-      // Load the row.
-      scf::ForOp::create(
-          nb, loc, cst(nb, 0), n, cst(nb, 1), ValueRange{},
-          [&](OpBuilder &fb, Location, Value t, ValueRange) {
-            Value s = tensor::ExtractOp::create(fb, loc, scores,
-                                                ValueRange{bi, si, t});
-            memref::StoreOp::create(fb, loc, castFloat(fb, loc, s, ct),
-                                    qScores, t);
-            memref::StoreOp::create(
-                fb, loc, arith::IndexCastOp::create(fb, loc, i64, t), qIds, t);
-            memref::StoreOp::create(
-                fb, loc, arith::ConstantIntOp::create(fb, loc, i8, 0), marks,
-                t);
-            scf::YieldOp::create(fb, loc);
-          });
-      selector.select(nb, n, cst(nb, k));
+      auto forEach = [&](OpBuilder &fb, Value lb, Value ub,
+                         function_ref<void(OpBuilder &, Value)> body) {
+        scf::ForOp::create(fb, loc, lb, ub, cst(fb, 1), ValueRange{},
+                           [&](OpBuilder &lb2, Location, Value i, ValueRange) {
+                             body(lb2, i);
+                             scf::YieldOp::create(lb2, loc);
+                           });
+      };
+      Value zero8 = arith::ConstantIntOp::create(nb, loc, i8, 0);
+      // Load the row; clear its marks and its result.
+      forEach(nb, cst(nb, 0), n, [&](OpBuilder &fb, Value t) {
+        Value s = tensor::ExtractOp::create(fb, loc, scores,
+                                            ValueRange{bi, si, t});
+        memref::StoreOp::create(fb, loc, castFloat(fb, loc, s, ct), qScores,
+                                at(fb, t));
+        memref::StoreOp::create(fb, loc,
+                                arith::IndexCastOp::create(fb, loc, i64, t),
+                                qIds, at(fb, t));
+        memref::StoreOp::create(fb, loc, zero8, marks, at(fb, t));
+      });
+      forEach(nb, cst(nb, 0), cst(nb, k), [&](OpBuilder &fb, Value j) {
+        memref::StoreOp::create(fb, loc,
+                                arith::ConstantIntOp::create(fb, loc, i64, -1),
+                                out, ValueRange{bi, si, j});
+      });
+      Selector(loc, qScores, qIds, base, op.getTiesOrDefault())
+          .select(nb, n, cst(nb, k));
       // Mark the selected entries that are not -inf.
       Value m = arith::MinSIOp::create(nb, loc, n, cst(nb, k));
-      scf::ForOp::create(
-          nb, loc, cst(nb, 0), m, cst(nb, 1), ValueRange{},
-          [&](OpBuilder &fb, Location, Value j, ValueRange) {
-            Value s = memref::LoadOp::create(fb, loc, qScores, j);
-            Value keep = arith::CmpFOp::create(
-                fb, loc, arith::CmpFPredicate::UNE, s, negInf);
-            scf::IfOp::create(fb, loc, keep, [&](OpBuilder &tb, Location) {
-              Value id = arith::IndexCastOp::create(
-                  tb, loc, tb.getIndexType(),
-                  memref::LoadOp::create(tb, loc, qIds, j));
-              memref::StoreOp::create(
-                  tb, loc, arith::ConstantIntOp::create(tb, loc, i8, 1), marks,
-                  id);
-              scf::YieldOp::create(tb, loc);
-            });
-            scf::YieldOp::create(fb, loc);
-          });
+      forEach(nb, cst(nb, 0), m, [&](OpBuilder &fb, Value j) {
+        Value s = memref::LoadOp::create(fb, loc, qScores, at(fb, j));
+        Value keep = arith::CmpFOp::create(fb, loc, arith::CmpFPredicate::UNE,
+                                           s, negInf);
+        scf::IfOp::create(fb, loc, keep, [&](OpBuilder &tb, Location) {
+          Value id = arith::IndexCastOp::create(
+              tb, loc, tb.getIndexType(),
+              memref::LoadOp::create(tb, loc, qIds, at(tb, j)));
+          memref::StoreOp::create(
+              tb, loc, arith::ConstantIntOp::create(tb, loc, i8, 1), marks,
+              at(tb, id));
+          scf::YieldOp::create(tb, loc);
+        });
+      });
       // The marked indices in ascending order.
-      auto write = scf::ForOp::create(
-          nb, loc, cst(nb, 0), n, cst(nb, 1), ValueRange{acc, cst(nb, 0)},
+      scf::ForOp::create(
+          nb, loc, cst(nb, 0), n, cst(nb, 1), ValueRange{cst(nb, 0)},
           [&](OpBuilder &fb, Location, Value t, ValueRange a) {
             Value marked = arith::CmpIOp::create(
                 fb, loc, arith::CmpIPredicate::ne,
-                memref::LoadOp::create(fb, loc, marks, t),
-                arith::ConstantIntOp::create(fb, loc, i8, 0));
+                memref::LoadOp::create(fb, loc, marks, at(fb, t)), zero8);
             auto branch = ifElse(
-                fb, loc, TypeRange{a[0].getType(), fb.getIndexType()}, marked,
+                fb, loc, TypeRange{fb.getIndexType()}, marked,
                 [&](OpBuilder &tb, Location) {
-                  Value v = tensor::InsertOp::create(
+                  memref::StoreOp::create(
                       tb, loc, arith::IndexCastOp::create(tb, loc, i64, t),
-                      a[0], ValueRange{bi, si, a[1]});
+                      out, ValueRange{bi, si, a[0]});
                   scf::YieldOp::create(
-                      tb, loc,
-                      ValueRange{v, arith::AddIOp::create(tb, loc, a[1],
-                                                          cst(tb, 1))});
+                      tb, loc, arith::AddIOp::create(tb, loc, a[0], cst(tb, 1))
+                                   .getResult());
                 },
                 [&](OpBuilder &eb, Location) {
                   scf::YieldOp::create(eb, loc, a);
                 });
             scf::YieldOp::create(fb, loc, branch.getResults());
           });
-      return write.getResult(0);
     };
-    auto outer = scf::ForOp::create(
-        b, loc, cst(b, 0), rows, cst(b, 1), ValueRange{out},
-        [&](OpBuilder &nb, Location, Value bi, ValueRange a) {
-          auto inner = scf::ForOp::create(
-              nb, loc, cst(nb, 0), seq, cst(nb, 1), a,
-              [&](OpBuilder &fb, Location, Value si, ValueRange r) {
-                scf::YieldOp::create(fb, loc, rowLoop(fb, bi, si, r[0]));
-              });
-          scf::YieldOp::create(nb, loc, inner.getResults());
+    scf::ParallelOp::create(
+        b, loc, ValueRange{cst(b, 0), cst(b, 0)}, ValueRange{rows, seq},
+        ValueRange{cst(b, 1), cst(b, 1)},
+        [&](OpBuilder &nb, Location, ValueRange ivs) {
+          row(nb, ivs[0], ivs[1]);
         });
-    b.replaceOp(op,
-                castToType(b, loc, outer.getResult(0), op.getResult().getType()));
+    auto tensorType = RankedTensorType::get(resultType.getShape(), i64);
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, tensorType, out, /*restrict=*/true, /*writable=*/true);
+    b.replaceOp(op, castToType(b, loc, result, op.getResult().getType()));
     return success();
   }
 };
