@@ -19,6 +19,13 @@
 # checkpoint compiled with --dtype=bf16, whose linear layers run on the
 # tensor cores: MODEL.wbf16.bf16.mnemo, teacher-forced within 1e-2.)
 #
+# REFS may also be test/Frontend/Checkpoint/Inputs/refs_sparse_public (the
+# DeepSeek-V3.2 model v32_dsa, 16 reference steps). The number of steps is
+# the references'. For a model with a top-k indexer (index_topk in its
+# config.json), the lossy caches' bound holds per step except where the
+# rounding moves a near-tie of the indexer's selection: one step for bf16,
+# two for FP8 (generation.py --flips, which lists them).
+#
 # For an f32 cache: greedy decoding of input_ids.npy (tokens up to the first
 # step whose reference margin is below 1e-3, logits within 1e-4), the ragged
 # batch (row 1 cut to its ragged/ prompt, decoded beside row 0) and the
@@ -54,7 +61,7 @@ report() { # name, command...
 generate() { # artifact, out dir, extra flags...
   local art=$1 out=$2
   shift 2
-  "$RUN" "$art" --device=cuda --generate 24 --output-dir "$out" "$@" |
+  "$RUN" "$art" --device=cuda --generate "$steps" --output-dir "$out" "$@" |
     grep -E "first token|per output token"
 }
 
@@ -83,6 +90,9 @@ for art in "$DIR"/gen/*.mnemo; do
   ref=$REFS/$model
   out=$DIR/out/$name
   mkdir -p "$out"
+  steps=$($PY -c "import numpy; print(numpy.load('$ref/greedy_tokens.npy').shape[1])")
+  sparse=0
+  grep -q '"index_topk"' "$ref/config.json" && sparse=1
   tol=()
   if [ "$kv" = f32 ]; then
     report "$name greedy" greedy "$art" "$ref" "$out/greedy"
@@ -90,8 +100,10 @@ for art in "$DIR"/gen/*.mnemo; do
     report "$name ragged $lengths" ragged "$art" "$ref" "$out/ragged" "$lengths"
   elif [ "$kv" = fp8 ]; then
     tol=(--rel-l2 5e-2)
+    [ "$sparse" = 1 ] && tol+=(--flips 2)
   else
     tol=(--rel-l2 1e-2)
+    [ "$sparse" = 1 ] && tol+=(--flips 1)
   fi
   report "$name teacher-forced ${tol[*]:-(max |d| 1e-4)}" teacher "$art" \
     "$ref" "$out/teacher" "${tol[@]}"
