@@ -148,6 +148,10 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   if (!options.inputShapes.empty() &&
       failed(specializeInputShapes(module, options.inputShapes)))
     return failure();
+  if (options.topKTies)
+    module.walk([&](TopKOp op) {
+      op.setTiesAttr(TopKTiesAttr::get(module.getContext(), *options.topKTies));
+    });
   if (options.emit == EmitStage::Mnemo) {
     module.print(os);
     return success();

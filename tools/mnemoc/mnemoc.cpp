@@ -122,6 +122,22 @@ static cl::opt<mnemo::MLAFormChoice>
                        clEnumValN(mnemo::MLAFormChoice::Absorbed, "absorbed",
                                   "attention over the latent cache")),
             cl::cat(mnemocOptions));
+enum class TopKTiesChoice { Model, LowestIndex, Introselect };
+static cl::opt<TopKTiesChoice> topKTies(
+    "topk-ties",
+    cl::desc("Which of several equal scores a top-k selection (DeepSeek "
+             "Sparse Attention's indexer) keeps"),
+    cl::init(TopKTiesChoice::Model),
+    cl::values(clEnumValN(TopKTiesChoice::Model, "model",
+                          "the model's own: a transformers checkpoint's is "
+                          "PyTorch's CPU order (introselect)"),
+               clEnumValN(TopKTiesChoice::LowestIndex, "lowest-index",
+                          "the lower index (ONNX TopK, PyTorch's CUDA "
+                          "order); does not depend on the sequence length, "
+                          "so a cached decode equals a recomputation"),
+               clEnumValN(TopKTiesChoice::Introselect, "introselect",
+                          "PyTorch's CPU order (libstdc++'s introselect)")),
+    cl::cat(mnemocOptions));
 static cl::opt<mnemo::WeightDType> weightDType(
     "dtype",
     cl::desc("Storage type of a checkpoint's weight matrices (activations "
@@ -339,6 +355,10 @@ int main(int argc, char **argv) {
   options.tileAttention = tileAttention;
   options.tileLinear = tileLinear;
   options.mlaForm = mlaForm;
+  if (topKTies == TopKTiesChoice::LowestIndex)
+    options.topKTies = mnemo::TopKTies::LowestIndex;
+  else if (topKTies == TopKTiesChoice::Introselect)
+    options.topKTies = mnemo::TopKTies::Introselect;
   for (const std::string &spec : inputShapes) {
     auto [name, dims] = llvm::StringRef(spec).rsplit('=');
     mnemo::InputShape s{name.str(), {}};

@@ -8,6 +8,7 @@
 #define MNEMO_COMPILER_COMPILER_H
 
 #include "mnemo/Artifact/ArtifactWriter.h"
+#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Transforms/MLAFormChoice.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -52,6 +53,8 @@ struct CompileOptions {
   /// The form every mnemo.mla_attention is decomposed in (auto: expanded
   /// for prefill, absorbed for decode, or the op's own form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
+  /// The tie order of every mnemo.top_k, or each op's own.
+  std::optional<TopKTies> topKTies;
   /// Constants of at least this many bytes go to the weights segment.
   int64_t minWeightBytes = 1024;
   /// Inputs compiled for one static shape (specializeInputShapes).
