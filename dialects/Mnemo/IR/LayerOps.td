@@ -113,4 +113,49 @@ def MNEMO_EmbeddingOp : MNEMO_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MNEMO_ExpertsOp : MNEMO_Op<"experts", [Pure]> {
+  let summary = "SwiGLU experts applied to the tokens routed to them";
+  let description = [{
+    The routed experts of a mixture-of-experts layer (DeepSeek-V3): each
+    token runs only the `K` experts its router selected,
+
+    ```
+    e = indices[b, s, j]
+    h = silu(gate[e] x[b, s, :]) * (up[e] x[b, s, :])      (I values)
+    out[b, s, :] = sum_j weights[b, s, j] * down[e] h     (entries with e
+                                                           outside [0, E)
+                                                           skipped)
+    ```
+
+    so its cost is `K / E` of running every expert. Shapes: `input`
+    `[B, S, H]`, `gate` and `up` `[E, I, H]`, `down` `[E, H, I]` (PyTorch's
+    `[out, in]` order per expert; f32, bf16 or f16, widened as read),
+    `indices` `[B, S, K]` (i32 or i64), `weights` `[B, S, K]` f32, result
+    `[B, S, H]`. Expert count and widths are static. Computation is in
+    f32.
+
+    ```mlir
+    %y = mnemo.experts %x, %gate, %up, %down, %idx, %w
+        : tensor<?x?x128xf32>, tensor<8x64x128xbf16>, tensor<8x64x128xbf16>,
+          tensor<8x128x64xbf16>, tensor<?x?x2xi64>, tensor<?x?x2xf32>
+        -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$input,
+    RankedTensorOf<[AnyFloat]>:$gate,
+    RankedTensorOf<[AnyFloat]>:$up,
+    RankedTensorOf<[AnyFloat]>:$down,
+    RankedTensorOf<[I32, I64]>:$indices,
+    RankedTensorOf<[F32]>:$weights
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input `,` $gate `,` $up `,` $down `,` $indices `,` $weights attr-dict
+    `:` type($input) `,` type($gate) `,` type($up) `,` type($down) `,`
+    type($indices) `,` type($weights) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MNEMO_DIALECT_LAYEROPS

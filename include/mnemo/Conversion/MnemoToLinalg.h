@@ -24,6 +24,8 @@ void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
 /// (the sparse attention gathering the keys it lists inside its
 /// contractions).
 void populateSparseAttentionToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.experts → contractions over each token's selected experts.
+void populateExpertsToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.top_k → a selection per row in scf loops over a scratch queue.
 void populateTopKToLoopsPatterns(RewritePatternSet &patterns);
 

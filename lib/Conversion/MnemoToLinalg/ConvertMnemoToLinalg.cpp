@@ -26,6 +26,7 @@ void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
   populateLayerToLinalgPatterns(patterns);
   populateSparseAttentionToLinalgPatterns(patterns);
   populateTopKToLoopsPatterns(patterns);
+  populateExpertsToLinalgPatterns(patterns);
 }
 
 namespace {

@@ -20,12 +20,11 @@
 // are permuted alike, so every q_pe . k_pe, the only use of either, is the
 // same sum.
 //
-// Mixture of experts: computed densely. Every routed expert runs on every
-// token and its output is weighted by the router's weight for that token,
-// which is 0 for the experts the router did not select, so the sum equals
-// transformers' sparse dispatch. The experts' gate and up projections are
-// concatenated into one linear each and the weighted down projections into
-// one more, so a layer's routed experts are three mnemo.linear ops.
+// Mixture of experts: the router's weights per expert (MoERouting.cpp), the
+// k selected experts of each token (mnemo.top_k over them: the selected
+// ones are those with a positive weight) and one mnemo.experts, which runs
+// each token through its selected experts only; the shared experts are a
+// SwiGLU MLP beside it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -375,21 +374,19 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
 
 Value DeepSeekBuilder::moe(Value x, const std::string &p) {
   int64_t hidden = config.hiddenSize, e = ds.numExperts;
-  int64_t inter = ds.moeIntermediateSize, wide = e * inter;
+  int64_t inter = ds.moeIntermediateSize, k = ds.expertsPerToken;
   std::string m = p + "mlp.";
   Value gate = matrix(m + "gate.weight", {e, hidden});
   Value bias = weight(m + "gate.e_score_correction_bias", {e});
 
-  // All experts' gate and up rows stacked ([E*I, hidden]) and their down
-  // projections side by side ([hidden, E*I]).
-  std::vector<float> gates, ups, downs(hidden * wide);
-  auto addExpert = [&](int64_t i, ArrayRef<float> g, ArrayRef<float> u,
+  // Every expert's gate and up rows ([E, I, hidden] each) and down rows
+  // ([E, hidden, I]), in PyTorch's [out, in] order.
+  std::vector<float> gates, ups, downs;
+  auto addExpert = [&](ArrayRef<float> g, ArrayRef<float> u,
                        ArrayRef<float> d) {
     gates.insert(gates.end(), g.begin(), g.end());
     ups.insert(ups.end(), u.begin(), u.end());
-    for (int64_t o = 0; o < hidden; ++o)
-      std::copy(d.begin() + o * inter, d.begin() + (o + 1) * inter,
-                downs.begin() + o * wide + i * inter);
+    downs.insert(downs.end(), d.begin(), d.end());
   };
   if (hasWeight(m + "experts.gate_up_proj")) {
     // transformers' fused layout: gate_up_proj [E, 2I, hidden] (gate rows
@@ -401,7 +398,7 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
     ArrayRef<float> guRef(*gu), dpRef(*dp);
     int64_t block = inter * hidden;
     for (int64_t i = 0; i < e; ++i)
-      addExpert(i, guRef.slice(2 * i * block, block),
+      addExpert(guRef.slice(2 * i * block, block),
                 guRef.slice((2 * i + 1) * block, block),
                 dpRef.slice(i * block, block));
   } else {
@@ -412,7 +409,7 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
       auto d = weightData(ex + "down_proj.weight", {hidden, inter});
       if (!g || !u || !d)
         return {};
-      addExpert(i, *g, *u, *d);
+      addExpert(*g, *u, *d);
     }
   }
   int64_t shared = inter * ds.sharedExperts;
@@ -426,33 +423,36 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
   if (failed())
     return {};
 
-  Value logits = linear(x, gate, Value(), e);
-  Value w = buildExpertWeights(b, logits, bias, ds, batch, seq);
-  Value act = SwiGluOp::create(
-      b, linear(x, matrixConstant({wide, hidden}, gates), Value(), wide),
-      linear(x, matrixConstant({wide, hidden}, ups), Value(), wide));
-  // Each expert's activations scaled by its weight (0 when not selected):
-  // down_e(w_e h_e) = w_e down_e(h_e), summed by one linear.
-  MLIRContext *ctx = b.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  AffineMap id = AffineMap::get(3, 0, {d0, d1, d2}, ctx);
-  AffineMap perExpert = AffineMap::get(3, 0, {d0, d1, d2.floorDiv(inter)}, ctx);
-  SmallVector<utils::IteratorType> par(3, utils::IteratorType::parallel);
-  Value weighted =
+  // The router's weight per expert (0 for the unselected ones), then the
+  // k selected experts of each token and their weights: the experts with a
+  // positive weight are the k largest.
+  Value w = buildExpertWeights(b, linear(x, gate, Value(), e), bias, ds,
+                               batch, seq);
+  auto idxType = RankedTensorType::get({kDyn, kDyn, k}, b.getI64Type());
+  Value idx = TopKOp::create(b, idxType, w, /*lengths=*/Value(),
+                             b.getI64IntegerAttr(k), TopKTiesAttr());
+  auto wType = RankedTensorType::get({kDyn, kDyn, k}, f32);
+  AffineMap id = b.getMultiDimIdentityMap(3);
+  Value picked =
       linalg::GenericOp::create(
-          b, TypeRange{act.getType()}, ValueRange{act, w},
-          ValueRange{empty(cast<RankedTensorType>(act.getType()),
-                           {batch, seq})},
-          ArrayRef<AffineMap>{id, perExpert, id}, par,
-          [](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::MulFOp::create(nb, nl, args[0], args[1]).getResult());
+          b, TypeRange{wType}, ValueRange{idx},
+          ValueRange{empty(wType, {batch, seq})},
+          ArrayRef<AffineMap>{id, id},
+          SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value ei = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                  a[0]);
+            Value v = tensor::ExtractOp::create(
+                nb, nl, w,
+                ValueRange{linalg::IndexOp::create(nb, nl, 0),
+                           linalg::IndexOp::create(nb, nl, 1), ei});
+            linalg::YieldOp::create(nb, nl, v);
           })
           ->getResult(0);
-  Value routed =
-      linear(weighted, matrixConstant({hidden, wide}, downs), Value(), hidden);
+  Value routed = ExpertsOp::create(
+      b, x.getType(), x, matrixConstant({e, inter, hidden}, gates),
+      matrixConstant({e, inter, hidden}, ups),
+      matrixConstant({e, hidden, inter}, downs), idx, picked);
   if (!shared)
     return routed;
   return add(routed, swigluMLP(x, sg, Value(), su, Value(), sd, Value(),

@@ -1,8 +1,9 @@
 # The IR the importer emits for DeepseekV3ForCausalLM: one mnemo.mla_attention
 # per layer over the split weights (W_UK [H, dn, r], W_UV [H, dv, r]),
 # interleaved YaRN ropes on q_pe and the shared k_pe, the softmax scale
-# multiplied by mscale(mscale_all_dim)^2, a router feeding three linears over
-# all experts in the MoE layer; the form chosen for prefill at the fused
+# multiplied by mscale(mscale_all_dim)^2, a router whose k selected experts
+# (mnemo.top_k over its weights) run in one mnemo.experts beside the shared
+# expert's MLP in the MoE layer; the form chosen for prefill at the fused
 # stage, and none left after decomposition. The experts in transformers'
 # fused layout give the same logits as stored one by one.
 #
@@ -25,9 +26,8 @@
 # MNEMO: mnemo.mla_attention
 # MNEMO: mnemo.linear {{.*}} : tensor<?x?x16xf32>, tensor<4x16xf32> -> tensor<?x?x4xf32>
 # MNEMO: math.exp
-# MNEMO: mnemo.linear {{.*}} : tensor<?x?x16xf32>, tensor<32x16xf32> -> tensor<?x?x32xf32>
-# MNEMO: mnemo.linear {{.*}} : tensor<?x?x16xf32>, tensor<32x16xf32> -> tensor<?x?x32xf32>
-# MNEMO: mnemo.linear {{.*}} : tensor<?x?x32xf32>, tensor<16x32xf32> -> tensor<?x?x16xf32>
+# MNEMO: mnemo.top_k {{.*}} k(2) : tensor<?x?x4xf32> -> tensor<?x?x2xi64>
+# MNEMO: mnemo.experts {{.*}} : tensor<?x?x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x16x8xf32>, tensor<?x?x2xi64>, tensor<?x?x2xf32> -> tensor<?x?x16xf32>
 
 # FUSED-COUNT-2: mnemo.mla_attention {{.*}} form(expanded) :
 

@@ -1,7 +1,8 @@
 // RUN: mnemo-opt %s --split-input-file --verify-diagnostics
 
-// Diagnostics of the DeepSeek sparse attention ops' verifiers and parsers:
-// mismatched indexer dims, a bad k, indices that do not fit the queries.
+// Diagnostics of the DeepSeek ops' verifiers and parsers: mismatched
+// indexer dims, a bad k, indices that do not fit the queries, experts whose
+// weights do not fit each other or the tokens.
 
 func.func @indexer_head_dim(%q: tensor<1x8x4x32xf32>, %k: tensor<1x8x16xf32>, %w: tensor<1x8x4xf32>) -> tensor<1x8x8xf32> {
   // expected-error @+1 {{k head dim (16) must match q head dim (32)}}
@@ -111,4 +112,28 @@ func.func @mla_indices_batch(%qn: tensor<1x4x8x16xf32>, %qp: tensor<1x4x8x8xf32>
   // expected-error @+1 {{indices batch (2) must match q_nope batch (1)}}
   %o = mnemo.mla_attention %qn, %qp, %c, %kp, %wk, %wv indices(%i : tensor<2x8x4xi64>) : tensor<1x4x8x16xf32>, tensor<1x4x8x8xf32>, tensor<1x8x12xf32>, tensor<1x8x8xf32>, tensor<4x16x12xf32>, tensor<4x10x12xf32> -> tensor<1x4x8x10xf32>
   return %o : tensor<1x4x8x10xf32>
+}
+
+// -----
+
+func.func @experts_down(%x: tensor<1x8x16xf32>, %g: tensor<4x8x16xf32>, %u: tensor<4x8x16xf32>, %d: tensor<4x16x6xf32>, %i: tensor<1x8x2xi64>, %w: tensor<1x8x2xf32>) -> tensor<1x8x16xf32> {
+  // expected-error @+1 {{down columns (6) must match gate rows (8)}}
+  %y = mnemo.experts %x, %g, %u, %d, %i, %w : tensor<1x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x16x6xf32>, tensor<1x8x2xi64>, tensor<1x8x2xf32> -> tensor<1x8x16xf32>
+  return %y : tensor<1x8x16xf32>
+}
+
+// -----
+
+func.func @experts_weights(%x: tensor<1x8x16xf32>, %g: tensor<4x8x16xf32>, %u: tensor<4x8x16xf32>, %d: tensor<4x16x8xf32>, %i: tensor<1x8x2xi64>, %w: tensor<1x8x3xf32>) -> tensor<1x8x16xf32> {
+  // expected-error @+1 {{weights per token (3) must match indices per token (2)}}
+  %y = mnemo.experts %x, %g, %u, %d, %i, %w : tensor<1x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x16x8xf32>, tensor<1x8x2xi64>, tensor<1x8x3xf32> -> tensor<1x8x16xf32>
+  return %y : tensor<1x8x16xf32>
+}
+
+// -----
+
+func.func @experts_hidden(%x: tensor<1x8x12xf32>, %g: tensor<4x8x16xf32>, %u: tensor<4x8x16xf32>, %d: tensor<4x16x8xf32>, %i: tensor<1x8x2xi64>, %w: tensor<1x8x2xf32>) -> tensor<1x8x12xf32> {
+  // expected-error @+1 {{gate columns (16) must match hidden size (12)}}
+  %y = mnemo.experts %x, %g, %u, %d, %i, %w : tensor<1x8x12xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x16x8xf32>, tensor<1x8x2xi64>, tensor<1x8x2xf32> -> tensor<1x8x12xf32>
+  return %y : tensor<1x8x12xf32>
 }
