@@ -74,6 +74,16 @@ AffineMap builders::broadcastMap(MLIRContext *ctx, unsigned numDims,
   return AffineMap::get(numDims, 0, exprs, ctx);
 }
 
+std::pair<Value, Value> builders::clampedIndex(OpBuilder &b, Location loc,
+                                              Value raw, Value bound) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value valid = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, bound));
+  return {arith::SelectOp::create(b, loc, valid, i, zero), valid};
+}
+
 SmallVector<utils::IteratorType>
 builders::iterators(unsigned numDims, ArrayRef<unsigned> reductions) {
   SmallVector<utils::IteratorType> types(numDims,

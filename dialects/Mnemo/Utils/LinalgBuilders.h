@@ -71,6 +71,12 @@ AffineMap projection(MLIRContext *ctx, unsigned numDims,
 AffineMap broadcastMap(MLIRContext *ctx, unsigned numDims,
                        RankedTensorType operand);
 
+/// An index read from a tensor (any integer type) as an `index` clamped to 0
+/// when outside [0, bound), so that a read through it is safe, and whether
+/// it was inside.
+std::pair<Value, Value> clampedIndex(OpBuilder &b, Location loc, Value raw,
+                                     Value bound);
+
 /// Iterator types: all parallel, except the listed reduction loops.
 SmallVector<utils::IteratorType>
 iterators(unsigned numDims, ArrayRef<unsigned> reductions = {});

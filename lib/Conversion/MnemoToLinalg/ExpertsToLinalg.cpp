@@ -45,19 +45,11 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
       return AffineMap::get(5, 0, e, ctx);
     };
 
-    // The expert an index names, clamped into range so that the read is
-    // safe, and whether it names one.
-    auto expert = [&](OpBuilder &nb, Location nl,
-                      Value raw) -> std::pair<Value, Value> {
-      Value e = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), raw);
-      Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-      Value valid = arith::AndIOp::create(
-          nb, nl,
-          arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, e, zero),
-          arith::CmpIOp::create(
-              nb, nl, arith::CmpIPredicate::slt, e,
-              arith::ConstantIndexOp::create(nb, nl, experts)));
-      return {arith::SelectOp::create(nb, nl, valid, e, zero), valid};
+    // The expert an index names (clamped into range so that the read is
+    // safe) and whether it names one.
+    auto expert = [&](OpBuilder &nb, Location nl, Value raw) {
+      return clampedIndex(nb, nl, raw,
+                          arith::ConstantIndexOp::create(nb, nl, experts));
     };
 
     // [B, S, K, I] = x against the selected experts' rows of `w`.

@@ -168,18 +168,10 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
     AffineMap row4 = projection(ctx, 4, {0, 1, 2});
     AffineMap row3 = AffineMap::getMultiDimIdentityMap(3, ctx);
 
-    // The key index a listed entry points at, clamped into range so that the
-    // read is safe, and whether the entry is valid.
-    auto keyIndex = [&](OpBuilder &nb, Location nl,
-                        Value raw) -> std::pair<Value, Value> {
-      Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), raw);
-      Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-      Value valid = arith::AndIOp::create(
-          nb, nl,
-          arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, i, zero),
-          arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i,
-                                numKeys));
-      return {arith::SelectOp::create(nb, nl, valid, i, zero), valid};
+    // The key index a listed entry points at (clamped into range so that
+    // the read is safe) and whether the entry names a key.
+    auto keyIndex = [&](OpBuilder &nb, Location nl, Value raw) {
+      return clampedIndex(nb, nl, raw, numKeys);
     };
     auto headOf = [&](OpBuilder &nb, Location nl) -> Value {
       Value h = linalg::IndexOp::create(nb, nl, 1);
@@ -189,30 +181,42 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
           nb, nl, h, arith::ConstantIndexOp::create(nb, nl, group));
     };
 
-    // s[b,h,i,j] = sum_d Q[b,h,i,d] K[b,h/G,idx,d]   (loops b,h,i,j,d)
+    // out[b,h,i,n] = sum_r lhs[b,h,i,r] table[b,h/G,idx[b,i,.],.] over the
+    // loops (b, h, i, n, r): the listed row is idx[b,i,n] with the reduction
+    // r over its features (scores), or idx[b,i,r] with n its feature
+    // (values).
+    auto gatherContract = [&](Value lhs, Value table, bool rowIsN,
+                              ArrayRef<OpFoldResult> sizes) {
+      Value init = filledTensor(b, loc, sizes, ct, 0.0);
+      AffineMap idxMap =
+          AffineMap::get(5, 0, {d0, d2, rowIsN ? d3 : d4}, ctx);
+      return linalg::GenericOp::create(
+                 b, loc, init.getType(), ValueRange{lhs, idx}, init,
+                 ArrayRef<AffineMap>{
+                     AffineMap::get(5, 0, {d0, d1, d2, d4}, ctx), idxMap,
+                     AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
+                 iterators(5, {4}),
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value row = keyIndex(nb, nl, a[1]).first;
+                   Value feature =
+                       linalg::IndexOp::create(nb, nl, rowIsN ? 4 : 3);
+                   Value t = tensor::ExtractOp::create(
+                       nb, nl, table,
+                       ValueRange{linalg::IndexOp::create(nb, nl, 0),
+                                  headOf(nb, nl), row, feature});
+                   Value p = arith::MulFOp::create(
+                       nb, nl, castFloat(nb, nl, a[0], ct),
+                       castFloat(nb, nl, t, ct));
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       arith::AddFOp::create(nb, nl, a[2], p).getResult());
+                 })
+          .getResult(0);
+    };
+
+    // s[b,h,i,j] = sum_d Q[b,h,i,d] K[b,h/G,idx[b,i,j],d]
     SmallVector<OpFoldResult> scoreSizes = {qs[0], qs[1], qs[2], is[2]};
-    Value scores = filledTensor(b, loc, scoreSizes, ct, 0.0);
-    scores =
-        linalg::GenericOp::create(
-            b, loc, scores.getType(), ValueRange{q, idx}, scores,
-            ArrayRef<AffineMap>{AffineMap::get(5, 0, {d0, d1, d2, d4}, ctx),
-                                AffineMap::get(5, 0, {d0, d2, d3}, ctx),
-                                AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-            iterators(5, {4}),
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value key = keyIndex(nb, nl, a[1]).first;
-              Value kv = tensor::ExtractOp::create(
-                  nb, nl, k,
-                  ValueRange{linalg::IndexOp::create(nb, nl, 0),
-                             headOf(nb, nl), key,
-                             linalg::IndexOp::create(nb, nl, 4)});
-              Value p = arith::MulFOp::create(nb, nl,
-                                              castFloat(nb, nl, a[0], ct),
-                                              castFloat(nb, nl, kv, ct));
-              linalg::YieldOp::create(
-                  nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
-            })
-            .getResult(0);
+    Value scores = gatherContract(q, k, /*rowIsN=*/true, scoreSizes);
     // Scaled, -inf where the entry lists no key.
     double scale = op.getEffectiveScale();
     scores = linalg::GenericOp::create(
@@ -282,28 +286,9 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
                  })
                  .getResult(0);
 
-    // acc[b,h,i,e] = sum_j p[b,h,i,j] V[b,h/G,idx,e]   (loops b,h,i,e,j)
+    // acc[b,h,i,e] = sum_j p[b,h,i,j] V[b,h/G,idx[b,i,j],e]
     SmallVector<OpFoldResult> outSizes = {qs[0], qs[1], qs[2], vs[3]};
-    Value acc = filledTensor(b, loc, outSizes, ct, 0.0);
-    acc = linalg::GenericOp::create(
-              b, loc, acc.getType(), ValueRange{probs, idx}, acc,
-              ArrayRef<AffineMap>{AffineMap::get(5, 0, {d0, d1, d2, d4}, ctx),
-                                  AffineMap::get(5, 0, {d0, d2, d4}, ctx),
-                                  AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-              iterators(5, {4}),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value key = keyIndex(nb, nl, a[1]).first;
-                Value vv = tensor::ExtractOp::create(
-                    nb, nl, v,
-                    ValueRange{linalg::IndexOp::create(nb, nl, 0),
-                               headOf(nb, nl), key,
-                               linalg::IndexOp::create(nb, nl, 3)});
-                Value p = arith::MulFOp::create(nb, nl, a[0],
-                                                castFloat(nb, nl, vv, ct));
-                linalg::YieldOp::create(
-                    nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
-              })
-              .getResult(0);
+    Value acc = gatherContract(probs, v, /*rowIsN=*/false, outSizes);
 
     // O = acc / l, 0 for a row without keys.
     Type elem = resultType.getElementType();
