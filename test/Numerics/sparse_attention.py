@@ -9,14 +9,14 @@
 """DeepSeek sparse attention's ops against independent numpy models on
 shapes that are no tile multiples: mnemo.lightning_indexer (causal, at given
 positions, with lengths and a padding query), mnemo.top_k (both tie orders
-on tie-heavy rows, lengths, -inf entries, the heap-select path, k past the
+on tie-heavy rows, lengths, -inf entries, the heap-select path, introselect's depth-limit fallback, k past the
 row), mnemo.sparse_attention (GQA, skipped and out-of-range indices, a row
 without keys) and mnemo.mla_attention with indices through both forms."""
 
 import numpy as np
 
 from mnemo_numerics import Case, rng, run_cases
-from topk_reference import top_k
+from topk_reference import adversarial_row, heap_fallbacks, top_k
 
 NEG_INF = -np.inf
 
@@ -106,6 +106,16 @@ def topk_cases():
             f"{ties} distinct 2x5x83 k8",
             f"%result = mnemo.top_k %s k(8) ties({ties}) : {{T:s}} -> {{R}}",
             {"s": dist}, top_k(dist, 8, ties), dtype=np.int64, atol=0))
+    # Rows on which introselect exhausts its partition rounds and falls back
+    # to the heap select (checked here, so the case keeps testing that path).
+    for n, k in ((100, 50), (90, 89)):
+        row = adversarial_row(n, k)
+        assert heap_fallbacks(row, k) == 1, (n, k)
+        a = row.reshape(1, 1, n)
+        cases.append(Case(
+            f"introselect depth-limit fallback n{n} k{k}",
+            f"%result = mnemo.top_k %s k({k}) ties(introselect) : {{T:s}} -> {{R}}",
+            {"s": a}, top_k(a, k, "introselect"), dtype=np.int64, atol=0))
     return cases
 
 

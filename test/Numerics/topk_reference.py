@@ -124,3 +124,58 @@ def top_k(scores, k, ties, lengths=None):
             chosen = sorted(j for j in pick(row, k) if row[j] != -np.inf)
             out[bi, si, :len(chosen)] = chosen
     return out
+
+
+def adversarial_row(n, k):
+    """A row of n distinct scores on which the introselect for the top k
+    spends its 2 log2(n) partition rounds and falls back to the heap select
+    (McIlroy's adversary: scores are fixed only when the selection first
+    compares them, each time against the pivot it is about to use)."""
+    gas = float("inf")
+    keys = [gas] * n
+    state = {"solid": 0, "candidate": None}
+
+    def freeze(i):
+        keys[i] = state["solid"]
+        state["solid"] += 1
+
+    def before(x, y):
+        a, b = x[1], y[1]
+        if keys[a] == gas and keys[b] == gas:
+            freeze(a if a == state["candidate"] else b)
+        if keys[a] == gas:
+            state["candidate"] = a
+        elif keys[b] == gas:
+            state["candidate"] = b
+        return keys[a] < keys[b]
+
+    global _before
+    saved = _before
+    _before = before
+    try:
+        _nth_element([(0.0, j) for j in range(n)], k - 1)
+    finally:
+        _before = saved
+    for i in range(n):
+        if keys[i] == gas:
+            freeze(i)
+    return np.array([-float(v) for v in keys], np.float32)
+
+
+def heap_fallbacks(row, k):
+    """How many times the introselect for the top k of `row` falls back to
+    the heap select."""
+    global _heap_select
+    count = [0]
+    saved = _heap_select
+
+    def counting(*args):
+        count[0] += 1
+        return saved(*args)
+
+    _heap_select = counting
+    try:
+        _nth_element([(float(v), j) for j, v in enumerate(row)], k - 1)
+    finally:
+        _heap_select = saved
+    return count[0]
