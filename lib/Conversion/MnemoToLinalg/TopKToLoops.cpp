@@ -26,7 +26,6 @@
 #include "mnemo/Conversion/MnemoToLinalg.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include <limits>
@@ -433,7 +432,9 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
     Value scores = op.getScores(), lengths = op.getLengths();
     auto scoresType = cast<RankedTensorType>(scores.getType());
     FloatType ct = computeType(scoresType.getElementType());
-    Type i64 = b.getI64Type(), i8 = b.getI8Type();
+    // Queue indices in i32 (a row is far shorter than 2^31): 9 bytes of
+    // scratch per score with the mark.
+    Type i64 = b.getI64Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
     int64_t k = op.getK();
     auto cst = [&](OpBuilder &nb, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(nb, loc, v);
@@ -452,7 +453,7 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
       return memref::AllocOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, t), ValueRange{n});
     };
-    Value qScores = buffer(ct, total), qIds = buffer(i64, total),
+    Value qScores = buffer(ct, total), qIds = buffer(i32, total),
           marks = buffer(i8, total);
     auto resultType = MemRefType::get(
         {ShapedType::kDynamic, ShapedType::kDynamic, k}, i64);
@@ -493,7 +494,7 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
         memref::StoreOp::create(fb, loc, castFloat(fb, loc, s, ct), qScores,
                                 at(fb, t));
         memref::StoreOp::create(fb, loc,
-                                arith::IndexCastOp::create(fb, loc, i64, t),
+                                arith::IndexCastOp::create(fb, loc, i32, t),
                                 qIds, at(fb, t));
         memref::StoreOp::create(fb, loc, zero8, marks, at(fb, t));
       });
