@@ -99,9 +99,5 @@ LogicalResult MLAAttentionOp::verify() {
       return emitOpError() << "with indices takes neither causal nor "
                               "q_offset: the indices select the keys";
   }
-  if (FloatAttr s = getScaleAttr();
-      s && (!std::isfinite(s.getValueAsDouble()) || s.getValueAsDouble() == 0))
-    return emitOpError() << "scale must be finite and non-zero, got "
-                         << s.getValueAsDouble();
-  return success();
+  return checkScale(op, getScaleAttr());
 }

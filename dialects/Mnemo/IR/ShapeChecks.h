@@ -59,16 +59,23 @@ inline LogicalResult checkStatic(Operation *op, RankedTensorType type,
   return op->emitOpError() << what << " must be static";
 }
 
+/// An optional softmax scale must be finite and non-zero.
+inline LogicalResult checkScale(Operation *op, FloatAttr scale) {
+  if (scale && (!std::isfinite(scale.getValueAsDouble()) ||
+                scale.getValueAsDouble() == 0))
+    return op->emitOpError() << "scale must be finite and non-zero, got "
+                             << scale.getValueAsDouble();
+  return success();
+}
+
 /// The options both attention ops take: a finite non-zero scale, a positive
 /// softcap and window, and sink logits of shape [hq].
 inline LogicalResult checkAttentionOptions(Operation *op, FloatAttr scale,
                                            FloatAttr softcap,
                                            IntegerAttr window, Value sink,
                                            int64_t hq) {
-  if (scale && (!std::isfinite(scale.getValueAsDouble()) ||
-                scale.getValueAsDouble() == 0))
-    return op->emitOpError() << "scale must be finite and non-zero, got "
-                             << scale.getValueAsDouble();
+  if (failed(checkScale(op, scale)))
+    return failure();
   if (softcap && !(softcap.getValueAsDouble() > 0.0))
     return op->emitOpError() << "softcap must be positive, got "
                              << softcap.getValueAsDouble();

@@ -13,14 +13,6 @@ using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::shape_checks;
 
-static LogicalResult checkScale(Operation *op, FloatAttr scale) {
-  if (scale && (!std::isfinite(scale.getValueAsDouble()) ||
-                scale.getValueAsDouble() == 0))
-    return op->emitOpError() << "scale must be finite and non-zero, got "
-                             << scale.getValueAsDouble();
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // LightningIndexerOp
 //===----------------------------------------------------------------------===//

@@ -167,22 +167,9 @@ Value MLADecomposer::attention(Value q, Value k, Value v) {
 
 Value MLADecomposer::finish(Value out) {
   RankedTensorType resultType = op.getResult().getType();
-  Type elem = resultType.getElementType();
-  if (elem != ct) {
-    SmallVector<OpFoldResult> sizes = {dim(out, 0), cst(heads), dim(out, 2),
-                                       cst(op.getValueDim())};
-    Value init = emptyTensor(b, loc, sizes, elem);
-    AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
-    out = linalg::GenericOp::create(
-              b, loc, init.getType(), out, init, ArrayRef<AffineMap>{id, id},
-              iterators(4),
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                linalg::YieldOp::create(nb, nl,
-                                        castFloat(nb, nl, args[0], elem));
-              })
-              .getResult(0);
-  }
-  return castToType(b, loc, out, resultType);
+  return castToType(b, loc,
+                    castElements(b, loc, out, resultType.getElementType()),
+                    resultType);
 }
 
 /// k_nope[b,h,j,e] = sum_c c_kv[b,j,c] W_UK[h,e,c] (and v with W_UV), then

@@ -74,6 +74,24 @@ AffineMap builders::broadcastMap(MLIRContext *ctx, unsigned numDims,
   return AffineMap::get(numDims, 0, exprs, ctx);
 }
 
+Value builders::castElements(OpBuilder &b, Location loc, Value v,
+                             Type elementType) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == elementType)
+    return v;
+  AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
+                                                   b.getContext());
+  Value init = emptyTensor(b, loc, tensorSizes(b, loc, v), elementType);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), v, init, ArrayRef<AffineMap>{id, id},
+             iterators(type.getRank()),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(nb, nl,
+                                       castFloat(nb, nl, a[0], elementType));
+             })
+      .getResult(0);
+}
+
 std::pair<Value, Value> builders::clampedIndex(OpBuilder &b, Location loc,
                                               Value raw, Value bound) {
   Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);

@@ -71,6 +71,10 @@ AffineMap projection(MLIRContext *ctx, unsigned numDims,
 AffineMap broadcastMap(MLIRContext *ctx, unsigned numDims,
                        RankedTensorType operand);
 
+/// `v` with elements of `elementType`: an elementwise castFloat, or `v`
+/// itself when its elements already are.
+Value castElements(OpBuilder &b, Location loc, Value v, Type elementType);
+
 /// An index read from a tensor (any integer type) as an `index` clamped to 0
 /// when outside [0, bound), so that a read through it is safe, and whether
 /// it was inside.

@@ -103,31 +103,13 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
                     nb, nl, arith::AddFOp::create(nb, nl, a[3], p).getResult());
               })
               .getResult(0);
-    b.replaceOp(op, castToType(b, loc, castElements(b, loc, out, resultType),
+    b.replaceOp(op, castToType(b, loc,
+                               castElements(b, loc, out,
+                                            resultType.getElementType()),
                                resultType));
     return success();
   }
 
-private:
-  /// `v` with the element type of `type` (an elementwise cast when it
-  /// differs).
-  static Value castElements(OpBuilder &b, Location loc, Value v,
-                            RankedTensorType type) {
-    auto vType = cast<RankedTensorType>(v.getType());
-    if (vType.getElementType() == type.getElementType())
-      return v;
-    AffineMap id = AffineMap::getMultiDimIdentityMap(3, b.getContext());
-    Value init = emptyTensor(b, loc, tensorSizes(b, loc, v),
-                             type.getElementType());
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), v, init, ArrayRef<AffineMap>{id, id},
-               iterators(3),
-               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 linalg::YieldOp::create(
-                     nb, nl, castFloat(nb, nl, a[0], type.getElementType()));
-               })
-        .getResult(0);
-  }
 };
 
 } // namespace

@@ -37,10 +37,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-Value yieldCast(OpBuilder &b, Location loc, Value v, Type type) {
-  return castFloat(b, loc, v, type);
-}
-
 struct LightningIndexerLowering final : OpRewritePattern<LightningIndexerOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -66,8 +62,8 @@ struct LightningIndexerLowering final : OpRewritePattern<LightningIndexerOp> {
               iterators(5, {4}),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 Value p = arith::MulFOp::create(nb, nl,
-                                                yieldCast(nb, nl, a[0], f32),
-                                                yieldCast(nb, nl, a[1], f32));
+                                                castFloat(nb, nl, a[0], f32),
+                                                castFloat(nb, nl, a[1], f32));
                 linalg::YieldOp::create(
                     nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
               })
@@ -89,7 +85,7 @@ struct LightningIndexerLowering final : OpRewritePattern<LightningIndexerOp> {
                   Value relu = arith::MaximumFOp::create(
                       nb, nl, s, floatConst(nb, nl, f32, 0.0));
                   Value t = arith::MulFOp::create(
-                      nb, nl, yieldCast(nb, nl, a[0], f32), relu);
+                      nb, nl, castFloat(nb, nl, a[0], f32), relu);
                   linalg::YieldOp::create(
                       nb, nl,
                       arith::AddFOp::create(nb, nl, a[2], t).getResult());

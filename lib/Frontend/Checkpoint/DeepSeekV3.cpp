@@ -86,10 +86,12 @@ private:
   };
   std::optional<IndexerInputs> indexerInputs(Value x, Value qLow,
                                              const std::string &a);
-  /// The top index_topk keys [B, S, topk] of each row of `scores`, in
-  /// PyTorch's CPU order among equal scores (row b's first `lengths[b]`
-  /// entries when given).
-  Value topKeys(Value scores, Value lengths);
+  /// The index_topk keys [B, S, topk] each query selects: its indexer
+  /// scores over `keys` ([B, T, d]; causal at `positions`, or at the row
+  /// index without them), the best of each row's first `lengths[b]` (all
+  /// without them) in PyTorch's CPU order among equal scores.
+  Value selectKeys(const IndexerInputs &in, Value keys, Value positions,
+                   Value lengths);
   /// A generation step's sparse MLA (absorbed): the latent rows `k` and
   /// `latent` and the indexer keys written into the layer's pools, the
   /// queries `q` attending over the rows their indexer selects among the
@@ -279,11 +281,8 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
     std::optional<IndexerInputs> in = indexerInputs(x, qSource, a);
     if (!in)
       return {};
-    Value scores = LightningIndexerOp::create(
-        b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), in->q, in->k,
-        in->w, /*positions=*/Value(), /*lengths=*/Value(), /*causal=*/true,
-        /*scale=*/FloatAttr());
-    indices = topKeys(scores, Value());
+    indices = selectKeys(*in, in->k, /*positions=*/Value(),
+                         /*lengths=*/Value());
   }
   auto type = RankedTensorType::get({kDyn, heads, kDyn, dv}, f32);
   Value o = MLAAttentionOp::create(b, type, qNope, qPe, c, kPe, wuk, wuv,
@@ -322,7 +321,11 @@ DeepSeekBuilder::indexerInputs(Value x, Value qLow, const std::string &a) {
   return IndexerInputs{q, k, linear(x, wHeads, Value(), h)};
 }
 
-Value DeepSeekBuilder::topKeys(Value scores, Value lengths) {
+Value DeepSeekBuilder::selectKeys(const IndexerInputs &in, Value keys,
+                                  Value positions, Value lengths) {
+  Value scores = LightningIndexerOp::create(
+      b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), in.q, keys, in.w,
+      positions, lengths, /*causal=*/true, /*scale=*/FloatAttr());
   int64_t topk = ds.indexer->topk;
   // PyTorch's CPU top-k order among equal scores, so that ties (ReLU
   // zeros) select what transformers selects.
@@ -358,11 +361,8 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
   }
   // Each row scores its sequence's first context_lengths[b] tokens, causal
   // at its own position, and keeps the best index_topk of them.
-  Value scores = LightningIndexerOp::create(
-      b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), in->q, keys, in->w,
-      step->positions, step->contextLengths, /*causal=*/true,
-      /*scale=*/FloatAttr());
-  Value indices = topKeys(scores, step->contextLengths);
+  Value indices =
+      selectKeys(*in, keys, step->positions, step->contextLengths);
   auto qType = cast<RankedTensorType>(q.getType());
   auto type = RankedTensorType::get(
       {kDyn, qType.getDimSize(1), kDyn,
