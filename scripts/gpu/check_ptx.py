@@ -144,7 +144,7 @@ def load_module(plan):
 def plan_launches(module, plan, buffer_arg):
     """The plan's launches as (kernel, grid, block, args, shared bytes): kernels
     from the CuPy `module` (dynamic shared memory above 48 KiB enabled, up to
-    the most any launch of the kernel asks), buffer arguments from
+    the most any launch of the kernel asks, with all of L1 as shared memory), buffer arguments from
     buffer_arg(index), scalars as numpy scalars (an f32 as its bits)."""
     kernels, opted, out = {}, {}, []
     for launch in plan["launches"]:
@@ -153,6 +153,9 @@ def plan_launches(module, plan, buffer_arg):
             kernels[name] = module.get_function(name)
         if shared > max(48 * 1024, opted.get(name, 0)):
             kernels[name].max_dynamic_shared_size_bytes = shared
+            # As the runtime's executor: all of L1 as shared memory, so
+            # that the blocks a decode kernel's split count assumes fit.
+            kernels[name].preferred_shared_memory_carveout = 100
             opted[name] = shared
         args = []
         for arg in launch["args"]:

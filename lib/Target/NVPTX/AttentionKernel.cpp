@@ -196,13 +196,29 @@ Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv) {
   Value kvTiles = ceilDiv(visible, c(p.blockKV));
   Value splits = c(p.splitKV);
   if (!p.splitKV && p.paged) {
-    // Decode is bound by memory: as many blocks as are resident at once
-    // (3 per multiprocessor with wgmma, 2 with mma.sync: registers), never
-    // more, which would leave a second, short wave.
-    int64_t resident = (p.wgmma ? 3 : 2) * p.smCount;
-    splits = min(b.createOrFold<arith::DivSIOp>(c(resident),
-                                                max(blocks, c(1))),
-                 min(b.createOrFold<arith::DivSIOp>(kvTiles, c(2)), c(64)));
+    // Decode is bound by memory: the splits fill one or two waves of the
+    // blocks resident at once (Problem::residentBlocks), whichever keeps
+    // more of them busy (256 blocks and 396 places: 3 splits, two waves
+    // 97% full, not 1 and one wave 65% full), never a short last wave.
+    int64_t resident = p.residentBlocks() * p.smCount;
+    Value most = min(b.createOrFold<arith::DivSIOp>(kvTiles, c(2)), c(64));
+    Value atLeastOne = max(blocks, c(1));
+    Value one = max(c(1), min(b.createOrFold<arith::DivSIOp>(c(resident),
+                                                              atLeastOne),
+                              most));
+    Value two = max(c(1), min(b.createOrFold<arith::DivSIOp>(
+                                  c(2 * resident), atLeastOne),
+                              most));
+    // Busy places: blocks x splits over one wave's or two waves' places.
+    Value busyOne = mul(mul(atLeastOne, one), c(2));
+    Value busyTwo = mul(atLeastOne, two);
+    Value fitsOne = b.createOrFold<arith::CmpIOp>(
+        arith::CmpIPredicate::sle, mul(atLeastOne, two), c(resident));
+    Value better = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sgt,
+                                                 busyTwo, busyOne);
+    // (Selects, not an or: the launch plan's expressions have no or.)
+    splits = b.createOrFold<arith::SelectOp>(
+        fitsOne, two, b.createOrFold<arith::SelectOp>(better, two, one));
   } else if (!p.splitKV) {
     Value wanted = min(ceilDiv(c(2 * p.smCount), max(blocks, c(1))),
                        min(b.createOrFold<arith::DivSIOp>(kvTiles, c(2)),
@@ -1032,6 +1048,9 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
       {p.dynamic ? 1 : p.queryTiles(), p.hkv,
        p.dynamic ? 1 : p.batch * p.splits},
       p.threads(), p.sharedBytes());
+  if (p.paged)
+    launch->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(p.residentBlocks()));
   if (p.dynamic) {
     launch.getGridSizeXMutable().assign(n.queryTiles);
     launch.getGridSizeZMutable().assign(gridZ);

@@ -90,6 +90,17 @@ struct Problem {
       return ringScalesOffset() + kRing * blockKV * 4;
     return barrierOffset() + (tma ? 16 : 0);
   }
+  /// Blocks a multiprocessor holds at once, which decode (bound by memory)
+  /// fills: as many as shared memory allows (228 KiB a multiprocessor on
+  /// sm_90, 164 on sm_80, 1 KiB of each block's reserved), at most 3 with
+  /// wgmma (170 registers a thread; at 4, 128 registers, the bf16 kernel
+  /// spills) and 2 with mma.sync. The paged kernel declares it
+  /// (.minnctapersm), so that ptxas keeps its registers in that bound.
+  int64_t residentBlocks() const {
+    int64_t perSM = (wgmma ? 228 : 164) * 1024;
+    return std::max<int64_t>(
+        1, std::min<int64_t>(wgmma ? 3 : 2, perSM / (sharedBytes() + 1024)));
+  }
 };
 
 /// The tile configuration both ops share, from the facts the analysis

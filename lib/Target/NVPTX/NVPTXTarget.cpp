@@ -81,7 +81,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addNestedPass<func::FuncOp>(createSinkConstantGlobalsPass());
   // After canonicalization, which would fold the split back.
   pm.addNestedPass<func::FuncOp>(createSplitKernelMemRefsPass());
-  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createOutlineKernelsPass());
   pm.addPass(createMergeKernelModulesPass());
   pm.addPass(createCanonicalizerPass());
 

@@ -134,58 +134,59 @@ void KernelEmitter::stageRaw(Value t, bool isV, Value slot) {
 void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   // E4M3 byte e = s|eeee|mmm placed as bf16 s|0000eeee|mmm0000 is e's value
   // times 2^-120 exactly (subnormals included: both formats' smallest
-  // exponent field is 0). Two bf16 multiplies then give e * scale: by 2^60
-  // and by scale * 2^60 (rounded to bf16), in range for any scale the cache
-  // write stores (2^-126 and up).
+  // exponent field is 0). A byte permute (PRMT) moves two bytes of a word
+  // into the high bytes of its halves; an and, a shift and an and-or place
+  // each half's exponent and mantissa under its sign. Two bf16 multiplies
+  // then give e * scale: by 1 and scale * 2^120 when the scale is below
+  // 2^7, else by 2^60 and scale * 2^60 (in range for any scale the cache
+  // write stores, 2^-126 and up). The first is exact, so either way the
+  // product is rounded once, to the same value.
   int64_t width = tile.width, perRow = width / 16;
   int64_t chunks = p.blockKV * perRow;
-  auto i32x4 = VectorType::get({4}, b.getI32Type());
+  Type i32 = b.getI32Type();
   auto bf16x16 = VectorType::get({16}, b.getBF16Type());
-  auto splat = [&](int64_t v) {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(i32x4, b.getI32IntegerAttr(v)));
+  auto bf16Splat = [&](Value x) {
+    return vector::BroadcastOp::create(
+        b, bf16x16, arith::TruncFOp::create(b, b.getBF16Type(), x));
   };
   Value slotBase = arith::MulIOp::create(b, slot, idx(p.ringSlotBytes()));
   Value scaleBase = arith::MulIOp::create(b, slot, idx(p.blockKV));
-  Value twoTo60 = arith::ConstantOp::create(
-      b, SplatElementsAttr::get(bf16x16, b.getFloatAttr(b.getBF16Type(),
-                                                       std::ldexp(1.0, 60))));
+  Value zero = i32c(0), signs = i32c(0x80008000), bits = i32c(0x7f007f00);
   forEachChunk(chunks, [&](Value c, bool) {
     Value row = div(c, perRow), col = mul(rem(c, perRow), 16);
     Value raw = vector::LoadOp::create(
         b, VectorType::get({16}, b.getType<Float8E4M3FNType>()), ringRows,
         ValueRange{add(slotBase, add(mul(row, width), col))});
     Value w = vector::BitCastOp::create(
-        b, i32x4,
+        b, VectorType::get({4}, i32),
         arith::BitcastOp::create(b, VectorType::get({16}, b.getI8Type()),
                                  raw));
-    auto andi = [&](Value x, int64_t m) {
-      return arith::AndIOp::create(b, x, splat(m));
-    };
-    auto shl = [&](Value x, int64_t n) {
-      return arith::ShLIOp::create(b, x, splat(n));
-    };
-    auto shr = [&](Value x, int64_t n) {
-      return arith::ShRUIOp::create(b, x, splat(n));
-    };
-    // Bytes 0, 1 (2, 3) of each word to the high bytes of its halves.
-    Value lo = arith::OrIOp::create(b, shl(andi(w, 0xff), 8),
-                                    shl(andi(w, 0xff00), 16));
-    Value hi = arith::OrIOp::create(b, andi(shr(w, 8), 0xff00),
-                                    andi(w, 0xff000000));
-    auto place = [&](Value x) {
-      return arith::OrIOp::create(b, andi(x, 0x80008000),
-                                  andi(shr(x, 4), 0x07f007f0));
-    };
-    Value words = vector::ShuffleOp::create(
-        b, place(lo), place(hi), ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-    Value x = vector::BitCastOp::create(b, bf16x16, words);
+    SmallVector<Value> halves;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value word = vector::ExtractOp::create(b, w, i);
+      // Bytes 0, 1 (then 2, 3) to bits 8-15 and 24-31; selector nibble 4
+      // picks a byte of the zero operand.
+      for (int64_t selector : {0x1404, 0x3424}) {
+        Value x = NVVM::PermuteOp::create(b, i32, word, zero, i32c(selector),
+                                          NVVM::PermuteMode::DEFAULT);
+        Value placed = arith::ShRUIOp::create(
+            b, arith::AndIOp::create(b, x, bits), i32c(4));
+        halves.push_back(arith::OrIOp::create(
+            b, placed, arith::AndIOp::create(b, x, signs)));
+      }
+    }
+    Value x = vector::BitCastOp::create(
+        b, bf16x16,
+        vector::FromElementsOp::create(b, VectorType::get({8}, i32), halves));
     Value scale = memref::LoadOp::create(b, ringScales,
                                          ValueRange{add(scaleBase, row)});
-    Value s = arith::TruncFOp::create(
-        b, b.getBF16Type(), fmul(scale, cf(std::ldexp(1.0, 60))));
-    x = arith::MulFOp::create(b, arith::MulFOp::create(b, x, twoTo60),
-                              vector::BroadcastOp::create(b, bf16x16, s));
+    Value small =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, scale, cf(128.0));
+    Value first = select(small, cf(1.0), cf(std::ldexp(1.0, 60)));
+    Value second = fmul(scale, select(small, cf(std::ldexp(1.0, 120)),
+                                      cf(std::ldexp(1.0, 60))));
+    x = arith::MulFOp::create(
+        b, arith::MulFOp::create(b, x, bf16Splat(first)), bf16Splat(second));
     for (int64_t h = 0; h < 2; ++h) {
       SmallVector<int64_t> lanes;
       for (int64_t i = 0; i < 8; ++i)

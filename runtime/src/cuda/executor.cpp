@@ -86,6 +86,8 @@ mnemo_status_t allowSharedMemory(const Driver &d, const char *path,
   constexpr unsigned kDefaultLimit = 48 * 1024;
   constexpr int kMaxDynamicShared = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...
   constexpr int kMaxSharedOptin = 97;   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_...
+  constexpr int kPreferredCarveout = 9; // CU_FUNC_ATTRIBUTE_PREFERRED_...
+  constexpr int kCarveoutMaxShared = 100; // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
   if (l.sharedBytes <= kDefaultLimit)
     return nullptr;
   int limit = 0;
@@ -99,6 +101,13 @@ mnemo_status_t allowSharedMemory(const Driver &d, const char *path,
                       path, kernel, l.sharedBytes, limit);
   if ((r = d.funcSetAttribute(fn, kMaxDynamicShared,
                               static_cast<int>(l.sharedBytes))) != 0)
+    return driverError(d, r, (std::string(path) + ": " + kernel).c_str(),
+                       "cuFuncSetAttribute");
+  // All of the unified L1 as shared memory: the blocks a multiprocessor
+  // holds at once (which a decode kernel's split count assumes) are
+  // bounded by it, and the driver's own choice can leave a block out.
+  if ((r = d.funcSetAttribute(fn, kPreferredCarveout, kCarveoutMaxShared)) !=
+      0)
     return driverError(d, r, (std::string(path) + ": " + kernel).c_str(),
                        "cuFuncSetAttribute");
   return nullptr;

@@ -15,6 +15,8 @@
 // CHECK: mnemo.launch attention_combine
 // CHECK: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 e{{[0-9]+}} block 128 1 1 shared 66560
 // CHECK-LABEL: .entry attention_mma(
+// Three blocks a multiprocessor, which the split count assumes.
+// SM90: .minnctapersm 3
 // CHECK: cp.async.cg.shared.global
 // CHECK: cp.async.wait_group 2;
 // SM90: wgmma.mma_async
@@ -35,11 +37,14 @@ func.func @decode(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xbf16>,
 
 // FP8 pools: raw rows and 4-byte scales copied into the ring, three tiles
 // in flight (wait_group 4 counts two tiles and two waits' empty groups),
-// bf16 multiplies dequantizing them.
+// byte permutes and bf16 multiplies dequantizing them.
 // (The launch line is checked above: the plan's lines come first.)
 // CHECK-LABEL: .entry attention_mma_{{[0-9]+}}(
+// SM90: .minnctapersm 3
 // CHECK: cp.async.ca.shared.global [%{{.*}}], [%{{.*}}], 4, %{{.*}};
 // CHECK: cp.async.wait_group 4;
+// CHECK: prmt.b32 {{.*}}, 0, 0x1404U;
+// CHECK: prmt.b32 {{.*}}, 0, 0x3424U;
 // SM90: mul.rn.bf16x2
 func.func @decode_fp8(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xf8E4M3FN>,
     %vp: tensor<64x2x16x128xf8E4M3FN>, %ks: tensor<64x2x16xf32>,

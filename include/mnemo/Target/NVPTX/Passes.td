@@ -298,6 +298,21 @@ def MathToIntrinsicsPass : Pass<"mnemo-gpu-math-to-intrinsics"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def OutlineKernelsPass
+    : Pass<"mnemo-gpu-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "gpu-kernel-outlining, keeping the launches' nvvm attributes";
+  let description = [{
+    Runs upstream's `gpu-kernel-outlining` and moves the `nvvm.*`
+    attributes a kernel emitter put on its `gpu.launch` (`nvvm.minctasm`:
+    the blocks a multiprocessor must hold at once, which bounds the
+    registers ptxas may give a thread) onto the outlined `gpu.func`, where
+    the NVVM lowering reads them. Outlining alone drops them.
+  }];
+  // Those of gpu-kernel-outlining, which runs inside it.
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::DLTIDialect",
+                           "::mlir::cf::ControlFlowDialect"];
+}
+
 def MergeKernelModulesPass
     : Pass<"mnemo-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
   let summary = "Moves every outlined kernel into one gpu.module";
