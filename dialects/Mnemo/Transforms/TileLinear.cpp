@@ -132,11 +132,7 @@ Value tileLinear(RewriterBase &b, LinearOp op, int64_t bm, int64_t bn) {
                 AffineMap::get(3, 0, {dm, dn}, ctx)},
             iterators(3, {0}),
             [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value p = arith::MulFOp::create(nb, nl,
-                                              castFloat(nb, nl, a[0], ct),
-                                              castFloat(nb, nl, a[1], ct));
-              linalg::YieldOp::create(
-                  nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
+              yieldMultiplyAdd(nb, nl, a[0], a[1], a[2], ct);
             })
             .getResult(0);
 

@@ -26,6 +26,14 @@ Value builders::castFloat(OpBuilder &b, Location loc, Value v, Type type) {
   return arith::TruncFOp::create(b, loc, type, v);
 }
 
+void builders::yieldMultiplyAdd(OpBuilder &b, Location loc, Value x, Value y,
+                                Value acc, Type type) {
+  Value p = arith::MulFOp::create(b, loc, castFloat(b, loc, x, type),
+                                  castFloat(b, loc, y, type));
+  linalg::YieldOp::create(b, loc,
+                          arith::AddFOp::create(b, loc, acc, p).getResult());
+}
+
 Value builders::floatConst(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }

@@ -26,6 +26,11 @@ FloatType computeType(Type elementType);
 /// Converts a float scalar to `type` (extf/truncf, or nothing).
 Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 
+/// Yields `acc + x * y` from a contraction's body, x and y converted to
+/// `type` (the accumulator's) first.
+void yieldMultiplyAdd(OpBuilder &b, Location loc, Value x, Value y, Value acc,
+                      Type type);
+
 /// A float constant of `type`.
 Value floatConst(OpBuilder &b, Location loc, Type type, double value);
 

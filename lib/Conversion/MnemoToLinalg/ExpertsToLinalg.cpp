@@ -66,12 +66,7 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
                        nb, nl, w,
                        ValueRange{e, linalg::IndexOp::create(nb, nl, 3),
                                   linalg::IndexOp::create(nb, nl, 4)});
-                   Value p = arith::MulFOp::create(
-                       nb, nl, castFloat(nb, nl, a[0], ct),
-                       castFloat(nb, nl, wv, ct));
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       arith::AddFOp::create(nb, nl, a[2], p).getResult());
+                   yieldMultiplyAdd(nb, nl, a[0], wv, a[2], ct);
                  })
           .getResult(0);
     };

@@ -61,11 +61,7 @@ struct LightningIndexerLowering final : OpRewritePattern<LightningIndexerOp> {
                   AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
               iterators(5, {4}),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value p = arith::MulFOp::create(nb, nl,
-                                                castFloat(nb, nl, a[0], f32),
-                                                castFloat(nb, nl, a[1], f32));
-                linalg::YieldOp::create(
-                    nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
+                yieldMultiplyAdd(nb, nl, a[0], a[1], a[2], f32);
               })
               .getResult(0);
 
@@ -200,12 +196,7 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
                        nb, nl, table,
                        ValueRange{linalg::IndexOp::create(nb, nl, 0),
                                   headOf(nb, nl), row, feature});
-                   Value p = arith::MulFOp::create(
-                       nb, nl, castFloat(nb, nl, a[0], ct),
-                       castFloat(nb, nl, t, ct));
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       arith::AddFOp::create(nb, nl, a[2], p).getResult());
+                   yieldMultiplyAdd(nb, nl, a[0], t, a[2], ct);
                  })
           .getResult(0);
     };

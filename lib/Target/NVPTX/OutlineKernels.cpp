@@ -39,6 +39,8 @@ struct OutlineKernelsPass final
     // launches of a function and its launch_funcs afterwards pair up in
     // walk order.
     DenseMap<Operation *, SmallVector<SmallVector<NamedAttribute>>> byFunc;
+    DenseSet<Operation *> earlier; // launch_funcs outlined before this pass
+    module.walk([&](gpu::LaunchFuncOp call) { earlier.insert(call); });
     module.walk([&](gpu::LaunchOp launch) {
       byFunc[SymbolTable::getNearestSymbolTable(launch)].push_back(
           nvvmAttributes(launch));
@@ -49,10 +51,12 @@ struct OutlineKernelsPass final
       return signalPassFailure();
     DenseMap<Operation *, unsigned> next;
     WalkResult walk = module.walk([&](gpu::LaunchFuncOp call) {
+      if (earlier.contains(call))
+        return WalkResult::advance();
       Operation *owner = SymbolTable::getNearestSymbolTable(call);
       auto it = byFunc.find(owner);
       if (it == byFunc.end())
-        return WalkResult::advance(); // launched before this pass
+        return WalkResult::advance();
       unsigned i = next[owner]++;
       if (i >= it->second.size()) {
         call.emitError("mnemo-gpu-outline-kernels: more kernel launches "
