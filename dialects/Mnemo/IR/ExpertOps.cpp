@@ -55,5 +55,5 @@ LogicalResult ExpertsOp::verify() {
   if (r.getElementType() != x.getElementType())
     return emitOpError() << "result element type " << r.getElementType()
                          << " must match the input's " << x.getElementType();
-  return success();
+  return checkSwiGluLimit(op, getLimitAttr());
 }

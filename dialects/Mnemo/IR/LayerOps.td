@@ -43,14 +43,22 @@ def MNEMO_SwiGluOp : MNEMO_Op<"swiglu", [Pure, SameOperandsAndResultType]> {
     Elementwise `gate * sigmoid(gate) * up`, the gated activation of the
     Llama-family MLP between the gate/up projections and the down projection.
 
+    With `limit(L)` (DeepSeek-V4's clamped SwiGLU, `swiglu_limit`), the
+    inputs are clamped first: `gate = min(gate, L)`, `up = clamp(up, -L, L)`.
+
     ```mlir
     %h = mnemo.swiglu %gate, %up : tensor<2x40x344xf32>
+    %c = mnemo.swiglu %gate, %up limit(10.0) : tensor<2x40x344xf32>
     ```
   }];
   let arguments = (ins RankedTensorOf<[AnyFloat]>:$gate,
-                       RankedTensorOf<[AnyFloat]>:$up);
+                       RankedTensorOf<[AnyFloat]>:$up,
+                       OptionalAttr<F64Attr>:$limit);
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
-  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $gate `,` $up (`limit` `(` $limit^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def MNEMO_LinearOp : MNEMO_Op<"linear", [Pure]> {
@@ -127,7 +135,9 @@ def MNEMO_ExpertsOp : MNEMO_Op<"experts", [Pure]> {
                                                            skipped)
     ```
 
-    so its cost is `K / E` of running every expert. Shapes: `input`
+    so its cost is `K / E` of running every expert. With `limit(L)` each
+    expert's SwiGLU is clamped as `mnemo.swiglu ... limit(L)` says
+    (DeepSeek-V4). Shapes: `input`
     `[B, S, H]`, `gate` and `up` `[E, I, H]`, `down` `[E, H, I]` (PyTorch's
     `[out, in]` order per expert; f32, bf16 or f16, widened as read),
     `indices` `[B, S, K]` (i32 or i64), `weights` `[B, S, K]` f32, result
@@ -147,11 +157,13 @@ def MNEMO_ExpertsOp : MNEMO_Op<"experts", [Pure]> {
     RankedTensorOf<[AnyFloat]>:$up,
     RankedTensorOf<[AnyFloat]>:$down,
     RankedTensorOf<[I32, I64]>:$indices,
-    RankedTensorOf<[F32]>:$weights
+    RankedTensorOf<[F32]>:$weights,
+    OptionalAttr<F64Attr>:$limit
   );
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
-    $input `,` $gate `,` $up `,` $down `,` $indices `,` $weights attr-dict
+    $input `,` $gate `,` $up `,` $down `,` $indices `,` $weights
+    (`limit` `(` $limit^ `)`)? attr-dict
     `:` type($input) `,` type($gate) `,` type($up) `,` type($down) `,`
     type($indices) `,` type($weights) `->` type($result)
   }];

@@ -68,6 +68,15 @@ inline LogicalResult checkScale(Operation *op, FloatAttr scale) {
   return success();
 }
 
+/// A clamped SwiGLU's optional limit must be finite and positive.
+inline LogicalResult checkSwiGluLimit(Operation *op, FloatAttr limit) {
+  if (limit && !(limit.getValueAsDouble() > 0.0 &&
+                 std::isfinite(limit.getValueAsDouble())))
+    return op->emitOpError() << "limit must be finite and positive, got "
+                             << limit.getValueAsDouble();
+  return success();
+}
+
 /// The options both attention ops take: a finite non-zero scale, a positive
 /// softcap and window, and sink logits of shape [hq].
 inline LogicalResult checkAttentionOptions(Operation *op, FloatAttr scale,

@@ -71,7 +71,7 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
           .getResult(0);
     };
     Value act = SwiGluOp::create(b, loc, project(op.getGate()),
-                                 project(op.getUp()));
+                                 project(op.getUp()), op.getLimitAttr());
 
     // out[b,s,o] = sum_j sum_i w[b,s,j] act[b,s,j,i] down[e,o,i]
     //   (loops b, s, o, j, i)

@@ -120,6 +120,13 @@ struct SwiGluLowering final : OpRewritePattern<SwiGluOp> {
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               Value g = castFloat(nb, nl, args[0], ct);
               Value u = castFloat(nb, nl, args[1], ct);
+              if (FloatAttr limit = op.getLimitAttr()) {
+                Value hi = floatConst(nb, nl, ct, limit.getValueAsDouble());
+                Value lo = floatConst(nb, nl, ct, -limit.getValueAsDouble());
+                g = arith::MinimumFOp::create(nb, nl, g, hi);
+                u = arith::MaximumFOp::create(
+                    nb, nl, arith::MinimumFOp::create(nb, nl, u, hi), lo);
+              }
               Value one = floatConst(nb, nl, ct, 1.0);
               Value e = math::ExpOp::create(
                   nb, nl, arith::NegFOp::create(nb, nl, g));

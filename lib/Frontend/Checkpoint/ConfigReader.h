@@ -7,6 +7,9 @@
 #ifndef MNEMO_LIB_FRONTEND_CHECKPOINT_CONFIGREADER_H
 #define MNEMO_LIB_FRONTEND_CHECKPOINT_CONFIGREADER_H
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/JSON.h"
@@ -76,6 +79,29 @@ public:
   std::string prefix;
   std::string &error;
 };
+
+/// One string per layer from `key`, each one of `allowed`; empty (and the
+/// problem in `top`) otherwise.
+inline llvm::SmallVector<llvm::StringRef>
+layerStrings(ConfigReader &top, llvm::StringRef key, int64_t numLayers,
+             llvm::ArrayRef<llvm::StringRef> allowed) {
+  const llvm::json::Array *list = top.object.getArray(key);
+  if (!list || int64_t(list->size()) != numLayers) {
+    top.fail(key, "expected one string per layer");
+    return {};
+  }
+  llvm::SmallVector<llvm::StringRef> out;
+  for (const llvm::json::Value &v : *list) {
+    std::optional<llvm::StringRef> name = v.getAsString();
+    if (!name || !llvm::is_contained(allowed, *name)) {
+      top.fail(key, "unsupported layer type '" + name.value_or("?") +
+                        "' (expected " + llvm::join(allowed, " or ") + ")");
+      return {};
+    }
+    out.push_back(*name);
+  }
+  return out;
+}
 
 } // namespace mlir::mnemo
 

@@ -67,7 +67,8 @@ bool DecoderBuilder::hasWeight(const Twine &name) const {
 
 const SafetensorsTensor *DecoderBuilder::lookup(const Twine &nameTwine,
                                                 ArrayRef<int64_t> shape,
-                                                const SafetensorsFile **file) {
+                                                const SafetensorsFile **file,
+                                                bool integer) {
   if (failed())
     return nullptr;
   std::string name = nameTwine.str();
@@ -82,17 +83,16 @@ const SafetensorsTensor *DecoderBuilder::lookup(const Twine &nameTwine,
                 .str();
     return nullptr;
   }
-  switch (tensor->dtype) {
-  case SafetensorsDType::F32:
-  case SafetensorsDType::F16:
-  case SafetensorsDType::BF16:
+  using DT = SafetensorsDType;
+  DT d = tensor->dtype;
+  if (integer ? d == DT::I64 || d == DT::I32
+              : d == DT::F32 || d == DT::F16 || d == DT::BF16)
     return tensor;
-  default:
-    error = ((*file)->getPath() + ": tensor '" + name + "' has dtype " +
-             tensor->dtypeName + ", expected F32, F16 or BF16")
-                .str();
-    return nullptr;
-  }
+  error = ((*file)->getPath() + ": tensor '" + name + "' has dtype " +
+           tensor->dtypeName + ", expected " +
+           (integer ? "I64 or I32" : "F32, F16 or BF16"))
+              .str();
+  return nullptr;
 }
 
 Value DecoderBuilder::weight(const Twine &name, ArrayRef<int64_t> shape) {
@@ -194,6 +194,53 @@ DecoderBuilder::weightData(const Twine &name, ArrayRef<int64_t> shape) {
   if (!tensor)
     return std::nullopt;
   return toFloats(*tensor);
+}
+
+Value DecoderBuilder::rowsOf(const std::string &name, int64_t numRows,
+                             int64_t cols, ArrayRef<int64_t> rows,
+                             ArrayRef<int64_t> shape, bool isMatrix) {
+  SmallVector<int64_t> stored = {numRows};
+  if (cols != 1 || shape.size() != 1)
+    stored.push_back(cols);
+  std::optional<std::vector<float>> data = weightData(name, stored);
+  if (!data)
+    return {};
+  std::vector<float> picked;
+  picked.reserve(rows.size() * cols);
+  for (int64_t r : rows)
+    picked.insert(picked.end(), data->begin() + r * cols,
+                  data->begin() + (r + 1) * cols);
+  return isMatrix ? matrixConstant(shape, picked) : constant(shape, picked);
+}
+
+Value DecoderBuilder::indexWeight(const Twine &name, ArrayRef<int64_t> shape,
+                                  int64_t bound) {
+  const SafetensorsFile *file = nullptr;
+  const SafetensorsTensor *tensor =
+      lookup(name, shape, &file, /*integer=*/true);
+  if (!tensor)
+    return {};
+  bool i64 = tensor->dtype == SafetensorsDType::I64;
+  std::vector<int64_t> values(tensor->bytes.size() / (i64 ? 8 : 4));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i64) {
+      std::memcpy(&values[i], tensor->bytes.data() + 8 * i, 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, tensor->bytes.data() + 4 * i, 4);
+      values[i] = v;
+    }
+    if (values[i] < 0 || values[i] >= bound) {
+      error = (file->getPath() + ": tensor '" + name + "' element " +
+               Twine(i) + " is " + Twine(values[i]) + ", outside [0, " +
+               Twine(bound) + ")")
+                  .str();
+      return {};
+    }
+  }
+  auto type = RankedTensorType::get(shape, b.getI64Type());
+  return arith::ConstantOp::create(
+      b, tensorLoc(name), DenseElementsAttr::get(type, ArrayRef(values)));
 }
 
 Value DecoderBuilder::constant(ArrayRef<int64_t> shape,
@@ -347,7 +394,13 @@ Value DecoderBuilder::mergeHeads(Value x) {
 }
 
 Value DecoderBuilder::rope(Value x, bool interleaved) {
-  const RopeScalingConfig &s = config.ropeScaling;
+  return rope(x, interleaved, pos, config.ropeTheta, config.ropeScaling,
+              config.rotaryDim);
+}
+
+Value DecoderBuilder::rope(Value x, bool interleaved, Value positions,
+                           double theta, const RopeScalingConfig &s,
+                           int64_t rotary) {
   RopeScalingAttr scaling;
   if (s.kind != RopeScalingConfig::Kind::None) {
     RopeScalingKind kind;
@@ -372,10 +425,10 @@ Value DecoderBuilder::rope(Value x, bool interleaved) {
   }
   IntegerAttr rotaryDim;
   int64_t d = cast<RankedTensorType>(x.getType()).getDimSize(3);
-  if (config.rotaryDim != d)
-    rotaryDim = b.getI64IntegerAttr(config.rotaryDim);
-  return RopeOp::create(b, x.getType(), x, pos,
-                        b.getF64FloatAttr(config.ropeTheta),
+  if (rotary != d)
+    rotaryDim = b.getI64IntegerAttr(rotary);
+  return RopeOp::create(b, x.getType(), x, positions,
+                        b.getF64FloatAttr(theta),
                         interleaved ? b.getUnitAttr() : UnitAttr(), rotaryDim,
                         scaling);
 }
@@ -384,7 +437,7 @@ Value DecoderBuilder::swigluMLP(Value x, Value wg, Value bg, Value wu,
                                 Value bu, Value wd, Value bd, int64_t inter) {
   Value gate = linear(x, wg, bg, inter);
   Value up = linear(x, wu, bu, inter);
-  Value s = SwiGluOp::create(b, gate, up);
+  Value s = SwiGluOp::create(b, gate, up, FloatAttr());
   return linear(s, wd, bd, config.hiddenSize);
 }
 

@@ -75,6 +75,16 @@ protected:
   Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
   /// A weight matrix assembled by the builder, stored as `matrix` stores.
   Value matrixConstant(ArrayRef<int64_t> shape, ArrayRef<float> values);
+  /// The rows of tensor `name` ([rows, cols]) in `rows`, as a constant of
+  /// `shape`: a weight matrix of a linear layer (`isMatrix`, stored in the
+  /// --dtype type) or f32.
+  Value rowsOf(const std::string &name, int64_t numRows, int64_t cols,
+               ArrayRef<int64_t> rows, ArrayRef<int64_t> shape,
+               bool isMatrix = false);
+  /// Integer tensor `name` (i64 or i32) as an i64 constant of `shape`, its
+  /// values checked to lie in [0, bound).
+  Value indexWeight(const llvm::Twine &name, ArrayRef<int64_t> shape,
+                    int64_t bound);
   /// The location of checkpoint tensor `name` (weights are named after
   /// it in the artifact and in profiles).
   Location tensorLoc(const llvm::Twine &name);
@@ -84,6 +94,8 @@ protected:
   /// Whether the checkpoint holds a tensor called `name`.
   bool hasWeight(const llvm::Twine &name) const;
 
+  /// Positions 0..S-1 of every row, [B, S] i64.
+  Value positions();
   /// [B, S, tail...] f32.
   RankedTensorType act(ArrayRef<int64_t> tail);
   Value empty(RankedTensorType type, ValueRange dynamic);
@@ -103,6 +115,10 @@ protected:
   /// mnemo.rope at the tokens' positions (0..S-1 in `forward`) with the
   /// config's theta and scaling.
   Value rope(Value x, bool interleaved = false);
+  /// mnemo.rope of the first `rotary` features of `x` [B, H, S, D] at
+  /// `positions` with `theta` and `scaling`.
+  Value rope(Value x, bool interleaved, Value positions, double theta,
+             const RopeScalingConfig &scaling, int64_t rotary);
   /// Causal attention of layer `layer` (q [B, Hq, S, D], k [B, Hkv, S, D],
   /// v [B, Hkv, S, Dv]) -> [B, Hq, S, Dv]: mnemo.attention in `forward`; in
   /// a generation step, k and v written into the layer's pages and
@@ -124,11 +140,12 @@ protected:
   CacheStep *step;
 
 private:
-  /// The tensor `name`, checked to exist and have `shape`.
+  /// The tensor `name`, checked to exist, have `shape` and be a float
+  /// (or with `integer`, an I64 or I32) tensor.
   const SafetensorsTensor *lookup(const llvm::Twine &name,
                                   ArrayRef<int64_t> shape,
-                                  const SafetensorsFile **file);
-  Value positions();
+                                  const SafetensorsFile **file,
+                                  bool integer = false);
 };
 
 /// Emits the logits of `ids` (in a generation step when `step` is set).

@@ -24,29 +24,6 @@ static double yarnMscale(double scale, double mscale) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
-/// One string per layer from `key`, each one of `allowed`; empty (and the
-/// problem in `top`) otherwise.
-static SmallVector<StringRef> layerStrings(ConfigReader &top, StringRef key,
-                                           int64_t numLayers,
-                                           ArrayRef<StringRef> allowed) {
-  const llvm::json::Array *list = top.object.getArray(key);
-  if (!list || int64_t(list->size()) != numLayers) {
-    top.fail(key, "expected one string per layer");
-    return {};
-  }
-  SmallVector<StringRef> out;
-  for (const llvm::json::Value &v : *list) {
-    std::optional<StringRef> name = v.getAsString();
-    if (!name || !llvm::is_contained(allowed, *name)) {
-      top.fail(key, "unsupported layer type '" + name.value_or("?") +
-                        "' (expected " + llvm::join(allowed, " or ") + ")");
-      return {};
-    }
-    out.push_back(*name);
-  }
-  return out;
-}
-
 static void parseMoE(ConfigReader &top, DeepSeekConfig &ds,
                      int64_t numLayers, bool sparse) {
   ds.firstDenseLayers = top.getInt("first_k_dense_replace", 3, 0);

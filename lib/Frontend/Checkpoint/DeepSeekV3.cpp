@@ -56,17 +56,6 @@ SmallVector<int64_t> blockRows(int64_t blocks, int64_t stride, int64_t first,
   return rows;
 }
 
-/// The listed rows of a row-major matrix with `cols` columns.
-std::vector<float> gatherRows(ArrayRef<float> data, int64_t cols,
-                              ArrayRef<int64_t> rows) {
-  std::vector<float> out;
-  out.reserve(rows.size() * cols);
-  for (int64_t r : rows)
-    out.insert(out.end(), data.begin() + r * cols,
-               data.begin() + (r + 1) * cols);
-  return out;
-}
-
 class DeepSeekBuilder final : public DecoderBuilder {
 public:
   DeepSeekBuilder(const ModelConfig &config,
@@ -104,12 +93,6 @@ private:
   /// [.., a] and [.., c] -> [.., a + c] along the last dim (rank 4).
   Value concatLast(Value x, Value y);
   Value moe(Value x, const std::string &p);
-  /// The rows of tensor `name` ([rows, cols]) in `rows`, as a constant of
-  /// `shape`: a weight matrix of a linear layer (`isMatrix`, stored in the
-  /// --dtype type) or f32.
-  Value rowsOf(const std::string &name, int64_t numRows, int64_t cols,
-               ArrayRef<int64_t> rows, ArrayRef<int64_t> shape,
-               bool isMatrix = false);
   /// [B, S, d] <-> [B, 1, S, d].
   Value unitHeads(Value x, int64_t d);
   Value dropUnitHeads(Value x, int64_t d);
@@ -118,19 +101,6 @@ private:
 };
 
 } // namespace
-
-Value DeepSeekBuilder::rowsOf(const std::string &name, int64_t numRows,
-                              int64_t cols, ArrayRef<int64_t> rows,
-                              ArrayRef<int64_t> shape, bool isMatrix) {
-  SmallVector<int64_t> stored = {numRows};
-  if (cols != 1 || shape.size() != 1)
-    stored.push_back(cols);
-  std::optional<std::vector<float>> data = weightData(name, stored);
-  if (!data)
-    return {};
-  std::vector<float> picked = gatherRows(*data, cols, rows);
-  return isMatrix ? matrixConstant(shape, picked) : constant(shape, picked);
-}
 
 Value DeepSeekBuilder::unitHeads(Value x, int64_t d) {
   return swap12(splitHeads(x, 1, d));
@@ -452,7 +422,7 @@ Value DeepSeekBuilder::moe(Value x, const std::string &p) {
   Value routed = ExpertsOp::create(
       b, x.getType(), x, matrixConstant({e, inter, hidden}, gates),
       matrixConstant({e, inter, hidden}, ups),
-      matrixConstant({e, hidden, inter}, downs), idx, picked);
+      matrixConstant({e, hidden, inter}, downs), idx, picked, FloatAttr());
   if (!shared)
     return routed;
   return add(routed, swigluMLP(x, sg, Value(), su, Value(), sd, Value(),

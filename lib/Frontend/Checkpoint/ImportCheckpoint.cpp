@@ -7,6 +7,7 @@
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
 
 #include "DeepSeekV3.h"
+#include "DeepSeekV4.h"
 #include "LlamaFamily.h"
 #include "ModelConfig.h"
 
@@ -44,8 +45,9 @@ OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
   if (!weights)
     return nullptr;
   OwningOpRef<ModuleOp> module =
-      config.deepseek ? buildDeepSeekV3(config, *weights, context, error)
-                      : buildLlamaFamily(config, *weights, context, error);
+      config.deepseekV4 ? buildDeepSeekV4(config, *weights, context, error)
+      : config.deepseek ? buildDeepSeekV3(config, *weights, context, error)
+                        : buildLlamaFamily(config, *weights, context, error);
   if (!module)
     return nullptr;
   if (sourceHash) {

@@ -38,7 +38,12 @@ static void parseRope(ConfigReader &top, ModelConfig &config) {
     return;
   }
   ConfigReader rope(*params, (key + ".").str(), top.error);
-  config.ropeTheta = rope.getDouble("rope_theta", config.ropeTheta);
+  parseRopeObject(top, rope, config.ropeTheta, config.ropeScaling);
+}
+
+void mnemo::parseRopeObject(ConfigReader &top, ConfigReader &rope,
+                            double &theta, RopeScalingConfig &s) {
+  theta = rope.getDouble("rope_theta", theta);
   StringRef typeKey = rope.has("rope_type") ? "rope_type" : "type";
   std::string type = rope.getString(typeKey, "default");
   using Kind = RopeScalingConfig::Kind;
@@ -55,7 +60,6 @@ static void parseRope(ConfigReader &top, ModelConfig &config) {
                            "llama3)");
     return;
   }
-  RopeScalingConfig &s = config.ropeScaling;
   s.kind = *kind;
   if (s.kind == Kind::None)
     return;
@@ -157,11 +161,13 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   bool qwen3 = arch == "Qwen3ForCausalLM";
   bool deepseekV32 = arch == "DeepseekV32ForCausalLM";
   bool deepseek = arch == "DeepseekV3ForCausalLM" || deepseekV32;
-  if (!llama && !mistral && !qwen2 && !qwen3 && !deepseek)
+  bool deepseekV4 = arch == "DeepseekV4ForCausalLM";
+  if (!llama && !mistral && !qwen2 && !qwen3 && !deepseek && !deepseekV4)
     return fail("key 'architectures': unsupported architecture '" + arch +
                 "' (expected LlamaForCausalLM, MistralForCausalLM, "
                 "Qwen2ForCausalLM, Qwen3ForCausalLM, "
-                "DeepseekV3ForCausalLM or DeepseekV32ForCausalLM)");
+                "DeepseekV3ForCausalLM, DeepseekV32ForCausalLM or "
+                "DeepseekV4ForCausalLM)");
   // transformers builds the model class that `model_type` names; a config
   // whose model_type is missing, unknown or another architecture's is one
   // transformers refuses or reads as another model.
@@ -170,14 +176,16 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
                            : qwen2   ? "qwen2"
                            : qwen3   ? "qwen3"
                            : deepseekV32 ? "deepseek_v32"
-                                     : "deepseek_v3";
+                           : deepseekV4  ? "deepseek_v4"
+                                         : "deepseek_v3";
   std::optional<StringRef> modelType = root->getString("model_type");
   if (!modelType)
     return fail("key 'model_type': missing (expected '" + expectedType +
                 "' for " + arch + ")");
   if (*modelType != expectedType) {
     bool known = llvm::is_contained(
-        {"llama", "mistral", "qwen2", "qwen3", "deepseek_v3", "deepseek_v32"},
+        {"llama", "mistral", "qwen2", "qwen3", "deepseek_v3", "deepseek_v32",
+         "deepseek_v4"},
         *modelType);
     return fail("key 'model_type': " +
                 (known ? "'" + *modelType + "' does not match architecture " +
@@ -189,7 +197,9 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
 
   config.vocabSize = top.getInt("vocab_size", std::nullopt);
   config.hiddenSize = top.getInt("hidden_size", std::nullopt);
-  config.intermediateSize = top.getInt("intermediate_size", std::nullopt);
+  // V4's MLPs are all experts (moe_intermediate_size).
+  if (!deepseekV4)
+    config.intermediateSize = top.getInt("intermediate_size", std::nullopt);
   config.numLayers = top.getInt("num_hidden_layers", std::nullopt);
   config.numHeads = top.getInt("num_attention_heads", std::nullopt);
   config.numKVHeads = top.getInt("num_key_value_heads", config.numHeads);
@@ -214,6 +224,10 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   double partial = top.getDouble("partial_rotary_factor", 1.0);
   config.rotaryDim = int64_t(config.headDim * partial);
   // DeepSeek's rotary dims are qk_rope_head_dim, checked with its keys.
+  if (problem.empty() && deepseekV4) {
+    parseDeepSeekV4Config(top, config);
+    return problem.empty() || fail(problem);
+  }
   if (problem.empty() && !deepseek &&
       (config.rotaryDim <= 0 || config.rotaryDim % 2 ||
        config.rotaryDim > config.headDim))

@@ -64,6 +64,32 @@ struct DeepSeekConfig {
 };
 
 /// A decoder: Llama family (Llama, Mistral, Qwen2, Qwen3) or DeepSeek-V3.
+/// DeepseekV4ForCausalLM (docs/DeepSeekV4.md): per-layer compressed memory,
+/// hyper-connections, and sqrtsoftplus / hash-routed experts.
+struct DeepSeekV4Config {
+  enum class Memory { Window, CSA, HCA };
+  /// Per layer: the memory beside the sliding window, and whether its MoE
+  /// is hash-routed (`tid2eid`) rather than top-k.
+  llvm::SmallVector<Memory> memory;
+  llvm::SmallVector<bool> hashRouted;
+  int64_t qLoraRank = 0, oGroups = 1, oLoraRank = 0, window = 0;
+  /// Tokens per entry: compress_rates.{compressed_sparse_attention,
+  /// heavily_compressed_attention}.
+  int64_t csaRate = 4, hcaRate = 128;
+  /// The rotated trailing channels of a head (qk_rope_head_dim).
+  int64_t ropeDim = 0;
+  /// The `compress` rope of compressed layers (the `main` one is
+  /// ModelConfig's ropeTheta / ropeScaling).
+  double compressTheta = 160000.0;
+  RopeScalingConfig compressScaling;
+  SparseIndexerConfig indexer;
+  int64_t hcMult = 4, sinkhornIters = 20;
+  double hcEps = 1e-6;
+  int64_t numExperts = 0, expertsPerToken = 0, sharedExperts = 1;
+  int64_t moeIntermediateSize = 0;
+  double routedScalingFactor = 1.0, swigluLimit = 0.0;
+};
+
 struct ModelConfig {
   std::string architecture;
   /// Storage of the weight matrices: a compile option, not read from
@@ -87,6 +113,8 @@ struct ModelConfig {
   bool tieWordEmbeddings = false;
   /// Set for DeepseekV3ForCausalLM and DeepseekV32ForCausalLM.
   std::optional<DeepSeekConfig> deepseek;
+  /// Set for DeepseekV4ForCausalLM.
+  std::optional<DeepSeekV4Config> deepseekV4;
 };
 
 class ConfigReader;
@@ -94,6 +122,13 @@ class ConfigReader;
 /// `sparse` V3.2's indexer and layer types too (DeepSeekConfig.cpp);
 /// problems go to `top`'s error.
 void parseDeepSeekConfig(ConfigReader &top, ModelConfig &config, bool sparse);
+/// The keys of DeepseekV4Config (DeepSeekV4Config.cpp), after the common
+/// ones.
+void parseDeepSeekV4Config(ConfigReader &top, ModelConfig &config);
+/// A rope object's `rope_theta` (into `theta`, kept when absent) and
+/// scaling keys; `top` holds max_position_embeddings.
+void parseRopeObject(ConfigReader &top, ConfigReader &rope, double &theta,
+                     RopeScalingConfig &scaling);
 
 /// Reads and checks `path` (a config.json). On failure sets `error` to one
 /// line naming the file and the key at fault.

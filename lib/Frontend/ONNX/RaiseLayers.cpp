@@ -152,7 +152,7 @@ Value mlir::mnemo::onnx_import::raiseSwiGlu(RaiseContext &ctx) {
       ctx.cover(inner);
       ctx.cover(sigmoid);
       return SwiGluOp::create(ctx.builder(), ctx.getLoc(), g, ctx.value(gate),
-                              ctx.value(up));
+                              ctx.value(up), FloatAttr());
     }
   }
   return {};

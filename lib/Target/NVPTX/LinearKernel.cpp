@@ -949,7 +949,8 @@ struct LinearKernelPass
   Fusion fusionOf(mnemo::LinearOp op) {
     Fusion f;
     auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
-    if (fuseSwiglu && swiglu && swiglu->hasOneUse())
+    // A clamped SwiGLU (limit) stays a kernel of its own.
+    if (fuseSwiglu && swiglu && swiglu->hasOneUse() && !swiglu.getLimit())
       f.swiglu = swiglu;
     auto norm = op.getInput().getDefiningOp<mnemo::RmsNormOp>();
     auto weight = norm ? cast<RankedTensorType>(norm.getWeight().getType())

@@ -1,0 +1,420 @@
+//===- DeepSeekV4Attention.cpp - DeepSeek-V4 attention and memory -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A V4 layer's attention (docs/DeepSeekV4.md): low-rank queries with an
+// unweighted per-head RMSNorm; one key head that is also the value; a
+// sliding window over the raw tokens, and in compressed layers the entries
+// of closed windows (HCA: all visible ones; CSA: those the lightning
+// indexer selects) after the raw keys, under one softmax with a per-head
+// sink; the output rotated back at the query's position, then the grouped
+// low-rank projection.
+//
+// V4 rotates the *trailing* rope channels of each head, interleaved.
+// mnemo.rope rotates leading ones, so the importer permutes the channels:
+// every weight row (or column) that produces or reads a head's channels
+// has the trailing ropeDim moved in front, for queries, keys, entries and
+// the output projection alike. Dot products and the attention's output
+// (which the permuted wo_a reads) are unchanged.
+//
+// The reference decomposition here is the concat-plus-mask form: the keys
+// are [raw tokens, entries] and an additive mask says what each query
+// sees. The compressor's gated pool is three linalg reductions over the
+// window's slots.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeepSeekV4.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::mnemo;
+
+namespace {
+using IT = utils::IteratorType;
+
+AffineMap mapOf(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned r : results)
+    exprs.push_back(getAffineDimExpr(r, ctx));
+  return AffineMap::get(dims, 0, exprs, ctx);
+}
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+} // namespace
+
+Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
+                                  int64_t rate, int64_t dim,
+                                  bool overlapping) {
+  int64_t hidden = config.hiddenSize, width = overlapping ? 2 * dim : dim;
+  int64_t slots = overlapping ? 2 * rate : rate;
+  SmallVector<int64_t> rows = ropeFirstRows(overlapping ? 2 : 1, dim);
+  Value wkv = rowsOf(prefix + "wkv.weight", width, hidden, rows,
+                     {width, hidden}, /*isMatrix=*/true);
+  Value wgate = rowsOf(prefix + "wgate.weight", width, hidden, rows,
+                       {width, hidden}, /*isMatrix=*/true);
+  Value norm = rowsOf(prefix + "norm.weight", dim, 1, ropeFirstRows(1, dim),
+                      {dim});
+  std::optional<std::vector<float>> ape =
+      weightData(prefix + "ape", {rate, width});
+  if (failed() || !ape)
+    return {};
+  // The position bias per slot j of an entry and channel c: slot j < rate
+  // of an overlapping entry reads the previous window's first half (Ca),
+  // the others this window's second half (Cb).
+  std::vector<float> bias(slots * dim);
+  for (int64_t j = 0; j < slots; ++j)
+    for (int64_t c = 0; c < dim; ++c) {
+      int64_t half = overlapping && j >= rate ? 1 : 0;
+      bias[j * dim + c] = (*ape)[(j % rate) * width + rows[half * dim + c]];
+    }
+  Value kv = linear(x, wkv, Value(), width);
+  Value gate = linear(x, wgate, Value(), width);
+
+  MLIRContext *ctx = b.getContext();
+  Value entries = arith::DivUIOp::create(
+      b, seq, arith::ConstantIndexOp::create(b, rate));
+  auto poolType = RankedTensorType::get({kDyn, kDyn, dim}, f32);
+  // (b, w, c, j): the slot's token, channel and whether it exists.
+  auto slot = [&](OpBuilder &nb, Location l) {
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(nb, l, v);
+    };
+    Value bi = linalg::IndexOp::create(nb, l, 0);
+    Value w = linalg::IndexOp::create(nb, l, 1);
+    Value c = linalg::IndexOp::create(nb, l, 2);
+    Value j = linalg::IndexOp::create(nb, l, 3);
+    Value start = arith::MulIOp::create(nb, l, w, cst(rate));
+    Value token = arith::AddIOp::create(nb, l, start, j);
+    Value channel = c;
+    Value valid = arith::ConstantIntOp::create(nb, l, 1, 1);
+    if (overlapping) {
+      // j < rate: token (w - 1) * rate + j, channel c, only for w > 0;
+      // j >= rate: token w * rate + j - rate, channel dim + c.
+      Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, j,
+                                          cst(rate));
+      token = arith::SubIOp::create(nb, l, token, cst(rate));
+      Value hasPrev = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt,
+                                            w, cst(0));
+      valid = arith::OrIOp::create(
+          nb, l, arith::XOrIOp::create(nb, l, first, valid), hasPrev);
+      token = arith::SelectOp::create(nb, l, valid, token, cst(0));
+      channel = arith::SelectOp::create(
+          nb, l, first, c, arith::AddIOp::create(nb, l, c, cst(dim)));
+    }
+    Value g = tensor::ExtractOp::create(nb, l, gate,
+                                        ValueRange{bi, token, channel});
+    Value v = tensor::ExtractOp::create(nb, l, kv,
+                                        ValueRange{bi, token, channel});
+    return std::make_tuple(g, v, valid);
+  };
+  SmallVector<AffineMap> maps = {mapOf(ctx, 4, {3, 2}),
+                                 mapOf(ctx, 4, {0, 1, 2})};
+  SmallVector<IT> its = {IT::parallel, IT::parallel, IT::parallel,
+                         IT::reduction};
+  Value biasT = constant({slots, dim}, bias);
+  auto filled = [&](double v) {
+    return linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), v)},
+                                  ValueRange{empty(poolType, {batch, entries})})
+        .getResult(0);
+  };
+  // The softmax over the slots, per channel: its max, then the sum of the
+  // exponentials and the weighted sum of the values.
+  Value mx = generic(
+      poolType, {}, {biasT}, maps, its,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto [g, v, valid] = slot(nb, l);
+        Value z = arith::AddFOp::create(nb, l, g, a[0]);
+        z = arith::SelectOp::create(nb, l, valid, z, f32Const(nb, l, kNegInf));
+        return arith::MaximumFOp::create(nb, l, a[1], z);
+      },
+      filled(kNegInf));
+  maps = {mapOf(ctx, 4, {3, 2}), mapOf(ctx, 4, {0, 1, 2}),
+          mapOf(ctx, 4, {0, 1, 2}), mapOf(ctx, 4, {0, 1, 2})};
+  auto sums = linalg::GenericOp::create(
+      b, TypeRange{poolType, poolType}, ValueRange{biasT, mx},
+      ValueRange{filled(0.0), filled(0.0)}, maps, its,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        auto [g, v, valid] = slot(nb, l);
+        Value z = arith::AddFOp::create(nb, l, g, a[0]);
+        Value e = math::ExpOp::create(nb, l,
+                                      arith::SubFOp::create(nb, l, z, a[1]));
+        e = arith::SelectOp::create(nb, l, valid, e, f32Const(nb, l, 0.0));
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::AddFOp::create(nb, l, a[2], e),
+                       arith::AddFOp::create(
+                           nb, l, a[3], arith::MulFOp::create(nb, l, e, v))});
+      });
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  Value pooled = generic(
+      poolType, {batch, entries}, {sums.getResult(0), sums.getResult(1)},
+      {id3, id3, id3}, SmallVector<IT>(3, IT::parallel),
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::DivFOp::create(nb, l, a[1], a[0]);
+      });
+  pooled = RmsNormOp::create(b, poolType, pooled, norm,
+                             llvm::APFloat(config.rmsNormEps));
+  // Rotated at w * rate, with the compress rope.
+  auto posType = RankedTensorType::get({kDyn}, b.getI64Type());
+  Value entryPos = generic(
+      posType, {entries}, {}, {b.getMultiDimIdentityMap(1)}, {IT::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        Value w = arith::IndexCastOp::create(nb, l, nb.getI64Type(),
+                                             linalg::IndexOp::create(nb, l, 0));
+        return arith::MulIOp::create(
+            nb, l, w, arith::ConstantIntOp::create(nb, l, rate, 64));
+      });
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
+  auto headType = RankedTensorType::get({kDyn, 1, kDyn, dim}, f32);
+  Value heads = tensor::ExpandShapeOp::create(
+      b, headType, pooled, groups,
+      SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), entries,
+                                b.getIndexAttr(dim)});
+  heads = ropeAt(heads, entryPos, /*compressed=*/true);
+  return tensor::CollapseShapeOp::create(b, poolType, heads, groups);
+}
+
+Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow,
+                                          const std::string &prefix,
+                                          int64_t rate) {
+  const SparseIndexerConfig &ix = v4.indexer;
+  int64_t hidden = config.hiddenSize, h = ix.heads, d = ix.headDim;
+  MLIRContext *ctx = b.getContext();
+  Value keys = compress(x, prefix + "compressor.", rate, d, true);
+  Value wq = rowsOf(prefix + "wq_b.weight", h * d, v4.qLoraRank,
+                    ropeFirstRows(h, d), {h * d, v4.qLoraRank},
+                    /*isMatrix=*/true);
+  // The head weights' h^-1/2, folded into their projection.
+  std::optional<std::vector<float>> wh =
+      weightData(prefix + "weights_proj.weight", {h, hidden});
+  if (failed() || !wh || !keys)
+    return {};
+  float headScale = float(1.0 / std::sqrt(double(h)));
+  for (float &v : *wh)
+    v *= headScale;
+  Value q = swap12(splitHeads(linear(qLow, wq, Value(), h * d), h, d));
+  q = swap12(ropeAt(q, pos, /*compressed=*/true));
+  Value w = linear(x, matrixConstant({h, hidden}, *wh), Value(), h);
+  // Entry e is visible to the query at t when e < (t + 1) / rate: the
+  // indexer's causal position is (t + 1) / rate - 1 (-1: none yet).
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  auto posType = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  Value visible = generic(
+      posType, {batch, seq}, {pos}, {id2, id2}, {IT::parallel, IT::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto c = [&](int64_t v) {
+          return arith::ConstantIntOp::create(nb, l, v, 64);
+        };
+        Value n = arith::DivSIOp::create(
+            nb, l, arith::AddIOp::create(nb, l, a[0], c(1)), c(rate));
+        return arith::SubIOp::create(nb, l, n, c(1));
+      });
+  Value scores = LightningIndexerOp::create(
+      b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), q, keys, w, visible,
+      /*lengths=*/Value(), /*causal=*/true, /*scale=*/FloatAttr());
+  // PyTorch's CPU top-k order among equal scores (ReLU zeros tie).
+  auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
+  Value idx = TopKOp::create(
+      b, idxType, scores, /*lengths=*/Value(), b.getI64IntegerAttr(ix.topk),
+      TopKTiesAttr::get(ctx, TopKTies::Introselect));
+  // [B, S, T]: 1 where entry t is listed (-1 fill lists nothing).
+  Value entries = tensor::DimOp::create(b, keys, 1);
+  auto selType = RankedTensorType::get({kDyn, kDyn, kDyn}, f32);
+  Value init =
+      linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), 0.0)},
+                             ValueRange{empty(selType, {batch, seq, entries})})
+          .getResult(0);
+  return generic(
+      selType, {}, {idx}, {mapOf(ctx, 4, {0, 1, 3}), mapOf(ctx, 4, {0, 1, 2})},
+      {IT::parallel, IT::parallel, IT::parallel, IT::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value t = arith::IndexCastOp::create(
+            nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, 2));
+        Value hit =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[0], t);
+        return arith::SelectOp::create(nb, l, hit, f32Const(nb, l, 1.0), a[1]);
+      },
+      init);
+}
+
+Value DeepSeekV4Builder::compressedMask(Value entries, int64_t rate,
+                                        Value selected) {
+  Value count = tensor::DimOp::create(b, entries, 1);
+  Value keys = arith::AddIOp::create(b, seq, count);
+  auto type = RankedTensorType::get({kDyn, 1, kDyn, kDyn}, f32);
+  int64_t window = v4.window;
+  return generic(
+      type, {batch, seq, keys}, {}, {b.getMultiDimIdentityMap(4)},
+      SmallVector<IT>(4, IT::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        auto cst = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, l, v);
+        };
+        using P = arith::CmpIPredicate;
+        Value bi = linalg::IndexOp::create(nb, l, 0);
+        Value i = linalg::IndexOp::create(nb, l, 2);
+        Value j = linalg::IndexOp::create(nb, l, 3);
+        // Raw key j: causal, within the window (i - j < window).
+        Value raw = arith::CmpIOp::create(nb, l, P::ult, j, seq);
+        Value causal = arith::CmpIOp::create(nb, l, P::ule, j, i);
+        Value near = arith::CmpIOp::create(
+            nb, l, P::ult, arith::SubIOp::create(nb, l, i, j), cst(window));
+        Value rawSeen = arith::AndIOp::create(nb, l, causal, near);
+        // Entry w = j - S: closed before the query, w < (i + 1) / rate.
+        Value w = arith::SelectOp::create(
+            nb, l, raw, cst(0), arith::SubIOp::create(nb, l, j, seq));
+        Value closed = arith::DivUIOp::create(
+            nb, l, arith::AddIOp::create(nb, l, i, cst(1)), cst(rate));
+        Value entrySeen = arith::CmpIOp::create(nb, l, P::ult, w, closed);
+        if (selected) {
+          Value listed = tensor::ExtractOp::create(nb, l, selected,
+                                                   ValueRange{bi, i, w});
+          entrySeen = arith::AndIOp::create(
+              nb, l, entrySeen,
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, listed,
+                                    f32Const(nb, l, 0.0)));
+        }
+        Value seen = arith::SelectOp::create(nb, l, raw, rawSeen, entrySeen);
+        return arith::SelectOp::create(nb, l, seen, f32Const(nb, l, 0.0),
+                                       f32Const(nb, l, kNegInf));
+      });
+}
+
+Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {
+  int64_t hidden = config.hiddenSize, heads = config.numHeads;
+  int64_t d = config.headDim, r = v4.ropeDim;
+  int64_t groups = v4.oGroups, rank = v4.oLoraRank;
+  int64_t per = heads * d / groups;
+  std::optional<std::vector<float>> wa =
+      weightData(p + "wo_a.weight", {groups * rank, per});
+  Value wb = matrix(p + "wo_b.weight", {hidden, groups * rank});
+  if (failed() || !wa)
+    return {};
+  // Column c of a group reads the output's channel c of its heads; the
+  // output's channels are permuted as the keys' are (ropeFirstRows), and a
+  // group holds whole heads.
+  std::vector<float> permuted(wa->size());
+  for (int64_t row = 0; row < groups * rank; ++row)
+    for (int64_t c = 0; c < per; ++c) {
+      int64_t k = c % d;
+      int64_t old = c - k + (k < r ? d - r + k : k - r);
+      permuted[row * per + c] = (*wa)[row * per + old];
+    }
+  Value waT = constant({groups, rank, per}, permuted);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<ReassociationIndices> split = {{0}, {1}, {2, 3}};
+  Value grouped = tensor::ExpandShapeOp::create(
+      b, act({groups, per}), mergeHeads(o), split,
+      SmallVector<OpFoldResult>{batch, seq, b.getIndexAttr(groups),
+                                b.getIndexAttr(per)});
+  auto lowType = act({groups, rank});
+  Value init = linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), 0.0)},
+                                      ValueRange{empty(lowType, {batch, seq})})
+                   .getResult(0);
+  // (b, s, g, o, c): sum over c of grouped[b, s, g, c] * wa[g, o, c].
+  Value low = generic(
+      lowType, {}, {grouped, waT},
+      {mapOf(ctx, 5, {0, 1, 2, 4}), mapOf(ctx, 5, {2, 3, 4}),
+       mapOf(ctx, 5, {0, 1, 2, 3})},
+      {IT::parallel, IT::parallel, IT::parallel, IT::parallel, IT::reduction},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[2],
+                                     arith::MulFOp::create(nb, l, a[0], a[1]));
+      },
+      init);
+  Value flat = tensor::CollapseShapeOp::create(b, act({groups * rank}), low,
+                                               split);
+  return linear(flat, wb, Value(), hidden);
+}
+
+Value DeepSeekV4Builder::attention(Value x, int64_t i) {
+  std::string p = "model.layers." + std::to_string(i) + ".attn.";
+  int64_t hidden = config.hiddenSize, heads = config.numHeads;
+  int64_t d = config.headDim, ql = v4.qLoraRank;
+  using Memory = DeepSeekV4Config::Memory;
+  Memory memory = v4.memory[i];
+  bool compressed = memory != Memory::Window;
+  Value wqa = matrix(p + "wq_a.weight", {ql, hidden});
+  Value qNorm = weight(p + "q_norm.weight", {ql});
+  Value wqb = rowsOf(p + "wq_b.weight", heads * d, ql, ropeFirstRows(heads, d),
+                     {heads * d, ql}, /*isMatrix=*/true);
+  Value wkv = rowsOf(p + "wkv.weight", d, hidden, ropeFirstRows(1, d),
+                     {d, hidden}, /*isMatrix=*/true);
+  Value kvNorm = rowsOf(p + "norm.weight", d, 1, ropeFirstRows(1, d), {d});
+  Value sink = weight(p + "attn_sink", {heads});
+  if (failed())
+    return {};
+
+  Value qLow = rmsNorm(linear(x, wqa, Value(), ql), qNorm);
+  // Each head normalized without a weight, then rotated.
+  Value q = splitHeads(linear(qLow, wqb, Value(), heads * d), heads, d);
+  q = RmsNormOp::create(b, q.getType(), q, ones(d),
+                        llvm::APFloat(config.rmsNormEps));
+  q = ropeAt(swap12(q), pos, compressed);
+  Value kv = rmsNorm(linear(x, wkv, Value(), d), kvNorm);
+  kv = ropeAt(swap12(splitHeads(kv, 1, d)), pos, compressed);
+
+  auto type = RankedTensorType::get({kDyn, heads, kDyn, d}, f32);
+  Value o;
+  if (!compressed) {
+    o = AttentionOp::create(b, type, q, kv, kv, /*mask=*/Value(), sink,
+                            /*q_offset=*/Value(), /*causal=*/true,
+                            b.getI64IntegerAttr(v4.window), FloatAttr(),
+                            FloatAttr());
+  } else {
+    bool csa = memory == Memory::CSA;
+    int64_t rate = csa ? v4.csaRate : v4.hcaRate;
+    Value entries = compress(x, p + "compressor.", rate, d, csa);
+    Value selected;
+    if (entries && csa)
+      selected = indexerSelection(x, qLow, p + "indexer.", rate);
+    if (failed() || !entries || (csa && !selected))
+      return {};
+    // Keys [B, 1, S + T, d]: the raw tokens, then the entries.
+    Value count = tensor::DimOp::create(b, entries, 1);
+    Value total = arith::AddIOp::create(b, seq, count);
+    auto keysType = RankedTensorType::get({kDyn, 1, kDyn, d}, f32);
+    Value keys = empty(keysType, {batch, total});
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    auto place = [&](Value part, OpFoldResult at, OpFoldResult len) {
+      keys = tensor::InsertSliceOp::create(
+          b, part, keys,
+          SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), at,
+                                    b.getIndexAttr(0)},
+          SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), len,
+                                    b.getIndexAttr(d)},
+          strides);
+    };
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
+    Value entryHeads = tensor::ExpandShapeOp::create(
+        b, keysType, entries, groups,
+        SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), count,
+                                  b.getIndexAttr(d)});
+    place(kv, b.getIndexAttr(0), seq);
+    place(entryHeads, seq, count);
+    Value mask = compressedMask(entries, rate, selected);
+    o = AttentionOp::create(b, type, q, keys, keys, mask, sink,
+                            /*q_offset=*/Value(), /*causal=*/false,
+                            IntegerAttr(), FloatAttr(), FloatAttr());
+  }
+  // The value carries the keys' rotation: undo it at the query's position.
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  Value back = generic(
+      cast<RankedTensorType>(pos.getType()), {batch, seq}, {pos}, {id2, id2},
+      {IT::parallel, IT::parallel},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::SubIOp::create(
+            nb, l, arith::ConstantIntOp::create(nb, l, 0, 64), a[0]);
+      });
+  o = ropeAt(o, back, compressed);
+  return outputProjection(o, p);
+}
