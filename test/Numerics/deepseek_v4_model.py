@@ -3,8 +3,9 @@
 # CHECK: deepseek_v4_model: 300 of 300 rows within 1e-4
 """An independent numpy model of a DeepseekV4ForCausalLM checkpoint (the
 semantics docs/DeepSeekV4.md sets out), checked row by row against the
-checkpoint's logits.npy (transformers 5.17, fp32). The V4 ops and importer
-will be checked against it; nothing of Mnemo runs here yet.
+checkpoint's logits.npy (transformers 5.17, fp32). The importer's tests
+(Frontend/Checkpoint/v4_csa_hca.py) use it as the reference for V4 models
+the checkpoint does not cover (make_v4_variants.py).
 
 It reads the checkpoint's own tensor names (DeepSeek's: wq_a, ape, w1/w3/w2,
 tid2eid, ...), computes in float64, and takes the indexer's top-k in

@@ -11,7 +11,7 @@ import numpy as np
 from mnemo_numerics import Case, rng, run_cases
 
 
-def experts_ref(x, gate, up, down, idx, w):
+def experts_ref(x, gate, up, down, idx, w, limit=None):
     b, s, h = x.shape
     out = np.zeros((b, s, h))
     for bi in range(b):
@@ -22,6 +22,8 @@ def experts_ref(x, gate, up, down, idx, w):
                 xv = x[bi, si].astype(np.float64)
                 g = gate[e].astype(np.float64) @ xv
                 u = up[e].astype(np.float64) @ xv
+                if limit:  # the clamped SwiGLU (DeepSeek-V4)
+                    g, u = np.minimum(g, limit), np.clip(u, -limit, limit)
                 a = g / (1.0 + np.exp(-g)) * u
                 out[bi, si] += w[bi, si, j] * (down[e].astype(np.float64) @ a)
     return out
@@ -51,6 +53,10 @@ def cases():
         Case("skipped indices, i32", body,
              {"x": x, "g": gate, "u": up, "d": down, "i": skipped.astype(np.int32), "w": w},
              experts_ref(x, gate, up, down, skipped, w), atol=2e-5),
+        Case("limit 0.25 (clamped SwiGLU)",
+             body.replace("%w :", "%w limit(2.5e-01) :"),
+             {"x": x, "g": gate, "u": up, "d": down, "i": idx, "w": w},
+             experts_ref(x, gate, up, down, idx, w, limit=0.25), atol=2e-5),
         Case("f16 weights", body,
              {"x": x, "g": half["g"], "u": half["u"], "d": half["d"], "i": idx, "w": w},
              experts_ref(x, half["g"], half["u"], half["d"], idx, w), atol=2e-5),

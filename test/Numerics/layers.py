@@ -25,13 +25,16 @@ def rms_norm_case(name, shape, seed, eps=1e-5, unit_offset=False,
                 dynamic=dynamic, result_dynamic=dims)
 
 
-def swiglu_case(name, shape, seed, dtype=np.float32, atol=1e-5):
+def swiglu_case(name, shape, seed, dtype=np.float32, atol=1e-5, limit=None):
     r = rng(seed)
     g = (r.standard_normal(shape) * 4).astype(dtype)
-    u = r.standard_normal(shape).astype(dtype)
-    g64 = g.astype(np.float64)
-    expected = g64 / (1 + np.exp(-g64)) * u.astype(np.float64)
-    body = "%result = mnemo.swiglu %g, %u : {R}"
+    u = (r.standard_normal(shape) * (4 if limit else 1)).astype(dtype)
+    g64, u64 = g.astype(np.float64), u.astype(np.float64)
+    if limit:  # DeepSeek-V4's clamp: gate above, up both ways
+        g64, u64 = np.minimum(g64, limit), np.clip(u64, -limit, limit)
+    expected = g64 / (1 + np.exp(-g64)) * u64
+    attrs = f" limit({limit:.17e})" if limit else ""
+    body = f"%result = mnemo.swiglu %g, %u{attrs} : {{R}}"
     return Case(name, body, {"g": g, "u": u}, expected, dtype=dtype, atol=atol)
 
 
@@ -74,6 +77,7 @@ cases = [
     rms_norm_case("rms_norm_f16", (2, 3, 48), 5, dtype=np.float16, atol=4e-3),
     swiglu_case("swiglu", (2, 3, 37), 6),
     swiglu_case("swiglu_f16", (4, 19), 7, dtype=np.float16, atol=4e-3),
+    swiglu_case("swiglu_limit", (3, 29), 8, limit=1.5),
     linear_case("linear_out_in", (2, 5), 33, 17, 8),
     linear_case("linear_in_out_bias", (7,), 24, 9, 9, layout="in_out",
                 bias=True),

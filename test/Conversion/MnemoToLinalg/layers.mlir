@@ -84,3 +84,20 @@ func.func @swiglu(%g: tensor<4x7xf32>, %u: tensor<4x7xf32>) -> tensor<4x7xf32> {
   %s = mnemo.swiglu %g, %u : tensor<4x7xf32>
   return %s : tensor<4x7xf32>
 }
+
+// -----
+
+// Checks the clamped swiglu: gate = min(gate, L), up = clamp(up, -L, L)
+// before the product.
+
+// CHECK-LABEL: func.func @swiglu_limit
+//       CHECK:   linalg.generic
+//       CHECK:     %[[G:.+]] = arith.minimumf %{{.+}}, %[[HI:.+]] : f32
+//       CHECK:     %[[U0:.+]] = arith.minimumf %{{.+}}, %[[HI]] : f32
+//       CHECK:     %[[U:.+]] = arith.maximumf %[[U0]], %{{.+}} : f32
+//       CHECK:     arith.negf %[[G]]
+//       CHECK:     arith.mulf %{{.+}}, %[[U]]
+func.func @swiglu_limit(%g: tensor<4x7xf32>, %u: tensor<4x7xf32>) -> tensor<4x7xf32> {
+  %s = mnemo.swiglu %g, %u limit(2.0) : tensor<4x7xf32>
+  return %s : tensor<4x7xf32>
+}

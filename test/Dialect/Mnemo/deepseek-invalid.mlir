@@ -137,3 +137,19 @@ func.func @experts_hidden(%x: tensor<1x8x12xf32>, %g: tensor<4x8x16xf32>, %u: te
   %y = mnemo.experts %x, %g, %u, %d, %i, %w : tensor<1x8x12xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x16x8xf32>, tensor<1x8x2xi64>, tensor<1x8x2xf32> -> tensor<1x8x12xf32>
   return %y : tensor<1x8x12xf32>
 }
+
+// -----
+
+func.func @experts_limit(%x: tensor<1x8x16xf32>, %g: tensor<4x8x16xf32>, %u: tensor<4x8x16xf32>, %d: tensor<4x16x8xf32>, %i: tensor<1x8x2xi64>, %w: tensor<1x8x2xf32>) -> tensor<1x8x16xf32> {
+  // expected-error @+1 {{limit must be finite and positive, got 0}}
+  %y = mnemo.experts %x, %g, %u, %d, %i, %w limit(0.0) : tensor<1x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x16x8xf32>, tensor<1x8x2xi64>, tensor<1x8x2xf32> -> tensor<1x8x16xf32>
+  return %y : tensor<1x8x16xf32>
+}
+
+// -----
+
+func.func @swiglu_limit(%g: tensor<4x7xf32>, %u: tensor<4x7xf32>) -> tensor<4x7xf32> {
+  // expected-error @+1 {{limit must be finite and positive, got -1}}
+  %s = mnemo.swiglu %g, %u limit(-1.0) : tensor<4x7xf32>
+  return %s : tensor<4x7xf32>
+}

@@ -96,5 +96,7 @@ func.func @layers(%ids: tensor<2x?xi64>, %table: tensor<256x128xf32>,
       : tensor<2x?x128xf32>, tensor<128x344xf32> -> tensor<2x?x344xf32>
   // CHECK: mnemo.swiglu %{{.+}}, %{{.+}} : tensor<2x?x344xf32>
   %s = mnemo.swiglu %g, %u : tensor<2x?x344xf32>
+  // CHECK: mnemo.swiglu %{{.+}}, %{{.+}} limit(1.000000e+01) : tensor<2x?x344xf32>
+  %c = mnemo.swiglu %g, %u limit(10.0) : tensor<2x?x344xf32>
   return %s : tensor<2x?x344xf32>
 }
