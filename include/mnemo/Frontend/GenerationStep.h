@@ -14,7 +14,8 @@
 //                      cache.L.value [Pages, Hkv, P, Dv] (FP8: then
 //                      cache.L.key_scale, cache.L.value_scale [Pages, Hkv, P];
 //                      a lightning indexer's layer then cache.L.index_key
-//                      [Pages, 1, P, Di]))
+//                      [Pages, 1, P, Di]; then a layer's extra pools
+//                      cache.L.<name> [Pages, 1, P, d]))
 //       -> (logits [B, S, V] f32, the updated pools)
 //
 // S new tokens per sequence (S = 1 in `decode`) at their positions (-1 for
@@ -45,9 +46,15 @@ namespace mlir::mnemo {
 /// 0 without one), kept in a pool of its own in the cache's type (bf16 for
 /// an FP8 cache).
 struct StepLayerCache {
+  /// A valueDim of 0: no value pool (a layer whose key is also its value).
   int64_t heads, keyDim, valueDim;
   std::optional<int64_t> window;
   int64_t indexKeyDim = 0;
+  /// Further pools [Pages, 1, P, width] named cache.L.<name>, in the
+  /// cache's type (bf16 for an FP8 cache), after the others: state a
+  /// layer keeps besides its keys (DeepSeek-V4's compressor rows and
+  /// compressed entries).
+  SmallVector<std::pair<std::string, int64_t>> extraPools = {};
 };
 
 /// A generation step function being built, with its arguments; the pools
@@ -60,6 +67,8 @@ struct GenerationStep {
   SmallVector<Value> keyScales, valueScales;
   /// Per layer: its indexer keys' pool [Pages, 1, P, Di], or null.
   SmallVector<Value> indexKeys;
+  /// Per layer: its extra pools (StepLayerCache::extraPools), in order.
+  SmallVector<SmallVector<Value>> extras;
 };
 
 /// A public function `name(inputs...) -> results`, its arguments and
@@ -88,6 +97,10 @@ void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
 /// pool at the step's positions.
 void writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
                     int64_t layer, Value key);
+/// Writes `rows` ([B, H, S, d]) into `pool` at `positions` ([B, S] i64, -1:
+/// none) through the step's block table; `pool` becomes the updated one.
+void writePool(ImplicitLocOpBuilder &b, GenerationStep &step, Value &pool,
+               Value rows, Value positions);
 
 /// Returns `logits` (cast to the result type) and the pools.
 void finishGenerationStep(ImplicitLocOpBuilder &b, GenerationStep &step,

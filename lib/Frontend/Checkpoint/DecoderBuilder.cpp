@@ -505,8 +505,8 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
                                 int64_t seqLen, bool fresh,
                                 const ModelConfig &config,
                                 const CacheLayout &layout, DecoderBody body) {
-  SmallVector<StepLayerCache> layers;
-  for (int64_t l = 0; l < config.numLayers; ++l)
+  SmallVector<StepLayerCache> layers(layout.perLayer);
+  for (int64_t l = 0; layers.empty() && l < config.numLayers; ++l)
     layers.push_back({layout.heads, layout.keyDim, layout.valueDim,
                       config.layerWindows[l], layout.indexKeyDim});
   OpBuilder::InsertionGuard guard(b);

@@ -159,6 +159,9 @@ struct CacheLayout {
   int64_t heads, keyDim, valueDim;
   /// A lightning indexer's key per token (DeepSeek-V3.2), or 0.
   int64_t indexKeyDim = 0;
+  /// Layers whose caches differ (DeepSeek-V4): each layer's own, which
+  /// replaces the fields above.
+  SmallVector<StepLayerCache> perLayer = {};
 };
 
 /// A module with `@forward(input_ids) -> logits` whose body `body` emits

@@ -23,6 +23,7 @@
 #include "DeepSeekV4.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "mnemo/Frontend/GenerationStep.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -434,7 +435,7 @@ Value DeepSeekV4Builder::forward(Value inputIds) {
     return {};
   batch = tensor::DimOp::create(b, ids, 0);
   seq = tensor::DimOp::create(b, ids, 1);
-  pos = positions();
+  pos = step ? step->positions : positions();
   MLIRContext *ctx = b.getContext();
   // Every stream starts as the embedding.
   Value h = EmbeddingOp::create(b, act({hidden}), embed, ids);
@@ -471,23 +472,45 @@ Value DeepSeekV4Builder::forward(Value inputIds) {
   return linear(rmsNorm(x, finalNorm), head, Value(), vocab);
 }
 
+StepLayerCache DeepSeekV4Builder::cacheOf(const ModelConfig &config,
+                                          int64_t i) {
+  const DeepSeekV4Config &v4 = *config.deepseekV4;
+  using Memory = DeepSeekV4Config::Memory;
+  int64_t d = config.headDim, di = v4.indexer.headDim;
+  // Pages are shared by a sequence's pools and entries sit at low slots,
+  // so no pool declares a window (the runtime keeps every page).
+  StepLayerCache layer{1, d, /*valueDim=*/0, std::nullopt};
+  if (v4.memory[i] == Memory::Window)
+    return layer;
+  int64_t width = v4.memory[i] == Memory::CSA ? 2 * d : d;
+  layer.extraPools = {{"compressor", 2 * width}, {"entries", d}};
+  if (v4.memory[i] == Memory::CSA)
+    layer.extraPools.append(
+        {{"index_compressor", 4 * di}, {"index_entries", di}});
+  return layer;
+}
+
 OwningOpRef<ModuleOp>
 mnemo::buildDeepSeekV4(const ModelConfig &config,
                        const SafetensorsCheckpoint &weights,
                        MLIRContext *context, std::string &error) {
   context->loadDialect<math::MathDialect, scf::SCFDialect>();
-  OwningOpRef<ModuleOp> module = buildDecoderModule(
+  std::optional<CacheLayout> cache;
+  if (config.kvCache.generation) {
+    if (config.kvCache.dtype == KVCacheDType::FP8) {
+      error = "DeepseekV4ForCausalLM: --kv-dtype=fp8 is not supported yet "
+              "(f32, bf16 and f16 caches are)";
+      return nullptr;
+    }
+    cache.emplace(CacheLayout{1, config.headDim, 0});
+    for (int64_t i = 0; i < config.numLayers; ++i)
+      cache->perLayer.push_back(DeepSeekV4Builder::cacheOf(config, i));
+  }
+  return buildDecoderModule(
       config, weights, context, error,
-      [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *) {
-        return DeepSeekV4Builder(config, weights, b, error).forward(ids);
+      [&](ImplicitLocOpBuilder &b, Value ids, CacheStep *step) {
+        return DeepSeekV4Builder(config, weights, b, error, step)
+            .forward(ids);
       },
-      std::nullopt);
-  // The three caches (window ring, CSA and HCA entries with their partial
-  // windows) are not built yet: say so rather than drop them silently.
-  if (module && config.kvCache.generation)
-    emitWarning(module->getLoc())
-        << "DeepseekV4ForCausalLM: generation (prefill/decode over the "
-           "window, CSA and HCA caches) is not supported yet; compiled "
-           "forward only";
-  return module;
+      cache);
 }

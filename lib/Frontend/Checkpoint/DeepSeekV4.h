@@ -32,11 +32,22 @@ class DeepSeekV4Builder final : public DecoderBuilder {
 public:
   DeepSeekV4Builder(const ModelConfig &config,
                     const SafetensorsCheckpoint &weights,
-                    ImplicitLocOpBuilder &b, std::string &error)
-      : DecoderBuilder(config, weights, b, error), v4(*config.deepseekV4) {}
+                    ImplicitLocOpBuilder &b, std::string &error,
+                    CacheStep *step)
+      : DecoderBuilder(config, weights, b, error, step),
+        v4(*config.deepseekV4) {}
 
-  /// The logits [B, S, V] of `ids` [B, S] at positions 0..S-1.
+  /// The logits [B, S, V] of `ids` [B, S]: at positions 0..S-1 in
+  /// `forward`, in a generation step at the step's positions over the
+  /// layers' caches (cacheOf).
   Value forward(Value ids);
+
+  /// Layer `i`'s pools in a generation step: its K = V rows
+  /// (cache.L.key); for a compressed layer the compressor's kv and gate
+  /// rows per token (cache.L.compressor) and the entries, entry w at slot
+  /// w of the sequence's pages (cache.L.entries); for CSA the same for the
+  /// indexer (cache.L.index_compressor, cache.L.index_entries).
+  static StepLayerCache cacheOf(const ModelConfig &config, int64_t i);
 
 private:
   /// Unused: forward() runs the layers over the hyper-connection streams.
@@ -62,20 +73,59 @@ private:
 
   /// Attention of layer `i` on the normed input [B, S, hidden].
   Value attention(Value x, int64_t i);
-  /// The gated pool of compressor `prefix` over x: one entry per closed
-  /// window of `rate` tokens ([B, S / rate, dim]), normalized and rotated
-  /// at w * rate; `overlapping` (CSA) pools the previous window's first
-  /// half with this window's second half.
+  /// A compressor's weights (`prefix` wkv, wgate, ape, norm), its rows
+  /// permuted as ropeFirstRows says, and the position bias per slot of an
+  /// entry [slots, dim].
+  struct Compressor {
+    Value wkv, wgate, norm, bias;
+    int64_t rate, dim, width, slots;
+    bool overlapping;
+  };
+  std::optional<Compressor> loadCompressor(const std::string &prefix,
+                                           int64_t rate, int64_t dim,
+                                           bool overlapping);
+  /// Reads channel `channel` of the kv and gate rows of token `token`.
+  using SlotRead = function_ref<std::pair<Value, Value>(
+      OpBuilder &, Location, Value batch, Value token, Value channel)>;
+  /// For output row (b, n): the entry it pools and the last token it may
+  /// read (past it, reads are clamped; such rows are never used).
+  using EntryOf = function_ref<std::pair<Value, Value>(OpBuilder &, Location,
+                                                       Value batch, Value n)>;
+  /// The gated pool [B, rows, dim] (rows an index), each entry normalized
+  /// and rotated at `ropePositions` ([rows] or [B, rows]): per channel, a
+  /// softmax over the entry's slots of gate + bias weighting the kv
+  /// values. `overlapping` (CSA): slot j < rate reads the previous
+  /// window's first half, the others this window's second half.
+  Value poolEntries(const Compressor &c, Value rows, EntryOf entryOf,
+                    SlotRead read, Value ropePositions);
+  /// `forward`'s entries of x: one per closed window, [B, S / rate, dim].
   Value compress(Value x, const std::string &prefix, int64_t rate,
                  int64_t dim, bool overlapping);
-  /// Per query, the CSA entries its lightning indexer selects: [B, S, k]
-  /// indices (-1 for none).
-  Value indexerSelection(Value x, Value qLow, const std::string &prefix,
-                         int64_t rate);
-  /// The additive mask [B, 1, S, S + T] of a compressed layer: the raw
-  /// keys causal within the window, entry w visible to query t when
-  /// w < (t + 1) / rate and (with `selected`) listed there.
-  Value compressedMask(Value entries, int64_t rate, Value selected);
+  /// The compressor's kv and gate rows of x, [B, S, 2 * width].
+  Value compressorRows(Value x, const Compressor &c);
+  /// A generation step's entries: the compressor rows of the step's tokens
+  /// written into `rowPool`, then each token that closes a window pools
+  /// its entry from the pool and writes it at slot w into `entryPool`.
+  /// Returns every cached entry, [B, 1, W * P, dim].
+  Value stepEntries(Value x, const std::string &prefix, int64_t rate,
+                    int64_t dim, bool overlapping, Value &rowPool,
+                    Value &entryPool);
+  /// Per query, the CSA entries its lightning indexer selects among
+  /// `keys` ([B, T, Di]), as a [B, S, T] 0/1 mask; `lengths` ([B], the
+  /// entries a recomputed forward has) sets each row's width.
+  Value indexerSelection(Value x, Value qLow, Value keys,
+                         const std::string &prefix, int64_t rate,
+                         Value lengths);
+  /// The additive mask [B, 1, S, R + T]: raw key j (j < R, at position j)
+  /// causal within the window, entry w = j - R visible to the query at
+  /// position t when w < (t + 1) / rate and (with `selected`) listed
+  /// there; T = `entries` (an index, 0 without entries).
+  Value compressedMask(Value rawKeys, Value entries, int64_t rate,
+                       Value selected);
+  /// [B, 1, R, d] and [B, 1, T, d] -> [B, 1, R + T, d].
+  Value concatKeys(Value raw, Value entries, int64_t d);
+  /// A generation step's attention of layer `i`.
+  Value stepAttention(Value x, Value qLow, Value q, Value kv, int64_t i);
   /// The output projection: per group wo_a, then wo_b.
   Value outputProjection(Value o, const std::string &prefix);
 

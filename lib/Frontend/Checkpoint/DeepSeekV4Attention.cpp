@@ -29,6 +29,8 @@
 #include "DeepSeekV4.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/PagedCache.h"
+#include "mnemo/Frontend/GenerationStep.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -51,100 +53,122 @@ AffineMap mapOf(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 } // namespace
 
-Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
-                                  int64_t rate, int64_t dim,
-                                  bool overlapping) {
-  int64_t hidden = config.hiddenSize, width = overlapping ? 2 * dim : dim;
-  int64_t slots = overlapping ? 2 * rate : rate;
+std::optional<DeepSeekV4Builder::Compressor>
+DeepSeekV4Builder::loadCompressor(const std::string &prefix, int64_t rate,
+                                  int64_t dim, bool overlapping) {
+  Compressor c;
+  c.rate = rate;
+  c.dim = dim;
+  c.overlapping = overlapping;
+  c.width = overlapping ? 2 * dim : dim;
+  c.slots = overlapping ? 2 * rate : rate;
+  int64_t hidden = config.hiddenSize;
   SmallVector<int64_t> rows = ropeFirstRows(overlapping ? 2 : 1, dim);
-  Value wkv = rowsOf(prefix + "wkv.weight", width, hidden, rows,
-                     {width, hidden}, /*isMatrix=*/true);
-  Value wgate = rowsOf(prefix + "wgate.weight", width, hidden, rows,
-                       {width, hidden}, /*isMatrix=*/true);
-  Value norm = rowsOf(prefix + "norm.weight", dim, 1, ropeFirstRows(1, dim),
-                      {dim});
+  c.wkv = rowsOf(prefix + "wkv.weight", c.width, hidden, rows,
+                 {c.width, hidden}, /*isMatrix=*/true);
+  c.wgate = rowsOf(prefix + "wgate.weight", c.width, hidden, rows,
+                   {c.width, hidden}, /*isMatrix=*/true);
+  c.norm = rowsOf(prefix + "norm.weight", dim, 1, ropeFirstRows(1, dim),
+                  {dim});
   std::optional<std::vector<float>> ape =
-      weightData(prefix + "ape", {rate, width});
+      weightData(prefix + "ape", {rate, c.width});
   if (failed() || !ape)
-    return {};
+    return std::nullopt;
   // The position bias per slot j of an entry and channel c: slot j < rate
   // of an overlapping entry reads the previous window's first half (Ca),
   // the others this window's second half (Cb).
-  std::vector<float> bias(slots * dim);
-  for (int64_t j = 0; j < slots; ++j)
-    for (int64_t c = 0; c < dim; ++c) {
+  std::vector<float> bias(c.slots * dim);
+  for (int64_t j = 0; j < c.slots; ++j)
+    for (int64_t k = 0; k < dim; ++k) {
       int64_t half = overlapping && j >= rate ? 1 : 0;
-      bias[j * dim + c] = (*ape)[(j % rate) * width + rows[half * dim + c]];
+      bias[j * dim + k] = (*ape)[(j % rate) * c.width + rows[half * dim + k]];
     }
-  Value kv = linear(x, wkv, Value(), width);
-  Value gate = linear(x, wgate, Value(), width);
+  c.bias = constant({c.slots, dim}, bias);
+  return c;
+}
 
+Value DeepSeekV4Builder::compressorRows(Value x, const Compressor &c) {
+  Value kv = linear(x, c.wkv, Value(), c.width);
+  Value gate = linear(x, c.wgate, Value(), c.width);
+  Value rows = empty(act({2 * c.width}), {batch, seq});
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  SmallVector<Value> parts = {kv, gate};
+  for (auto [k, part] : llvm::enumerate(parts))
+    rows = tensor::InsertSliceOp::create(
+        b, part, rows,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                  b.getIndexAttr(k * c.width)},
+        SmallVector<OpFoldResult>{batch, seq, b.getIndexAttr(c.width)},
+        strides);
+  return rows;
+}
+
+Value DeepSeekV4Builder::poolEntries(const Compressor &c, Value rows,
+                                     EntryOf entryOf, SlotRead read,
+                                     Value ropePositions) {
   MLIRContext *ctx = b.getContext();
-  Value entries = arith::DivUIOp::create(
-      b, seq, arith::ConstantIndexOp::create(b, rate));
+  int64_t rate = c.rate, dim = c.dim;
+  bool overlapping = c.overlapping;
   auto poolType = RankedTensorType::get({kDyn, kDyn, dim}, f32);
-  // (b, w, c, j): the slot's token, channel and whether it exists.
-  auto slot = [&](OpBuilder &nb, Location l) {
+  // (b, n, ch, j): the slot's gate (biased) and value, and whether it
+  // exists.
+  auto slot = [&](OpBuilder &nb, Location l, Value bias) {
     auto cst = [&](int64_t v) {
       return arith::ConstantIndexOp::create(nb, l, v);
     };
     Value bi = linalg::IndexOp::create(nb, l, 0);
-    Value w = linalg::IndexOp::create(nb, l, 1);
-    Value c = linalg::IndexOp::create(nb, l, 2);
+    Value n = linalg::IndexOp::create(nb, l, 1);
+    Value ch = linalg::IndexOp::create(nb, l, 2);
     Value j = linalg::IndexOp::create(nb, l, 3);
-    Value start = arith::MulIOp::create(nb, l, w, cst(rate));
-    Value token = arith::AddIOp::create(nb, l, start, j);
-    Value channel = c;
+    auto [w, last] = entryOf(nb, l, bi, n);
+    Value token =
+        arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, w, cst(rate)), j);
+    Value channel = ch;
     Value valid = arith::ConstantIntOp::create(nb, l, 1, 1);
     if (overlapping) {
-      // j < rate: token (w - 1) * rate + j, channel c, only for w > 0;
-      // j >= rate: token w * rate + j - rate, channel dim + c.
+      // j < rate: token (w - 1) * rate + j, channel ch, only for w > 0;
+      // j >= rate: token w * rate + j - rate, channel dim + ch.
       Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, j,
                                           cst(rate));
-      token = arith::SubIOp::create(nb, l, token, cst(rate));
       Value hasPrev = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt,
                                             w, cst(0));
       valid = arith::OrIOp::create(
           nb, l, arith::XOrIOp::create(nb, l, first, valid), hasPrev);
-      token = arith::SelectOp::create(nb, l, valid, token, cst(0));
+      token = arith::SelectOp::create(
+          nb, l, valid, arith::SubIOp::create(nb, l, token, cst(rate)),
+          cst(0));
       channel = arith::SelectOp::create(
-          nb, l, first, c, arith::AddIOp::create(nb, l, c, cst(dim)));
+          nb, l, first, ch, arith::AddIOp::create(nb, l, ch, cst(dim)));
     }
-    Value g = tensor::ExtractOp::create(nb, l, gate,
-                                        ValueRange{bi, token, channel});
-    Value v = tensor::ExtractOp::create(nb, l, kv,
-                                        ValueRange{bi, token, channel});
-    return std::make_tuple(g, v, valid);
+    token = arith::MinUIOp::create(nb, l, token, last);
+    auto [g, v] = read(nb, l, bi, token, channel);
+    return std::make_tuple(arith::AddFOp::create(nb, l, g, bias).getResult(),
+                           v, valid);
   };
-  SmallVector<AffineMap> maps = {mapOf(ctx, 4, {3, 2}),
-                                 mapOf(ctx, 4, {0, 1, 2})};
   SmallVector<IT> its = {IT::parallel, IT::parallel, IT::parallel,
                          IT::reduction};
-  Value biasT = constant({slots, dim}, bias);
   auto filled = [&](double v) {
     return linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), v)},
-                                  ValueRange{empty(poolType, {batch, entries})})
+                                  ValueRange{empty(poolType, {batch, rows})})
         .getResult(0);
   };
+  AffineMap out = mapOf(ctx, 4, {0, 1, 2}), biasMap = mapOf(ctx, 4, {3, 2});
   // The softmax over the slots, per channel: its max, then the sum of the
   // exponentials and the weighted sum of the values.
   Value mx = generic(
-      poolType, {}, {biasT}, maps, its,
+      poolType, {}, {c.bias}, {biasMap, out}, its,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        auto [g, v, valid] = slot(nb, l);
-        Value z = arith::AddFOp::create(nb, l, g, a[0]);
+        auto [z, v, valid] = slot(nb, l, a[0]);
         z = arith::SelectOp::create(nb, l, valid, z, f32Const(nb, l, kNegInf));
         return arith::MaximumFOp::create(nb, l, a[1], z);
       },
       filled(kNegInf));
-  maps = {mapOf(ctx, 4, {3, 2}), mapOf(ctx, 4, {0, 1, 2}),
-          mapOf(ctx, 4, {0, 1, 2}), mapOf(ctx, 4, {0, 1, 2})};
   auto sums = linalg::GenericOp::create(
-      b, TypeRange{poolType, poolType}, ValueRange{biasT, mx},
-      ValueRange{filled(0.0), filled(0.0)}, maps, its,
+      b, TypeRange{poolType, poolType}, ValueRange{c.bias, mx},
+      ValueRange{filled(0.0), filled(0.0)},
+      ArrayRef<AffineMap>{biasMap, out, out, out}, its,
       [&](OpBuilder &nb, Location l, ValueRange a) {
-        auto [g, v, valid] = slot(nb, l);
-        Value z = arith::AddFOp::create(nb, l, g, a[0]);
+        auto [z, v, valid] = slot(nb, l, a[0]);
         Value e = math::ExpOp::create(nb, l,
                                       arith::SubFOp::create(nb, l, z, a[1]));
         e = arith::SelectOp::create(nb, l, valid, e, f32Const(nb, l, 0.0));
@@ -156,14 +180,35 @@ Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
       });
   AffineMap id3 = b.getMultiDimIdentityMap(3);
   Value pooled = generic(
-      poolType, {batch, entries}, {sums.getResult(0), sums.getResult(1)},
+      poolType, {batch, rows}, {sums.getResult(0), sums.getResult(1)},
       {id3, id3, id3}, SmallVector<IT>(3, IT::parallel),
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::DivFOp::create(nb, l, a[1], a[0]);
       });
-  pooled = RmsNormOp::create(b, poolType, pooled, norm,
+  pooled = RmsNormOp::create(b, poolType, pooled, c.norm,
                              llvm::APFloat(config.rmsNormEps));
-  // Rotated at w * rate, with the compress rope.
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
+  auto headType = RankedTensorType::get({kDyn, 1, kDyn, dim}, f32);
+  Value heads = tensor::ExpandShapeOp::create(
+      b, headType, pooled, groups,
+      SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), rows,
+                                b.getIndexAttr(dim)});
+  heads = ropeAt(heads, ropePositions, /*compressed=*/true);
+  return tensor::CollapseShapeOp::create(b, poolType, heads, groups);
+}
+
+Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
+                                  int64_t rate, int64_t dim,
+                                  bool overlapping) {
+  std::optional<Compressor> c = loadCompressor(prefix, rate, dim, overlapping);
+  if (!c)
+    return {};
+  Value rows = compressorRows(x, *c);
+  Value entries = arith::DivUIOp::create(
+      b, seq, arith::ConstantIndexOp::create(b, rate));
+  Value lastToken =
+      arith::SubIOp::create(b, seq, arith::ConstantIndexOp::create(b, 1));
+  // Entry n pools window n; rotated at n * rate.
   auto posType = RankedTensorType::get({kDyn}, b.getI64Type());
   Value entryPos = generic(
       posType, {entries}, {}, {b.getMultiDimIdentityMap(1)}, {IT::parallel},
@@ -173,30 +218,127 @@ Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
         return arith::MulIOp::create(
             nb, l, w, arith::ConstantIntOp::create(nb, l, rate, 64));
       });
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
-  auto headType = RankedTensorType::get({kDyn, 1, kDyn, dim}, f32);
-  Value heads = tensor::ExpandShapeOp::create(
-      b, headType, pooled, groups,
-      SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), entries,
-                                b.getIndexAttr(dim)});
-  heads = ropeAt(heads, entryPos, /*compressed=*/true);
-  return tensor::CollapseShapeOp::create(b, poolType, heads, groups);
+  int64_t width = c->width;
+  return poolEntries(
+      *c, entries,
+      [&](OpBuilder &, Location, Value, Value n) {
+        return std::make_pair(n, lastToken);
+      },
+      [&](OpBuilder &nb, Location l, Value bi, Value token, Value channel) {
+        Value g = arith::AddIOp::create(
+            nb, l, channel, arith::ConstantIndexOp::create(nb, l, width));
+        return std::make_pair(
+            tensor::ExtractOp::create(nb, l, rows, ValueRange{bi, token, g})
+                .getResult(),
+            tensor::ExtractOp::create(nb, l, rows,
+                                      ValueRange{bi, token, channel})
+                .getResult());
+      },
+      entryPos);
 }
 
-Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow,
+Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
+                                     int64_t rate, int64_t dim,
+                                     bool overlapping, Value &rowPool,
+                                     Value &entryPool) {
+  std::optional<Compressor> c = loadCompressor(prefix, rate, dim, overlapping);
+  if (!c)
+    return {};
+  int64_t width = c->width;
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
+  auto unit = [&](Value rows, int64_t d) {
+    return tensor::ExpandShapeOp::create(
+        b, RankedTensorType::get({kDyn, 1, kDyn, d}, f32), rows, groups,
+        SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), seq,
+                                  b.getIndexAttr(d)});
+  };
+  writePool(b, *step, rowPool, unit(compressorRows(x, *c), 2 * width),
+            step->positions);
+  // The entry each token closes ((t + 1) % rate == 0: entry (t + 1) / rate
+  // - 1), else -1; rotated at entry * rate.
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  auto posType = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  SmallVector<IT> par2(2, IT::parallel);
+  Value closes = generic(
+      posType, {batch, seq}, {step->positions}, {id2, id2}, par2,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto i64 = [&](int64_t v) {
+          return arith::ConstantIntOp::create(nb, l, v, 64);
+        };
+        Value next = arith::AddIOp::create(nb, l, a[0], i64(1));
+        Value done = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, next,
+                                  i64(0)),
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                  arith::RemSIOp::create(nb, l, next, i64(rate)),
+                                  i64(0)));
+        Value w = arith::SubIOp::create(
+            nb, l, arith::DivSIOp::create(nb, l, next, i64(rate)), i64(1));
+        return arith::SelectOp::create(nb, l, done, w, i64(-1));
+      });
+  Value ropePos = generic(
+      posType, {batch, seq}, {closes}, {id2, id2}, par2,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::MulIOp::create(
+            nb, l, a[0], arith::ConstantIntOp::create(nb, l, rate, 64));
+      });
+  // Token rows come from the pool through the block table; a row that
+  // closes nothing pools entry 0 clamped to its own tokens (never written).
+  Value pool = rowPool, table = step->blockTable;
+  Value positions = step->positions;
+  auto poolType = cast<RankedTensorType>(pool.getType());
+  int64_t page = poolType.getDimSize(2);
+  Value entries = poolEntries(
+      *c, seq,
+      [&](OpBuilder &nb, Location l, Value bi, Value n) {
+        auto index = [&](Value v) {
+          return arith::IndexCastOp::create(nb, l, nb.getIndexType(), v);
+        };
+        Value zero = arith::ConstantIntOp::create(nb, l, 0, 64);
+        Value w = tensor::ExtractOp::create(nb, l, closes, ValueRange{bi, n});
+        Value t = tensor::ExtractOp::create(nb, l, positions, ValueRange{bi, n});
+        return std::make_pair(
+            index(arith::MaxSIOp::create(nb, l, w, zero)).getResult(),
+            index(arith::MaxSIOp::create(nb, l, t, zero)).getResult());
+      },
+      [&](OpBuilder &nb, Location l, Value bi, Value token, Value channel) {
+        Value p = arith::ConstantIndexOp::create(nb, l, page);
+        Value logical = arith::DivUIOp::create(nb, l, token, p);
+        Value at = arith::RemUIOp::create(nb, l, token, p);
+        Value pageIndex = arith::IndexCastOp::create(
+            nb, l, nb.getIndexType(),
+            tensor::ExtractOp::create(nb, l, table, ValueRange{bi, logical}));
+        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+        auto load = [&](Value ch) -> Value {
+          Value v = tensor::ExtractOp::create(
+              nb, l, pool, ValueRange{pageIndex, zero, at, ch});
+          return v.getType().isF32() ? v
+                                     : arith::ExtFOp::create(nb, l, f32, v)
+                                           .getResult();
+        };
+        Value g = arith::AddIOp::create(
+            nb, l, channel, arith::ConstantIndexOp::create(nb, l, width));
+        return std::make_pair(load(g), load(channel));
+      },
+      ropePos);
+  writePool(b, *step, entryPool, unit(entries, dim), closes);
+  return gatherPages(b, b.getLoc(), entryPool, Value(), step->blockTable, f32);
+}
+
+Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
                                           const std::string &prefix,
-                                          int64_t rate) {
+                                          int64_t rate, Value lengths) {
   const SparseIndexerConfig &ix = v4.indexer;
   int64_t hidden = config.hiddenSize, h = ix.heads, d = ix.headDim;
   MLIRContext *ctx = b.getContext();
-  Value keys = compress(x, prefix + "compressor.", rate, d, true);
   Value wq = rowsOf(prefix + "wq_b.weight", h * d, v4.qLoraRank,
                     ropeFirstRows(h, d), {h * d, v4.qLoraRank},
                     /*isMatrix=*/true);
   // The head weights' h^-1/2, folded into their projection.
   std::optional<std::vector<float>> wh =
       weightData(prefix + "weights_proj.weight", {h, hidden});
-  if (failed() || !wh || !keys)
+  if (failed() || !wh)
     return {};
   float headScale = float(1.0 / std::sqrt(double(h)));
   for (float &v : *wh)
@@ -220,11 +362,11 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow,
       });
   Value scores = LightningIndexerOp::create(
       b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), q, keys, w, visible,
-      /*lengths=*/Value(), /*causal=*/true, /*scale=*/FloatAttr());
+      lengths, /*causal=*/true, /*scale=*/FloatAttr());
   // PyTorch's CPU top-k order among equal scores (ReLU zeros tie).
   auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
   Value idx = TopKOp::create(
-      b, idxType, scores, /*lengths=*/Value(), b.getI64IntegerAttr(ix.topk),
+      b, idxType, scores, lengths, b.getI64IntegerAttr(ix.topk),
       TopKTiesAttr::get(ctx, TopKTies::Introselect));
   // [B, S, T]: 1 where entry t is listed (-1 fill lists nothing).
   Value entries = tensor::DimOp::create(b, keys, 1);
@@ -246,12 +388,12 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow,
       init);
 }
 
-Value DeepSeekV4Builder::compressedMask(Value entries, int64_t rate,
-                                        Value selected) {
-  Value count = tensor::DimOp::create(b, entries, 1);
-  Value keys = arith::AddIOp::create(b, seq, count);
+Value DeepSeekV4Builder::compressedMask(Value rawKeys, Value entries,
+                                        int64_t rate, Value selected) {
+  Value keys = arith::AddIOp::create(b, rawKeys, entries);
   auto type = RankedTensorType::get({kDyn, 1, kDyn, kDyn}, f32);
   int64_t window = v4.window;
+  Value positions = pos;
   return generic(
       type, {batch, seq, keys}, {}, {b.getMultiDimIdentityMap(4)},
       SmallVector<IT>(4, IT::parallel),
@@ -263,18 +405,24 @@ Value DeepSeekV4Builder::compressedMask(Value entries, int64_t rate,
         Value bi = linalg::IndexOp::create(nb, l, 0);
         Value i = linalg::IndexOp::create(nb, l, 2);
         Value j = linalg::IndexOp::create(nb, l, 3);
-        // Raw key j: causal, within the window (i - j < window).
-        Value raw = arith::CmpIOp::create(nb, l, P::ult, j, seq);
-        Value causal = arith::CmpIOp::create(nb, l, P::ule, j, i);
+        // The query's position t (-1: padding, sees nothing).
+        Value t64 = tensor::ExtractOp::create(nb, l, positions,
+                                              ValueRange{bi, i});
+        Value real = arith::CmpIOp::create(
+            nb, l, P::sge, t64, arith::ConstantIntOp::create(nb, l, 0, 64));
+        Value t = arith::IndexCastOp::create(nb, l, nb.getIndexType(), t64);
+        // Raw key j: causal, within the window (t - j < window).
+        Value raw = arith::CmpIOp::create(nb, l, P::ult, j, rawKeys);
+        Value causal = arith::CmpIOp::create(nb, l, P::sle, j, t);
         Value near = arith::CmpIOp::create(
-            nb, l, P::ult, arith::SubIOp::create(nb, l, i, j), cst(window));
+            nb, l, P::slt, arith::SubIOp::create(nb, l, t, j), cst(window));
         Value rawSeen = arith::AndIOp::create(nb, l, causal, near);
-        // Entry w = j - S: closed before the query, w < (i + 1) / rate.
+        // Entry w = j - R: closed before the query, w < (t + 1) / rate.
         Value w = arith::SelectOp::create(
-            nb, l, raw, cst(0), arith::SubIOp::create(nb, l, j, seq));
-        Value closed = arith::DivUIOp::create(
-            nb, l, arith::AddIOp::create(nb, l, i, cst(1)), cst(rate));
-        Value entrySeen = arith::CmpIOp::create(nb, l, P::ult, w, closed);
+            nb, l, raw, cst(0), arith::SubIOp::create(nb, l, j, rawKeys));
+        Value closed = arith::DivSIOp::create(
+            nb, l, arith::AddIOp::create(nb, l, t, cst(1)), cst(rate));
+        Value entrySeen = arith::CmpIOp::create(nb, l, P::slt, w, closed);
         if (selected) {
           Value listed = tensor::ExtractOp::create(nb, l, selected,
                                                    ValueRange{bi, i, w});
@@ -283,10 +431,92 @@ Value DeepSeekV4Builder::compressedMask(Value entries, int64_t rate,
               arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, listed,
                                     f32Const(nb, l, 0.0)));
         }
-        Value seen = arith::SelectOp::create(nb, l, raw, rawSeen, entrySeen);
+        Value seen = arith::AndIOp::create(
+            nb, l, real,
+            arith::SelectOp::create(nb, l, raw, rawSeen, entrySeen));
         return arith::SelectOp::create(nb, l, seen, f32Const(nb, l, 0.0),
                                        f32Const(nb, l, kNegInf));
       });
+}
+
+Value DeepSeekV4Builder::concatKeys(Value raw, Value entries, int64_t d) {
+  Value rawCount = tensor::DimOp::create(b, raw, 2);
+  Value count = tensor::DimOp::create(b, entries, 2);
+  auto keysType = RankedTensorType::get({kDyn, 1, kDyn, d}, f32);
+  Value keys = empty(keysType,
+                     {batch, arith::AddIOp::create(b, rawCount, count)});
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  auto place = [&](Value part, OpFoldResult at, OpFoldResult len) {
+    keys = tensor::InsertSliceOp::create(
+        b, part, keys,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), at,
+                                  b.getIndexAttr(0)},
+        SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), len,
+                                  b.getIndexAttr(d)},
+        strides);
+  };
+  place(raw, b.getIndexAttr(0), rawCount);
+  place(entries, rawCount, count);
+  return keys;
+}
+
+Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
+                                       int64_t i) {
+  std::string p = "model.layers." + std::to_string(i) + ".attn.";
+  int64_t heads = config.numHeads, d = config.headDim;
+  using Memory = DeepSeekV4Config::Memory;
+  Memory memory = v4.memory[i];
+  Value sink = weight(p + "attn_sink", {heads});
+  if (failed())
+    return {};
+  // Every cached token's row (K = V), the new ones written first.
+  writePool(b, *step, step->keys[i], kv, step->positions);
+  Value keys = gatherPages(b, b.getLoc(), step->keys[i], Value(),
+                           step->blockTable, f32);
+  Value rawCount = tensor::DimOp::create(b, keys, 2);
+  Value entryCount = arith::ConstantIndexOp::create(b, 0);
+  Value selected;
+  int64_t rate = 1;
+  if (memory != Memory::Window) {
+    bool csa = memory == Memory::CSA;
+    rate = csa ? v4.csaRate : v4.hcaRate;
+    SmallVector<Value> &pools = step->extras[i];
+    Value entries = stepEntries(x, p + "compressor.", rate, d, csa, pools[0],
+                                pools[1]);
+    if (!entries)
+      return {};
+    if (csa) {
+      int64_t di = v4.indexer.headDim;
+      Value indexKeys = stepEntries(x, p + "indexer.compressor.", rate, di,
+                                    /*overlapping=*/true, pools[2], pools[3]);
+      if (!indexKeys)
+        return {};
+      SmallVector<ReassociationIndices> groups = {{0, 1}, {2}, {3}};
+      indexKeys = tensor::CollapseShapeOp::create(
+          b, RankedTensorType::get({kDyn, kDyn, di}, f32), indexKeys, groups);
+      // A recomputed forward over the sequence has context / rate entries:
+      // the rows' width for PyTorch's tie order.
+      auto lenType = RankedTensorType::get({kDyn}, b.getI64Type());
+      AffineMap id1 = b.getMultiDimIdentityMap(1);
+      Value lengths = generic(
+          lenType, {batch}, {step->contextLengths}, {id1, id1}, {IT::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            return arith::DivSIOp::create(
+                nb, l, a[0], arith::ConstantIntOp::create(nb, l, rate, 64));
+          });
+      selected = indexerSelection(x, qLow, indexKeys, p + "indexer.", rate,
+                                  lengths);
+      if (!selected)
+        return {};
+    }
+    keys = concatKeys(keys, entries, d);
+    entryCount = tensor::DimOp::create(b, entries, 2);
+  }
+  Value mask = compressedMask(rawCount, entryCount, rate, selected);
+  auto type = RankedTensorType::get({kDyn, heads, kDyn, d}, f32);
+  return AttentionOp::create(b, type, q, keys, keys, mask, sink,
+                             /*q_offset=*/Value(), /*causal=*/false,
+                             IntegerAttr(), FloatAttr(), FloatAttr());
 }
 
 Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {
@@ -365,7 +595,9 @@ Value DeepSeekV4Builder::attention(Value x, int64_t i) {
 
   auto type = RankedTensorType::get({kDyn, heads, kDyn, d}, f32);
   Value o;
-  if (!compressed) {
+  if (step) {
+    o = stepAttention(x, qLow, q, kv, i);
+  } else if (!compressed) {
     o = AttentionOp::create(b, type, q, kv, kv, /*mask=*/Value(), sink,
                             /*q_offset=*/Value(), /*causal=*/true,
                             b.getI64IntegerAttr(v4.window), FloatAttr(),
@@ -375,41 +607,35 @@ Value DeepSeekV4Builder::attention(Value x, int64_t i) {
     int64_t rate = csa ? v4.csaRate : v4.hcaRate;
     Value entries = compress(x, p + "compressor.", rate, d, csa);
     Value selected;
-    if (entries && csa)
-      selected = indexerSelection(x, qLow, p + "indexer.", rate);
+    if (entries && csa) {
+      Value indexKeys = compress(x, p + "indexer.compressor.", rate,
+                                 v4.indexer.headDim, /*overlapping=*/true);
+      if (indexKeys)
+        selected = indexerSelection(x, qLow, indexKeys, p + "indexer.", rate,
+                                    /*lengths=*/Value());
+    }
     if (failed() || !entries || (csa && !selected))
       return {};
     // Keys [B, 1, S + T, d]: the raw tokens, then the entries.
-    Value count = tensor::DimOp::create(b, entries, 1);
-    Value total = arith::AddIOp::create(b, seq, count);
-    auto keysType = RankedTensorType::get({kDyn, 1, kDyn, d}, f32);
-    Value keys = empty(keysType, {batch, total});
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    auto place = [&](Value part, OpFoldResult at, OpFoldResult len) {
-      keys = tensor::InsertSliceOp::create(
-          b, part, keys,
-          SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), at,
-                                    b.getIndexAttr(0)},
-          SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), len,
-                                    b.getIndexAttr(d)},
-          strides);
-    };
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
+    Value count = tensor::DimOp::create(b, entries, 1);
     Value entryHeads = tensor::ExpandShapeOp::create(
-        b, keysType, entries, groups,
+        b, RankedTensorType::get({kDyn, 1, kDyn, d}, f32), entries, groups,
         SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), count,
                                   b.getIndexAttr(d)});
-    place(kv, b.getIndexAttr(0), seq);
-    place(entryHeads, seq, count);
-    Value mask = compressedMask(entries, rate, selected);
+    Value keys = concatKeys(kv, entryHeads, d);
+    Value mask = compressedMask(seq, count, rate, selected);
     o = AttentionOp::create(b, type, q, keys, keys, mask, sink,
                             /*q_offset=*/Value(), /*causal=*/false,
                             IntegerAttr(), FloatAttr(), FloatAttr());
   }
+  if (!o)
+    return {};
   // The value carries the keys' rotation: undo it at the query's position.
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   Value back = generic(
-      cast<RankedTensorType>(pos.getType()), {batch, seq}, {pos}, {id2, id2},
+      RankedTensorType::get({kDyn, kDyn}, b.getI64Type()), {batch, seq},
+      {pos}, {id2, id2},
       {IT::parallel, IT::parallel},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::SubIOp::create(

@@ -61,7 +61,8 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   // Per layer: key and value pools, then (FP8) their scales.
   SmallVector<std::pair<std::string, Type>> pools;
   SmallVector<std::optional<int64_t>> windows;
-  for (auto [l, layer] : llvm::enumerate(layers)) {
+  for (auto [l, entry] : llvm::enumerate(layers)) {
+    const StepLayerCache &layer = entry;
     auto pool = [&](int64_t dim) {
       return RankedTensorType::get({kDyn, layer.heads, pageSize, dim}, cache);
     };
@@ -69,16 +70,21 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
                                         b.getF32Type());
     std::string prefix = "cache." + std::to_string(l) + ".";
     pools.push_back({prefix + "key", pool(layer.keyDim)});
-    pools.push_back({prefix + "value", pool(layer.valueDim)});
+    if (layer.valueDim)
+      pools.push_back({prefix + "value", pool(layer.valueDim)});
     if (fp8) {
       pools.push_back({prefix + "key_scale", scales});
-      pools.push_back({prefix + "value_scale", scales});
+      if (layer.valueDim)
+        pools.push_back({prefix + "value_scale", scales});
     }
+    auto side = [&](int64_t dim) {
+      return RankedTensorType::get({kDyn, 1, pageSize, dim},
+                                   fp8 ? b.getBF16Type() : cache);
+    };
     if (layer.indexKeyDim)
-      pools.push_back({prefix + "index_key",
-                       RankedTensorType::get({kDyn, 1, pageSize,
-                                              layer.indexKeyDim},
-                                             fp8 ? b.getBF16Type() : cache)});
+      pools.push_back({prefix + "index_key", side(layer.indexKeyDim)});
+    for (auto &[extra, dim] : layer.extraPools)
+      pools.push_back({prefix + extra, side(dim)});
     windows.resize(pools.size(), layer.window);
   }
   SmallVector<std::pair<std::string, Type>> inputs = {
@@ -115,13 +121,18 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   unsigned next = firstPool;
   for (const StepLayerCache &layer : layers) {
     step.keys.push_back(func.getArgument(next++));
-    step.values.push_back(func.getArgument(next++));
+    step.values.push_back(layer.valueDim ? func.getArgument(next++) : Value());
     if (fp8) {
       step.keyScales.push_back(func.getArgument(next++));
-      step.valueScales.push_back(func.getArgument(next++));
+      step.valueScales.push_back(layer.valueDim ? func.getArgument(next++)
+                                                : Value());
     }
     step.indexKeys.push_back(layer.indexKeyDim ? func.getArgument(next++)
                                                : Value());
+    SmallVector<Value> extras;
+    for (size_t k = 0; k < layer.extraPools.size(); ++k)
+      extras.push_back(func.getArgument(next++));
+    step.extras.push_back(extras);
   }
   return step;
 }
@@ -147,10 +158,14 @@ void mnemo::writeCache(ImplicitLocOpBuilder &b, GenerationStep &step,
 
 void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
                            int64_t layer, Value key) {
-  Value &pool = step.indexKeys[layer];
+  writePool(b, step, step.indexKeys[layer], key, step.positions);
+}
+
+void mnemo::writePool(ImplicitLocOpBuilder &b, GenerationStep &step,
+                      Value &pool, Value rows, Value positions) {
   pool = KVCacheWriteOp::create(
              b, TypeRange{pool.getType()},
-             ValueRange{key, pool, step.positions, step.blockTable})
+             ValueRange{rows, pool, positions, step.blockTable})
              .getResult();
 }
 
@@ -163,13 +178,16 @@ void mnemo::finishGenerationStep(ImplicitLocOpBuilder &b,
   bool fp8 = !step.keyScales.empty();
   for (size_t l = 0; l < step.keys.size(); ++l) {
     returned.push_back(step.keys[l]);
-    returned.push_back(step.values[l]);
+    if (step.values[l])
+      returned.push_back(step.values[l]);
     if (fp8) {
       returned.push_back(step.keyScales[l]);
-      returned.push_back(step.valueScales[l]);
+      if (step.valueScales[l])
+        returned.push_back(step.valueScales[l]);
     }
     if (step.indexKeys[l])
       returned.push_back(step.indexKeys[l]);
+    returned.append(step.extras[l].begin(), step.extras[l].end());
   }
   func::ReturnOp::create(b, returned);
 }
