@@ -506,9 +506,10 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
                                 const ModelConfig &config,
                                 const CacheLayout &layout, DecoderBody body) {
   SmallVector<StepLayerCache> layers(layout.perLayer);
-  for (int64_t l = 0; layers.empty() && l < config.numLayers; ++l)
-    layers.push_back({layout.heads, layout.keyDim, layout.valueDim,
-                      config.layerWindows[l], layout.indexKeyDim});
+  if (layers.empty())
+    for (int64_t l = 0; l < config.numLayers; ++l)
+      layers.push_back({layout.heads, layout.keyDim, layout.valueDim,
+                        config.layerWindows[l], layout.indexKeyDim});
   OpBuilder::InsertionGuard guard(b);
   CacheStep step;
   static_cast<GenerationStep &>(step) = createGenerationStep(
