@@ -37,6 +37,9 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::DecomposeMLAPassOptions mla;
   mla.form = options.mlaForm;
   pm.addPass(mnemo::createDecomposeMLAPass(mla));
+  // DeepSeek-V4's attention over raw keys and entries: a masked
+  // mnemo.attention.
+  pm.addPass(mnemo::createDecomposeCompressedAttentionPass());
   // Sizes fixed by --input-shape reach the mnemo ops, for kernels that
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());

@@ -13,5 +13,6 @@ include "dialects/Mnemo/IR/PositionOps.td"
 include "dialects/Mnemo/IR/LayerOps.td"
 include "dialects/Mnemo/IR/KVCacheOps.td"
 include "dialects/Mnemo/IR/SparseAttentionOps.td"
+include "dialects/Mnemo/IR/CompressedMemoryOps.td"
 
 #endif // MNEMO_DIALECT_MNEMOOPS

@@ -19,6 +19,23 @@ def SelectMLAFormPass : Pass<"mnemo-select-mla-form"> {
   }];
 }
 
+def DecomposeCompressedAttentionPass
+    : Pass<"mnemo-decompose-compressed-attention"> {
+  let summary = "Rewrites mnemo.compressed_attention as a masked "
+                "mnemo.attention";
+  let description = [{
+    Replaces each `mnemo.compressed_attention` (DeepSeek-V4) by its
+    reference form: the raw keys and the entries concatenated on the key
+    axis, an additive mask `[B, 1, S, R + T]` (raw key j seen when
+    `j <= t` and `t - j < window`; entry w when `w < (t + 1) / rate` and,
+    with indices, listed), and one `mnemo.attention` with the sink and the
+    keys as values, which the attention passes tile or give a kernel.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def DecomposeMLAPass : Pass<"mnemo-decompose-mla"> {
   let summary = "Rewrites mnemo.mla_attention as mnemo.attention + projections";
   let description = [{

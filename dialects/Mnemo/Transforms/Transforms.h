@@ -30,6 +30,12 @@ namespace mlir::mnemo {
 /// Intermediates are in the compute type (f32, or f64 for f64 operands).
 Value buildMLADecomposition(OpBuilder &b, MLAAttentionOp op, MLAForm form);
 
+/// mnemo.compressed_attention as one mnemo.attention over the raw keys and
+/// entries concatenated, with an additive mask [B, 1, S, R + T] that says
+/// what each query sees, its sink, and the keys as values.
+Value buildCompressedAttentionDecomposition(OpBuilder &b,
+                                            CompressedAttentionOp op);
+
 } // namespace mlir::mnemo
 
 #endif // MNEMO_DIALECT_TRANSFORMS_TRANSFORMS_H

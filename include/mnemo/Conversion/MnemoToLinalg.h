@@ -16,6 +16,7 @@ void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.mla_attention → per-head up-projections and a mnemo.attention (the
 /// expanded form), lowered in turn by the attention patterns.
 void populateMLAToLinalgPatterns(RewritePatternSet &patterns);
+void populateCompressedAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rope → one linalg.generic over the output with cos/sin inline.
 void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rms_norm, swiglu, linear and embedding → linalg.generic.

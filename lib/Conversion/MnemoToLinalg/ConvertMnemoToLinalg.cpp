@@ -22,6 +22,7 @@ using namespace mlir::mnemo;
 void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
   populateAttentionToLinalgPatterns(patterns);
   populateMLAToLinalgPatterns(patterns);
+  populateCompressedAttentionToLinalgPatterns(patterns);
   populateRopeToLinalgPatterns(patterns);
   populateLayerToLinalgPatterns(patterns);
   populateSparseAttentionToLinalgPatterns(patterns);

@@ -111,19 +111,17 @@ private:
                     int64_t dim, bool overlapping, Value &rowPool,
                     Value &entryPool);
   /// Per query, the CSA entries its lightning indexer selects among
-  /// `keys` ([B, T, Di]), as a [B, S, T] 0/1 mask; `lengths` ([B], the
-  /// entries a recomputed forward has) sets each row's width.
+  /// `keys` ([B, T, Di]): [B, S, index_topk] indices, -1 for none;
+  /// `lengths` ([B], the entries a recomputed forward has) sets each row's
+  /// width.
   Value indexerSelection(Value x, Value qLow, Value keys,
                          const std::string &prefix, int64_t rate,
                          Value lengths);
-  /// The additive mask [B, 1, S, R + T]: raw key j (j < R, at position j)
-  /// causal within the window, entry w = j - R visible to the query at
-  /// position t when w < (t + 1) / rate and (with `selected`) listed
-  /// there; T = `entries` (an index, 0 without entries).
-  Value compressedMask(Value rawKeys, Value entries, int64_t rate,
-                       Value selected);
-  /// [B, 1, R, d] and [B, 1, T, d] -> [B, 1, R + T, d].
-  Value concatKeys(Value raw, Value entries, int64_t d);
+  /// mnemo.compressed_attention of `q` over the raw K = V rows `raw`
+  /// ([B, 1, R, d], row j at position j) and `entries` ([B, 1, T, d]),
+  /// with CSA's `indices` (or null), at the queries' positions.
+  Value unionAttention(Value q, Value raw, Value entries, Value indices,
+                       Value sink, int64_t rate);
   /// A generation step's attention of layer `i`.
   Value stepAttention(Value x, Value qLow, Value q, Value kv, int64_t i);
   /// The output projection: per group wo_a, then wo_b.

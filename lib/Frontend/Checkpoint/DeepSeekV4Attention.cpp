@@ -365,99 +365,19 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
       lengths, /*causal=*/true, /*scale=*/FloatAttr());
   // PyTorch's CPU top-k order among equal scores (ReLU zeros tie).
   auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
-  Value idx = TopKOp::create(
+  return TopKOp::create(
       b, idxType, scores, lengths, b.getI64IntegerAttr(ix.topk),
       TopKTiesAttr::get(ctx, TopKTies::Introselect));
-  // [B, S, T]: 1 where entry t is listed (-1 fill lists nothing).
-  Value entries = tensor::DimOp::create(b, keys, 1);
-  auto selType = RankedTensorType::get({kDyn, kDyn, kDyn}, f32);
-  Value init =
-      linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), 0.0)},
-                             ValueRange{empty(selType, {batch, seq, entries})})
-          .getResult(0);
-  return generic(
-      selType, {}, {idx}, {mapOf(ctx, 4, {0, 1, 3}), mapOf(ctx, 4, {0, 1, 2})},
-      {IT::parallel, IT::parallel, IT::parallel, IT::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value t = arith::IndexCastOp::create(
-            nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, 2));
-        Value hit =
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[0], t);
-        return arith::SelectOp::create(nb, l, hit, f32Const(nb, l, 1.0), a[1]);
-      },
-      init);
 }
 
-Value DeepSeekV4Builder::compressedMask(Value rawKeys, Value entries,
-                                        int64_t rate, Value selected) {
-  Value keys = arith::AddIOp::create(b, rawKeys, entries);
-  auto type = RankedTensorType::get({kDyn, 1, kDyn, kDyn}, f32);
-  int64_t window = v4.window;
-  Value positions = pos;
-  return generic(
-      type, {batch, seq, keys}, {}, {b.getMultiDimIdentityMap(4)},
-      SmallVector<IT>(4, IT::parallel),
-      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
-        auto cst = [&](int64_t v) {
-          return arith::ConstantIndexOp::create(nb, l, v);
-        };
-        using P = arith::CmpIPredicate;
-        Value bi = linalg::IndexOp::create(nb, l, 0);
-        Value i = linalg::IndexOp::create(nb, l, 2);
-        Value j = linalg::IndexOp::create(nb, l, 3);
-        // The query's position t (-1: padding, sees nothing).
-        Value t64 = tensor::ExtractOp::create(nb, l, positions,
-                                              ValueRange{bi, i});
-        Value real = arith::CmpIOp::create(
-            nb, l, P::sge, t64, arith::ConstantIntOp::create(nb, l, 0, 64));
-        Value t = arith::IndexCastOp::create(nb, l, nb.getIndexType(), t64);
-        // Raw key j: causal, within the window (t - j < window).
-        Value raw = arith::CmpIOp::create(nb, l, P::ult, j, rawKeys);
-        Value causal = arith::CmpIOp::create(nb, l, P::sle, j, t);
-        Value near = arith::CmpIOp::create(
-            nb, l, P::slt, arith::SubIOp::create(nb, l, t, j), cst(window));
-        Value rawSeen = arith::AndIOp::create(nb, l, causal, near);
-        // Entry w = j - R: closed before the query, w < (t + 1) / rate.
-        Value w = arith::SelectOp::create(
-            nb, l, raw, cst(0), arith::SubIOp::create(nb, l, j, rawKeys));
-        Value closed = arith::DivSIOp::create(
-            nb, l, arith::AddIOp::create(nb, l, t, cst(1)), cst(rate));
-        Value entrySeen = arith::CmpIOp::create(nb, l, P::slt, w, closed);
-        if (selected) {
-          Value listed = tensor::ExtractOp::create(nb, l, selected,
-                                                   ValueRange{bi, i, w});
-          entrySeen = arith::AndIOp::create(
-              nb, l, entrySeen,
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, listed,
-                                    f32Const(nb, l, 0.0)));
-        }
-        Value seen = arith::AndIOp::create(
-            nb, l, real,
-            arith::SelectOp::create(nb, l, raw, rawSeen, entrySeen));
-        return arith::SelectOp::create(nb, l, seen, f32Const(nb, l, 0.0),
-                                       f32Const(nb, l, kNegInf));
-      });
-}
-
-Value DeepSeekV4Builder::concatKeys(Value raw, Value entries, int64_t d) {
-  Value rawCount = tensor::DimOp::create(b, raw, 2);
-  Value count = tensor::DimOp::create(b, entries, 2);
-  auto keysType = RankedTensorType::get({kDyn, 1, kDyn, d}, f32);
-  Value keys = empty(keysType,
-                     {batch, arith::AddIOp::create(b, rawCount, count)});
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  auto place = [&](Value part, OpFoldResult at, OpFoldResult len) {
-    keys = tensor::InsertSliceOp::create(
-        b, part, keys,
-        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), at,
-                                  b.getIndexAttr(0)},
-        SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), len,
-                                  b.getIndexAttr(d)},
-        strides);
-  };
-  place(raw, b.getIndexAttr(0), rawCount);
-  place(entries, rawCount, count);
-  return keys;
+Value DeepSeekV4Builder::unionAttention(Value q, Value raw, Value entries,
+                                        Value indices, Value sink,
+                                        int64_t rate) {
+  auto type = cast<RankedTensorType>(q.getType());
+  return CompressedAttentionOp::create(b, type, q, raw, entries, pos, indices,
+                                       sink, b.getI64IntegerAttr(v4.window),
+                                       b.getI64IntegerAttr(rate),
+                                       FloatAttr());
 }
 
 Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
@@ -473,16 +393,16 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
   writePool(b, *step, step->keys[i], kv, step->positions);
   Value keys = gatherPages(b, b.getLoc(), step->keys[i], Value(),
                            step->blockTable, f32);
-  Value rawCount = tensor::DimOp::create(b, keys, 2);
-  Value entryCount = arith::ConstantIndexOp::create(b, 0);
+  // A window-only layer has no entries.
+  Value entries = empty(RankedTensorType::get({kDyn, 1, 0, d}, f32), {batch});
   Value selected;
   int64_t rate = 1;
   if (memory != Memory::Window) {
     bool csa = memory == Memory::CSA;
     rate = csa ? v4.csaRate : v4.hcaRate;
     SmallVector<Value> &pools = step->extras[i];
-    Value entries = stepEntries(x, p + "compressor.", rate, d, csa, pools[0],
-                                pools[1]);
+    entries = stepEntries(x, p + "compressor.", rate, d, csa, pools[0],
+                          pools[1]);
     if (!entries)
       return {};
     if (csa) {
@@ -509,14 +429,8 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
       if (!selected)
         return {};
     }
-    keys = concatKeys(keys, entries, d);
-    entryCount = tensor::DimOp::create(b, entries, 2);
   }
-  Value mask = compressedMask(rawCount, entryCount, rate, selected);
-  auto type = RankedTensorType::get({kDyn, heads, kDyn, d}, f32);
-  return AttentionOp::create(b, type, q, keys, keys, mask, sink,
-                             /*q_offset=*/Value(), /*causal=*/false,
-                             IntegerAttr(), FloatAttr(), FloatAttr());
+  return unionAttention(q, keys, entries, selected, sink, rate);
 }
 
 Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {
@@ -616,18 +530,13 @@ Value DeepSeekV4Builder::attention(Value x, int64_t i) {
     }
     if (failed() || !entries || (csa && !selected))
       return {};
-    // Keys [B, 1, S + T, d]: the raw tokens, then the entries.
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
     Value count = tensor::DimOp::create(b, entries, 1);
     Value entryHeads = tensor::ExpandShapeOp::create(
         b, RankedTensorType::get({kDyn, 1, kDyn, d}, f32), entries, groups,
         SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), count,
                                   b.getIndexAttr(d)});
-    Value keys = concatKeys(kv, entryHeads, d);
-    Value mask = compressedMask(seq, count, rate, selected);
-    o = AttentionOp::create(b, type, q, keys, keys, mask, sink,
-                            /*q_offset=*/Value(), /*causal=*/false,
-                            IntegerAttr(), FloatAttr(), FloatAttr());
+    o = unionAttention(q, kv, entryHeads, selected, sink, rate);
   }
   if (!o)
     return {};

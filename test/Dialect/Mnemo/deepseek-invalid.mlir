@@ -153,3 +153,51 @@ func.func @swiglu_limit(%g: tensor<4x7xf32>, %u: tensor<4x7xf32>) -> tensor<4x7x
   %s = mnemo.swiglu %g, %u limit(-1.0) : tensor<4x7xf32>
   return %s : tensor<4x7xf32>
 }
+
+// -----
+
+func.func @compressed_heads(%q: tensor<1x3x5x16xf32>, %r: tensor<1x2x7x16xf32>, %e: tensor<1x2x2x16xf32>, %p: tensor<1x5xi64>) -> tensor<1x3x5x16xf32> {
+  // expected-error @+1 {{query heads (3) must be a multiple of key heads (2)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) window(4) rate(2) : tensor<1x3x5x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x2x16xf32>, tensor<1x5xi64> -> tensor<1x3x5x16xf32>
+  return %o : tensor<1x3x5x16xf32>
+}
+
+// -----
+
+func.func @compressed_entries_dim(%q: tensor<1x2x5x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<1x1x2x8xf32>, %p: tensor<1x5xi64>) -> tensor<1x2x5x16xf32> {
+  // expected-error @+1 {{entries head dim (8) must match query head dim (16)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) window(4) rate(2) : tensor<1x2x5x16xf32>, tensor<1x1x7x16xf32>, tensor<1x1x2x8xf32>, tensor<1x5xi64> -> tensor<1x2x5x16xf32>
+  return %o : tensor<1x2x5x16xf32>
+}
+
+// -----
+
+func.func @compressed_positions(%q: tensor<1x2x5x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<1x1x2x16xf32>, %p: tensor<1x4xi64>) -> tensor<1x2x5x16xf32> {
+  // expected-error @+1 {{positions length (4) must match query length (5)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) window(4) rate(2) : tensor<1x2x5x16xf32>, tensor<1x1x7x16xf32>, tensor<1x1x2x16xf32>, tensor<1x4xi64> -> tensor<1x2x5x16xf32>
+  return %o : tensor<1x2x5x16xf32>
+}
+
+// -----
+
+func.func @compressed_indices(%q: tensor<1x2x5x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<1x1x2x16xf32>, %p: tensor<1x5xi64>, %i: tensor<1x6x3xi64>) -> tensor<1x2x5x16xf32> {
+  // expected-error @+1 {{indices length (6) must match query length (5)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) indices(%i : tensor<1x6x3xi64>) window(4) rate(2) : tensor<1x2x5x16xf32>, tensor<1x1x7x16xf32>, tensor<1x1x2x16xf32>, tensor<1x5xi64> -> tensor<1x2x5x16xf32>
+  return %o : tensor<1x2x5x16xf32>
+}
+
+// -----
+
+func.func @compressed_rate(%q: tensor<1x2x5x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<1x1x2x16xf32>, %p: tensor<1x5xi64>) -> tensor<1x2x5x16xf32> {
+  // expected-error @+1 {{rate must be positive, got 0}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) window(4) rate(0) : tensor<1x2x5x16xf32>, tensor<1x1x7x16xf32>, tensor<1x1x2x16xf32>, tensor<1x5xi64> -> tensor<1x2x5x16xf32>
+  return %o : tensor<1x2x5x16xf32>
+}
+
+// -----
+
+func.func @compressed_window(%q: tensor<1x2x5x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<1x1x2x16xf32>, %p: tensor<1x5xi64>, %s: tensor<3xf32>) -> tensor<1x2x5x16xf32> {
+  // expected-error @+1 {{expects sink logits of shape [2] (one per query head)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) sink(%s : tensor<3xf32>) window(4) rate(2) : tensor<1x2x5x16xf32>, tensor<1x1x7x16xf32>, tensor<1x1x2x16xf32>, tensor<1x5xi64> -> tensor<1x2x5x16xf32>
+  return %o : tensor<1x2x5x16xf32>
+}

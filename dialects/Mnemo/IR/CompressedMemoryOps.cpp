@@ -1,0 +1,64 @@
+//===- CompressedMemoryOps.cpp - DeepSeek-V4 memory ops ---------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/IR/ShapeChecks.h"
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::shape_checks;
+
+//===----------------------------------------------------------------------===//
+// CompressedAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompressedAttentionOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType q = getQuery().getType(), raw = getRaw().getType(),
+                   e = getEntries().getType(), pos = getPositions().getType(),
+                   r = getResult().getType();
+  if (failed(checkRank(op, q, 4, "query", "[B, Hq, S, D]")) ||
+      failed(checkRank(op, raw, 4, "raw", "[B, Hkv, R, D]")) ||
+      failed(checkRank(op, e, 4, "entries", "[B, Hkv, T, D]")) ||
+      failed(checkRank(op, pos, 2, "positions", "[B, S]")) ||
+      failed(checkRank(op, r, 4, "result", "[B, Hq, S, D]")) ||
+      failed(checkStatic(op, q, 1, "query heads")) ||
+      failed(checkStatic(op, raw, 1, "key heads")) ||
+      failed(checkStatic(op, q, 3, "head dim")))
+    return failure();
+  int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), seq = q.getDimSize(2),
+          hkv = raw.getDimSize(1), d = q.getDimSize(3);
+  if (hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of key heads (" << hkv
+                         << ")";
+  if (failed(checkDim(op, raw, 0, batch, "raw batch", "query batch")) ||
+      failed(checkDim(op, raw, 3, d, "raw head dim", "query head dim")) ||
+      failed(checkDim(op, e, 0, batch, "entries batch", "query batch")) ||
+      failed(checkDim(op, e, 1, hkv, "entries heads", "raw heads")) ||
+      failed(checkDim(op, e, 3, d, "entries head dim", "query head dim")) ||
+      failed(checkDim(op, pos, 0, batch, "positions batch", "query batch")) ||
+      failed(checkDim(op, pos, 1, seq, "positions length", "query length")) ||
+      failed(checkDim(op, r, 0, batch, "result batch", "query batch")) ||
+      failed(checkDim(op, r, 1, hq, "result heads", "query heads")) ||
+      failed(checkDim(op, r, 2, seq, "result length", "query length")) ||
+      failed(checkDim(op, r, 3, d, "result head dim", "query head dim")))
+    return failure();
+  if (Value idx = getIndices()) {
+    auto it = cast<RankedTensorType>(idx.getType());
+    if (failed(checkRank(op, it, 3, "indices", "[B, S, K]")) ||
+        failed(checkDim(op, it, 0, batch, "indices batch", "query batch")) ||
+        failed(checkDim(op, it, 1, seq, "indices length", "query length")))
+      return failure();
+  }
+  if (r.getElementType() != q.getElementType())
+    return emitOpError() << "result element type " << r.getElementType()
+                         << " must match the query's " << q.getElementType();
+  if (getRate() <= 0)
+    return emitOpError() << "rate must be positive, got " << getRate();
+  return checkAttentionOptions(op, getScaleAttr(), FloatAttr(),
+                               getWindowAttr(), getSink(), hq);
+}

@@ -1,0 +1,77 @@
+//===- CompressedMemoryOps.td - DeepSeek-V4 memory ops -----*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_DIALECT_COMPRESSEDMEMORYOPS
+#define MNEMO_DIALECT_COMPRESSEDMEMORYOPS
+
+include "dialects/Mnemo/IR/MnemoBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "Attention over a window of raw keys and compressed entries";
+  let description = [{
+    DeepSeek-V4's attention over its three-level memory: the raw keys of a
+    sliding window and the entries of closed compression windows, under one
+    softmax with a per-head sink. The keys are also the values (V4's single
+    K = V head). For batch `b`, query head `h` and row `i` at position
+    `t = positions[b, i]`:
+
+    ```
+    raw key j (0 <= j < R, at position j)  visible iff j <= t and t - j < window
+    entry w   (0 <= w < T)                 visible iff w < (t + 1) / rate
+                                           and, with indices, w is listed in
+                                           indices[b, i, :] (a set: -1 and
+                                           out-of-range entries list nothing)
+    s      = scale * dot(Q[b, h, i, :], key) over the visible keys of
+             [raw[b, h / G], entries[b, h / G]]
+    p      = softmax(s), with exp(sink[h]) added to the denominator
+    O[b, h, i, :] = sum p * key
+    ```
+
+    Entry `w` pools the tokens of compression window `w`, so it closes once
+    the token at `(w + 1) * rate - 1` is in: HCA attends to every closed
+    entry, CSA to those its lightning indexer lists. A query at position -1
+    (the padding of a ragged batch), or one that sees nothing, yields zeros.
+
+    Shapes: query `[B, Hq, S, D]`, raw `[B, Hkv, R, D]`, entries
+    `[B, Hkv, T, D]`, positions `[B, S]` i64, indices `[B, S, K]` (i32 or
+    i64), sink `[Hq]`, result `[B, Hq, S, D]`; `Hq` a multiple of `Hkv`.
+    `scale` defaults to `1/sqrt(D)`. Computation is in f32.
+
+    ```mlir
+    %o = mnemo.compressed_attention %q, %raw, %entries positions(%pos)
+        indices(%idx : tensor<1x?x512xi64>) sink(%s : tensor<64xf32>)
+        window(128) rate(4)
+        : tensor<1x64x?x512xf32>, tensor<1x1x?x512xf32>,
+          tensor<1x1x?x512xf32>, tensor<1x?xi64> -> tensor<1x64x?x512xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$query,
+    RankedTensorOf<[AnyFloat]>:$raw,
+    RankedTensorOf<[AnyFloat]>:$entries,
+    RankedTensorOf<[I64]>:$positions,
+    Optional<RankedTensorOf<[I32, I64]>>:$indices,
+    Optional<RankedTensorOf<[AnyFloat]>>:$sink,
+    I64Attr:$window,
+    I64Attr:$rate,
+    OptionalAttr<F64Attr>:$scale
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $query `,` $raw `,` $entries `positions` `(` $positions `)`
+    (`indices` `(` $indices^ `:` type($indices) `)`)?
+    (`sink` `(` $sink^ `:` type($sink) `)`)?
+    `window` `(` $window `)` `rate` `(` $rate `)`
+    (`scale` `(` $scale^ `)`)?
+    attr-dict `:` type($query) `,` type($raw) `,` type($entries) `,`
+    type($positions) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MNEMO_DIALECT_COMPRESSEDMEMORYOPS

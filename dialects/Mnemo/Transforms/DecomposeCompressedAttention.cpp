@@ -1,0 +1,173 @@
+//===- DecomposeCompressedAttention.cpp - V4 attention as attention -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// mnemo.compressed_attention's reference form: the raw keys and the
+// entries concatenated on the key axis, one additive mask [B, 1, S, R + T]
+// saying what each query sees (the window's causality on raw keys; closed
+// entries, and for CSA only the listed ones), and one mnemo.attention with
+// the sink, the keys as values. The pass runs it before the attention is
+// tiled or given a kernel; the MnemoToLinalg conversion uses the same
+// builder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Transforms/Passes.h"
+#include "dialects/Mnemo/Transforms/Transforms.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include <limits>
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_DECOMPOSECOMPRESSEDATTENTIONPASS
+#include "dialects/Mnemo/Transforms/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::builders;
+
+namespace {
+
+/// [B, S, T] f32: 1 where entry t is listed in indices[b, s, :].
+Value listedEntries(OpBuilder &b, Location loc, Value indices,
+                    OpFoldResult batch, OpFoldResult seq, OpFoldResult count) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value init = filledTensor(b, loc, {batch, seq, count}, f32, 0.0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{indices}, ValueRange{init},
+             ArrayRef<AffineMap>{projection(ctx, 4, {0, 1, 3}),
+                                 projection(ctx, 4, {0, 1, 2})},
+             iterators(4, {3}),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Type it = a[0].getType();
+               Value t = arith::IndexCastOp::create(
+                   nb, nl, it, linalg::IndexOp::create(nb, nl, 2));
+               Value hit = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::eq, a[0], t);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, hit,
+                                           floatConst(nb, nl, f32, 1.0), a[1])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+struct DecomposeCompressedAttentionPass final
+    : mnemo::impl::DecomposeCompressedAttentionPassBase<
+          DecomposeCompressedAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<CompressedAttentionOp> ops;
+    getOperation()->walk([&](CompressedAttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (CompressedAttentionOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOp(op, buildCompressedAttentionDecomposition(rewriter, op));
+    }
+  }
+};
+
+} // namespace
+
+Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
+                                                   CompressedAttentionOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getResult().getType();
+  FloatType ct = computeType(resultType.getElementType());
+  Type f32 = b.getF32Type();
+  Value q = castElements(b, loc, op.getQuery(), ct);
+  Value raw = castElements(b, loc, op.getRaw(), ct);
+  Value entries = castElements(b, loc, op.getEntries(), ct);
+  SmallVector<OpFoldResult> rs = tensorSizes(b, loc, raw),
+                            es = tensorSizes(b, loc, entries),
+                            qs = tensorSizes(b, loc, q);
+  Value rawCount = getValueOrCreateConstantIndexOp(b, loc, rs[2]);
+  Value entryCount = getValueOrCreateConstantIndexOp(b, loc, es[2]);
+  Value total = arith::AddIOp::create(b, loc, rawCount, entryCount);
+
+  // The keys (also the values): [raw, entries] on the key axis.
+  Value keys = emptyTensor(b, loc, {rs[0], rs[1], total, rs[3]}, ct);
+  SmallVector<OpFoldResult> zero(4, b.getIndexAttr(0)),
+      strides(4, b.getIndexAttr(1));
+  keys = tensor::InsertSliceOp::create(b, loc, raw, keys, zero, rs, strides);
+  SmallVector<OpFoldResult> at = zero;
+  at[2] = rawCount;
+  keys = tensor::InsertSliceOp::create(b, loc, entries, keys, at, es, strides);
+
+  Value listed;
+  if (Value idx = op.getIndices())
+    listed = listedEntries(b, loc, idx, qs[0], qs[2], es[2]);
+  Value positions = op.getPositions();
+  int64_t window = op.getWindow(), rate = op.getRate();
+  Value mask = emptyTensor(b, loc, {qs[0], b.getIndexAttr(1), qs[2], total},
+                           f32);
+  mask =
+      linalg::GenericOp::create(
+          b, loc, mask.getType(), ValueRange{}, ValueRange{mask},
+          ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4)}, iterators(4),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            auto cst = [&](int64_t v) {
+              return arith::ConstantIndexOp::create(nb, l, v);
+            };
+            using P = arith::CmpIPredicate;
+            Value bi = linalg::IndexOp::create(nb, l, 0);
+            Value i = linalg::IndexOp::create(nb, l, 2);
+            Value j = linalg::IndexOp::create(nb, l, 3);
+            // The query's position t (-1: padding, sees nothing).
+            Value t64 =
+                tensor::ExtractOp::create(nb, l, positions, ValueRange{bi, i});
+            Value real = arith::CmpIOp::create(
+                nb, l, P::sge, t64, arith::ConstantIntOp::create(nb, l, 0, 64));
+            Value t = arith::IndexCastOp::create(nb, l, nb.getIndexType(), t64);
+            // Raw key j: causal, within the window (t - j < window).
+            Value isRaw = arith::CmpIOp::create(nb, l, P::ult, j, rawCount);
+            Value rawSeen = arith::AndIOp::create(
+                nb, l, arith::CmpIOp::create(nb, l, P::sle, j, t),
+                arith::CmpIOp::create(nb, l, P::slt,
+                                      arith::SubIOp::create(nb, l, t, j),
+                                      cst(window)));
+            // Entry w = j - R: closed before the query, w < (t + 1) / rate.
+            Value w = arith::SelectOp::create(
+                nb, l, isRaw, cst(0), arith::SubIOp::create(nb, l, j, rawCount));
+            Value closed = arith::DivSIOp::create(
+                nb, l, arith::AddIOp::create(nb, l, t, cst(1)), cst(rate));
+            Value entrySeen = arith::CmpIOp::create(nb, l, P::slt, w, closed);
+            if (listed) {
+              Value l1 =
+                  tensor::ExtractOp::create(nb, l, listed, ValueRange{bi, i, w});
+              entrySeen = arith::AndIOp::create(
+                  nb, l, entrySeen,
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, l1,
+                                        floatConst(nb, l, f32, 0.0)));
+            }
+            Value seen = arith::AndIOp::create(
+                nb, l, real,
+                arith::SelectOp::create(nb, l, isRaw, rawSeen, entrySeen));
+            Value v = arith::SelectOp::create(
+                nb, l, seen, floatConst(nb, l, f32, 0.0),
+                floatConst(nb, l, f32,
+                           -std::numeric_limits<double>::infinity()));
+            linalg::YieldOp::create(nb, l, v);
+          })
+          .getResult(0);
+  auto type = RankedTensorType::get(cast<RankedTensorType>(q.getType()).getShape(),
+                                    ct);
+  Value out = AttentionOp::create(b, loc, type, q, keys, keys, mask,
+                                  op.getSink(), /*q_offset=*/Value(),
+                                  /*causal=*/false, IntegerAttr(),
+                                  op.getScaleAttr(), FloatAttr());
+  return castToType(b, loc,
+                    castElements(b, loc, out, resultType.getElementType()),
+                    resultType);
+}

@@ -1,0 +1,48 @@
+// RUN: mnemo-opt %s | mnemo-opt | FileCheck %s --check-prefix=ROUND
+// RUN: mnemo-opt %s --mnemo-decompose-compressed-attention | FileCheck %s
+
+// DeepSeek-V4's attention over a window of raw keys (K = V) and the
+// entries of closed windows: round trip, then its reference form, one
+// mnemo.attention over [raw, entries] with an additive mask.
+
+// ROUND-LABEL: func.func @csa
+// ROUND: mnemo.compressed_attention %{{.+}}, %{{.+}}, %{{.+}} positions(%{{.+}}) indices(%{{.+}} : tensor<1x?x8xi64>) sink(%{{.+}} : tensor<4xf32>) window(32) rate(4) : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>, tensor<1x?xi64> -> tensor<1x4x?x64xf32>
+
+// CHECK-LABEL: func.func @csa
+// The keys: raw then entries on the key axis.
+// CHECK: %[[E0:.+]] = tensor.empty
+// CHECK: %[[K0:.+]] = tensor.insert_slice %arg1 into %[[E0]][0, 0, 0, 0]
+// CHECK: %[[K:.+]] = tensor.insert_slice %arg2 into %[[K0]][0, 0, %{{.+}}, 0]
+// The listed entries (a reduction over the K indices), then the mask.
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: arith.cmpi eq
+// CHECK: %[[MASK:.+]] = linalg.generic
+// CHECK: arith.divsi
+// CHECK: mnemo.attention %arg0, %[[K]], %[[K]] mask(%[[MASK]] : tensor<1x1x?x?xf32>) sink(%arg5 : tensor<4xf32>)
+// CHECK-NOT: mnemo.compressed_attention
+func.func @csa(%q: tensor<1x4x?x64xf32>, %raw: tensor<1x1x?x64xf32>,
+               %e: tensor<1x1x?x64xf32>, %pos: tensor<1x?xi64>,
+               %idx: tensor<1x?x8xi64>, %sink: tensor<4xf32>)
+    -> tensor<1x4x?x64xf32> {
+  %o = mnemo.compressed_attention %q, %raw, %e positions(%pos)
+      indices(%idx : tensor<1x?x8xi64>) sink(%sink : tensor<4xf32>)
+      window(32) rate(4)
+      : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>,
+        tensor<1x?xi64> -> tensor<1x4x?x64xf32>
+  return %o : tensor<1x4x?x64xf32>
+}
+
+// ROUND-LABEL: func.func @hca
+// ROUND: mnemo.compressed_attention {{.*}} window(128) rate(128) scale(1.250000e-01)
+// CHECK-LABEL: func.func @hca
+// CHECK-NOT: arith.cmpi eq
+// CHECK: mnemo.attention {{.*}} scale(1.250000e-01) mask(
+func.func @hca(%q: tensor<?x8x?x32xf32>, %raw: tensor<?x2x?x32xf32>,
+               %e: tensor<?x2x?x32xf32>, %pos: tensor<?x?xi64>)
+    -> tensor<?x8x?x32xf32> {
+  %o = mnemo.compressed_attention %q, %raw, %e positions(%pos)
+      window(128) rate(128) scale(0.125)
+      : tensor<?x8x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>,
+        tensor<?x?xi64> -> tensor<?x8x?x32xf32>
+  return %o : tensor<?x8x?x32xf32>
+}

@@ -1,0 +1,104 @@
+# RUN: %python %s | FileCheck %s
+# CHECK-NOT: FAIL
+# CHECK: compressed attention: [[N:[0-9]+]] of [[N]] cases passed
+"""mnemo.compressed_attention (DeepSeek-V4's attention over a window of raw
+keys and compressed entries) against an independent numpy model, on shapes
+that are no tile multiples: HCA (every closed entry), CSA (listed entries,
+-1, out-of-range and repeated indices), GQA, a padding query, a query that
+sees nothing, a scale, no sink."""
+
+import numpy as np
+
+from mnemo_numerics import Case, rng, run_cases
+
+
+def reference(q, raw, entries, positions, window, rate, indices=None,
+              sink=None, scale=None):
+    b, h, s, d = q.shape
+    hkv, r, t = raw.shape[1], raw.shape[2], entries.shape[2]
+    scale = d ** -0.5 if scale is None else scale
+    out = np.zeros((b, h, s, d))
+    for bi in range(b):
+        for hi in range(h):
+            keys = np.concatenate([raw[bi, hi // (h // hkv)],
+                                   entries[bi, hi // (h // hkv)]]).astype(np.float64)
+            for si in range(s):
+                p = positions[bi, si]
+                seen = np.zeros(r + t, bool)
+                if p >= 0:
+                    j = np.arange(r)
+                    seen[:r] = (j <= p) & (p - j < window)
+                    w = np.arange(t)
+                    ok = w < (p + 1) // rate
+                    if indices is not None:
+                        listed = np.zeros(t, bool)
+                        for x in indices[bi, si]:
+                            if 0 <= x < t:
+                                listed[x] = True
+                        ok &= listed
+                    seen[r:] = ok
+                logits = scale * keys @ q[bi, hi, si].astype(np.float64)
+                logits = np.where(seen, logits, -np.inf)
+                extra = [] if sink is None else [float(sink[hi])]
+                m = max([logits.max()] + extra)
+                if not np.isfinite(m):
+                    continue
+                e = np.exp(logits - m)
+                den = e.sum() + sum(np.exp(x - m) for x in extra)
+                out[bi, hi, si] = (e / den) @ keys
+    return out
+
+
+def cases():
+    r = rng(41)
+    out = []
+
+    def case(name, b, h, hkv, s, rn, t, d, window, rate, positions, indices=None,
+             sink=True, scale=None):
+        q = r.standard_normal((b, h, s, d)).astype(np.float32)
+        raw = r.standard_normal((b, hkv, rn, d)).astype(np.float32)
+        entries = r.standard_normal((b, hkv, t, d)).astype(np.float32)
+        sk = r.standard_normal(h).astype(np.float32) if sink else None
+        inputs = {"q": q, "raw": raw, "e": entries, "pos": positions.astype(np.int64)}
+        attrs = ""
+        if indices is not None:
+            inputs["idx"] = indices
+            attrs += " indices(%idx : {T:idx})"
+        if sink:
+            inputs["sk"] = sk
+            attrs += " sink(%sk : {T:sk})"
+        attrs += f" window({window}) rate({rate})"
+        if scale is not None:
+            attrs += f" scale({scale:.17e})"
+        body = (f"%result = mnemo.compressed_attention %q, %raw, %e positions(%pos){attrs}"
+                " : {T:q}, {T:raw}, {T:e}, {T:pos} -> {R}")
+        out.append(Case(name, body, inputs,
+                        reference(q, raw, entries, positions, window, rate, indices, sk, scale),
+                        atol=2e-5, dynamic={"q": [0, 2], "raw": [0, 2], "e": [0, 2], "pos": [0, 1]},
+                        result_dynamic=[0, 2]))
+
+    # A forward's layout: queries at 0..S-1 over their own raw keys.
+    s = 37
+    case("HCA rate 8, window 11", 2, 4, 1, s, s, s // 8, 24, 11, 8,
+         np.tile(np.arange(s), (2, 1)))
+    # A step's layout: queries at later positions, a padding row (-1), a
+    # row at position 0 (no entry closed yet).
+    pos = np.array([[40, 41, 42], [0, 57, -1]])
+    case("HCA step rows, padding, GQA 6/2", 2, 6, 2, 3, 64, 16, 20, 9, 4, pos)
+    # CSA: listed entries with -1, out-of-range, repeated and not-yet-closed
+    # indices.
+    s = 29
+    t = s // 4
+    idx = r.integers(-1, t + 2, size=(1, s, 5)).astype(np.int64)
+    idx[0, 20, :] = [3, 3, 3, -1, 99]
+    case("CSA rate 4, top 5 listed", 1, 3, 1, s, s, t, 16, 7, 4,
+         np.arange(s)[None], indices=idx, scale=0.3)
+    idx32 = r.integers(-1, 6, size=(2, 5, 3)).astype(np.int32)
+    case("CSA step rows, i32 indices, no sink", 2, 2, 1, 5, 48, 12, 12, 16, 4,
+         np.array([[23, 24, 25, 26, 27], [3, 4, 5, 30, -1]]), indices=idx32, sink=False)
+    # A window of 1 and no closed entry: the first query sees only itself.
+    case("window 1, rate 64", 1, 2, 1, 9, 9, 1, 8, 1, 64, np.arange(9)[None])
+    return out
+
+
+run_cases("compressed attention", cases())
