@@ -62,3 +62,44 @@ LogicalResult CompressedAttentionOp::verify() {
   return checkAttentionOptions(op, getScaleAttr(), FloatAttr(),
                                getWindowAttr(), getSink(), hq);
 }
+
+//===----------------------------------------------------------------------===//
+// GatedPoolOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedPoolOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType kv = getKv().getType(), g = getGate().getType(),
+                   bias = getBias().getType(), e = getEntries().getType(),
+                   r = getResult().getType();
+  if (failed(checkRank(op, kv, 3, "kv", "[B, L, C]")) ||
+      failed(checkRank(op, g, 3, "gate", "[B, L, C]")) ||
+      failed(checkRank(op, bias, 2, "bias", "[slots, D]")) ||
+      failed(checkRank(op, e, 2, "entries", "[B, N]")) ||
+      failed(checkRank(op, r, 3, "result", "[B, N, D]")) ||
+      failed(checkStatic(op, kv, 2, "kv channels")) ||
+      failed(checkStatic(op, bias, 0, "bias slots")) ||
+      failed(checkStatic(op, bias, 1, "bias channels")))
+    return failure();
+  if (getRate() <= 0)
+    return emitOpError() << "rate must be positive, got " << getRate();
+  int64_t d = bias.getDimSize(1), factor = getOverlapping() ? 2 : 1;
+  int64_t batch = kv.getDimSize(0);
+  if (failed(checkDim(op, kv, 2, factor * d, "kv channels",
+                      getOverlapping() ? "2 * bias channels"
+                                       : "bias channels")) ||
+      failed(checkDim(op, bias, 0, factor * getRate(), "bias slots",
+                      getOverlapping() ? "2 * rate" : "rate")) ||
+      failed(checkDim(op, g, 0, batch, "gate batch", "kv batch")) ||
+      failed(checkDim(op, g, 1, kv.getDimSize(1), "gate length",
+                      "kv length")) ||
+      failed(checkDim(op, g, 2, kv.getDimSize(2), "gate channels",
+                      "kv channels")) ||
+      failed(checkDim(op, e, 0, batch, "entries batch", "kv batch")) ||
+      failed(checkDim(op, r, 0, batch, "result batch", "kv batch")) ||
+      failed(checkDim(op, r, 1, e.getDimSize(1), "result entries",
+                      "entries length")) ||
+      failed(checkDim(op, r, 2, d, "result channels", "bias channels")))
+    return failure();
+  return success();
+}

@@ -74,4 +74,58 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
   let hasVerifier = 1;
 }
 
+def MNEMO_GatedPoolOp : MNEMO_Op<"gated_pool", [Pure]> {
+  let summary = "DeepSeek-V4's compressor: a gated pool of a window of tokens";
+  let description = [{
+    Pools the tokens of compression window `w = entries[b, n]` into one
+    entry, channel by channel, weighting each slot's value by a softmax over
+    the window's slots of its gate plus a position bias:
+
+    ```
+    slot j of entry w, channel c:
+      plain (slots = rate):   token w * rate + j,          kv/gate channel c
+      overlapping (2 * rate): j < rate:  token (w - 1) * rate + j, channel c
+                                         (the previous window's first half;
+                                         none for w = 0)
+                              j >= rate: token w * rate + j - rate,
+                                         channel D + c (this window's second
+                                         half)
+    out[b, n, c] = sum_j softmax_j(gate[b, token, ch] + bias[j, c])
+                         * kv[b, token, ch]
+    ```
+
+    over the slots that exist (a token below L). HCA pools plain windows of
+    128 tokens, CSA overlapping windows of 4 (DeepSeek-V4's `Compressor`).
+    An entry index below 0 yields zeros (a generation step's token that
+    closes no window). The normalization and the rope at `w * rate` that
+    follow in V4 are `mnemo.rms_norm` and `mnemo.rope`.
+
+    Shapes: kv and gate `[B, L, C]` with `C = D` (plain) or `2 D`
+    (overlapping), bias `[slots, D]`, entries `[B, N]` i64, result
+    `[B, N, D]`. Computation is in f32.
+
+    ```mlir
+    %e = mnemo.gated_pool %kv, %gate, %bias, %entries rate(4) overlapping
+        : tensor<1x?x1024xf32>, tensor<1x?x1024xf32>, tensor<8x512xf32>,
+          tensor<1x?xi64> -> tensor<1x?x512xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$kv,
+    RankedTensorOf<[AnyFloat]>:$gate,
+    RankedTensorOf<[AnyFloat]>:$bias,
+    RankedTensorOf<[I64]>:$entries,
+    I64Attr:$rate,
+    UnitAttr:$overlapping
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $kv `,` $gate `,` $bias `,` $entries `rate` `(` $rate `)`
+    (`overlapping` $overlapping^)?
+    attr-dict `:` type($kv) `,` type($gate) `,` type($bias) `,`
+    type($entries) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MNEMO_DIALECT_COMPRESSEDMEMORYOPS

@@ -17,6 +17,7 @@ void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// expanded form), lowered in turn by the attention patterns.
 void populateMLAToLinalgPatterns(RewritePatternSet &patterns);
 void populateCompressedAttentionToLinalgPatterns(RewritePatternSet &patterns);
+void populateGatedPoolToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rope → one linalg.generic over the output with cos/sin inline.
 void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.rms_norm, swiglu, linear and embedding → linalg.generic.

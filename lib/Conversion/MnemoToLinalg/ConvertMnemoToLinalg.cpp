@@ -23,6 +23,7 @@ void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
   populateAttentionToLinalgPatterns(patterns);
   populateMLAToLinalgPatterns(patterns);
   populateCompressedAttentionToLinalgPatterns(patterns);
+  populateGatedPoolToLinalgPatterns(patterns);
   populateRopeToLinalgPatterns(patterns);
   populateLayerToLinalgPatterns(patterns);
   populateSparseAttentionToLinalgPatterns(patterns);

@@ -84,20 +84,12 @@ private:
   std::optional<Compressor> loadCompressor(const std::string &prefix,
                                            int64_t rate, int64_t dim,
                                            bool overlapping);
-  /// Reads channel `channel` of the kv and gate rows of token `token`.
-  using SlotRead = function_ref<std::pair<Value, Value>(
-      OpBuilder &, Location, Value batch, Value token, Value channel)>;
-  /// For output row (b, n): the entry it pools and the last token it may
-  /// read (past it, reads are clamped; such rows are never used).
-  using EntryOf = function_ref<std::pair<Value, Value>(OpBuilder &, Location,
-                                                       Value batch, Value n)>;
-  /// The gated pool [B, rows, dim] (rows an index), each entry normalized
-  /// and rotated at `ropePositions` ([rows] or [B, rows]): per channel, a
-  /// softmax over the entry's slots of gate + bias weighting the kv
-  /// values. `overlapping` (CSA): slot j < rate reads the previous
-  /// window's first half, the others this window's second half.
-  Value poolEntries(const Compressor &c, Value rows, EntryOf entryOf,
-                    SlotRead read, Value ropePositions);
+  /// The entries `entries` ([B, N] i64: the window each row pools, -1
+  /// none) of `kv` and `gate` ([B, L, width]): mnemo.gated_pool, the
+  /// weighted RMSNorm, and the compress rope at `ropePositions` ([N] or
+  /// [B, N]); [B, N, dim].
+  Value poolEntries(const Compressor &c, Value kv, Value gate, Value entries,
+                    Value ropePositions);
   /// `forward`'s entries of x: one per closed window, [B, S / rate, dim].
   Value compress(Value x, const std::string &prefix, int64_t rate,
                  int64_t dim, bool overlapping);

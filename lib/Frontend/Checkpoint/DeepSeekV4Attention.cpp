@@ -35,7 +35,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -50,7 +49,6 @@ AffineMap mapOf(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
   return AffineMap::get(dims, 0, exprs, ctx);
 }
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 } // namespace
 
 std::optional<DeepSeekV4Builder::Compressor>
@@ -103,96 +101,22 @@ Value DeepSeekV4Builder::compressorRows(Value x, const Compressor &c) {
   return rows;
 }
 
-Value DeepSeekV4Builder::poolEntries(const Compressor &c, Value rows,
-                                     EntryOf entryOf, SlotRead read,
+Value DeepSeekV4Builder::poolEntries(const Compressor &c, Value kv,
+                                     Value gate, Value entries,
                                      Value ropePositions) {
-  MLIRContext *ctx = b.getContext();
-  int64_t rate = c.rate, dim = c.dim;
-  bool overlapping = c.overlapping;
-  auto poolType = RankedTensorType::get({kDyn, kDyn, dim}, f32);
-  // (b, n, ch, j): the slot's gate (biased) and value, and whether it
-  // exists.
-  auto slot = [&](OpBuilder &nb, Location l, Value bias) {
-    auto cst = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(nb, l, v);
-    };
-    Value bi = linalg::IndexOp::create(nb, l, 0);
-    Value n = linalg::IndexOp::create(nb, l, 1);
-    Value ch = linalg::IndexOp::create(nb, l, 2);
-    Value j = linalg::IndexOp::create(nb, l, 3);
-    auto [w, last] = entryOf(nb, l, bi, n);
-    Value token =
-        arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, w, cst(rate)), j);
-    Value channel = ch;
-    Value valid = arith::ConstantIntOp::create(nb, l, 1, 1);
-    if (overlapping) {
-      // j < rate: token (w - 1) * rate + j, channel ch, only for w > 0;
-      // j >= rate: token w * rate + j - rate, channel dim + ch.
-      Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, j,
-                                          cst(rate));
-      Value hasPrev = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt,
-                                            w, cst(0));
-      valid = arith::OrIOp::create(
-          nb, l, arith::XOrIOp::create(nb, l, first, valid), hasPrev);
-      token = arith::SelectOp::create(
-          nb, l, valid, arith::SubIOp::create(nb, l, token, cst(rate)),
-          cst(0));
-      channel = arith::SelectOp::create(
-          nb, l, first, ch, arith::AddIOp::create(nb, l, ch, cst(dim)));
-    }
-    token = arith::MinUIOp::create(nb, l, token, last);
-    auto [g, v] = read(nb, l, bi, token, channel);
-    return std::make_tuple(arith::AddFOp::create(nb, l, g, bias).getResult(),
-                           v, valid);
-  };
-  SmallVector<IT> its = {IT::parallel, IT::parallel, IT::parallel,
-                         IT::reduction};
-  auto filled = [&](double v) {
-    return linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), v)},
-                                  ValueRange{empty(poolType, {batch, rows})})
-        .getResult(0);
-  };
-  AffineMap out = mapOf(ctx, 4, {0, 1, 2}), biasMap = mapOf(ctx, 4, {3, 2});
-  // The softmax over the slots, per channel: its max, then the sum of the
-  // exponentials and the weighted sum of the values.
-  Value mx = generic(
-      poolType, {}, {c.bias}, {biasMap, out}, its,
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        auto [z, v, valid] = slot(nb, l, a[0]);
-        z = arith::SelectOp::create(nb, l, valid, z, f32Const(nb, l, kNegInf));
-        return arith::MaximumFOp::create(nb, l, a[1], z);
-      },
-      filled(kNegInf));
-  auto sums = linalg::GenericOp::create(
-      b, TypeRange{poolType, poolType}, ValueRange{c.bias, mx},
-      ValueRange{filled(0.0), filled(0.0)},
-      ArrayRef<AffineMap>{biasMap, out, out, out}, its,
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        auto [z, v, valid] = slot(nb, l, a[0]);
-        Value e = math::ExpOp::create(nb, l,
-                                      arith::SubFOp::create(nb, l, z, a[1]));
-        e = arith::SelectOp::create(nb, l, valid, e, f32Const(nb, l, 0.0));
-        linalg::YieldOp::create(
-            nb, l,
-            ValueRange{arith::AddFOp::create(nb, l, a[2], e),
-                       arith::AddFOp::create(
-                           nb, l, a[3], arith::MulFOp::create(nb, l, e, v))});
-      });
-  AffineMap id3 = b.getMultiDimIdentityMap(3);
-  Value pooled = generic(
-      poolType, {batch, rows}, {sums.getResult(0), sums.getResult(1)},
-      {id3, id3, id3}, SmallVector<IT>(3, IT::parallel),
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::DivFOp::create(nb, l, a[1], a[0]);
-      });
+  auto poolType = RankedTensorType::get({kDyn, kDyn, c.dim}, f32);
+  Value pooled = GatedPoolOp::create(
+      b, poolType, kv, gate, c.bias, entries, b.getI64IntegerAttr(c.rate),
+      c.overlapping ? b.getUnitAttr() : UnitAttr());
   pooled = RmsNormOp::create(b, poolType, pooled, c.norm,
                              llvm::APFloat(config.rmsNormEps));
+  Value rows = tensor::DimOp::create(b, entries, 1);
   SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
-  auto headType = RankedTensorType::get({kDyn, 1, kDyn, dim}, f32);
+  auto headType = RankedTensorType::get({kDyn, 1, kDyn, c.dim}, f32);
   Value heads = tensor::ExpandShapeOp::create(
       b, headType, pooled, groups,
       SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), rows,
-                                b.getIndexAttr(dim)});
+                                b.getIndexAttr(c.dim)});
   heads = ropeAt(heads, ropePositions, /*compressed=*/true);
   return tensor::CollapseShapeOp::create(b, poolType, heads, groups);
 }
@@ -203,38 +127,30 @@ Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
   std::optional<Compressor> c = loadCompressor(prefix, rate, dim, overlapping);
   if (!c)
     return {};
-  Value rows = compressorRows(x, *c);
-  Value entries = arith::DivUIOp::create(
+  Value kv = linear(x, c->wkv, Value(), c->width);
+  Value gate = linear(x, c->wgate, Value(), c->width);
+  // One entry per closed window, entry n rotated at n * rate.
+  Value count = arith::DivUIOp::create(
       b, seq, arith::ConstantIndexOp::create(b, rate));
-  Value lastToken =
-      arith::SubIOp::create(b, seq, arith::ConstantIndexOp::create(b, 1));
-  // Entry n pools window n; rotated at n * rate.
-  auto posType = RankedTensorType::get({kDyn}, b.getI64Type());
-  Value entryPos = generic(
-      posType, {entries}, {}, {b.getMultiDimIdentityMap(1)}, {IT::parallel},
+  auto indexOf = [&](OpBuilder &nb, Location l, int64_t dim) {
+    return arith::IndexCastOp::create(nb, l, nb.getI64Type(),
+                                      linalg::IndexOp::create(nb, l, dim));
+  };
+  Value entries = generic(
+      RankedTensorType::get({kDyn, kDyn}, b.getI64Type()), {batch, count}, {},
+      {b.getMultiDimIdentityMap(2)}, {IT::parallel, IT::parallel},
       [&](OpBuilder &nb, Location l, ValueRange) -> Value {
-        Value w = arith::IndexCastOp::create(nb, l, nb.getI64Type(),
-                                             linalg::IndexOp::create(nb, l, 0));
-        return arith::MulIOp::create(
-            nb, l, w, arith::ConstantIntOp::create(nb, l, rate, 64));
+        return indexOf(nb, l, 1);
       });
-  int64_t width = c->width;
-  return poolEntries(
-      *c, entries,
-      [&](OpBuilder &, Location, Value, Value n) {
-        return std::make_pair(n, lastToken);
-      },
-      [&](OpBuilder &nb, Location l, Value bi, Value token, Value channel) {
-        Value g = arith::AddIOp::create(
-            nb, l, channel, arith::ConstantIndexOp::create(nb, l, width));
-        return std::make_pair(
-            tensor::ExtractOp::create(nb, l, rows, ValueRange{bi, token, g})
-                .getResult(),
-            tensor::ExtractOp::create(nb, l, rows,
-                                      ValueRange{bi, token, channel})
-                .getResult());
-      },
-      entryPos);
+  Value entryPos = generic(
+      RankedTensorType::get({kDyn}, b.getI64Type()), {count}, {},
+      {b.getMultiDimIdentityMap(1)}, {IT::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        return arith::MulIOp::create(
+            nb, l, indexOf(nb, l, 0),
+            arith::ConstantIntOp::create(nb, l, rate, 64));
+      });
+  return poolEntries(*c, kv, gate, entries, entryPos);
 }
 
 Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
@@ -283,45 +199,22 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
         return arith::MulIOp::create(
             nb, l, a[0], arith::ConstantIntOp::create(nb, l, rate, 64));
       });
-  // Token rows come from the pool through the block table; a row that
-  // closes nothing pools entry 0 clamped to its own tokens (never written).
-  Value pool = rowPool, table = step->blockTable;
-  Value positions = step->positions;
-  auto poolType = cast<RankedTensorType>(pool.getType());
-  int64_t page = poolType.getDimSize(2);
-  Value entries = poolEntries(
-      *c, seq,
-      [&](OpBuilder &nb, Location l, Value bi, Value n) {
-        auto index = [&](Value v) {
-          return arith::IndexCastOp::create(nb, l, nb.getIndexType(), v);
-        };
-        Value zero = arith::ConstantIntOp::create(nb, l, 0, 64);
-        Value w = tensor::ExtractOp::create(nb, l, closes, ValueRange{bi, n});
-        Value t = tensor::ExtractOp::create(nb, l, positions, ValueRange{bi, n});
-        return std::make_pair(
-            index(arith::MaxSIOp::create(nb, l, w, zero)).getResult(),
-            index(arith::MaxSIOp::create(nb, l, t, zero)).getResult());
-      },
-      [&](OpBuilder &nb, Location l, Value bi, Value token, Value channel) {
-        Value p = arith::ConstantIndexOp::create(nb, l, page);
-        Value logical = arith::DivUIOp::create(nb, l, token, p);
-        Value at = arith::RemUIOp::create(nb, l, token, p);
-        Value pageIndex = arith::IndexCastOp::create(
-            nb, l, nb.getIndexType(),
-            tensor::ExtractOp::create(nb, l, table, ValueRange{bi, logical}));
-        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-        auto load = [&](Value ch) -> Value {
-          Value v = tensor::ExtractOp::create(
-              nb, l, pool, ValueRange{pageIndex, zero, at, ch});
-          return v.getType().isF32() ? v
-                                     : arith::ExtFOp::create(nb, l, f32, v)
-                                           .getResult();
-        };
-        Value g = arith::AddIOp::create(
-            nb, l, channel, arith::ConstantIndexOp::create(nb, l, width));
-        return std::make_pair(load(g), load(channel));
-      },
-      ropePos);
+  // The cached rows of every token (this step's included): kv, then gate.
+  Value cached = gatherPages(b, b.getLoc(), rowPool, Value(),
+                             step->blockTable, f32);
+  Value tokens = tensor::DimOp::create(b, cached, 2);
+  SmallVector<ReassociationIndices> drop = {{0, 1}, {2}, {3}};
+  cached = tensor::CollapseShapeOp::create(
+      b, RankedTensorType::get({kDyn, kDyn, 2 * width}, f32), cached, drop);
+  auto half = [&](int64_t offset) -> Value {
+    return tensor::ExtractSliceOp::create(
+        b, RankedTensorType::get({kDyn, kDyn, width}, f32), cached,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                  b.getIndexAttr(offset)},
+        SmallVector<OpFoldResult>{batch, tokens, b.getIndexAttr(width)},
+        SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+  };
+  Value entries = poolEntries(*c, half(0), half(width), closes, ropePos);
   writePool(b, *step, entryPool, unit(entries, dim), closes);
   return gatherPages(b, b.getLoc(), entryPool, Value(), step->blockTable, f32);
 }

@@ -46,3 +46,21 @@ func.func @hca(%q: tensor<?x8x?x32xf32>, %raw: tensor<?x2x?x32xf32>,
         tensor<?x?xi64> -> tensor<?x8x?x32xf32>
   return %o : tensor<?x8x?x32xf32>
 }
+
+// The compressor's pool: round trip; its lowering is checked numerically
+// (Numerics/gated_pool.py).
+// ROUND-LABEL: func.func @pool
+// ROUND: mnemo.gated_pool %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} rate(4) overlapping : tensor<1x?x128xf32>, tensor<1x?x128xf32>, tensor<8x64xf32>, tensor<1x?xi64> -> tensor<1x?x64xf32>
+// ROUND: mnemo.gated_pool %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} rate(16) : tensor<1x?x64xf32>
+func.func @pool(%kv: tensor<1x?x128xf32>, %g: tensor<1x?x128xf32>,
+                %bias: tensor<8x64xf32>, %e: tensor<1x?xi64>,
+                %kv2: tensor<1x?x64xf32>, %bias2: tensor<16x64xf32>)
+    -> (tensor<1x?x64xf32>, tensor<1x?x64xf32>) {
+  %p = mnemo.gated_pool %kv, %g, %bias, %e rate(4) overlapping
+      : tensor<1x?x128xf32>, tensor<1x?x128xf32>, tensor<8x64xf32>,
+        tensor<1x?xi64> -> tensor<1x?x64xf32>
+  %h = mnemo.gated_pool %kv2, %kv2, %bias2, %e rate(16)
+      : tensor<1x?x64xf32>, tensor<1x?x64xf32>, tensor<16x64xf32>,
+        tensor<1x?xi64> -> tensor<1x?x64xf32>
+  return %p, %h : tensor<1x?x64xf32>, tensor<1x?x64xf32>
+}

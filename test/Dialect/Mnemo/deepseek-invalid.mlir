@@ -201,3 +201,27 @@ func.func @compressed_window(%q: tensor<1x2x5x16xf32>, %r: tensor<1x1x7x16xf32>,
   %o = mnemo.compressed_attention %q, %r, %e positions(%p) sink(%s : tensor<3xf32>) window(4) rate(2) : tensor<1x2x5x16xf32>, tensor<1x1x7x16xf32>, tensor<1x1x2x16xf32>, tensor<1x5xi64> -> tensor<1x2x5x16xf32>
   return %o : tensor<1x2x5x16xf32>
 }
+
+// -----
+
+func.func @pool_channels(%kv: tensor<1x9x8xf32>, %b: tensor<8x8xf32>, %e: tensor<1x2xi64>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{kv channels (8) must match 2 * bias channels (16)}}
+  %p = mnemo.gated_pool %kv, %kv, %b, %e rate(4) overlapping : tensor<1x9x8xf32>, tensor<1x9x8xf32>, tensor<8x8xf32>, tensor<1x2xi64> -> tensor<1x2x8xf32>
+  return %p : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @pool_slots(%kv: tensor<1x9x8xf32>, %b: tensor<3x8xf32>, %e: tensor<1x2xi64>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{bias slots (3) must match rate (4)}}
+  %p = mnemo.gated_pool %kv, %kv, %b, %e rate(4) : tensor<1x9x8xf32>, tensor<1x9x8xf32>, tensor<3x8xf32>, tensor<1x2xi64> -> tensor<1x2x8xf32>
+  return %p : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @pool_gate(%kv: tensor<1x9x8xf32>, %g: tensor<1x7x8xf32>, %b: tensor<4x8xf32>, %e: tensor<1x2xi64>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{gate length (7) must match kv length (9)}}
+  %p = mnemo.gated_pool %kv, %g, %b, %e rate(4) : tensor<1x9x8xf32>, tensor<1x7x8xf32>, tensor<4x8xf32>, tensor<1x2xi64> -> tensor<1x2x8xf32>
+  return %p : tensor<1x2x8xf32>
+}

@@ -67,14 +67,16 @@
 #
 # RUN: mnemoc %S/Inputs/refs_sparse_public/v4_csa_hca --generation=false --emit=mnemo -o %t/v4.mlir
 # RUN: FileCheck %s --check-prefix=IR < %t/v4.mlir
-# Layer 0 (HCA): the rope on the leading 16 of 64 channels once the
-# importer has moved the trailing rope channels in front; the attention
-# over the raw keys and the entries with the sink; hash-routed experts
-# with the clamped SwiGLU. Layer 1 (CSA) adds the indexer and its top-k in
+# Layer 0 (HCA): the compressor's pool (mnemo.gated_pool); the rope on the
+# leading 16 of 64 channels once the importer has moved the trailing rope
+# channels in front; the attention over the raw keys and the entries with
+# the sink; hash-routed experts with the clamped SwiGLU. Layer 1 (CSA) adds the indexer and its top-k in
 # PyTorch's CPU order, whose indices the attention takes.
+# IR: mnemo.gated_pool {{.*}} rate(128) :
 # IR: mnemo.rope {{.*}} theta(1.600000e+05) interleaved rotary_dim(16)
 # IR: mnemo.compressed_attention {{.*}} positions({{.*}}) sink({{.*}} : tensor<4xf32>) window(32) rate(128)
 # IR: mnemo.experts {{.*}} limit(1.000000e+01)
+# IR: mnemo.gated_pool {{.*}} rate(4) overlapping
 # IR: mnemo.lightning_indexer {{.*}} causal
 # IR: %[[IDX:.+]] = mnemo.top_k {{.*}} k(8) ties(introselect)
 # IR: mnemo.compressed_attention {{.*}} indices(%[[IDX]] : tensor<?x?x8xi64>) sink({{.*}}) window(32) rate(4)
