@@ -497,11 +497,6 @@ mnemo::buildDeepSeekV4(const ModelConfig &config,
   context->loadDialect<math::MathDialect, scf::SCFDialect>();
   std::optional<CacheLayout> cache;
   if (config.kvCache.generation) {
-    if (config.kvCache.dtype == KVCacheDType::FP8) {
-      error = "DeepseekV4ForCausalLM: --kv-dtype=fp8 is not supported yet "
-              "(f32, bf16 and f16 caches are)";
-      return nullptr;
-    }
     cache.emplace(CacheLayout{1, config.headDim, 0});
     for (int64_t i = 0; i < config.numLayers; ++i)
       cache->perLayer.push_back(DeepSeekV4Builder::cacheOf(config, i));

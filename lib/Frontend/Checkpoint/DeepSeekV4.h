@@ -43,10 +43,11 @@ public:
   Value forward(Value ids);
 
   /// Layer `i`'s pools in a generation step: its K = V rows
-  /// (cache.L.key); for a compressed layer the compressor's kv and gate
+  /// (cache.L.key, with cache.L.key_scale for FP8); for a compressed layer the compressor's kv and gate
   /// rows per token (cache.L.compressor) and the entries, entry w at slot
   /// w of the sequence's pages (cache.L.entries); for CSA the same for the
-  /// indexer (cache.L.index_compressor, cache.L.index_entries).
+  /// indexer (cache.L.index_compressor, cache.L.index_entries). These
+  /// others are bf16 in an FP8 cache.
   static StepLayerCache cacheOf(const ModelConfig &config, int64_t i);
 
 private:

@@ -282,9 +282,20 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
   Value sink = weight(p + "attn_sink", {heads});
   if (failed())
     return {};
-  // Every cached token's row (K = V), the new ones written first.
-  writePool(b, *step, step->keys[i], kv, step->positions);
-  Value keys = gatherPages(b, b.getLoc(), step->keys[i], Value(),
+  // Every cached token's row (K = V), the new ones written first (FP8:
+  // with a scale per token, dequantized as gathered).
+  Value scales;
+  if (!step->keyScales.empty()) {
+    Value &pool = step->keys[i], &poolScales = step->keyScales[i];
+    auto write = KVCacheWriteOp::create(
+        b, TypeRange{pool.getType(), poolScales.getType()},
+        ValueRange{kv, pool, step->positions, step->blockTable, poolScales});
+    pool = write.getResult();
+    scales = poolScales = write.getResultScales();
+  } else {
+    writePool(b, *step, step->keys[i], kv, step->positions);
+  }
+  Value keys = gatherPages(b, b.getLoc(), step->keys[i], scales,
                            step->blockTable, f32);
   // A window-only layer has no entries.
   Value entries = empty(RankedTensorType::get({kDyn, 1, 0, d}, f32), {batch});
