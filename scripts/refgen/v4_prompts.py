@@ -18,6 +18,7 @@ $OUT/modeling_deepseek_v4.py (transformers' model code, for reading).
 import json
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
 
@@ -25,24 +26,15 @@ import numpy as np
 import torch
 import transformers as tf
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sparse_checkpoints import greedy  # noqa: E402
+
 OUT = os.environ.get("OUT", os.path.join(tempfile.gettempdir(), "out"))
 SRC = "test/Frontend/Checkpoint/Inputs/refs_sparse_public/v4_csa_hca"
 WORK = os.path.join(tempfile.gettempdir(), "v4_prompts")
 # 130: 2 tokens into a CSA block and into the second HCA window; 250 ends
 # 2 tokens into a CSA block and decodes across the HCA boundary at 256.
 CASES = {130: 16, 250: 16, 300: 16}
-
-
-def greedy(model, ids, n):
-    seq, logits = torch.from_numpy(ids), []
-    for _ in range(n):
-        step = model(input_ids=seq, use_cache=False).logits[:, -1].float()
-        logits.append(step.numpy())
-        seq = torch.cat([seq, step.argmax(-1, keepdim=True)], dim=1)
-    logits = np.stack(logits, axis=1).astype(np.float32)
-    top2 = np.sort(logits, axis=-1)[..., -2:]
-    return (seq[:, ids.shape[1]:].numpy().astype(np.int64), logits,
-            (top2[..., 1] - top2[..., 0]).astype(np.float32))
 
 
 def cached(model, ids, tokens):

@@ -23,6 +23,7 @@
 #include "DeepSeekV4.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "mnemo/Frontend/GenerationStep.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -36,12 +37,6 @@ using namespace mlir::mnemo;
 namespace {
 using IT = utils::IteratorType;
 
-AffineMap mapOf(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned r : results)
-    exprs.push_back(getAffineDimExpr(r, ctx));
-  return AffineMap::get(dims, 0, exprs, ctx);
-}
 
 Value sigmoid(OpBuilder &nb, Location l, Value x) {
   Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
@@ -109,8 +104,8 @@ Value DeepSeekV4Builder::collapseStreams(Value streams, Value w) {
                    ValueRange{empty(act({config.hiddenSize}), {batch, seq})})
                    .getResult(0);
   return generic(act({config.hiddenSize}), {}, {w, streams},
-                 {mapOf(ctx, 4, {0, 1, 3}), mapOf(ctx, 4, {0, 1, 3, 2}),
-                  mapOf(ctx, 4, {0, 1, 2})},
+                 {builders::projection(ctx, 4, {0, 1, 3}), builders::projection(ctx, 4, {0, 1, 3, 2}),
+                  builders::projection(ctx, 4, {0, 1, 2})},
                  {IT::parallel, IT::parallel, IT::parallel, IT::reduction},
                  [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                    return arith::AddFOp::create(
@@ -143,7 +138,7 @@ DeepSeekV4Builder::mixStreams(Value streams, const std::string &prefix) {
   auto gate = [&](int64_t offset, double s, double mul, double add) {
     Value bias = constant({n}, ArrayRef<float>(*base).slice(offset, n));
     return generic(act({n}), {batch, seq}, {slice(offset, n), bias},
-                   {id3, mapOf(ctx, 3, {2}), id3}, par3,
+                   {id3, builders::projection(ctx, 3, {2}), id3}, par3,
                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                      Value z = arith::AddFOp::create(
                          nb, l, arith::MulFOp::create(nb, l, a[0],
@@ -171,7 +166,7 @@ DeepSeekV4Builder::mixStreams(Value streams, const std::string &prefix) {
   AffineMap id4 = b.getMultiDimIdentityMap(4);
   double s2 = (*scale)[2];
   logits = generic(combType, {batch, seq}, {logits, combBias},
-                   {id4, mapOf(ctx, 4, {2, 3}), id4}, par4,
+                   {id4, builders::projection(ctx, 4, {2, 3}), id4}, par4,
                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                      return arith::AddFOp::create(
                          nb, l,
@@ -263,7 +258,7 @@ Value DeepSeekV4Builder::placeOutput(Value streams, Value out,
   AffineMap id4 = b.getMultiDimIdentityMap(4);
   Value placed = generic(
       type, {batch, seq}, {m.post, out},
-      {mapOf(ctx, 4, {0, 1, 2}), mapOf(ctx, 4, {0, 1, 3}), id4},
+      {builders::projection(ctx, 4, {0, 1, 2}), builders::projection(ctx, 4, {0, 1, 3}), id4},
       SmallVector<IT>(4, IT::parallel),
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::MulFOp::create(nb, l, a[0], a[1]);
@@ -271,8 +266,8 @@ Value DeepSeekV4Builder::placeOutput(Value streams, Value out,
   // (b, s, i, h, j): + comb[b, s, j, i] * streams[b, s, j, h].
   return generic(
       type, {}, {m.comb, streams},
-      {mapOf(ctx, 5, {0, 1, 4, 2}), mapOf(ctx, 5, {0, 1, 4, 3}),
-       mapOf(ctx, 5, {0, 1, 2, 3})},
+      {builders::projection(ctx, 5, {0, 1, 4, 2}), builders::projection(ctx, 5, {0, 1, 4, 3}),
+       builders::projection(ctx, 5, {0, 1, 2, 3})},
       {IT::parallel, IT::parallel, IT::parallel, IT::parallel, IT::reduction},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::AddFOp::create(nb, l, a[2],
@@ -334,7 +329,7 @@ Value DeepSeekV4Builder::moe(Value x, int64_t i) {
   if (table) {
     // The experts of token ids[b, s]: row ids[b, s] of tid2eid.
     idx = generic(idxType, {batch, seq}, {ids},
-                  {mapOf(ctx, 3, {0, 1}), id3}, par3,
+                  {builders::projection(ctx, 3, {0, 1}), id3}, par3,
                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                     Value row = arith::IndexCastOp::create(
                         nb, l, nb.getIndexType(), a[0]);
@@ -344,7 +339,7 @@ Value DeepSeekV4Builder::moe(Value x, int64_t i) {
                   });
   } else {
     Value biased = generic(act({e}), {batch, seq}, {scores, bias},
-                           {id3, mapOf(ctx, 3, {2}), id3}, par3,
+                           {id3, builders::projection(ctx, 3, {2}), id3}, par3,
                            [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                              return arith::AddFOp::create(nb, l, a[0], a[1]);
                            });
@@ -365,7 +360,7 @@ Value DeepSeekV4Builder::moe(Value x, int64_t i) {
       });
   auto rowType = RankedTensorType::get({kDyn, kDyn}, f32);
   Value total = generic(
-      rowType, {}, {picked}, {id3, mapOf(ctx, 3, {0, 1})},
+      rowType, {}, {picked}, {id3, builders::projection(ctx, 3, {0, 1})},
       {IT::parallel, IT::parallel, IT::reduction},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::AddFOp::create(nb, l, a[1], a[0]);
@@ -375,7 +370,7 @@ Value DeepSeekV4Builder::moe(Value x, int64_t i) {
           .getResult(0));
   double routed = v4.routedScalingFactor;
   Value w = generic(
-      wType, {batch, seq}, {picked, total}, {id3, mapOf(ctx, 3, {0, 1}), id3},
+      wType, {batch, seq}, {picked, total}, {id3, builders::projection(ctx, 3, {0, 1}), id3},
       par3, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value d =
             arith::AddFOp::create(nb, l, a[1], f32Const(nb, l, 1e-20));
@@ -441,7 +436,7 @@ Value DeepSeekV4Builder::forward(Value inputIds) {
   Value h = EmbeddingOp::create(b, act({hidden}), embed, ids);
   Value streams = generic(
       act({n, hidden}), {batch, seq}, {h},
-      {mapOf(ctx, 4, {0, 1, 3}), b.getMultiDimIdentityMap(4)},
+      {builders::projection(ctx, 4, {0, 1, 3}), b.getMultiDimIdentityMap(4)},
       SmallVector<IT>(4, IT::parallel),
       [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; });
   Location file = b.getLoc();
@@ -460,7 +455,7 @@ Value DeepSeekV4Builder::forward(Value inputIds) {
   double scale = (*headScale)[0], eps = v4.hcEps;
   Value pre = generic(
       act({n}), {batch, seq}, {mix, constant({n}, *headBase)},
-      {id3, mapOf(ctx, 3, {2}), id3}, SmallVector<IT>(3, IT::parallel),
+      {id3, builders::projection(ctx, 3, {2}), id3}, SmallVector<IT>(3, IT::parallel),
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value z = arith::AddFOp::create(
             nb, l, arith::MulFOp::create(nb, l, a[0], f32Const(nb, l, scale)),

@@ -29,6 +29,7 @@
 #include "DeepSeekV4.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "dialects/Mnemo/Utils/PagedCache.h"
 #include "mnemo/Frontend/GenerationStep.h"
 
@@ -39,17 +40,7 @@
 using namespace mlir;
 using namespace mlir::mnemo;
 
-namespace {
 using IT = utils::IteratorType;
-
-AffineMap mapOf(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned r : results)
-    exprs.push_back(getAffineDimExpr(r, ctx));
-  return AffineMap::get(dims, 0, exprs, ctx);
-}
-
-} // namespace
 
 std::optional<DeepSeekV4Builder::Compressor>
 DeepSeekV4Builder::loadCompressor(const std::string &prefix, int64_t rate,
@@ -371,8 +362,8 @@ Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {
   // (b, s, g, o, c): sum over c of grouped[b, s, g, c] * wa[g, o, c].
   Value low = generic(
       lowType, {}, {grouped, waT},
-      {mapOf(ctx, 5, {0, 1, 2, 4}), mapOf(ctx, 5, {2, 3, 4}),
-       mapOf(ctx, 5, {0, 1, 2, 3})},
+      {builders::projection(ctx, 5, {0, 1, 2, 4}), builders::projection(ctx, 5, {2, 3, 4}),
+       builders::projection(ctx, 5, {0, 1, 2, 3})},
       {IT::parallel, IT::parallel, IT::parallel, IT::parallel, IT::reduction},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::AddFOp::create(nb, l, a[2],
