@@ -66,7 +66,12 @@ public:
     // Fewer query rows than a tile (a decode step's one token): the tile
     // takes just them, rather than padding them to block-q rows that would
     // all be computed.
+    // A cast that only forgot a static row count (a paged decode step's
+    // query) still tells it.
     int64_t rows = cast<RankedTensorType>(q.getType()).getDimSize(2);
+    if (auto cast = q.getDefiningOp<tensor::CastOp>();
+        cast && ShapedType::isDynamic(rows))
+      rows = cast.getSource().getType().getDimSize(2);
     if (!ShapedType::isDynamic(rows) && rows < tq)
       tq = rows;
     d = cast<RankedTensorType>(q.getType()).getDimSize(3);
