@@ -74,6 +74,11 @@ public:
       rows = cast.getSource().getType().getDimSize(2);
     if (!ShapedType::isDynamic(rows) && rows < tq)
       tq = rows;
+    // A GQA group's heads share each key tile, packed as group * tq rows:
+    // keep the packed tile at block-q rows (an MQA layer's eight heads
+    // would otherwise make a register tile eight times as tall).
+    if (group > 1 && tq * group > blockQ)
+      tq = std::max<int64_t>(1, blockQ / group);
     d = cast<RankedTensorType>(q.getType()).getDimSize(3);
     dv = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
     id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
