@@ -184,6 +184,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;
+  tiling.groupInBlock = !ptx;
   if (failed(runPasses(module, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

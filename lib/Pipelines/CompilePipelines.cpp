@@ -61,6 +61,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     mnemo::TileAttentionPassOptions tile;
     tile.blockQ = options.blockQ;
     tile.blockKV = options.blockKV;
+    tile.groupInBlock = options.groupInBlock;
     pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
     if (options.selectTileKernels)
       options.selectTileKernels(pm);

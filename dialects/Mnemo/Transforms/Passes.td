@@ -130,6 +130,10 @@ def TileAttentionPass
            "Query rows per tile (per query head)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
            "Key/value rows per tile">,
+    Option<"groupInBlock", "group-in-block", "bool", /*default=*/"false",
+           "Keep a GQA group's packed query tile at block-q rows (block-q / "
+           "group positions per tile) rather than block-q positions of "
+           "every head">,
     Option<"fuseRope", "fuse-rope", "bool", /*default=*/"true",
            "Apply a feeding mnemo.rope on the Q tile loads">,
   ];

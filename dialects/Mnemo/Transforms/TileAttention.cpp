@@ -50,7 +50,7 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 class AttentionTiler {
 public:
   AttentionTiler(RewriterBase &b, AttentionOp op, int64_t blockQ,
-                 int64_t blockKV, bool fuseRope)
+                 int64_t blockKV, bool fuseRope, bool groupInBlock)
       : b(b), op(op), loc(op.getLoc()), ctx(op.getContext()), tq(blockQ),
         tk(blockKV),
         ct(computeType(op.getResult().getType().getElementType())) {
@@ -75,9 +75,10 @@ public:
     if (!ShapedType::isDynamic(rows) && rows < tq)
       tq = rows;
     // A GQA group's heads share each key tile, packed as group * tq rows:
-    // keep the packed tile at block-q rows (an MQA layer's eight heads
-    // would otherwise make a register tile eight times as tall).
-    if (group > 1 && tq * group > blockQ)
+    // with groupInBlock (the CPU's register tiles) the packed tile keeps
+    // block-q rows (an MQA layer's eight heads would otherwise make it
+    // eight times as tall).
+    if (groupInBlock && group > 1 && tq * group > blockQ)
       tq = std::max<int64_t>(1, blockQ / group);
     d = cast<RankedTensorType>(q.getType()).getDimSize(3);
     dv = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
@@ -599,7 +600,8 @@ struct TileAttentionPass final
     IRRewriter rewriter(&getContext());
     for (AttentionOp op : ops) {
       rewriter.setInsertionPoint(op);
-      AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope);
+      AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope,
+                           groupInBlock);
       Value result = tiler.build();
       auto rope = op.getQuery().getDefiningOp<RopeOp>();
       rewriter.replaceOp(op, result);

@@ -20,6 +20,9 @@ struct TilingOptions {
   bool tileAttention = true;
   int64_t blockQ = 32;
   int64_t blockKV = 64;
+  /// A GQA group's packed query tile keeps blockQ rows (CPU register
+  /// tiles), rather than blockQ positions of every head.
+  bool groupInBlock = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

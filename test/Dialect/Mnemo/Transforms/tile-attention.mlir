@@ -4,6 +4,9 @@
 // RUN: mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 fuse-rope=false}))" \
 // RUN:   | FileCheck %s --check-prefix=NOFUSE
+// RUN: mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 group-in-block=true}),canonicalize,cse)" \
+// RUN:   | FileCheck %s --check-prefix=GROUP
 // RUN: not mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=0}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADTILE
@@ -52,6 +55,13 @@
 //       CHECK:     tensor.parallel_insert_slice %{{.+}} into %{{.+}}[0, %{{.+}}, %[[Q0]], 0] [1, 4, 16, 64]
 //   CHECK-NOT:   tensor<1x8x?x?xf32>
 //   CHECK-NOT:   mnemo.attention
+
+// With group-in-block (the CPU's register tiles) the group's 4 heads share
+// the 16 rows: 4 positions per Q tile.
+// GROUP-LABEL: func.func @causal_gqa_window_rope
+//       GROUP:   arith.ceildivsi %{{.+}}, %c4
+//       GROUP:   scf.forall
+//       GROUP:     tensor.extract_slice %{{.+}}[0, %{{.+}}, %{{.+}}, 0] [1, 4, 4, 64]
 
 // NOFUSE-LABEL: func.func @causal_gqa_window_rope
 //       NOFUSE:   mnemo.rope {{.+}} : tensor<1x8x?x64xf32>
@@ -153,4 +163,22 @@ func.func @generated_keys(%q: tensor<?x4x1x8xf32>, %v: tensor<?x2x?x8xf32>,
       : tensor<?x4x1x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
       -> tensor<?x4x1x8xf32>
   return %o : tensor<?x4x1x8xf32>
+}
+
+// -----
+
+// A decode step's query: one row, its static count hidden by a cast (a
+// paged attention's decomposition makes it). The tile takes that one row
+// instead of padding it to block-q rows.
+// CHECK-LABEL: func.func @cast_one_row
+//   CHECK-NOT:   tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 15, 0]
+//       CHECK:   scf.forall
+//       CHECK:     tensor.extract_slice %{{.+}}[%{{.+}}, %{{.+}}, 0, 0] [1, 4, 1, 64]
+func.func @cast_one_row(%q1: tensor<?x8x1x64xf32>, %k: tensor<?x2x?x64xf32>,
+                        %v: tensor<?x2x?x64xf32>) -> tensor<?x8x?x64xf32> {
+  %q = tensor.cast %q1 : tensor<?x8x1x64xf32> to tensor<?x8x?x64xf32>
+  %o = mnemo.attention %q, %k, %v
+      : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>
+      -> tensor<?x8x?x64xf32>
+  return %o : tensor<?x8x?x64xf32>
 }
