@@ -98,9 +98,10 @@ void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
 void writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
                     int64_t layer, Value key);
 /// Writes `rows` ([B, H, S, d]) into `pool` at `positions` ([B, S] i64, -1:
-/// none) through the step's block table; `pool` becomes the updated one.
+/// none) through the step's block table (an FP8 pool: with its `scales`);
+/// `pool` (and `*scales`) become the updated ones.
 void writePool(ImplicitLocOpBuilder &b, GenerationStep &step, Value &pool,
-               Value rows, Value positions);
+               Value rows, Value positions, Value *scales = nullptr);
 
 /// Returns `logits` (cast to the result type) and the pools.
 void finishGenerationStep(ImplicitLocOpBuilder &b, GenerationStep &step,

@@ -196,6 +196,16 @@ DecoderBuilder::weightData(const Twine &name, ArrayRef<int64_t> shape) {
   return toFloats(*tensor);
 }
 
+Value DecoderBuilder::scaledMatrix(const Twine &name, ArrayRef<int64_t> shape,
+                                   double factor) {
+  std::optional<std::vector<float>> data = weightData(name, shape);
+  if (!data)
+    return {};
+  for (float &v : *data)
+    v = float(v * factor);
+  return matrixConstant(shape, *data);
+}
+
 Value DecoderBuilder::rowsOf(const std::string &name, int64_t numRows,
                              int64_t cols, ArrayRef<int64_t> rows,
                              ArrayRef<int64_t> shape, bool isMatrix) {

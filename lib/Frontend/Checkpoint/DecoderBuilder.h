@@ -71,6 +71,10 @@ protected:
   /// builder rearranges before use.
   std::optional<std::vector<float>> weightData(const llvm::Twine &name,
                                                ArrayRef<int64_t> shape);
+  /// A weight matrix `name` of `shape` times `factor`, stored as `matrix`
+  /// stores (a scale folded into its projection).
+  Value scaledMatrix(const llvm::Twine &name, ArrayRef<int64_t> shape,
+                     double factor);
   /// An f32 constant of `shape` holding `values`.
   Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
   /// A weight matrix assembled by the builder, stored as `matrix` stores.

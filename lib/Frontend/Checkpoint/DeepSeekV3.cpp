@@ -273,14 +273,10 @@ DeepSeekBuilder::indexerInputs(Value x, Value qLow, const std::string &a) {
   Value normB = weight(p + "k_norm.bias", {d});
   // transformers scales the head weights by heads^-1/2 after the
   // projection; folded into the projection here.
-  std::optional<std::vector<float>> wh =
-      weightData(p + "weights_proj.weight", {h, hidden});
-  if (failed() || !wh)
+  Value wHeads = scaledMatrix(p + "weights_proj.weight", {h, hidden},
+                              1.0 / std::sqrt(double(h)));
+  if (failed())
     return std::nullopt;
-  float headScale = float(1.0 / std::sqrt(double(h)));
-  for (float &v : *wh)
-    v *= headScale;
-  Value wHeads = matrixConstant({h, hidden}, *wh);
 
   // Their first qk_rope_head_dim features rotated (rotate-half, not
   // interleaved as the attention's are).

@@ -116,7 +116,8 @@ private:
   Value unionAttention(Value q, Value raw, Value entries, Value indices,
                        Value sink, int64_t rate);
   /// A generation step's attention of layer `i`.
-  Value stepAttention(Value x, Value qLow, Value q, Value kv, int64_t i);
+  Value stepAttention(Value x, Value qLow, Value q, Value kv, Value sink,
+                      int64_t i);
   /// The output projection: per group wo_a, then wo_b.
   Value outputProjection(Value o, const std::string &prefix);
 

@@ -220,16 +220,13 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
                     ropeFirstRows(h, d), {h * d, v4.qLoraRank},
                     /*isMatrix=*/true);
   // The head weights' h^-1/2, folded into their projection.
-  std::optional<std::vector<float>> wh =
-      weightData(prefix + "weights_proj.weight", {h, hidden});
-  if (failed() || !wh)
+  Value wHeads = scaledMatrix(prefix + "weights_proj.weight", {h, hidden},
+                              1.0 / std::sqrt(double(h)));
+  if (failed())
     return {};
-  float headScale = float(1.0 / std::sqrt(double(h)));
-  for (float &v : *wh)
-    v *= headScale;
   Value q = swap12(splitHeads(linear(qLow, wq, Value(), h * d), h, d));
   q = swap12(ropeAt(q, pos, /*compressed=*/true));
-  Value w = linear(x, matrixConstant({h, hidden}, *wh), Value(), h);
+  Value w = linear(x, wHeads, Value(), h);
   // Entry e is visible to the query at t when e < (t + 1) / rate: the
   // indexer's causal position is (t + 1) / rate - 1 (-1: none yet).
   AffineMap id2 = b.getMultiDimIdentityMap(2);
@@ -265,28 +262,18 @@ Value DeepSeekV4Builder::unionAttention(Value q, Value raw, Value entries,
 }
 
 Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
-                                       int64_t i) {
+                                       Value sink, int64_t i) {
   std::string p = "model.layers." + std::to_string(i) + ".attn.";
-  int64_t heads = config.numHeads, d = config.headDim;
+  int64_t d = config.headDim;
   using Memory = DeepSeekV4Config::Memory;
   Memory memory = v4.memory[i];
-  Value sink = weight(p + "attn_sink", {heads});
-  if (failed())
-    return {};
   // Every cached token's row (K = V), the new ones written first (FP8:
   // with a scale per token, dequantized as gathered).
-  Value scales;
-  if (!step->keyScales.empty()) {
-    Value &pool = step->keys[i], &poolScales = step->keyScales[i];
-    auto write = KVCacheWriteOp::create(
-        b, TypeRange{pool.getType(), poolScales.getType()},
-        ValueRange{kv, pool, step->positions, step->blockTable, poolScales});
-    pool = write.getResult();
-    scales = poolScales = write.getResultScales();
-  } else {
-    writePool(b, *step, step->keys[i], kv, step->positions);
-  }
-  Value keys = gatherPages(b, b.getLoc(), step->keys[i], scales,
+  bool fp8 = !step->keyScales.empty();
+  writePool(b, *step, step->keys[i], kv, step->positions,
+            fp8 ? &step->keyScales[i] : nullptr);
+  Value keys = gatherPages(b, b.getLoc(), step->keys[i],
+                           fp8 ? step->keyScales[i] : Value(),
                            step->blockTable, f32);
   // A window-only layer has no entries.
   Value entries = empty(RankedTensorType::get({kDyn, 1, 0, d}, f32), {batch});
@@ -405,7 +392,7 @@ Value DeepSeekV4Builder::attention(Value x, int64_t i) {
   auto type = RankedTensorType::get({kDyn, heads, kDyn, d}, f32);
   Value o;
   if (step) {
-    o = stepAttention(x, qLow, q, kv, i);
+    o = stepAttention(x, qLow, q, kv, sink, i);
   } else if (!compressed) {
     o = AttentionOp::create(b, type, q, kv, kv, /*mask=*/Value(), sink,
                             /*q_offset=*/Value(), /*causal=*/true,

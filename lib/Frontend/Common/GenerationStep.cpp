@@ -140,20 +140,10 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
 void mnemo::writeCache(ImplicitLocOpBuilder &b, GenerationStep &step,
                        int64_t layer, Value key, Value value) {
   bool fp8 = !step.keyScales.empty();
-  auto write = [&](Value x, Value &pool, Value *scales) {
-    SmallVector<Type> types = {pool.getType()};
-    SmallVector<Value> operands = {x, pool, step.positions, step.blockTable};
-    if (scales) {
-      types.push_back(scales->getType());
-      operands.push_back(*scales);
-    }
-    auto op = KVCacheWriteOp::create(b, types, operands);
-    pool = op.getResult();
-    if (scales)
-      *scales = op.getResultScales();
-  };
-  write(key, step.keys[layer], fp8 ? &step.keyScales[layer] : nullptr);
-  write(value, step.values[layer], fp8 ? &step.valueScales[layer] : nullptr);
+  writePool(b, step, step.keys[layer], key, step.positions,
+            fp8 ? &step.keyScales[layer] : nullptr);
+  writePool(b, step, step.values[layer], value, step.positions,
+            fp8 ? &step.valueScales[layer] : nullptr);
 }
 
 void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
@@ -162,11 +152,18 @@ void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
 }
 
 void mnemo::writePool(ImplicitLocOpBuilder &b, GenerationStep &step,
-                      Value &pool, Value rows, Value positions) {
-  pool = KVCacheWriteOp::create(
-             b, TypeRange{pool.getType()},
-             ValueRange{rows, pool, positions, step.blockTable})
-             .getResult();
+                      Value &pool, Value rows, Value positions,
+                      Value *scales) {
+  SmallVector<Type> types = {pool.getType()};
+  SmallVector<Value> operands = {rows, pool, positions, step.blockTable};
+  if (scales) {
+    types.push_back(scales->getType());
+    operands.push_back(*scales);
+  }
+  auto op = KVCacheWriteOp::create(b, types, operands);
+  pool = op.getResult();
+  if (scales)
+    *scales = op.getResultScales();
 }
 
 void mnemo::finishGenerationStep(ImplicitLocOpBuilder &b,
