@@ -13,6 +13,7 @@
 #include "mnemo/Target/TargetBackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -114,15 +115,22 @@ void markWeightArguments(ModuleOp module, const ArtifactContents &contents) {
   }
 }
 
-LogicalResult runPasses(ModuleOp module,
+/// Runs a stage's pipeline. Verifying after each of its passes costs about
+/// a fifth of the compile (the whole module, dozens of times); by default
+/// the module is verified once when the stage ends, and a pass that broke
+/// it is found again with `verifyEach`.
+LogicalResult runPasses(ModuleOp module, bool verifyEach,
                         llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext());
+  pm.enableVerifier(verifyEach);
   // The tool's --mlir-timing / --mlir-print-ir-* options, when registered.
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
   build(pm);
-  return pm.run(module);
+  if (failed(pm.run(module)))
+    return failure();
+  return verifyEach ? success() : verify(module);
 }
 
 } // namespace
@@ -161,7 +169,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   // they are, so weights read in place keep the checkpoint's layout (the
   // CPU's kernel packs every constant weight for its register tiles).
   bool keepWeightLayout = ptx && !options.weightSources.empty();
-  if (failed(runPasses(module, [&](OpPassManager &pm) {
+  if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildFusionPipeline(pm, keepWeightLayout);
       })))
     return failure();
@@ -185,7 +193,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;
   tiling.groupInBlock = !ptx;
-  if (failed(runPasses(module, [&](OpPassManager &pm) {
+  if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))
     return failure();
@@ -213,7 +221,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
                .str());
   }
   report("lowering to LLVM");
-  if (failed(runPasses(module, [&](OpPassManager &pm) {
+  if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         target->buildCodegenPipeline(pm);
       })))
     return failure();

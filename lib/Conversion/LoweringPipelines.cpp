@@ -12,6 +12,7 @@
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
@@ -79,4 +80,6 @@ void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Unroll hints of the kernels' loops (LinearKernel's K loop) reach LLVM.
+  pm.addNestedPass<LLVM::LLVMFuncOp>(mnemo::createAttachLoopAnnotationsPass());
 }

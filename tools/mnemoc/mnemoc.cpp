@@ -171,6 +171,11 @@ static cl::opt<bool> generationSteps(
              "key/values (default on, off with --input-shape; =false: "
              "forward only)"),
     cl::init(true), cl::cat(mnemocOptions));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass, naming the pass that broke it "
+             "(default: once after each stage)"),
+    cl::init(false), cl::cat(mnemocOptions));
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Compile for one static shape of an input: NAME=DIMxDIMx... "
@@ -380,6 +385,7 @@ int main(int argc, char **argv) {
         return fail("--input-shape: input '" + s.name + "' given twice");
     options.inputShapes.push_back(std::move(s));
   }
+  options.verifyEachPass = verifyEach;
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.sourceName =

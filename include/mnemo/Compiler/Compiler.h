@@ -64,6 +64,9 @@ struct CompileOptions {
   std::vector<WeightSourceFile> weightSources;
   /// When set, receives how many weights were stored and read in place.
   WeightPlacement *placement = nullptr;
+  /// Verify the IR after every pass (a pass that breaks it is named);
+  /// otherwise once after each stage, which takes a fifth less time.
+  bool verifyEachPass = false;
   /// Provenance recorded in the artifact.
   std::string sourceName;
   std::string sourceHash;

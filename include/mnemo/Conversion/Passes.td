@@ -113,4 +113,18 @@ def CompactResultsPass : Pass<"mnemo-compact-results"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttachLoopAnnotationsPass : Pass<"mnemo-attach-loop-annotations"> {
+  let summary = "Gives LLVM branches the loop annotations their scf.for "
+                "carried";
+  let description = [{
+    An `scf.for` with an `llvm.loop_annotation` (unroll or vectorize hints)
+    keeps it through the lowering as a discardable attribute: the SCF to
+    control-flow conversion puts it on the loop's latch branch, and the
+    control-flow conversion to LLVM copies it onto the `llvm.br`. The
+    translation to LLVM IR reads only the branch's own `loop_annotation`
+    (the `!llvm.loop` metadata), so without this pass every hint is lost.
+    The pass moves each branch's `llvm.loop_annotation` there.
+  }];
+}
+
 #endif // MNEMO_CONVERSION_PASSES
