@@ -104,9 +104,10 @@ for lanes, vectors, rows, extra, label in [
 
 
 def product_case(name, shape_a, shape_b, a_map, b_map, out_shape, seed,
-                 accumulate, b_transposed=False):
+                 accumulate, b_transposed=False, subscripts=None):
     """C = A B (+ C0) written as the linalg.generic of an ONNX MatMul or an
-    attention tile, for mnemo-raise-contractions then the kernel."""
+    attention tile, for mnemo-raise-contractions then the kernel; with
+    `subscripts`, C = einsum(subscripts, A, B) (+ C0)."""
     r = rng(seed)
     a = r.standard_normal(shape_a).astype(np.float32)
     bm = r.standard_normal(shape_b).astype(np.float32)
@@ -126,10 +127,12 @@ def product_case(name, shape_a, shape_b, a_map, b_map, out_shape, seed,
             f"^bb0(%x: f32, %y: f32, %acc: f32):\n  %p = arith.mulf %x, %y : f32\n"
             f"  %s = arith.addf %acc, %p : f32\n  linalg.yield %s : f32\n}} -> tensor<{ostr}xf32>")
     a64 = a.astype(np.float64)
-    b2 = bm.reshape(bm.shape[-2:]).astype(np.float64)
-    if b_transposed:
-        b2 = b2.T
-    expected = a64 @ b2 + (c0 if accumulate else 0)
+    if subscripts:
+        expected = np.einsum(subscripts, a64, bm.astype(np.float64))
+    else:
+        b2 = bm.reshape(bm.shape[-2:]).astype(np.float64)
+        expected = a64 @ (b2.T if b_transposed else b2)
+    expected = expected + (c0 if accumulate else 0)
     inputs = {"a": a, "b": bm}
     if accumulate:
         inputs["c0"] = c0
@@ -146,6 +149,24 @@ products = [
     # Attention PV: [1, 2, 5, 12] x [1, 1, 12, 9] into an accumulator.
     product_case("tile_pv_accumulate", (1, 2, 5, 12), (1, 1, 12, 9),
                  "d0, d1, d2, d4", "d0, 0, d4, d3", (1, 2, 5, 9), 22, True),
+]
+
+
+# Weights per head that every row of A shares (MLA's absorbed query,
+# [b, s, k] x [h, n, k]): one linear over the stacked heads, then C's order.
+products += [
+    # MLA absorbed: [b, s, k] x [h, n, k] -> [b, h, s, n] (a transpose).
+    product_case("heads_mla", (2, 7, 20), (3, 11, 20), "d0, d2, d4",
+                 "d1, d3, d4", (2, 3, 7, 11), 23, False,
+                 subscripts="bsk,hnk->bhsn"),
+    # C already [b, s, h, n], into an accumulator.
+    product_case("heads_rows_first", (2, 5, 16), (4, 6, 16),
+                 "d0, d1, d4", "d2, d3, d4", (2, 5, 4, 6), 24, True,
+                 subscripts="bsk,hnk->bshn"),
+    # Two head dims around the rows.
+    product_case("heads_two_dims", (6, 9), (2, 3, 5, 9), "d1, d4",
+                 "d0, d2, d3, d4", (2, 6, 3, 5), 25, False,
+                 subscripts="mk,ghnk->gmhn"),
 ]
 run_cases("raised products", products,
           passes="mnemo-raise-contractions,func.func(mnemo-cpu-linear-kernel{"

@@ -15,6 +15,12 @@
 // product accumulated into a C that is not zero (an attention tile's PV,
 // added to the rescaled accumulator) becomes the linear plus C.
 //
+// Per-head weights that every row shares (MLA's absorbed query, q_nope
+// times each head's W_uk: C[b, h, s, n] = sum_k A[b, s, k] * B[h, n, k])
+// are one matrix too: B's head dims and n stacked as the output rows of a
+// `layout(out_in)` linear, whose [rows..., h, n] result is transposed into
+// C's order.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
@@ -22,6 +28,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -144,11 +151,112 @@ struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// C[a..., h..., n] (any order) = sum_k A[a..., k] * B[h..., n, k], with
+/// B static: the h dims index B and C only. One linear over B as
+/// [h... * n, k], then C's order.
+struct RaiseHeadMatMul final : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics() ||
+        !isMultiplyAccumulate(*op.getBlock()))
+      return rewriter.notifyMatchFailure(op, "not a two-operand contraction");
+    Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+    Value init = op.getDpsInits()[0];
+    auto at = dyn_cast<RankedTensorType>(a.getType());
+    auto wt = dyn_cast<RankedTensorType>(w.getType());
+    auto ct = dyn_cast<RankedTensorType>(init.getType());
+    if (!at || !wt || !ct || at.getRank() < 2 || wt.getRank() < 3 ||
+        !wt.hasStaticShape() ||
+        !isa<FloatType>(ct.getElementType()) ||
+        at.getElementType() != ct.getElementType() ||
+        !isa<FloatType>(wt.getElementType()))
+      return rewriter.notifyMatchFailure(op, "not rows times per-head "
+                                             "matrices");
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    unsigned k = reductions.front();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto dimsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+      if (!map.isProjectedPermutation())
+        return std::nullopt;
+      SmallVector<unsigned> dims;
+      for (AffineExpr e : map.getResults())
+        dims.push_back(cast<AffineDimExpr>(e).getPosition());
+      return dims;
+    };
+    auto aDims = dimsOf(maps[0]), bDims = dimsOf(maps[1]),
+         cDims = dimsOf(maps[2]);
+    if (!aDims || !bDims || !cDims || cDims->size() != op.getNumLoops() - 1 ||
+        aDims->back() != k || bDims->back() != k)
+      return rewriter.notifyMatchFailure(op, "operands are not indexed by "
+                                             "the loops, k last");
+    // B is [h..., n, k]: its dims other than n and k, and n, are none of
+    // A's; A's other dims are C's rows.
+    ArrayRef<unsigned> rows = ArrayRef(*aDims).drop_back();
+    ArrayRef<unsigned> stacked = ArrayRef(*bDims).drop_back();
+    for (unsigned d : stacked)
+      if (llvm::is_contained(rows, d))
+        return rewriter.notifyMatchFailure(op, "B shares a dim with A");
+    if (rows.size() + stacked.size() != cDims->size())
+      return rewriter.notifyMatchFailure(op, "C is not A's rows by B's");
+    Location loc = op.getLoc();
+    int64_t hn = 1;
+    for (int64_t size : wt.getShape().drop_back())
+      hn *= size;
+    ReassociationIndices heads;
+    for (int64_t i = 0; i + 1 < wt.getRank(); ++i)
+      heads.push_back(i);
+    Value stackedW = tensor::CollapseShapeOp::create(
+        rewriter, loc, w,
+        ArrayRef<ReassociationIndices>{heads, {wt.getRank() - 1}});
+    SmallVector<int64_t> flatShape(at.getShape().drop_back());
+    flatShape.push_back(hn);
+    Value flat = LinearOp::create(
+        rewriter, loc, RankedTensorType::get(flatShape, ct.getElementType()),
+        a, stackedW, Value(), WeightLayout::OutIn);
+    // [rows..., h... * n] -> [rows..., h..., n], then C's order.
+    SmallVector<int64_t> shape(at.getShape().drop_back());
+    llvm::append_range(shape, wt.getShape().drop_back());
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i + 1 < at.getRank(); ++i)
+      groups.push_back({i});
+    ReassociationIndices last;
+    for (int64_t i = 0; i + 1 < wt.getRank(); ++i)
+      last.push_back(at.getRank() - 1 + i);
+    groups.push_back(last);
+    Value product = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, ct.getElementType()),
+        flat, groups);
+    SmallVector<unsigned> order(rows);
+    llvm::append_range(order, stacked);
+    SmallVector<int64_t> perm;
+    for (unsigned d : *cDims)
+      perm.push_back(llvm::find(order, d) - order.begin());
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, init);
+      Value empty = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                            ct.getElementType());
+      product = linalg::TransposeOp::create(rewriter, loc, product, empty, perm)
+                    ->getResult(0);
+    }
+    if (!isZeros(init))
+      product = linalg::AddOp::create(rewriter, loc, ValueRange{product, init},
+                                      ValueRange{init})
+                    ->getResult(0);
+    rewriter.replaceOp(op, product);
+    return success();
+  }
+};
+
 struct RaiseContractionsPass final
     : mnemo::impl::RaiseContractionsPassBase<RaiseContractionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseMatMul>(&getContext());
+    patterns.add<RaiseMatMul, RaiseHeadMatMul>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -102,3 +102,37 @@ func.func @batched(%a: tensor<2x9x20xf32>, %b: tensor<2x20x31xf32>, %w: tensor<2
   } -> tensor<2x9x31xf32>
   return %c, %d : tensor<2x9x31xf32>, tensor<2x9x31xf32>
 }
+
+// -----
+
+// MLA's absorbed query: rows [b, s, k] times one [n, k] matrix per head,
+// into [b, h, s, n]. The heads' matrices stacked as [h * n, k] make one
+// linear; its [b, s, h * n] result is expanded and transposed into C.
+// CHECK-LABEL: func.func @per_head
+// CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2]] : tensor<4x32x16xf32> into tensor<128x16xf32>
+// CHECK: %[[Y:.*]] = mnemo.linear %arg0, %[[W]] layout(out_in) : tensor<?x?x16xf32>, tensor<128x16xf32> -> tensor<?x?x128xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[Y]] {{\[}}[0], [1], [2, 3]]
+// CHECK-SAME: tensor<?x?x128xf32> into tensor<?x?x4x32xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[E]] : tensor<?x?x4x32xf32>) outs(%{{.*}} : tensor<?x4x?x32xf32>) permutation = [0, 2, 1, 3]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[T]]
+func.func @per_head(%a: tensor<?x?x16xf32>, %w: tensor<4x32x16xf32>) -> tensor<?x4x?x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %a, %c0 : tensor<?x?x16xf32>
+  %s = tensor.dim %a, %c1 : tensor<?x?x16xf32>
+  %e = tensor.empty(%b, %s) : tensor<?x4x?x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<?x?x16xf32>, tensor<4x32x16xf32>) outs(%z : tensor<?x4x?x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x32xf32>
+  return %c : tensor<?x4x?x32xf32>
+}
