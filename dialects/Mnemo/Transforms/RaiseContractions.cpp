@@ -72,27 +72,43 @@ bool isZeros(Value v) {
   return matchPattern(v, m_AnyZeroFloat());
 }
 
+/// A two-operand float contraction `C += A * B` over one reduction loop,
+/// on ranked tensors.
+struct Contraction {
+  Value a, w, init;
+  RankedTensorType at, wt, ct;
+};
+
+FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics() ||
+      !isMultiplyAccumulate(*op.getBlock()))
+    return failure();
+  Contraction c{op.getDpsInputs()[0], op.getDpsInputs()[1],
+                op.getDpsInits()[0], {}, {}, {}};
+  c.at = dyn_cast<RankedTensorType>(c.a.getType());
+  c.wt = dyn_cast<RankedTensorType>(c.w.getType());
+  c.ct = dyn_cast<RankedTensorType>(c.init.getType());
+  if (!c.at || !c.wt || !c.ct || !isa<FloatType>(c.ct.getElementType()) ||
+      c.at.getElementType() != c.ct.getElementType() ||
+      !isa<FloatType>(c.wt.getElementType()))
+    return failure();
+  return c;
+}
+
 struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(op, "not a two-operand contraction");
-    Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
-    Value init = op.getDpsInits()[0];
-    auto at = dyn_cast<RankedTensorType>(a.getType());
-    auto wt = dyn_cast<RankedTensorType>(w.getType());
-    auto ct = dyn_cast<RankedTensorType>(init.getType());
-    if (!at || !wt || !ct || wt.getRank() < 2 || ct.getRank() < 2 ||
-        at.getRank() != ct.getRank() || !isa<FloatType>(ct.getElementType()) ||
-        at.getElementType() != ct.getElementType() ||
-        !isa<FloatType>(wt.getElementType()))
+    FailureOr<Contraction> c = matchContraction(op);
+    if (failed(c))
+      return rewriter.notifyMatchFailure(op, "not a two-operand sum of "
+                                             "products");
+    auto [a, w, init, at, wt, ct] = *c;
+    if (wt.getRank() < 2 || ct.getRank() < 2 || at.getRank() != ct.getRank())
       return rewriter.notifyMatchFailure(op, "not a batch of rows times a "
                                              "matrix");
-    if (!isMultiplyAccumulate(*op.getBlock()))
-      return rewriter.notifyMatchFailure(op, "not a sum of products");
     SmallVector<unsigned> reductions;
     op.getReductionDims(reductions);
     unsigned k = reductions.front();
@@ -159,20 +175,12 @@ struct RaiseHeadMatMul final : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics() ||
-        !isMultiplyAccumulate(*op.getBlock()))
-      return rewriter.notifyMatchFailure(op, "not a two-operand contraction");
-    Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
-    Value init = op.getDpsInits()[0];
-    auto at = dyn_cast<RankedTensorType>(a.getType());
-    auto wt = dyn_cast<RankedTensorType>(w.getType());
-    auto ct = dyn_cast<RankedTensorType>(init.getType());
-    if (!at || !wt || !ct || at.getRank() < 2 || wt.getRank() < 3 ||
-        !wt.hasStaticShape() ||
-        !isa<FloatType>(ct.getElementType()) ||
-        at.getElementType() != ct.getElementType() ||
-        !isa<FloatType>(wt.getElementType()))
+    FailureOr<Contraction> c = matchContraction(op);
+    if (failed(c))
+      return rewriter.notifyMatchFailure(op, "not a two-operand sum of "
+                                             "products");
+    auto [a, w, init, at, wt, ct] = *c;
+    if (at.getRank() < 2 || wt.getRank() < 3 || !wt.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "not rows times per-head "
                                              "matrices");
     SmallVector<unsigned> reductions;
