@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Translates the LLVM-dialect module to LLVM IR, optimizes it at O3 for the
+// Translates the LLVM-dialect module to LLVM IR, optimizes it at O2 for the
 // target machine, and emits assembly, a relocatable object, or a shared
 // object (partitions of the module optimized and generated on threads,
 // SplitCodegen.h, then linked by ld.lld, the one external tool used).
@@ -38,7 +38,7 @@ namespace {
 
 /// Partitions of a code object's kernels (SplitCodegen.h): several per
 /// thread of a small machine, so that a thread done early takes another
-/// (the estimate of a kernel's work before O3 is rough); each partition
+/// (the estimate of a kernel's work before optimization is rough); each partition
 /// still costs a read of the module's bitcode.
 constexpr unsigned kCodegenPartitions = 8;
 
