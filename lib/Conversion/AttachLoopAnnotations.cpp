@@ -22,7 +22,8 @@ constexpr llvm::StringLiteral kCarried = "llvm.loop_annotation";
 
 template <typename BranchOp>
 void attach(BranchOp op) {
-  auto annotation = op->template getAttrOfType<LLVM::LoopAnnotationAttr>(kCarried);
+  auto annotation =
+      op->template getAttrOfType<LLVM::LoopAnnotationAttr>(kCarried);
   if (!annotation)
     return;
   op.setLoopAnnotationAttr(annotation);

@@ -38,8 +38,8 @@ namespace {
 
 /// Partitions of a code object's kernels (SplitCodegen.h): several per
 /// thread of a small machine, so that a thread done early takes another
-/// (the estimate of a kernel's work before optimization is rough); each partition
-/// still costs a read of the module's bitcode.
+/// (the estimate of a kernel's work before optimization is rough); each
+/// partition still costs a read of the module's bitcode.
 constexpr unsigned kCodegenPartitions = 8;
 
 std::unique_ptr<llvm::TargetMachine>
