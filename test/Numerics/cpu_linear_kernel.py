@@ -152,10 +152,10 @@ products = [
 ]
 
 
-# Weights per head that every row of A shares (MLA's absorbed query,
+# Weights per head that every row of A shares (the expanded MLA's keys,
 # [b, s, k] x [h, n, k]): one linear over the stacked heads, then C's order.
 products += [
-    # MLA absorbed: [b, s, k] x [h, n, k] -> [b, h, s, n] (a transpose).
+    # MLA's latent to keys: [b, s, k] x [h, n, k] -> [b, h, s, n].
     product_case("heads_mla", (2, 7, 20), (3, 11, 20), "d0, d2, d4",
                  "d1, d3, d4", (2, 3, 7, 11), 23, False,
                  subscripts="bsk,hnk->bhsn"),

@@ -211,8 +211,13 @@ def RaiseContractionsPass : Pass<"mnemo-raise-contractions"> {
     `layout(out_in)`. That is how ONNX MatMul and Gemm import, and as a
     `mnemo.linear` they take the targets' GEMM kernels. A `C` that is not
     zero (an attention tile's accumulator) is added to the product in
-    place. Products whose both operands are batched (attention scores of
-    an unraised graph) are left alone.
+    place. Weights per head that every row shares, `C[..] = sum_k A[rows...,
+    k] * B[h..., n, k]` with `B` static and the `h` dims absent from `A`
+    (the expanded MLA's keys and values up-projected from the latent), are
+    one `layout(out_in)` linear over `B` as `[h... * n, k]`, whose result
+    is expanded and transposed into `C`'s order. Products whose both
+    operands are batched (attention scores of an unraised graph) are left
+    alone.
 
     ```mlir
     // before: linalg.generic {indexing_maps = [(b, m, n, k) -> (b, m, k),

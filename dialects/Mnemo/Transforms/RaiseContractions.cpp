@@ -15,8 +15,9 @@
 // product accumulated into a C that is not zero (an attention tile's PV,
 // added to the rescaled accumulator) becomes the linear plus C.
 //
-// Per-head weights that every row shares (MLA's absorbed query, q_nope
-// times each head's W_uk: C[b, h, s, n] = sum_k A[b, s, k] * B[h, n, k])
+// Per-head weights that every row shares (the expanded MLA's keys and
+// values, up-projected from the latent by each head's W_uk and W_uv:
+// C[b, h, s, n] = sum_k A[b, s, k] * B[h, n, k])
 // are one matrix too: B's head dims and n stacked as the output rows of a
 // `layout(out_in)` linear, whose [rows..., h, n] result is transposed into
 // C's order.

@@ -105,9 +105,10 @@ func.func @batched(%a: tensor<2x9x20xf32>, %b: tensor<2x20x31xf32>, %w: tensor<2
 
 // -----
 
-// MLA's absorbed query: rows [b, s, k] times one [n, k] matrix per head,
-// into [b, h, s, n]. The heads' matrices stacked as [h * n, k] make one
-// linear; its [b, s, h * n] result is expanded and transposed into C.
+// The expanded MLA's key up-projection: latent rows [b, s, k] times one
+// [n, k] matrix per head, into [b, h, s, n]. The heads' matrices stacked
+// as [h * n, k] make one linear; its [b, s, h * n] result is expanded and
+// transposed into C.
 // CHECK-LABEL: func.func @per_head
 // CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2]] : tensor<4x32x16xf32> into tensor<128x16xf32>
 // CHECK: %[[Y:.*]] = mnemo.linear %arg0, %[[W]] layout(out_in) : tensor<?x?x16xf32>, tensor<128x16xf32> -> tensor<?x?x128xf32>
