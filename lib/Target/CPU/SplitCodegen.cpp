@@ -219,12 +219,13 @@ void exportSharedLocals(llvm::Module &module,
 }
 
 /// Reads partition `p` of `bitcode` into `context`: what other partitions
-/// define becomes a declaration.
+/// define becomes a declaration. The module is read lazily, so only the
+/// partition's own function bodies are parsed.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 loadPartition(llvm::MemoryBufferRef bitcode, llvm::LLVMContext &context,
               const llvm::StringMap<unsigned> &owners, unsigned p) {
   llvm::Expected<std::unique_ptr<llvm::Module>> module =
-      llvm::parseBitcodeFile(bitcode, context);
+      llvm::getLazyBitcodeModule(bitcode, context);
   if (!module)
     return module.takeError();
   for (llvm::Function &f : **module) {
@@ -233,10 +234,12 @@ loadPartition(llvm::MemoryBufferRef bitcode, llvm::LLVMContext &context,
     unsigned owner = owners.lookup(f.getName());
     if (owner == p || owner == kEverywhere)
       continue;
-    // Visibility stays: a declaration's would constrain the definition's
-    // when the objects are linked.
+    // An unread body is dropped unread. Visibility stays: a declaration's
+    // would constrain the definition's when the objects are linked.
     f.deleteBody();
   }
+  if (llvm::Error error = (*module)->materializeAll())
+    return std::move(error);
   for (llvm::GlobalVariable &g : (*module)->globals()) {
     if (g.isDeclaration() || owners.lookup(g.getName()) == p)
       continue;
