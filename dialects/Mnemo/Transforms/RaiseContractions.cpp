@@ -97,6 +97,18 @@ FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
   return c;
 }
 
+/// Replaces the contraction `op` by `product`, plus its C when C is not
+/// zeros (an online-softmax accumulator): the sum is written over C, in
+/// place as the contraction was (a loop's accumulator stays one buffer).
+void replaceByProduct(PatternRewriter &rewriter, linalg::GenericOp op,
+                      Value product, Value init) {
+  if (!isZeros(init))
+    product = linalg::AddOp::create(rewriter, op.getLoc(),
+                                    ValueRange{product, init}, ValueRange{init})
+                  ->getResult(0);
+  rewriter.replaceOp(op, product);
+}
+
 struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -154,16 +166,7 @@ struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
     Value product = LinearOp::create(rewriter, op.getLoc(),
                                      op.getResultTypes()[0], a, w, Value(),
                                      layout);
-    // A product accumulated into earlier values (an online-softmax
-    // accumulator) adds them afterwards.
-    // The sum is written over C, in place as the contraction was (a loop's
-    // accumulator stays one buffer).
-    if (!isZeros(init))
-      product = linalg::AddOp::create(rewriter, op.getLoc(),
-                                      ValueRange{product, init},
-                                      ValueRange{init})
-                    ->getResult(0);
-    rewriter.replaceOp(op, product);
+    replaceByProduct(rewriter, op, product, init);
     return success();
   }
 };
@@ -252,11 +255,7 @@ struct RaiseHeadMatMul final : OpRewritePattern<linalg::GenericOp> {
       product = linalg::TransposeOp::create(rewriter, loc, product, empty, perm)
                     ->getResult(0);
     }
-    if (!isZeros(init))
-      product = linalg::AddOp::create(rewriter, loc, ValueRange{product, init},
-                                      ValueRange{init})
-                    ->getResult(0);
-    rewriter.replaceOp(op, product);
+    replaceByProduct(rewriter, op, product, init);
     return success();
   }
 };
