@@ -74,17 +74,22 @@ bool isZeros(Value v) {
 }
 
 /// A two-operand float contraction `C += A * B` over one reduction loop,
-/// on ranked tensors.
+/// on ranked tensors (a mismatch is reported to the rewriter).
 struct Contraction {
   Value a, w, init;
   RankedTensorType at, wt, ct;
 };
 
-FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
+FailureOr<Contraction> matchContraction(linalg::GenericOp op,
+                                        PatternRewriter &rewriter) {
+  auto fail = [&] {
+    return rewriter.notifyMatchFailure(op, "not a two-operand sum of "
+                                           "products");
+  };
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics() ||
       !isMultiplyAccumulate(*op.getBlock()))
-    return failure();
+    return fail();
   Contraction c{op.getDpsInputs()[0], op.getDpsInputs()[1],
                 op.getDpsInits()[0], {}, {}, {}};
   c.at = dyn_cast<RankedTensorType>(c.a.getType());
@@ -93,7 +98,7 @@ FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
   if (!c.at || !c.wt || !c.ct || !isa<FloatType>(c.ct.getElementType()) ||
       c.at.getElementType() != c.ct.getElementType() ||
       !isa<FloatType>(c.wt.getElementType()))
-    return failure();
+    return fail();
   return c;
 }
 
@@ -114,10 +119,9 @@ struct RaiseMatMul final : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<Contraction> c = matchContraction(op);
+    FailureOr<Contraction> c = matchContraction(op, rewriter);
     if (failed(c))
-      return rewriter.notifyMatchFailure(op, "not a two-operand sum of "
-                                             "products");
+      return failure();
     auto [a, w, init, at, wt, ct] = *c;
     if (wt.getRank() < 2 || ct.getRank() < 2 || at.getRank() != ct.getRank())
       return rewriter.notifyMatchFailure(op, "not a batch of rows times a "
@@ -179,10 +183,9 @@ struct RaiseHeadMatMul final : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<Contraction> c = matchContraction(op);
+    FailureOr<Contraction> c = matchContraction(op, rewriter);
     if (failed(c))
-      return rewriter.notifyMatchFailure(op, "not a two-operand sum of "
-                                             "products");
+      return failure();
     auto [a, w, init, at, wt, ct] = *c;
     if (at.getRank() < 2 || wt.getRank() < 3 || !wt.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "not rows times per-head "
