@@ -91,6 +91,13 @@ private:
   Location loc;
 };
 
+/// Input `i` of `node`, or "" (an absent optional input) past its inputs:
+/// folders and raisers look at nodes before any handler has checked them.
+inline llvm::StringRef inputName(const onnx::NodeProto &node, int i) {
+  return i < node.input_size() ? llvm::StringRef(node.input(i))
+                               : llvm::StringRef();
+}
+
 using Handler = LogicalResult (*)(NodeContext &);
 
 /// Handlers keyed by (domain, op_type); each op may have several versions,
@@ -102,6 +109,11 @@ public:
   /// Null when no version of the op applies at `opset`.
   Handler lookup(llvm::StringRef domain, llvm::StringRef opType,
                  int64_t opset) const;
+  /// Calls `fn(domain, opType, since)` for every handler version (the
+  /// fuzzer's vocabulary of operators).
+  void forEach(llvm::function_ref<void(llvm::StringRef, llvm::StringRef,
+                                       int64_t)>
+                   fn) const;
   /// The whole registry, built once.
   static const HandlerRegistry &get();
 

@@ -182,6 +182,14 @@ Handler HandlerRegistry::lookup(llvm::StringRef domain, llvm::StringRef opType,
   return std::prev(version)->second;
 }
 
+void HandlerRegistry::forEach(
+    llvm::function_ref<void(llvm::StringRef, llvm::StringRef, int64_t)> fn)
+    const {
+  for (const auto &[key, versions] : handlers)
+    for (const auto &version : versions)
+      fn(key.first, key.second, version.first);
+}
+
 const HandlerRegistry &HandlerRegistry::get() {
   static const HandlerRegistry registry = [] {
     HandlerRegistry r;

@@ -25,8 +25,8 @@ namespace {
 /// The two inputs of a binary node, swapped when `swap`.
 std::pair<std::string, std::string> operands(const onnx::NodeProto &node,
                                              bool swap) {
-  return swap ? std::make_pair(node.input(1), node.input(0))
-              : std::make_pair(node.input(0), node.input(1));
+  std::string a = inputName(node, 0).str(), b = inputName(node, 1).str();
+  return swap ? std::make_pair(b, a) : std::make_pair(a, b);
 }
 
 /// mean(x^2) over the last axis, keeping it: returns x.

@@ -125,9 +125,9 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     return out;
   };
   auto rankOf = [&](int i) -> int64_t {
-    if (DenseElementsAttr c = lookupConstant(node.input(i)))
+    if (DenseElementsAttr c = lookupConstant(inputName(node, i)))
       return cast<RankedTensorType>(c.getType()).getRank();
-    Value v = values.lookup(node.input(i));
+    Value v = values.lookup(inputName(node, i));
     return v ? cast<RankedTensorType>(v.getType()).getRank() : -1;
   };
   auto intAttr = [&](llvm::StringRef name, int64_t otherwise) {
@@ -142,14 +142,14 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
   // elements under the new shape.
   if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" ||
       op == "Identity") {
-    DenseElementsAttr c = lookupConstant(node.input(0));
+    DenseElementsAttr c = lookupConstant(inputName(node, 0));
     if (c && c.getNumElements() <= kMaxFoldedElements) {
       auto type = cast<RankedTensorType>(c.getType());
       SmallVector<int64_t> shape;
       auto ints = [&](int i, llvm::StringRef attr)
           -> std::optional<SmallVector<int64_t>> {
-        if (i < node.input_size() && !node.input(i).empty()) {
-          DenseElementsAttr a = lookupConstant(node.input(i));
+        if (i < node.input_size() && !inputName(node, i).empty()) {
+          DenseElementsAttr a = lookupConstant(inputName(node, i));
           if (!a || !a.getElementType().isInteger())
             return std::nullopt;
           return toInt64s(a);
@@ -211,7 +211,7 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
   bool scalar = false;
   Type element = b.getI64Type();
   if (op == "Shape") {
-    Value x = values.lookup(node.input(0));
+    Value x = values.lookup(inputName(node, 0));
     if (!x)
       return false; // constants' shapes fold in the Shape handler
     auto type = cast<RankedTensorType>(x.getType());
@@ -228,8 +228,8 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     for (int64_t d = start; d < end; ++d)
       result.push_back(tensor::getMixedSize(b, loc, x, d));
   } else if (op == "Size") {
-    Value x = values.lookup(node.input(0));
-    DenseElementsAttr c = lookupConstant(node.input(0));
+    Value x = values.lookup(inputName(node, 0));
+    DenseElementsAttr c = lookupConstant(inputName(node, 0));
     OpFoldResult n = b.getIndexAttr(c ? c.getNumElements() : 1);
     if (x)
       for (int64_t d = 0, e = cast<RankedTensorType>(x.getType()).getRank();
@@ -276,7 +276,7 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     }
   } else if (op == "Gather") {
     std::optional<Elements> data = elementsOf(0);
-    DenseElementsAttr idx = lookupConstant(node.input(1));
+    DenseElementsAttr idx = lookupConstant(inputName(node, 1));
     if (!data || rankOf(0) != 1 || intAttr("axis", 0) != 0 || !idx ||
         !idx.getElementType().isInteger() ||
         cast<RankedTensorType>(idx.getType()).getRank() > 1)
@@ -291,14 +291,14 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     scalar = cast<RankedTensorType>(idx.getType()).getRank() == 0;
   } else if (op == "Slice") {
     std::optional<Elements> data = elementsOf(0);
-    DenseElementsAttr starts = lookupConstant(node.input(1));
-    DenseElementsAttr ends = lookupConstant(node.input(2));
+    DenseElementsAttr starts = lookupConstant(inputName(node, 1));
+    DenseElementsAttr ends = lookupConstant(inputName(node, 2));
     if (!data || rankOf(0) != 1 || !starts || !ends)
       return false;
     int64_t n = data->size();
     int64_t step = 1;
-    if (node.input_size() > 4 && !node.input(4).empty()) {
-      DenseElementsAttr steps = lookupConstant(node.input(4));
+    if (node.input_size() > 4 && !inputName(node, 4).empty()) {
+      DenseElementsAttr steps = lookupConstant(inputName(node, 4));
       if (!steps)
         return false;
       step = toInt64s(steps)[0];
@@ -318,9 +318,9 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     if (!x || !y || rankOf(0) > 1 || rankOf(1) > 1 ||
         (x->size() != y->size() && x->size() != 1 && y->size() != 1))
       return false;
-    if (DenseElementsAttr c = lookupConstant(node.input(0)))
+    if (DenseElementsAttr c = lookupConstant(inputName(node, 0)))
       element = c.getElementType();
-    else if (Value v = values.lookup(node.input(0)))
+    else if (Value v = values.lookup(inputName(node, 0)))
       element = cast<RankedTensorType>(v.getType()).getElementType();
     if (!element.isInteger())
       return false;
@@ -389,9 +389,9 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
       scalar &= rankOf(i) == 0;
     element = b.getI1Type();
     if (op == "Where") {
-      if (DenseElementsAttr c = lookupConstant(node.input(1)))
+      if (DenseElementsAttr c = lookupConstant(inputName(node, 1)))
         element = c.getElementType();
-      else if (Value v = values.lookup(node.input(1)))
+      else if (Value v = values.lookup(inputName(node, 1)))
         element = cast<RankedTensorType>(v.getType()).getElementType();
       if (!element.isInteger() || element.isInteger(1))
         return false;
