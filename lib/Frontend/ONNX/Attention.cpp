@@ -219,8 +219,9 @@ LogicalResult attention(NodeContext &ctx) {
   Value y = AttentionOp::create(
       b, loc, resultType, *q, *k, *v, mask, /*sink=*/Value(), qOffset,
       causal ? b.getUnitAttr() : UnitAttr(), window, scale, softcap);
-  if (failed(mlir::verify(y.getDefiningOp())))
-    return ctx.error("inputs do not form a valid attention");
+  if (failed(ctx.verifyBuilt(y.getDefiningOp(),
+                             "inputs do not form a valid attention")))
+    return failure();
   ctx.raised("attention (Attention)");
   if (rank == 3)
     y = mergeHeads(b, loc, y);

@@ -70,8 +70,9 @@ LogicalResult emit(NodeContext &ctx, Value q, Value k, Value v, Value mask,
                                 /*sink=*/Value(), qOffset,
                                 causal ? b.getUnitAttr() : UnitAttr(), window,
                                 scale, softcap);
-  if (failed(mlir::verify(y.getDefiningOp())))
-    return ctx.error("inputs do not form a valid attention");
+  if (failed(ctx.verifyBuilt(y.getDefiningOp(),
+                             "inputs do not form a valid attention")))
+    return failure();
   ctx.raised(("attention (com.microsoft." + ctx.proto().op_type() + ")"));
   return ctx.setOutput(0, mergeHeads(b, loc, y));
 }

@@ -81,6 +81,10 @@ public:
   /// Records "node 'NAME' (OP): message" and returns failure.
   LogicalResult error(const llvm::Twine &message);
 
+  /// Verifies `op`, built from the node's inputs; when it is invalid,
+  /// records "node ...: WHAT: <the verifier's message>" as the one error.
+  LogicalResult verifyBuilt(Operation *op, const llvm::Twine &what);
+
   /// An axis in [-rank, rank) normalized to [0, rank), or an error.
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 

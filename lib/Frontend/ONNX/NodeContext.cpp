@@ -11,6 +11,9 @@
 
 #include "GraphImporter.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::onnx_import;
@@ -23,6 +26,22 @@ LogicalResult NodeContext::error(const llvm::Twine &message) {
   graph.fail("node '" + cast<NameLoc>(loc).getName().getValue() + "' (" +
              node.op_type() + "): " + message);
   return failure();
+}
+
+LogicalResult NodeContext::verifyBuilt(Operation *op, const llvm::Twine &what) {
+  std::string message;
+  {
+    // The verifier's diagnostic joins this node's error instead of being
+    // printed as a line of its own.
+    ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    if (succeeded(mlir::verify(op)))
+      return success();
+  }
+  return error(what + (message.empty() ? "" : ": " + message));
 }
 
 void NodeContext::raised(llvm::StringRef what) {

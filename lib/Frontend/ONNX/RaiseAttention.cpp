@@ -65,15 +65,15 @@ struct Operand {
 std::string unrepeatKV(RaiseContext &ctx, const std::string &name) {
   const onnx::NodeProto *reshape = ctx.def(name, "Reshape");
   const onnx::NodeProto *expand =
-      reshape ? ctx.def(reshape->input(0), "Expand") : nullptr;
+      reshape ? ctx.def(inputName(*reshape, 0).str(), "Expand") : nullptr;
   const onnx::NodeProto *unsqueeze =
-      expand ? ctx.def(expand->input(0), "Unsqueeze") : nullptr;
+      expand ? ctx.def(inputName(*expand, 0).str(), "Unsqueeze") : nullptr;
   if (!unsqueeze)
     return name;
   auto axes = ctx.intsOperand(*unsqueeze, "axes", 1, 13);
   if (!axes || axes->size() != 1 || ((*axes)[0] != 2 && (*axes)[0] != -3))
     return name;
-  RankedTensorType base = ctx.type(unsqueeze->input(0));
+  RankedTensorType base = ctx.type(inputName(*unsqueeze, 0).str());
   RankedTensorType mid = ctx.type(expand->output(0));
   RankedTensorType out = ctx.type(name);
   if (!base || !mid || !out || base.getRank() != 4 || mid.getRank() != 5 ||
@@ -94,14 +94,15 @@ std::string unrepeatKV(RaiseContext &ctx, const std::string &name) {
   ctx.cover(reshape);
   ctx.cover(expand);
   ctx.cover(unsqueeze);
-  return unsqueeze->input(0);
+  return inputName(*unsqueeze, 0).str();
 }
 
 /// K [B, H, Skv, D] from the score MatMul's right operand Kt [B, H, D, Skv].
 Operand keyFromTransposed(RaiseContext &ctx, const std::string &kt) {
   const SmallVector<int64_t> swap = {0, 1, 3, 2};
   const onnx::NodeProto *t = ctx.def(kt, "Transpose");
-  RankedTensorType type = t ? ctx.type(t->input(0)) : RankedTensorType();
+  RankedTensorType type =
+      t ? ctx.type(inputName(*t, 0).str()) : RankedTensorType();
   if (!t || !type || type.getRank() != 4)
     return {kt, swap};
   SmallVector<int64_t> perm = permAttr(*t, 4), composed;
@@ -111,8 +112,8 @@ Operand keyFromTransposed(RaiseContext &ctx, const std::string &kt) {
     composed.push_back(perm[i]);
   ctx.cover(t);
   if (isIdentity(composed))
-    return {t->input(0), {}};
-  return {t->input(0), composed};
+    return {inputName(*t, 0).str(), {}};
+  return {inputName(*t, 0).str(), composed};
 }
 
 /// The matched subgraph.
@@ -127,26 +128,26 @@ struct Match {
 std::string peelScale(RaiseContext &ctx, std::string name, double &scale) {
   while (true) {
     if (const onnx::NodeProto *mul = ctx.def(name, "Mul")) {
-      std::optional<double> c = ctx.scalar(mul->input(1));
+      std::optional<double> c = ctx.scalar(inputName(*mul, 1).str());
       unsigned other = 0;
       if (!c) {
-        c = ctx.scalar(mul->input(0));
+        c = ctx.scalar(inputName(*mul, 0).str());
         other = 1;
       }
       if (!c)
         return name;
       scale *= *c;
       ctx.cover(mul);
-      name = mul->input(other);
+      name = inputName(*mul, other).str();
       continue;
     }
     if (const onnx::NodeProto *div = ctx.def(name, "Div")) {
-      std::optional<double> c = ctx.scalar(div->input(1));
+      std::optional<double> c = ctx.scalar(inputName(*div, 1).str());
       if (!c || *c == 0.0)
         return name;
       scale /= *c;
       ctx.cover(div);
-      name = div->input(0);
+      name = inputName(*div, 0).str();
       continue;
     }
     return name;
@@ -167,17 +168,17 @@ bool isScores(RaiseContext &ctx, const std::string &name) {
 DenseElementsAttr whereToAdditive(RaiseContext &ctx,
                                   const onnx::NodeProto &where,
                                   std::string &scores) {
-  DenseElementsAttr cond = ctx.constant(where.input(0));
+  DenseElementsAttr cond = ctx.constant(inputName(where, 0));
   if (!cond || !cond.getElementType().isInteger(1))
     return {};
   bool keepWhenTrue;
   std::optional<double> fill;
-  if ((fill = ctx.scalar(where.input(2)))) {
+  if ((fill = ctx.scalar(inputName(where, 2)))) {
     keepWhenTrue = true;
-    scores = where.input(1);
-  } else if ((fill = ctx.scalar(where.input(1)))) {
+    scores = inputName(where, 1);
+  } else if ((fill = ctx.scalar(inputName(where, 1)))) {
     keepWhenTrue = false;
-    scores = where.input(2);
+    scores = inputName(where, 2);
   } else {
     return {};
   }
@@ -193,8 +194,8 @@ DenseElementsAttr whereToAdditive(RaiseContext &ctx,
 std::optional<Match> match(RaiseContext &ctx) {
   const onnx::NodeProto &anchor = ctx.anchor();
   Match m;
-  const onnx::NodeProto *softmax = ctx.def(anchor.input(0), "Softmax");
-  RankedTensorType probs = ctx.type(anchor.input(0));
+  const onnx::NodeProto *softmax = ctx.def(inputName(anchor, 0), "Softmax");
+  RankedTensorType probs = ctx.type(inputName(anchor, 0));
   if (!softmax || !probs || probs.getRank() != 4)
     return std::nullopt;
   int64_t axis = ctx.intAttr(*softmax, "axis", -1);
@@ -203,13 +204,13 @@ std::optional<Match> match(RaiseContext &ctx) {
   ctx.cover(softmax);
 
   // Above the softmax: at most one mask, then scalar factors, then Q·Kt.
-  std::string s = softmax->input(0);
+  std::string s = inputName(*softmax, 0).str();
   if (const onnx::NodeProto *add = ctx.def(s, "Add")) {
-    unsigned scoreSide = isScores(ctx, add->input(0)) ? 0 : 1;
-    if (!isScores(ctx, add->input(scoreSide)))
+    unsigned scoreSide = isScores(ctx, inputName(*add, 0).str()) ? 0 : 1;
+    if (!isScores(ctx, inputName(*add, scoreSide).str()))
       return std::nullopt;
-    m.mask = add->input(1 - scoreSide);
-    s = add->input(scoreSide);
+    m.mask = inputName(*add, 1 - scoreSide).str();
+    s = inputName(*add, scoreSide).str();
     ctx.cover(add);
   } else if (const onnx::NodeProto *where = ctx.def(s, "Where")) {
     std::string scores;
@@ -224,10 +225,10 @@ std::optional<Match> match(RaiseContext &ctx) {
   if (!qk)
     return std::nullopt;
   ctx.cover(qk);
-  m.q = peelScale(ctx, qk->input(0), m.scale);
-  std::string kt = peelScale(ctx, qk->input(1), m.scale);
+  m.q = peelScale(ctx, inputName(*qk, 0).str(), m.scale);
+  std::string kt = peelScale(ctx, inputName(*qk, 1).str(), m.scale);
   m.k = keyFromTransposed(ctx, kt);
-  m.v = {anchor.input(1), {}};
+  m.v = {inputName(anchor, 1).str(), {}};
 
   // GQA: both K and V unrepeated, or neither.
   if (m.k.perm.empty()) {

@@ -35,22 +35,23 @@ std::optional<std::string> meanSquare(RaiseContext &ctx,
   const onnx::NodeProto *mean = ctx.def(name, "ReduceMean");
   if (!mean || ctx.intAttr(*mean, "keepdims", 1) != 1)
     return std::nullopt;
-  RankedTensorType t = ctx.type(mean->input(0));
+  RankedTensorType t = ctx.type(inputName(*mean, 0).str());
   auto axes = ctx.intsOperand(*mean, "axes", 1, 18);
   if (!t || !axes || axes->size() != 1 ||
       ((*axes)[0] != -1 && (*axes)[0] != t.getRank() - 1))
     return std::nullopt;
   std::string x;
-  if (const onnx::NodeProto *pow = ctx.def(mean->input(0), "Pow")) {
-    std::optional<double> e = ctx.scalar(pow->input(1));
+  if (const onnx::NodeProto *pow = ctx.def(inputName(*mean, 0).str(), "Pow")) {
+    std::optional<double> e = ctx.scalar(inputName(*pow, 1).str());
     if (!e || *e != 2.0)
       return std::nullopt;
-    x = pow->input(0);
+    x = inputName(*pow, 0).str();
     ctx.cover(pow);
-  } else if (const onnx::NodeProto *sq = ctx.def(mean->input(0), "Mul")) {
-    if (sq->input(0) != sq->input(1))
+  } else if (const onnx::NodeProto *sq =
+                 ctx.def(inputName(*mean, 0).str(), "Mul")) {
+    if (inputName(*sq, 0).str() != inputName(*sq, 1).str())
       return std::nullopt;
-    x = sq->input(0);
+    x = inputName(*sq, 0).str();
     ctx.cover(sq);
   } else {
     return std::nullopt;
@@ -63,7 +64,8 @@ std::optional<std::string> meanSquare(RaiseContext &ctx,
 std::optional<std::pair<std::string, double>>
 rootMeanSquare(RaiseContext &ctx, const std::string &name) {
   const onnx::NodeProto *sqrt = ctx.def(name, "Sqrt");
-  const onnx::NodeProto *add = sqrt ? ctx.def(sqrt->input(0), "Add") : nullptr;
+  const onnx::NodeProto *add =
+      sqrt ? ctx.def(inputName(*sqrt, 0).str(), "Add") : nullptr;
   if (!add)
     return std::nullopt;
   for (bool swap : {false, true}) {
@@ -85,8 +87,8 @@ rootMeanSquare(RaiseContext &ctx, const std::string &name) {
 std::optional<std::pair<std::string, double>>
 normalized(RaiseContext &ctx, const std::string &name) {
   if (const onnx::NodeProto *div = ctx.def(name, "Div")) {
-    auto rms = rootMeanSquare(ctx, div->input(1));
-    if (!rms || rms->first != div->input(0))
+    auto rms = rootMeanSquare(ctx, inputName(*div, 1).str());
+    if (!rms || rms->first != inputName(*div, 0).str())
       return std::nullopt;
     ctx.cover(div);
     return rms;
@@ -99,7 +101,7 @@ normalized(RaiseContext &ctx, const std::string &name) {
     const onnx::NodeProto *recip = ctx.def(inv, "Reciprocal");
     if (!recip)
       continue;
-    auto rms = rootMeanSquare(ctx, recip->input(0));
+    auto rms = rootMeanSquare(ctx, inputName(*recip, 0).str());
     if (!rms || rms->first != x)
       continue;
     ctx.cover(mul);
@@ -144,7 +146,7 @@ Value mlir::mnemo::onnx_import::raiseSwiGlu(RaiseContext &ctx) {
     for (bool innerSwap : {false, true}) {
       auto [gate, sig] = operands(*inner, innerSwap);
       const onnx::NodeProto *sigmoid = ctx.def(sig, "Sigmoid");
-      if (!sigmoid || sigmoid->input(0) != gate)
+      if (!sigmoid || inputName(*sigmoid, 0).str() != gate)
         continue;
       RankedTensorType g = ctx.type(gate), u = ctx.type(up);
       if (!g || g != u)

@@ -44,10 +44,10 @@ mulWith(RaiseContext &ctx, const std::string &name, const std::string &known) {
   const onnx::NodeProto *mul = ctx.def(name, "Mul");
   if (!mul)
     return std::nullopt;
-  if (mul->input(0) == known)
-    return std::make_pair(mul->input(0), mul->input(1));
-  if (mul->input(1) == known)
-    return std::make_pair(mul->input(1), mul->input(0));
+  if (inputName(*mul, 0).str() == known)
+    return std::make_pair(inputName(*mul, 0).str(), inputName(*mul, 1).str());
+  if (inputName(*mul, 1).str() == known)
+    return std::make_pair(inputName(*mul, 1).str(), inputName(*mul, 0).str());
   return std::nullopt;
 }
 
@@ -105,12 +105,14 @@ std::optional<Rotation> rotateHalf(RaiseContext &ctx, const std::string &rot) {
   if (!cat || cat->input_size() != 2)
     return std::nullopt;
   int64_t axis = ctx.intAttr(*cat, "axis", 0);
-  const onnx::NodeProto *neg = ctx.def(cat->input(0), "Neg");
-  const onnx::NodeProto *hi = neg ? ctx.def(neg->input(0), "Slice") : nullptr;
-  const onnx::NodeProto *lo = ctx.def(cat->input(1), "Slice");
-  if (!hi || !lo || hi->input(0) != lo->input(0) || (axis != -1 && axis != 3))
+  const onnx::NodeProto *neg = ctx.def(inputName(*cat, 0).str(), "Neg");
+  const onnx::NodeProto *hi =
+      neg ? ctx.def(inputName(*neg, 0).str(), "Slice") : nullptr;
+  const onnx::NodeProto *lo = ctx.def(inputName(*cat, 1).str(), "Slice");
+  if (!hi || !lo || inputName(*hi, 0).str() != inputName(*lo, 0).str() ||
+      (axis != -1 && axis != 3))
     return std::nullopt;
-  RankedTensorType xType = ctx.type(lo->input(0));
+  RankedTensorType xType = ctx.type(inputName(*lo, 0).str());
   if (!xType || xType.getRank() != 4 || xType.isDynamicDim(3))
     return std::nullopt;
   int64_t width = xType.getDimSize(3), half = width / 2;
@@ -119,7 +121,7 @@ std::optional<Rotation> rotateHalf(RaiseContext &ctx, const std::string &rot) {
       l->step != 1 || h->step != 1 || l->start != 0 || l->end != half ||
       h->start != half || h->end != width)
     return std::nullopt;
-  return Rotation{lo->input(0), {cat, neg, hi, lo}};
+  return Rotation{inputName(*lo, 0).str(), {cat, neg, hi, lo}};
 }
 
 /// interleaved (GPT-J): pairs (x[2k], x[2k+1]) -> (-x[2k+1], x[2k]), written
@@ -129,17 +131,19 @@ std::optional<Rotation> rotateInterleaved(RaiseContext &ctx,
                                           const std::string &rot) {
   const onnx::NodeProto *reshape = ctx.def(rot, "Reshape");
   const onnx::NodeProto *cat =
-      reshape ? ctx.def(reshape->input(0), "Concat") : nullptr;
+      reshape ? ctx.def(inputName(*reshape, 0).str(), "Concat") : nullptr;
   if (!cat || cat->input_size() != 2)
     return std::nullopt;
   int64_t axis = ctx.intAttr(*cat, "axis", 0);
-  const onnx::NodeProto *u0 = ctx.def(cat->input(0), "Unsqueeze");
-  const onnx::NodeProto *u1 = ctx.def(cat->input(1), "Unsqueeze");
-  const onnx::NodeProto *neg = u0 ? ctx.def(u0->input(0), "Neg") : nullptr;
-  const onnx::NodeProto *odd = neg ? ctx.def(neg->input(0), "Slice") : nullptr;
+  const onnx::NodeProto *u0 = ctx.def(inputName(*cat, 0).str(), "Unsqueeze");
+  const onnx::NodeProto *u1 = ctx.def(inputName(*cat, 1).str(), "Unsqueeze");
+  const onnx::NodeProto *neg =
+      u0 ? ctx.def(inputName(*u0, 0).str(), "Neg") : nullptr;
+  const onnx::NodeProto *odd =
+      neg ? ctx.def(inputName(*neg, 0).str(), "Slice") : nullptr;
   const onnx::NodeProto *even =
-      u1 ? ctx.def(u1->input(0), "Slice") : nullptr;
-  if (!odd || !even || odd->input(0) != even->input(0) ||
+      u1 ? ctx.def(inputName(*u1, 0).str(), "Slice") : nullptr;
+  if (!odd || !even || inputName(*odd, 0).str() != inputName(*even, 0).str() ||
       (axis != -1 && axis != 4))
     return std::nullopt;
   for (const onnx::NodeProto *u : {u0, u1}) {
@@ -147,7 +151,7 @@ std::optional<Rotation> rotateInterleaved(RaiseContext &ctx,
     if (!axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != 4))
       return std::nullopt;
   }
-  RankedTensorType xType = ctx.type(even->input(0));
+  RankedTensorType xType = ctx.type(inputName(*even, 0).str());
   RankedTensorType out = ctx.type(rot);
   if (!xType || !out || xType.getRank() != 4 || xType.isDynamicDim(3) ||
       out.getRank() != 4 || out.getDimSize(3) != xType.getDimSize(3))
@@ -158,25 +162,27 @@ std::optional<Rotation> rotateInterleaved(RaiseContext &ctx,
       e->step != 2 || o->step != 2 || e->start != 0 || o->start != 1 ||
       e->end < width - 1 || o->end < width)
     return std::nullopt;
-  return Rotation{even->input(0), {reshape, cat, u0, u1, neg, odd, even}};
+  return Rotation{inputName(*even, 0).str(),
+                  {reshape, cat, u0, u1, neg, odd, even}};
 }
 
 /// Add(Mul(x, C), Mul(rot(x), S)) in any operand order.
 Value raiseRopeAdd(RaiseContext &ctx, bool interleaved) {
   const onnx::NodeProto &add = ctx.anchor();
   for (unsigned order = 0; order < 2; ++order) {
-    const onnx::NodeProto *rotMul = ctx.def(add.input(1 - order), "Mul");
+    const onnx::NodeProto *rotMul =
+        ctx.def(inputName(add, 1 - order).str(), "Mul");
     if (!rotMul)
       continue;
     for (unsigned side = 0; side < 2; ++side) {
       std::optional<Rotation> rot =
-          interleaved ? rotateInterleaved(ctx, rotMul->input(side))
-                      : rotateHalf(ctx, rotMul->input(side));
+          interleaved ? rotateInterleaved(ctx, inputName(*rotMul, side).str())
+                      : rotateHalf(ctx, inputName(*rotMul, side).str());
       if (!rot)
         continue;
       RankedTensorType xType = ctx.type(rot->x);
-      std::string sin = rotMul->input(1 - side);
-      auto cosMul = mulWith(ctx, add.input(order), rot->x);
+      std::string sin = inputName(*rotMul, 1 - side).str();
+      auto cosMul = mulWith(ctx, inputName(add, order).str(), rot->x);
       if (!cosMul || !isTable(ctx, cosMul->second, xType) ||
           !isTable(ctx, sin, xType) ||
           ctx.type(cosMul->second) != ctx.type(sin))
@@ -191,7 +197,7 @@ Value raiseRopeAdd(RaiseContext &ctx, bool interleaved) {
       for (const onnx::NodeProto *n : rot->nodes)
         ctx.cover(n);
       ctx.cover(rotMul);
-      ctx.cover(ctx.def(add.input(order), "Mul"));
+      ctx.cover(ctx.def(inputName(add, order), "Mul"));
       return rope;
     }
   }
@@ -213,28 +219,30 @@ Value mlir::mnemo::onnx_import::raiseRopeSplitHalves(RaiseContext &ctx) {
   int64_t axis = ctx.intAttr(cat, "axis", 0);
   if (cat.input_size() != 2 || (axis != -1 && axis != 3))
     return {};
-  const onnx::NodeProto *sub = ctx.def(cat.input(0), "Sub");
-  const onnx::NodeProto *add = ctx.def(cat.input(1), "Add");
+  const onnx::NodeProto *sub = ctx.def(inputName(cat, 0), "Sub");
+  const onnx::NodeProto *add = ctx.def(inputName(cat, 1), "Add");
   if (!sub || !add)
     return {};
-  const onnx::NodeProto *first = ctx.def(sub->input(0), "Mul");
-  const onnx::NodeProto *second = ctx.def(sub->input(1), "Mul");
+  const onnx::NodeProto *first = ctx.def(inputName(*sub, 0).str(), "Mul");
+  const onnx::NodeProto *second = ctx.def(inputName(*sub, 1).str(), "Mul");
   if (!first || !second)
     return {};
   // sub = a*C - b*S, add = b*C + a*S (each product in either order).
   for (unsigned i = 0; i < 2; ++i) {
-    std::string a = first->input(i), c = first->input(1 - i);
+    std::string a = inputName(*first, i).str(),
+                c = inputName(*first, 1 - i).str();
     for (unsigned j = 0; j < 2; ++j) {
-      std::string bName = second->input(j), s = second->input(1 - j);
+      std::string bName = inputName(*second, j).str(),
+                  s = inputName(*second, 1 - j).str();
       RankedTensorType aType = ctx.type(a), bType = ctx.type(bName);
       if (!aType || aType != bType || aType.getRank() != 4 ||
           aType.isDynamicDim(3) || !isTable(ctx, c, aType) ||
           !isTable(ctx, s, aType) || ctx.type(c) != ctx.type(s))
         continue;
-      auto bc0 = mulWith(ctx, add->input(0), bName);
-      auto as1 = mulWith(ctx, add->input(1), a);
-      auto bc1 = mulWith(ctx, add->input(1), bName);
-      auto as0 = mulWith(ctx, add->input(0), a);
+      auto bc0 = mulWith(ctx, inputName(*add, 0).str(), bName);
+      auto as1 = mulWith(ctx, inputName(*add, 1).str(), a);
+      auto bc1 = mulWith(ctx, inputName(*add, 1).str(), bName);
+      auto as0 = mulWith(ctx, inputName(*add, 0).str(), a);
       bool ok = (bc0 && bc0->second == c && as1 && as1->second == s) ||
                 (bc1 && bc1->second == c && as0 && as0->second == s);
       if (!ok)
@@ -247,8 +255,8 @@ Value mlir::mnemo::onnx_import::raiseRopeSplitHalves(RaiseContext &ctx) {
       Value rope = emitRope(ctx, x, concatValues(b, loc, {cv, cv}, tableAxis),
                             concatValues(b, loc, {sv, sv}, tableAxis));
       for (const onnx::NodeProto *n :
-           {sub, add, first, second, ctx.def(add->input(0), "Mul"),
-            ctx.def(add->input(1), "Mul")})
+           {sub, add, first, second, ctx.def(inputName(*add, 0).str(), "Mul"),
+            ctx.def(inputName(*add, 1).str(), "Mul")})
         ctx.cover(n);
       return rope;
     }

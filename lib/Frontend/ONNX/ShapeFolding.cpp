@@ -315,7 +315,9 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     if (node.input_size() != 2)
       return false;
     std::optional<Elements> x = elementsOf(0), y = elementsOf(1);
-    if (!x || !y || rankOf(0) > 1 || rankOf(1) > 1 ||
+    // Empty operands are left to the handlers (they broadcast to empty).
+    if (!x || !y || x->empty() || y->empty() || rankOf(0) > 1 ||
+        rankOf(1) > 1 ||
         (x->size() != y->size() && x->size() != 1 && y->size() != 1))
       return false;
     if (DenseElementsAttr c = lookupConstant(inputName(node, 0)))
@@ -372,11 +374,14 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     // where the elements are constant, or where an extent (never negative)
     // is compared with a negative constant, else computed on index values
     // (a boolean is 0 or 1).
+    int arity = op == "Not" ? 1 : op == "Where" ? 3 : 2;
+    if (node.input_size() != arity)
+      return false;
     SmallVector<Elements> in;
     size_t n = 1;
     for (int i = 0; i < node.input_size(); ++i) {
       std::optional<Elements> e = elementsOf(i);
-      if (!e || rankOf(i) > 1)
+      if (!e || e->empty() || rankOf(i) > 1)
         return false;
       if (e->size() != 1 && n != 1 && e->size() != n)
         return false;

@@ -1,0 +1,75 @@
+"""Writes the ONNX fuzzer's findings, reduced to small models, into a
+directory (each crashed the importer before its fix; now each is a one-line
+error or a module).
+
+Usage: make_fuzz_regressions.py OUT_DIR
+  unsqueeze_no_inputs.onnx  Unsqueeze without inputs (the shape folder read
+                            input 0 of every node)
+  equal_empty_shape.onnx    Equal of a scalar's (empty) shape and [1] (the
+                            folder indexed the empty operand)
+  add_empty_shape.onnx      Add of a scalar's (empty) shape and [1]
+  and_one_input.onnx        And of one input (the folder read two)
+  matmul_no_inputs.onnx     MatMul without inputs (the attention raiser read
+                            its inputs before any handler checked them)
+  add_one_input.onnx        Add of one input (the RoPE raiser read two)
+  rope_mul_one_input.onnx   Add(Mul(x), x): the RoPE raiser read the Mul's
+                            second input
+  attention_value_length.onnx
+                            Attention-23 with 5 values for 6 keys (the
+                            verifier's message was a second line)
+"""
+
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(path, nodes, inputs, outputs, initializers=(), opset=18):
+    graph = helper.make_graph(nodes, "g", inputs, outputs,
+                              initializer=list(initializers))
+    m = helper.make_model(graph,
+                          opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    x = helper.make_tensor_value_info("x", f, [2, 4])
+    s = helper.make_tensor_value_info("s", f, [])
+    y = helper.make_tensor_value_info("y", f, None)
+    yi = helper.make_tensor_value_info("y", i64, None)
+    yb = helper.make_tensor_value_info("y", TensorProto.BOOL, None)
+    one = numpy_helper.from_array(np.array([1], np.int64), "one")
+    save(f"{out}/unsqueeze_no_inputs.onnx",
+         [helper.make_node("Unsqueeze", [], ["y"], name="n")], [x], [y])
+    shape = helper.make_node("Shape", ["s"], ["e"], name="shape")
+    save(f"{out}/equal_empty_shape.onnx",
+         [shape, helper.make_node("Equal", ["e", "one"], ["y"], name="n")],
+         [s], [yb], [one])
+    save(f"{out}/add_empty_shape.onnx",
+         [shape, helper.make_node("Add", ["e", "one"], ["y"], name="n")],
+         [s], [yi], [one])
+    save(f"{out}/and_one_input.onnx",
+         [shape, helper.make_node("Equal", ["e", "e"], ["b"], name="eq"),
+          helper.make_node("And", ["b"], ["y"], name="n")], [s], [yb])
+    save(f"{out}/matmul_no_inputs.onnx",
+         [helper.make_node("MatMul", [], ["y"], name="n")], [x], [y])
+    save(f"{out}/add_one_input.onnx",
+         [helper.make_node("Add", ["x"], ["y"], name="n")], [x], [y])
+    save(f"{out}/rope_mul_one_input.onnx",
+         [helper.make_node("Mul", ["x"], ["m"], name="mul"),
+          helper.make_node("Add", ["m", "x"], ["y"], name="n")], [x], [y])
+    qkv = [helper.make_tensor_value_info(n, f, [1, 2, length, 8])
+           for n, length in (("q", 4), ("k", 6), ("v", 5))]
+    save(f"{out}/attention_value_length.onnx",
+         [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="n")],
+         qkv, [y], opset=23)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
