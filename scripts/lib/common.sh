@@ -37,7 +37,9 @@ ensure_packages() {
 }
 
 # Configures once (or when CMakeLists change; ninja re-runs cmake itself)
-# and builds the given targets (default: everything).
+# and builds the given targets (default: everything). MNEMO_CMAKE_ARGS adds
+# configuration options (scripts/test.sh --sanitize).
+MNEMO_CMAKE_ARGS=(${MNEMO_CMAKE_ARGS[@]+"${MNEMO_CMAKE_ARGS[@]}"})
 build_mnemo() {
   if [ ! -f "$MNEMO_BUILD/build.ninja" ]; then
     log "configuring $MNEMO_BUILD"
@@ -48,6 +50,7 @@ build_mnemo() {
       -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
       -DLLVM_USE_LINKER=lld -DMLIR_LINK_MLIR_DYLIB=ON \
       -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+      "${MNEMO_CMAKE_ARGS[@]}" \
       >"$MNEMO_BUILD.configure.log" 2>&1 \
       || { cat "$MNEMO_BUILD.configure.log" >&2; exit 1; }
   fi
