@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Long fuzzing runs of the three parsers of untrusted input: the ONNX
-# importer (structure-aware mutations), the safetensors reader and the
-# runtime's artifact loader, side by side, each for HOURS hours.
+# Long fuzzing runs of the parsers of untrusted input: the ONNX and
+# checkpoint importers (structure-aware mutations), the safetensors reader
+# and the runtime's artifact loader, side by side, each for HOURS hours.
 #
-#   scripts/fuzz.sh HOURS [TARGET...]     TARGET: onnx safetensors load
+#   scripts/fuzz.sh HOURS [TARGET...]   TARGET: onnx checkpoint safetensors load
 #
 # Corpora persist in fuzz/corpus/TARGET (git-ignored), so a second run goes
 # on from where the first stopped; crashes are written to fuzz/crashes/TARGET
@@ -14,19 +14,20 @@ set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
 if [ $# -lt 1 ] || ! [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]]; then
-  echo "usage: scripts/fuzz.sh HOURS [onnx|safetensors|load ...]" >&2
+  echo "usage: scripts/fuzz.sh HOURS [onnx|checkpoint|safetensors|load ...]" >&2
   exit 2
 fi
 seconds=$(/usr/bin/python3 -c "print(max(1, int(float('$1') * 3600)))")
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(onnx safetensors load)
+[ ${#targets[@]} -gt 0 ] || targets=(onnx checkpoint safetensors load)
 for t in "${targets[@]}"; do
-  case $t in onnx|safetensors|load) ;; *) echo "unknown target '$t'" >&2; exit 2;; esac
+  case $t in onnx|checkpoint|safetensors|load) ;; *) echo "unknown target '$t'" >&2; exit 2;; esac
 done
 
 ensure_packages
-build_mnemo mnemoc mnemo-fuzz-onnx mnemo-fuzz-safetensors mnemo-fuzz-load
+build_mnemo mnemoc mnemo-fuzz-onnx mnemo-fuzz-checkpoint mnemo-fuzz-safetensors \
+  mnemo-fuzz-load
 bin=$MNEMO_BUILD/bin
 work=$MNEMO_ROOT/fuzz
 shared=$(cd "$MNEMO_ROOT/../shared/models/refs_public" 2>/dev/null && pwd || true)
@@ -36,6 +37,9 @@ seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT
 seed_onnx() {
   /usr/bin/python3 "$MNEMO_ROOT/tools/fuzz/onnx_seeds.py" "$seeds/onnx" --with-exports >/dev/null
+}
+seed_checkpoint() {
+  /usr/bin/python3 "$MNEMO_ROOT/tools/fuzz/checkpoint_seeds.py" "$seeds/checkpoint" --with-exports >/dev/null
 }
 seed_safetensors() {
   mkdir -p "$seeds/safetensors"

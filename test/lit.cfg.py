@@ -84,7 +84,8 @@ else:
 
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
 tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf",
-         "mnemo-fuzz-onnx", "mnemo-fuzz-safetensors", "mnemo-fuzz-load"]
+         "mnemo-fuzz-onnx", "mnemo-fuzz-safetensors", "mnemo-fuzz-load",
+         "mnemo-fuzz-checkpoint"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The reference exports (torch.onnx, opset 23, external data) with their

@@ -34,8 +34,12 @@ public:
       error = ("key '" + prefix + key + "': " + message).str();
     return false;
   }
+  /// Config integers are sizes and counts: above int32's range, products
+  /// of two or three of them would overflow the shapes computed from them.
+  static constexpr int64_t kMaxInt = (int64_t(1) << 31) - 1;
+
   int64_t getInt(llvm::StringRef key, std::optional<int64_t> fallback,
-                 int64_t min = 1) {
+                 int64_t min = 1, int64_t max = kMaxInt) {
     if (!has(key)) {
       if (!fallback)
         fail(key, "missing");
@@ -46,7 +50,9 @@ public:
       fail(key, "expected an integer");
     else if (*v < min)
       fail(key, "must be at least " + llvm::Twine(min));
-    return v.value_or(0);
+    else if (*v > max)
+      fail(key, "must be at most " + llvm::Twine(max));
+    return v && *v >= min && *v <= max ? *v : fallback.value_or(0);
   }
   double getDouble(llvm::StringRef key, double fallback, bool positive = true) {
     if (!has(key))

@@ -26,6 +26,9 @@ using namespace mlir::mnemo;
 using llvm::StringRef;
 using llvm::json::Object;
 
+/// The most decoder layers a config may declare.
+static constexpr int64_t kMaxLayers = 1 << 16;
+
 static void parseRope(ConfigReader &top, ModelConfig &config) {
   StringRef key =
       top.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
@@ -200,7 +203,10 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   // V4's MLPs are all experts (moe_intermediate_size).
   if (!deepseekV4)
     config.intermediateSize = top.getInt("intermediate_size", std::nullopt);
-  config.numLayers = top.getInt("num_hidden_layers", std::nullopt);
+  // Per-layer settings are read into vectors of this size before any
+  // tensor is: a bound, far above any model's depth.
+  config.numLayers =
+      top.getInt("num_hidden_layers", std::nullopt, 1, kMaxLayers);
   config.numHeads = top.getInt("num_attention_heads", std::nullopt);
   config.numKVHeads = top.getInt("num_key_value_heads", config.numHeads);
   if (problem.empty())

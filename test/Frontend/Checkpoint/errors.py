@@ -16,6 +16,8 @@
 # RUN: not mnemoc %t/config_type_mismatch -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=TYPE-MISMATCH
 # RUN: not mnemoc %t/config_rope -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ROPE
 # RUN: not mnemoc %t/config_act -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ACT
+# RUN: not mnemoc %t/config_layers -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=LAYERS
+# RUN: not mnemoc %t/config_huge -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=HUGE
 # RUN: not mnemoc %t/no_config -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=NO-CONFIG
 
 # TRUNCATED: mnemoc: error: {{.*}}truncated{{[/\\]}}model.safetensors: tensor 'model.layers.0.mlp.down_proj.weight' data_offsets [{{[0-9]+}}, {{[0-9]+}}) run past the data region ({{[0-9]+}} bytes){{.*}}
@@ -45,6 +47,8 @@
 # ROPE: mnemoc: error: {{.*}}config_rope{{[/\\]}}config.json: key 'rope_parameters.rope_type': unsupported rope type 'longrope'{{.*}}
 # ROPE-NOT: {{.}}
 # ACT: mnemoc: error: {{.*}}config_act{{[/\\]}}config.json: key 'hidden_act': unsupported activation 'gelu'{{.*}}
+# LAYERS: mnemoc: error: {{.*}}config_layers{{[/\\]}}config.json: key 'num_hidden_layers': must be at most 65536
+# HUGE: mnemoc: error: {{.*}}config_huge{{[/\\]}}config.json: key 'hidden_size': must be at most 2147483647
 # ACT-NOT: {{.}}
 # NO-CONFIG: mnemoc: error: {{.*}}no_config: directory without a config.json{{.*}}
 # NO-CONFIG-NOT: {{.}}

@@ -113,6 +113,11 @@ def main(root):
           config=dict(CONFIG, rope_parameters={"rope_type": "longrope",
                                                "rope_theta": 10000.0}))
     write(root, "config_act", config=dict(CONFIG, hidden_act="gelu"))
+    # Found by the checkpoint fuzzer: per-layer settings were sized by the
+    # layer count before any tensor was read (an allocation of 32 GiB).
+    write(root, "config_layers",
+          config=dict(CONFIG, num_hidden_layers=2**31 - 1))
+    write(root, "config_huge", config=dict(CONFIG, hidden_size=2**40))
     os.makedirs(os.path.join(root, "no_config"), exist_ok=True)
 
 
