@@ -42,10 +42,14 @@ llvm_config.with_environment("MLIR_LIB_DIR", config.mlir_lib_dir)
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-# The runtime's programs (runtime/CMakeLists.txt builds them into bin/), and
+# The runtime's programs (runtime/CMakeLists.txt builds them into bin/, or
+# MNEMO_RUNTIME_TOOLS_DIR names another build of them: scripts/test.sh
+# --sanitize=thread runs these tests on a TSan build of the runtime), and
 # their AArch64 builds from scripts/build-aarch64.sh, run under qemu; tests
 # of those need the `aarch64-runtime` feature. (Longest name first: lit
 # replaces in order, and %mnemo_run is a prefix of %mnemo_runtime_*.)
+runtime_tools_dir = (os.environ.get("MNEMO_RUNTIME_TOOLS_DIR")
+                     or config.mnemo_tools_dir)
 for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test"),
                    ("%mnemo_runtime_generator_test", "mnemo-runtime-generator-test"),
                    ("%mnemo_runtime_shapes_test", "mnemo-runtime-shapes-test"),
@@ -54,11 +58,11 @@ for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test")
                    ("%mnemo_embed_example", "mnemo-embed-example"),
                    ("%mnemo_run", "mnemo-run")]:
     config.substitutions.append(
-        (name, os.path.join(config.mnemo_tools_dir, tool)))
+        (name, os.path.join(runtime_tools_dir, tool)))
 for name, lib in [("%fake_cuda_no_graphs", "libmnemo-fake-cuda-no-graphs.so"),
                   ("%fake_cuda", "libmnemo-fake-cuda.so")]:
     config.substitutions.append(
-        (name, os.path.join(config.mnemo_tools_dir, lib)))
+        (name, os.path.join(runtime_tools_dir, lib)))
 aarch64_bin = os.path.join(config.mnemo_src_root, "build", "aarch64", "bin")
 config.substitutions.append(
     ("%aarch64_run", "qemu-aarch64 -L /usr/aarch64-linux-gnu"))

@@ -74,7 +74,8 @@ void expectRefused(const std::function<void(fb::FunctionT &)> &mutate,
   ArtifactBuilder b = gpuArtifact();
   mutate(*b.artifact.functions[0]);
   mnemo_model_t *model = nullptr;
-  Status status = loadMemory(b.build(), &model);
+  std::string bytes = b.build(); // Alive while the model is.
+  Status status = loadMemory(bytes, &model);
   mnemo_model_free(model);
   EXPECT_EQ(status.code(), MNEMO_STATUS_DATA_LOSS) << status.message();
   EXPECT_NE(status.message().find(fragment), std::string::npos)
@@ -170,7 +171,8 @@ TEST(GpuPlan, DynamicTensorMapLoads) {
   f.buffers[3]->tensor_map->dims = {0};
   f.buffers[3]->tensor_map->dims_exprs = {1};
   mnemo_model_t *model = nullptr;
-  ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
+  std::string bytes = b.build(); // Alive while the model is.
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
   mnemo_model_free(model);
 }
 
@@ -182,7 +184,8 @@ TEST(GpuPlan, UnsupportedFunctionLoadsButCannotRun) {
   f.output_buffers.clear();
   f.unsupported = "'forward': a value computed on the host";
   mnemo_model_t *model = nullptr;
-  ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
+  std::string bytes = b.build(); // Alive while the model is.
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
   mnemo_device_t *cpu = nullptr;
   ASSERT_MNEMO_OK(mnemo_device_open("cpu", &cpu));
   mnemo_session_t *session = nullptr;
@@ -222,7 +225,8 @@ TEST(Device, CpuSessionsOnTheCpuDevice) {
   f.calls.push_back(call(0, {0}, {1}));
   f.output_slots = {1};
   mnemo_model_t *model = nullptr;
-  ASSERT_MNEMO_OK(loadMemory(b.build(), &model));
+  std::string bytes = b.build(); // Alive while the model is.
+  ASSERT_MNEMO_OK(loadMemory(bytes, &model));
   mnemo_device_t *cpu = nullptr;
   ASSERT_MNEMO_OK(mnemo_device_open("cpu", &cpu));
   mnemo_session_t *session = nullptr;
