@@ -354,13 +354,18 @@ static mnemo_status_t findLive(Map &sequences, uint64_t id, Iterator *out) {
 static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
   *out = nullptr;
   size_t prefill = 0, decode = 0;
-  if (mnemo_model_find_function(model, "prefill", &prefill) ||
-      mnemo_model_find_function(model, "decode", &decode))
+  mnemo_status_t missing = mnemo_model_find_function(model, "prefill", &prefill);
+  if (!missing)
+    missing = mnemo_model_find_function(model, "decode", &decode);
+  if (missing) {
+    // Replaced by the message that says what generation needs.
+    mnemo_status_free(missing);
     return makeStatus(MNEMO_STATUS_NOT_FOUND,
                       "%s: no generation steps (functions 'prefill' and "
                       "'decode'; mnemoc emits them for checkpoints, "
                       "without --input-shape or --generation=false)",
                       model->name.c_str());
+  }
   auto *g = new (std::nothrow) mnemo_generator_s();
   if (!g)
     return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED, "out of memory");

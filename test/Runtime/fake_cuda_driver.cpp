@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,11 @@ void enqueue(void *stream, const std::string &what) {
                  s ? "" : " (default stream)");
 }
 
-int gModule;
+/// A loaded module: the names of the functions taken from it (a function
+/// handle is its kernel's name, for the launch log), freed with it.
+struct Module {
+  std::vector<std::unique_ptr<std::string>> functions;
+};
 
 } // namespace
 
@@ -93,13 +98,17 @@ CUresult cuModuleLoadData(void **module, const void *) {
   if (fails("cuModuleLoadData"))
     return kInvalidValue;
   std::fprintf(stderr, "fake-cuda: cuModuleLoadData\n");
-  *module = &gModule;
+  *module = new Module;
   return kSuccess;
 }
-CUresult cuModuleUnload(void *) { return kSuccess; }
-CUresult cuModuleGetFunction(void **fn, void *, const char *name) {
-  // The handle is the kernel's name, for the launch log.
-  *fn = strdup(name);
+CUresult cuModuleUnload(void *module) {
+  delete static_cast<Module *>(module);
+  return kSuccess;
+}
+CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
+  auto &functions = static_cast<Module *>(module)->functions;
+  functions.push_back(std::make_unique<std::string>(name));
+  *fn = functions.back()->data();
   return kSuccess;
 }
 CUresult cuFuncSetAttribute(void *, int, int) { return kSuccess; }

@@ -68,10 +68,16 @@ static void makePrompt(Trace *t, size_t n, int64_t seed) {
     t->tokens[i] = (seed + 7 * (int64_t)i * (int64_t)i) % (int64_t)vocab;
 }
 
+static void freeTrace(Trace *t) {
+  for (size_t k = 0; k <= kSteps; ++k)
+    free(t->logits[k]);
+}
+
 static int record(mnemo_generator_t *g, uint64_t id, Trace *t, size_t k) {
   const float *logits = NULL;
   if (check(mnemo_generator_logits(g, id, &logits), "logits"))
     return 1;
+  free(t->logits[k]); /* a step recorded again */
   t->logits[k] = malloc(vocab * sizeof(float));
   memcpy(t->logits[k], logits, vocab * sizeof(float));
   size_t best = 0;
@@ -199,6 +205,9 @@ int main(int argc, char **argv) {
   rc = rc || refused(mnemo_generator_add(g, 1, &promptLong, &over, &idLong),
                      MNEMO_STATUS_INVALID_ARGUMENT, "prompt past the maximum");
   free(longPrompt);
+  freeTrace(&a);
+  freeTrace(&b);
+  freeTrace(&c);
   mnemo_generator_free(g);
   mnemo_model_free(model);
   if (!rc)
