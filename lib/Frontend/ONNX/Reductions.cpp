@@ -167,11 +167,15 @@ LogicalResult reduce(NodeContext &ctx) {
       axes.push_back(d);
   }
   llvm::sort(axes);
-  int64_t count = 1;
+  // The mean's divisor, as a float: a product of extents as an integer
+  // could overflow (found by the fuzzer: a dynamic extent multiplied in).
+  double count = 1;
   for (int64_t a : axes) {
-    if (type.isDynamicDim(a) && kind == ReduceKind::Mean)
+    if (kind != ReduceKind::Mean)
+      break;
+    if (type.isDynamicDim(a))
       return ctx.error("mean over a dynamic dimension is not supported yet");
-    count *= type.getDimSize(a);
+    count *= static_cast<double>(type.getDimSize(a));
   }
   OpBuilder &b = ctx.builder();
   Location loc = ctx.getLoc();

@@ -17,6 +17,9 @@ Usage: make_fuzz_regressions.py OUT_DIR
   attention_value_length.onnx
                             Attention-23 with 5 values for 6 keys (the
                             verifier's message was a second line)
+  reduce_sum_dynamic.onnx   ReduceSum over every axis of [batch, 3, 4] (the
+                            mean's divisor multiplied the dynamic extent's
+                            marker: an overflow UBSan reports)
 """
 
 import os
@@ -66,6 +69,10 @@ def main(out):
           helper.make_node("Add", ["m", "x"], ["y"], name="n")], [x], [y])
     qkv = [helper.make_tensor_value_info(n, f, [1, 2, length, 8])
            for n, length in (("q", 4), ("k", 6), ("v", 5))]
+    xd = helper.make_tensor_value_info("x", f, ["batch", 3, 4])
+    save(f"{out}/reduce_sum_dynamic.onnx",
+         [helper.make_node("ReduceSum", ["x"], ["y"], name="n", keepdims=1)],
+         [xd], [y])
     save(f"{out}/attention_value_length.onnx",
          [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="n")],
          qkv, [y], opset=23)
