@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Translates the LLVM-dialect module to LLVM IR, optimizes it at O2 for the
+// Translates the LLVM-dialect module to LLVM IR, optimizes it at O1 for the
 // target machine, and emits assembly, a relocatable object, or a shared
 // object (partitions of the module optimized and generated on threads,
 // SplitCodegen.h, then linked by ld.lld, the one external tool used).
@@ -21,6 +21,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -64,6 +65,40 @@ createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
       triple, target.getCPU(), target.getFeatures(), options,
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
+
+/// LLVM's loop strength reduction, off while this lives. The kernels'
+/// address arithmetic comes from MLIR already strength-reduced (tile
+/// pointers advanced by constant strides), and LSR took a tenth of the code
+/// generator's time (deepseek_mla: 0.27 of 2.5 CPU-s, `--time-passes`)
+/// for no difference in the models', the attention block's or the GEMM's
+/// speed in alternating runs (2026-12-03, docs/CPU.md). LLVM reads the
+/// setting only from its process-wide `-disable-lsr` option, when a code
+/// generation pipeline is built, so it is set here through the option
+/// registry (as LLVM's own tools set options) and reset on return. It
+/// changes how fast the compile is, never what the code computes; a
+/// `-disable-lsr` given on the command line wins.
+class ScopedNoLoopStrengthReduction {
+public:
+  ScopedNoLoopStrengthReduction() {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("disable-lsr");
+    if (it == options.end() || it->second->getNumOccurrences() != 0)
+      return;
+    // Parsed by the option's own parser, as from a command line.
+    if (!it->second->addOccurrence(/*pos=*/0, "disable-lsr", "true"))
+      option = it->second;
+  }
+  ~ScopedNoLoopStrengthReduction() {
+    if (option)
+      option->reset();
+  }
+  ScopedNoLoopStrengthReduction(const ScopedNoLoopStrengthReduction &) = delete;
+  ScopedNoLoopStrengthReduction &
+  operator=(const ScopedNoLoopStrengthReduction &) = delete;
+
+private:
+  llvm::cl::Option *option = nullptr;
+};
 
 /// Finds ld.lld: the one next to the LLVM this was built with, then PATH.
 std::string findLinker() {
@@ -163,6 +198,7 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
   llvmModule->setTargetTriple(tm->getTargetTriple());
   llvmModule->setDataLayout(tm->createDataLayout());
   mergeIdenticalFunctions(*llvmModule);
+  ScopedNoLoopStrengthReduction noLSR;
   if (kind == OutputKind::SharedObject) {
     // The kernels are optimized and generated in partitions, on the
     // compiler's threads; the code object is the same on any machine.

@@ -1,4 +1,4 @@
-//===- SplitCodegen.cpp - O2 and codegen of a module on threads -*- C++ -*-===//
+//===- SplitCodegen.cpp - O1 and codegen of a module on threads -*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -21,7 +21,7 @@
 //   3. locals referenced from another partition become hidden globals;
 //   4. the module is written as bitcode once; each thread reads it into its
 //      own context, turns what other partitions own into declarations, and
-//      runs O2 and code generation on the rest.
+//      runs O1 and code generation on the rest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +64,7 @@ void mnemo::optimizeModule(llvm::Module &module, llvm::TargetMachine &tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1)
       .run(module, mam);
 }
 
@@ -119,8 +119,8 @@ bool isHelper(const llvm::Function &f) {
   return callers.size() > 1;
 }
 
-/// The work of optimizing and generating `f`, estimated before O2: its
-/// instructions, those in loops weighted by how deep (loops are where O2
+/// The work of optimizing and generating `f`, estimated before O1: its
+/// instructions, those in loops weighted by how deep (loops are where O1
 /// vectorizes and unrolls, multiplying the code). Twice per level: at four
 /// times, the entry functions' long straight-line code (as costly to
 /// generate as a kernel) weighed so little that all three shared the last

@@ -1,4 +1,4 @@
-//===- SplitCodegen.h - O2 and codegen of a module on threads --*- C++ -*-===//
+//===- SplitCodegen.h - O1 and codegen of a module on threads --*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -28,14 +28,15 @@ using TargetMachineFactory =
 /// arguments): merging them first optimizes and emits one copy.
 void mergeIdenticalFunctions(llvm::Module &module);
 
-/// LLVM's O2 pipeline for `tm`. O3 adds nothing the kernels use (the
-/// vector code is MLIR's; the loop vectorizer and unroller run at O2 too)
-/// and took 5–10% more of the compile: the same speed for the models, the
-/// attention block and the GEMM in alternating runs, 2026-12-03 (CPU.md).
+/// LLVM's O1 pipeline for `tm`. The kernels reach LLVM already tiled and
+/// vectorized by MLIR, and the loop vectorizer and unroller run at O1 too:
+/// O2 and O3 gave the same speed for the models, the attention block and
+/// the GEMM in alternating runs, for 5–10% more of the compile each
+/// (2026-12-03, docs/CPU.md).
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm);
 
 /// Emits `module` (functions merged, not yet optimized) as relocatable
-/// objects, one per partition, optimized at O2 and generated on up to
+/// objects, one per partition, optimized at O1 and generated on up to
 /// `threads` threads; linked together they make the module's code. A
 /// partition is a set of whole kernels: a function with the local functions
 /// it may inline. Locals that other partitions reference become hidden
