@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CheckpointMutator.h"
+#include "InputContext.h"
 #include "StrayDiagnostics.h"
 
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
@@ -58,8 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string dir = checkpointDir();
   writeFile(dir, "config.json", config);
   writeFile(dir, "model.safetensors", weights);
-  mlir::MLIRContext context;
-  context.disableMultithreading();
+  mlir::MLIRContext &context = mnemo::fuzz::contextForNextInput();
   mnemo::fuzz::StrayDiagnostics stray(&context);
   std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module =

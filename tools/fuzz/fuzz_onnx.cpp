@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Importer.h"
+#include "InputContext.h"
 #include "ONNXMutator.h"
 #include "StrayDiagnostics.h"
-#include "Importer.h"
 
 #include "mnemo/Frontend/ONNX/DecoderWithPast.h"
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
@@ -79,8 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       std::abort();
     os.write(reinterpret_cast<const char *>(data), size);
   }
-  mlir::MLIRContext context;
-  context.disableMultithreading();
+  mlir::MLIRContext &context = mnemo::fuzz::contextForNextInput();
   mnemo::fuzz::StrayDiagnostics stray(&context);
   std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module =

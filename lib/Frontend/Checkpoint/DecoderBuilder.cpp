@@ -207,7 +207,7 @@ Value DecoderBuilder::scaledMatrix(const Twine &name, ArrayRef<int64_t> shape,
 }
 
 Value DecoderBuilder::rowsOf(const std::string &name, int64_t numRows,
-                             int64_t cols, ArrayRef<int64_t> rows,
+                             int64_t cols, RowBlocks rows,
                              ArrayRef<int64_t> shape, bool isMatrix) {
   SmallVector<int64_t> stored = {numRows};
   if (cols != 1 || shape.size() != 1)
@@ -216,10 +216,20 @@ Value DecoderBuilder::rowsOf(const std::string &name, int64_t numRows,
   if (!data)
     return {};
   std::vector<float> picked;
-  picked.reserve(rows.size() * cols);
-  for (int64_t r : rows)
-    picked.insert(picked.end(), data->begin() + r * cols,
-                  data->begin() + (r + 1) * cols);
+  for (int64_t blk = 0; blk < rows.blocks; ++blk) {
+    for (auto [first, count] : rows.runs) {
+      int64_t row = blk * rows.stride + first;
+      if (row < 0 || count < 0 || row + count > numRows) {
+        error = (weights.getPath() + ": tensor '" + name +
+                 "': the config's dims select its rows [" + Twine(row) + ", " +
+                 Twine(row + count) + ") of " + Twine(numRows))
+                    .str();
+        return {};
+      }
+      auto begin = data->begin() + row * cols;
+      picked.insert(picked.end(), begin, begin + count * cols);
+    }
+  }
   return isMatrix ? matrixConstant(shape, picked) : constant(shape, picked);
 }
 

@@ -79,12 +79,33 @@ protected:
   Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
   /// A weight matrix assembled by the builder, stored as `matrix` stores.
   Value matrixConstant(ArrayRef<int64_t> shape, ArrayRef<float> values);
-  /// The rows of tensor `name` ([rows, cols]) in `rows`, as a constant of
-  /// `shape`: a weight matrix of a linear layer (`isMatrix`, stored in the
-  /// --dtype type) or f32.
+  /// Rows of a stored tensor, block by block: in block b < `blocks`, the
+  /// rows `b * stride + first + j` for j < `count` of each (first, count)
+  /// run in order. A head's slice of a fused projection, or its rows
+  /// permuted.
+  struct RowBlocks {
+    int64_t blocks, stride;
+    SmallVector<std::pair<int64_t, int64_t>, 2> runs;
+    /// The i-th row selected.
+    int64_t operator[](int64_t i) const {
+      int64_t perBlock = 0;
+      for (auto [first, count] : runs)
+        perBlock += count;
+      int64_t j = i % perBlock;
+      for (auto [first, count] : runs) {
+        if (j < count)
+          return (i / perBlock) * stride + first + j;
+        j -= count;
+      }
+      llvm_unreachable("a row past the selection");
+    }
+  };
+  /// The rows of tensor `name` ([numRows, cols]) in `rows`, as a constant
+  /// of `shape`: a weight matrix of a linear layer (`isMatrix`, stored in
+  /// the --dtype type) or f32. Nothing is sized by the config's dims before
+  /// the stored tensor is found with that shape.
   Value rowsOf(const std::string &name, int64_t numRows, int64_t cols,
-               ArrayRef<int64_t> rows, ArrayRef<int64_t> shape,
-               bool isMatrix = false);
+               RowBlocks rows, ArrayRef<int64_t> shape, bool isMatrix = false);
   /// Integer tensor `name` (i64 or i32) as an i64 constant of `shape`, its
   /// values checked to lie in [0, bound).
   Value indexWeight(const llvm::Twine &name, ArrayRef<int64_t> shape,

@@ -46,16 +46,6 @@ using namespace mlir::mnemo;
 
 namespace {
 
-/// Row indices `first + b*stride + j` for blocks b < blocks, j < count.
-SmallVector<int64_t> blockRows(int64_t blocks, int64_t stride, int64_t first,
-                               int64_t count) {
-  SmallVector<int64_t> rows;
-  for (int64_t blk = 0; blk < blocks; ++blk)
-    for (int64_t j = 0; j < count; ++j)
-      rows.push_back(blk * stride + first + j);
-  return rows;
-}
-
 class DeepSeekBuilder final : public DecoderBuilder {
 public:
   DeepSeekBuilder(const ModelConfig &config,
@@ -186,28 +176,29 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
       return {};
     qSource = rmsNorm(linear(x, wqa, bqa, qIn), qaNorm, 1e-6);
   }
-  Value wqNope = rowsOf(qName, heads * dq, qIn, blockRows(heads, dq, 0, dn),
+  Value wqNope = rowsOf(qName, heads * dq, qIn, RowBlocks{heads, dq, {{0, dn}}},
                         {heads * dn, qIn}, /*isMatrix=*/true);
-  Value wqPe = rowsOf(qName, heads * dq, qIn, blockRows(heads, dq, dn, dr),
+  Value wqPe = rowsOf(qName, heads * dq, qIn, RowBlocks{heads, dq, {{dn, dr}}},
                       {heads * dr, qIn}, /*isMatrix=*/true);
   // The latent and the shared rope key, from kv_a_proj_with_mqa's rows.
   std::string kvA = a + "kv_a_proj_with_mqa.";
-  Value wc = rowsOf(kvA + "weight", r + dr, hidden, blockRows(1, 0, 0, r),
+  Value wc = rowsOf(kvA + "weight", r + dr, hidden, RowBlocks{1, 0, {{0, r}}},
                     {r, hidden}, /*isMatrix=*/true);
-  Value wkPe = rowsOf(kvA + "weight", r + dr, hidden, blockRows(1, 0, r, dr),
-                      {dr, hidden}, /*isMatrix=*/true);
+  Value wkPe =
+      rowsOf(kvA + "weight", r + dr, hidden, RowBlocks{1, 0, {{r, dr}}},
+             {dr, hidden}, /*isMatrix=*/true);
   Value bc, bkPe;
   if (ab) {
-    bc = rowsOf(kvA + "bias", r + dr, 1, blockRows(1, 0, 0, r), {r});
-    bkPe = rowsOf(kvA + "bias", r + dr, 1, blockRows(1, 0, r, dr), {dr});
+    bc = rowsOf(kvA + "bias", r + dr, 1, RowBlocks{1, 0, {{0, r}}}, {r});
+    bkPe = rowsOf(kvA + "bias", r + dr, 1, RowBlocks{1, 0, {{r, dr}}}, {dr});
   }
   Value kvNorm = weight(a + "kv_a_layernorm.weight", {r});
   // kv_b_proj viewed as [H, dn + dv, r]: W_UK then W_UV in each head.
   std::string kvB = a + "kv_b_proj.weight";
   int64_t kvRows = heads * (dn + dv);
-  Value wuk = rowsOf(kvB, kvRows, r, blockRows(heads, dn + dv, 0, dn),
+  Value wuk = rowsOf(kvB, kvRows, r, RowBlocks{heads, dn + dv, {{0, dn}}},
                      {heads, dn, r});
-  Value wuv = rowsOf(kvB, kvRows, r, blockRows(heads, dn + dv, dn, dv),
+  Value wuv = rowsOf(kvB, kvRows, r, RowBlocks{heads, dn + dv, {{dn, dv}}},
                      {heads, dv, r});
   Value wo = matrix(a + "o_proj.weight", {hidden, heads * dv});
   Value bo = optionalBias(config.outputBias, a + "o_proj.bias", hidden);

@@ -64,17 +64,10 @@ Value DeepSeekV4Builder::ones(int64_t size) {
   return constant({size}, std::vector<float>(size, 1.0f));
 }
 
-SmallVector<int64_t> DeepSeekV4Builder::ropeFirstRows(int64_t heads,
-                                                      int64_t d) const {
+DecoderBuilder::RowBlocks DeepSeekV4Builder::ropeFirstRows(int64_t heads,
+                                                           int64_t d) const {
   int64_t r = v4.ropeDim;
-  SmallVector<int64_t> rows;
-  for (int64_t h = 0; h < heads; ++h) {
-    for (int64_t c = 0; c < r; ++c)
-      rows.push_back(h * d + d - r + c);
-    for (int64_t c = 0; c < d - r; ++c)
-      rows.push_back(h * d + c);
-  }
-  return rows;
+  return RowBlocks{heads, d, {{d - r, r}, {0, d - r}}};
 }
 
 Value DeepSeekV4Builder::ropeAt(Value x, Value positions, bool compressed) {

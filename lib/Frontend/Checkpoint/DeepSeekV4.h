@@ -126,7 +126,7 @@ private:
 
   /// Rows of a [heads * d, cols] matrix with each head's trailing `ropeDim`
   /// rows moved in front (mnemo.rope rotates leading features).
-  SmallVector<int64_t> ropeFirstRows(int64_t heads, int64_t d) const;
+  RowBlocks ropeFirstRows(int64_t heads, int64_t d) const;
   /// rope (interleaved) of the leading ropeDim features of [B, H, S, D]
   /// `x` at `positions`, with layer `i`'s theta (main or compress).
   Value ropeAt(Value x, Value positions, bool compressed);

@@ -52,7 +52,7 @@ DeepSeekV4Builder::loadCompressor(const std::string &prefix, int64_t rate,
   c.width = overlapping ? 2 * dim : dim;
   c.slots = overlapping ? 2 * rate : rate;
   int64_t hidden = config.hiddenSize;
-  SmallVector<int64_t> rows = ropeFirstRows(overlapping ? 2 : 1, dim);
+  RowBlocks rows = ropeFirstRows(overlapping ? 2 : 1, dim);
   c.wkv = rowsOf(prefix + "wkv.weight", c.width, hidden, rows,
                  {c.width, hidden}, /*isMatrix=*/true);
   c.wgate = rowsOf(prefix + "wgate.weight", c.width, hidden, rows,

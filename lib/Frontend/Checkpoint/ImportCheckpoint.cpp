@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
+#include "mnemo/Frontend/OneLineError.h"
 
 #include "DeepSeekV3.h"
 #include "DeepSeekV4.h"
@@ -27,12 +28,12 @@ bool mnemo::isCheckpointDirectory(llvm::StringRef path) {
   return llvm::sys::fs::is_directory(path) && llvm::sys::fs::exists(config);
 }
 
-OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
-                                              MLIRContext *context,
-                                              std::string &error,
-                                              std::string *sourceHash,
-                                              WeightDType dtype,
-                                              KVCacheOptions kvCache) {
+namespace {
+OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
+                                      MLIRContext *context, std::string &error,
+                                      std::string *sourceHash,
+                                      WeightDType dtype,
+                                      KVCacheOptions kvCache) {
   SmallString<256> configPath(directory);
   llvm::sys::path::append(configPath, "config.json");
   ModelConfig config;
@@ -59,5 +60,17 @@ OwningOpRef<ModuleOp> mnemo::importCheckpoint(llvm::StringRef directory,
       hash.update(file->getContents());
     *sourceHash = llvm::toHex(hash.final(), /*LowerCase=*/true);
   }
+  return module;
+}
+} // namespace
+
+OwningOpRef<ModuleOp>
+mnemo::importCheckpoint(llvm::StringRef directory, MLIRContext *context,
+                        std::string &error, std::string *sourceHash,
+                        WeightDType dtype, KVCacheOptions kvCache) {
+  OwningOpRef<ModuleOp> module =
+      importDirectory(directory, context, error, sourceHash, dtype, kvCache);
+  if (!module)
+    error = escapeToOneLine(error);
   return module;
 }

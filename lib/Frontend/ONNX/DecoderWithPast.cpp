@@ -33,6 +33,7 @@
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "dialects/Mnemo/Utils/PagedCache.h"
 #include "mnemo/Frontend/GenerationStep.h"
+#include "mnemo/Frontend/OneLineError.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -422,5 +423,8 @@ LogicalResult mnemo::addDecoderWithPastSteps(ModuleOp module,
                                              const KVCacheOptions &options,
                                              StringRef path,
                                              std::string &error) {
-  return StepsBuilder(module, path, error).run(options);
+  if (succeeded(StepsBuilder(module, path, error).run(options)))
+    return success();
+  error = escapeToOneLine(error);
+  return failure();
 }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Frontend/ONNX/ImportONNX.h"
+#include "mnemo/Frontend/OneLineError.h"
 
 #include "GraphImporter.h"
 #include "Raising.h"
@@ -284,9 +285,9 @@ void ONNXImportReport::print(llvm::raw_ostream &os) const {
   list("generic", generic);
 }
 
-OwningOpRef<ModuleOp>
-mlir::mnemo::importONNXFile(llvm::StringRef path, MLIRContext *context,
-                            std::string &error, ONNXImportReport *report) {
+namespace {
+OwningOpRef<ModuleOp> importFile(llvm::StringRef path, MLIRContext *context,
+                                 std::string &error, ONNXImportReport *report) {
   std::string fileName = llvm::sys::path::filename(path).str();
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
@@ -347,5 +348,16 @@ mlir::mnemo::importONNXFile(llvm::StringRef path, MLIRContext *context,
   }
   if (report)
     *report = importer.report;
+  return module;
+}
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::mnemo::importONNXFile(llvm::StringRef path,
+                                                  MLIRContext *context,
+                                                  std::string &error,
+                                                  ONNXImportReport *report) {
+  OwningOpRef<ModuleOp> module = importFile(path, context, error, report);
+  if (!module)
+    error = escapeToOneLine(error);
   return module;
 }

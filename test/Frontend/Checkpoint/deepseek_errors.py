@@ -16,6 +16,9 @@
 # RUN: not mnemoc %t/topk_method -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=TOPK-METHOD
 # RUN: not mnemoc %t/kv_b_shape -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=KV-B-SHAPE
 # RUN: not mnemoc %t/no_bias -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=NO-BIAS
+# Found by the checkpoint fuzzer: nothing sized by a config dim before the
+# tensors' shapes are checked (the address space is capped at 2 GiB here).
+# RUN: ulimit -v 2097152 && not mnemoc %t/kv_lora_huge -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=KV-LORA-HUGE
 
 # KV-HEADS: mnemoc: error: {{.*}}kv_heads{{[/\\]}}config.json: key 'num_key_value_heads': must equal num_attention_heads for multi-head latent attention{{$}}
 # KV-HEADS-NOT: {{.}}
@@ -43,3 +46,5 @@
 # KV-B-SHAPE-NOT: {{.}}
 # NO-BIAS: mnemoc: error: {{.*}}no_bias{{[/\\]}}model.safetensors: missing tensor 'model.layers.1.mlp.gate.e_score_correction_bias'{{$}}
 # NO-BIAS-NOT: {{.}}
+# KV-LORA-HUGE: mnemoc: error: {{.*}}kv_lora_huge{{[/\\]}}model.safetensors: tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight' has shape [12, 16], expected [2147483651, 16]{{$}}
+# KV-LORA-HUGE-NOT: {{.}}

@@ -126,6 +126,9 @@ def main(root):
     bad_config("experts_per_tok", num_experts_per_tok=3)
     bad_config("scoring", scoring_func="softmax")
     bad_config("topk_method", topk_method="greedy")
+    # A latent rank of 2^31 - 1 once sized the rows picked from
+    # kv_a_proj_with_mqa before the tensor's shape was checked (8 GiB).
+    bad_config("kv_lora_huge", kv_lora_rank=2**31 - 1)
     bad_shape = dict(tensors)
     bad_shape["model.layers.0.self_attn.kv_b_proj.weight"] = np.zeros(
         (HEADS * NOPE, KVL), np.float32)

@@ -76,6 +76,11 @@ def main(out):
     save(f"{out}/attention_value_length.onnx",
          [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="n")],
          qkv, [y], opset=23)
+    # A name with a line break, quoted in an error: the error came out as
+    # two lines (names are escaped now, \x0a).
+    save(f"{out}/name_newline.onnx",
+         [helper.make_node("Relu", ["x"], ["y"], name="n")], [x],
+         [helper.make_tensor_value_info("y\nz", f, None)])
 
 
 if __name__ == "__main__":
