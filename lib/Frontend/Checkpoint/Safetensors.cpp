@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Frontend/Checkpoint/Safetensors.h"
+#include "mnemo/Frontend/OneLineError.h"
 
 #include "JsonFile.h"
 
@@ -134,7 +135,7 @@ std::unique_ptr<SafetensorsFile>
 SafetensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                             StringRef path, std::string &error) {
   auto fail = [&](const llvm::Twine &message) {
-    error = (path + ": " + message).str();
+    error = escapeToOneLine((path + ": " + message).str());
     return nullptr;
   };
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());

@@ -209,7 +209,7 @@ bool GraphImporter::foldConstants(const onnx::NodeProto &node) {
       continue;
     }
     DenseElementsAttr c = lookupConstant(name);
-    if (!c || c.getNumElements() > kMaxFoldedElements)
+    if (!c || c.getNumElements() < 0 || c.getNumElements() > kMaxFoldedElements)
       return false;
     std::optional<Array> a = toArray(c);
     if (!a)

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GraphImporter.h"
 #include "Importer.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
@@ -260,8 +261,12 @@ LogicalResult range(NodeContext &ctx) {
     double delta = (*d->getValues<APFloat>().begin()).convertToDouble();
     if (delta == 0.0)
       return ctx.error("delta is zero");
-    int64_t n = std::max<int64_t>(
-        int64_t(std::ceil((limit - start) / delta)), 0);
+    // Folded: its length must be finite and bounded (NaN fails too).
+    double count = std::ceil((limit - start) / delta);
+    if (!(count <= double(kMaxFoldedElements)))
+      return ctx.error("a range of more than " + Twine(kMaxFoldedElements) +
+                       " elements (start, limit and delta are constants)");
+    int64_t n = count > 0 ? int64_t(count) : 0;
     SmallVector<APFloat> values;
     for (int64_t i = 0; i < n; ++i) {
       APFloat v(start + double(i) * delta);
@@ -289,15 +294,22 @@ LogicalResult range(NodeContext &ctx) {
   };
   std::optional<int64_t> cs = getConstantIntValue((*s)[0]),
                          cl = getConstantIntValue((*l)[0]);
+  // A constant range is folded when it is small; its length and elements
+  // in 128 bits, as limit - start may not fit 64.
+  __int128 count = 0;
   if (cs && cl) {
-    // A constant range.
+    __int128 span = __int128(*cl) - *cs;
+    count = span / *cd + (span % *cd != 0 && (span > 0) == (*cd > 0));
+  }
+  if (cs && cl && count <= kMaxFoldedElements) {
+    int64_t n = count > 0 ? int64_t(count) : 0;
     SmallVector<APInt> values;
-    for (int64_t v = *cs; *cd > 0 ? v < *cl : v > *cl; v += *cd)
-      values.push_back(APInt(element.getIntOrFloatBitWidth(), v, true));
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(APInt(element.getIntOrFloatBitWidth(),
+                             int64_t(__int128(*cs) + __int128(i) * *cd),
+                             /*isSigned=*/true));
     return ctx.setConstantOutput(
-        0, DenseElementsAttr::get(
-               RankedTensorType::get({int64_t(values.size())}, element),
-               values));
+        0, DenseElementsAttr::get(RankedTensorType::get({n}, element), values));
   }
   Value start = value((*s)[0]);
   Value span = arith::SubIOp::create(b, loc, value((*l)[0]), start);

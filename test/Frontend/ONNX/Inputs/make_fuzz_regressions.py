@@ -76,6 +76,18 @@ def main(out):
     save(f"{out}/attention_value_length.onnx",
          [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="n")],
          qkv, [y], opset=23)
+    # Constant Ranges of 2^40 elements were folded into arrays (out of
+    # memory): the integer one stays a computed range, the float one is an
+    # error.
+    for name, t, np_t in (("range_huge_int", i64, np.int64),
+                          ("range_huge_float", f, np.float32)):
+        bounds = [numpy_helper.from_array(np.array(v, np_t), n)
+                  for n, v in (("start", 0), ("limit", 2**40), ("delta", 1))]
+        save(f"{out}/{name}.onnx",
+             [helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                               name="n")],
+             [], [helper.make_tensor_value_info("y", t, None)], bounds,
+             opset=18)
     # A name with a line break, quoted in an error: the error came out as
     # two lines (names are escaped now, \x0a).
     save(f"{out}/name_newline.onnx",
