@@ -21,6 +21,7 @@ MLIR_TYPES = {
     np.dtype(np.float64): "f64",
     np.dtype(np.int64): "i64",
     np.dtype(np.int32): "i32",
+    np.dtype(np.int8): "i8",
 }
 _BITS = {"f32": "i32", "f16": "i16", "f64": "i64", "i32": "i32", "i64": "i64"}
 _DECL = ("func.func private @printMemrefI32(memref<*xi32>) "

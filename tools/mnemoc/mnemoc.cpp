@@ -147,7 +147,31 @@ static cl::opt<mnemo::WeightDType> weightDType(
                clEnumValN(mnemo::WeightDType::BF16, "bf16",
                           "bfloat16, rounded to nearest even"),
                clEnumValN(mnemo::WeightDType::F16, "f16",
-                          "IEEE half, rounded to nearest even")),
+                          "IEEE half, rounded to nearest even"),
+               clEnumValN(mnemo::WeightDType::Int8, "int8",
+                          "8-bit integers, a scale per group "
+                          "(--quant-group)"),
+               clEnumValN(mnemo::WeightDType::Int4, "int4",
+                          "4-bit integers, two per byte, a scale per group"),
+               clEnumValN(mnemo::WeightDType::NF4, "nf4",
+                          "QLoRA's NormalFloat4, two per byte, a scale "
+                          "(absolute maximum) per group")),
+    cl::cat(mnemocOptions));
+static cl::opt<int64_t> quantGroup(
+    "quant-group",
+    cl::desc("Input features per scale of --dtype=int8|int4|nf4 weights "
+             "(default 32)"),
+    cl::init(32), cl::cat(mnemocOptions));
+enum class QuantScheme { Symmetric, Asymmetric };
+static cl::opt<QuantScheme> quantScheme(
+    "quant-scheme",
+    cl::desc("Zero points of --dtype=int8|int4 weights"),
+    cl::init(QuantScheme::Symmetric),
+    cl::values(clEnumValN(QuantScheme::Symmetric, "symmetric",
+                          "codes centred on zero, a scale per group"),
+               clEnumValN(QuantScheme::Asymmetric, "asymmetric",
+                          "unsigned codes, a scale and a zero point per "
+                          "group")),
     cl::cat(mnemocOptions));
 static cl::opt<mnemo::KVCacheDType> kvDType(
     "kv-dtype",
@@ -281,6 +305,21 @@ int main(int argc, char **argv) {
   if (!checkpoint && weightDType.getNumOccurrences())
     return fail("--dtype applies to checkpoint directories (an ONNX or MLIR "
                 "model keeps the element types it was written with)");
+  mnemo::WeightOptions weightOptions(weightDType);
+  weightOptions.groupSize = quantGroup;
+  weightOptions.asymmetric = quantScheme == QuantScheme::Asymmetric;
+  bool quantFlags =
+      quantGroup.getNumOccurrences() || quantScheme.getNumOccurrences();
+  if (quantFlags && !weightOptions.quantized())
+    return fail("--quant-group and --quant-scheme apply to "
+                "--dtype=int8, int4 or nf4");
+  if (quantGroup < 1 || quantGroup > 65536)
+    return fail("--quant-group=" + std::to_string(quantGroup) +
+                ": expected 1 to 65536 input features");
+  if (weightOptions.asymmetric && weightDType == mnemo::WeightDType::NF4)
+    return fail("--quant-scheme=asymmetric does not apply to nf4 (its "
+                "table is symmetric; a group's scale is its absolute "
+                "maximum)");
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   bool cacheFlags = kvDType.getNumOccurrences() ||
                     kvPageSize.getNumOccurrences() ||
@@ -332,7 +371,7 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   if (checkpoint)
     module =
-        mnemo::importCheckpoint(inputPath, &context, error, &hash, weightDType,
+        mnemo::importCheckpoint(inputPath, &context, error, &hash, weightOptions,
                                 kvCache);
   else if (onnx) {
     mnemo::ONNXImportReport report;

@@ -19,20 +19,29 @@ using namespace mlir::mnemo::shape_checks;
 // Custom assembly directives
 //===----------------------------------------------------------------------===//
 
-/// `out_in` / `in_out` as a bare keyword.
-static ParseResult parseWeightLayout(OpAsmParser &parser,
-                                     WeightLayoutAttr &layout) {
+/// An enum attribute written as its bare keyword (`out_in`, `absorbed`,
+/// `introselect`, `int4`); `expected` lists the keywords for the error.
+template <typename AttrT, typename EnumT>
+static ParseResult
+parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
+                 std::optional<EnumT> (*symbolize)(StringRef),
+                 StringRef expected) {
   SMLoc loc = parser.getCurrentLocation();
   StringRef keyword;
   if (parser.parseKeyword(&keyword))
     return failure();
-  std::optional<WeightLayout> value = symbolizeWeightLayout(keyword);
+  std::optional<EnumT> value = symbolize(keyword);
   if (!value)
-    return parser.emitError(loc, "expected weight layout out_in or in_out, "
-                                 "got '")
-           << keyword << "'";
-  layout = WeightLayoutAttr::get(parser.getContext(), *value);
+    return parser.emitError(loc, "expected ")
+           << expected << ", got '" << keyword << "'";
+  attr = AttrT::get(parser.getContext(), *value);
   return success();
+}
+
+static ParseResult parseWeightLayout(OpAsmParser &parser,
+                                     WeightLayoutAttr &layout) {
+  return parseEnumKeyword(parser, layout, symbolizeWeightLayout,
+                          "weight layout out_in or in_out");
 }
 
 static void printWeightLayout(OpAsmPrinter &printer, Operation *,
@@ -40,19 +49,9 @@ static void printWeightLayout(OpAsmPrinter &printer, Operation *,
   printer << stringifyWeightLayout(layout.getValue());
 }
 
-/// `expanded` / `absorbed` as a bare keyword.
 static ParseResult parseMLAForm(OpAsmParser &parser, MLAFormAttr &form) {
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef keyword;
-  if (parser.parseKeyword(&keyword))
-    return failure();
-  std::optional<MLAForm> value = symbolizeMLAForm(keyword);
-  if (!value)
-    return parser.emitError(loc, "expected MLA form expanded or absorbed, "
-                                 "got '")
-           << keyword << "'";
-  form = MLAFormAttr::get(parser.getContext(), *value);
-  return success();
+  return parseEnumKeyword(parser, form, symbolizeMLAForm,
+                          "MLA form expanded or absorbed");
 }
 
 static void printMLAForm(OpAsmPrinter &printer, Operation *,
@@ -60,24 +59,25 @@ static void printMLAForm(OpAsmPrinter &printer, Operation *,
   printer << stringifyMLAForm(form.getValue());
 }
 
-/// `lowest_index` / `introselect` as a bare keyword.
 static ParseResult parseTopKTies(OpAsmParser &parser, TopKTiesAttr &ties) {
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef keyword;
-  if (parser.parseKeyword(&keyword))
-    return failure();
-  std::optional<TopKTies> value = symbolizeTopKTies(keyword);
-  if (!value)
-    return parser.emitError(loc, "expected top-k ties lowest_index or "
-                                 "introselect, got '")
-           << keyword << "'";
-  ties = TopKTiesAttr::get(parser.getContext(), *value);
-  return success();
+  return parseEnumKeyword(parser, ties, symbolizeTopKTies,
+                          "top-k ties lowest_index or introselect");
 }
 
 static void printTopKTies(OpAsmPrinter &printer, Operation *,
                           TopKTiesAttr ties) {
   printer << stringifyTopKTies(ties.getValue());
+}
+
+static ParseResult parseQuantFormat(OpAsmParser &parser,
+                                    QuantFormatAttr &format) {
+  return parseEnumKeyword(parser, format, symbolizeQuantFormat,
+                          "quantization format int8, int4 or nf4");
+}
+
+static void printQuantFormat(OpAsmPrinter &printer, Operation *,
+                             QuantFormatAttr format) {
+  printer << stringifyQuantFormat(format.getValue());
 }
 
 #define GET_OP_CLASSES

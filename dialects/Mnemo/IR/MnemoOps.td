@@ -14,5 +14,6 @@ include "dialects/Mnemo/IR/LayerOps.td"
 include "dialects/Mnemo/IR/KVCacheOps.td"
 include "dialects/Mnemo/IR/SparseAttentionOps.td"
 include "dialects/Mnemo/IR/CompressedMemoryOps.td"
+include "dialects/Mnemo/IR/QuantOps.td"
 
 #endif // MNEMO_DIALECT_MNEMOOPS

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/Quantization.h"
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
 
@@ -251,9 +252,16 @@ struct EmbeddingLowering final : OpRewritePattern<EmbeddingOp> {
                                         vocab));
               Value row = arith::SelectOp::create(nb, nl, inRange, id, zero);
               Value col = linalg::IndexOp::create(nb, nl, rank - 1);
+              // A quantized table is decoded where its row is read, never
+              // as a whole.
+              auto quantized = table.getDefiningOp<DequantizeOp>();
               Value v = castFloat(
                   nb, nl,
-                  tensor::ExtractOp::create(nb, nl, table, ValueRange{row, col}),
+                  quantized ? quant::dequantizedElement(nb, nl, quantized,
+                                                        ValueRange{row, col})
+                            : tensor::ExtractOp::create(nb, nl, table,
+                                                        ValueRange{row, col})
+                                  .getResult(),
                   elem);
               Value y = arith::SelectOp::create(
                   nb, nl, inRange, v, floatConst(nb, nl, elem, 0.0));
@@ -265,9 +273,44 @@ struct EmbeddingLowering final : OpRewritePattern<EmbeddingOp> {
   }
 };
 
+/// The whole tensor decoded, element by element (kernels that read a
+/// quantized weight decode it where they load it instead).
+struct DequantizeLowering final : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    unsigned rank = type.getRank();
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, op.getScales());
+    sizes.back() = b.getIndexAttr(type.getShape().back());
+    Value init = emptyTensor(b, loc, sizes, type.getElementType());
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), ValueRange{}, init,
+            ArrayRef<AffineMap>{
+                AffineMap::getMultiDimIdentityMap(rank, op.getContext())},
+            iterators(rank),
+            [&](OpBuilder &nb, Location nl, ValueRange) {
+              SmallVector<Value> at;
+              for (unsigned d = 0; d < rank; ++d)
+                at.push_back(linalg::IndexOp::create(nb, nl, d));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  castFloat(nb, nl,
+                            quant::dequantizedElement(nb, nl, op, at),
+                            type.getElementType()));
+            })
+            .getResult(0);
+    b.replaceOp(op, castToType(b, loc, result, type));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::mnemo::populateLayerToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<RmsNormLowering, SwiGluLowering, LinearLowering,
-               EmbeddingLowering>(patterns.getContext());
+               EmbeddingLowering, DequantizeLowering>(patterns.getContext());
 }

@@ -8,6 +8,7 @@
 
 #include "dialects/Mnemo/IR/MnemoAttrs.h"
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -56,9 +57,11 @@ DecoderBuilder::DecoderBuilder(const ModelConfig &config,
                                CacheStep *step)
     : config(config), weights(weights), b(b), error(error),
       f32(b.getF32Type()),
-      storage(config.weightDType == WeightDType::BF16  ? FloatType(b.getBF16Type())
-              : config.weightDType == WeightDType::F16 ? FloatType(b.getF16Type())
-                                                       : FloatType(b.getF32Type())),
+      storage(config.weights.dtype == WeightDType::BF16
+                  ? FloatType(b.getBF16Type())
+              : config.weights.dtype == WeightDType::F16
+                  ? FloatType(b.getF16Type())
+                  : FloatType(b.getF32Type())),
       step(step) {}
 
 bool DecoderBuilder::hasWeight(const Twine &name) const {
@@ -164,12 +167,15 @@ static DenseElementsAttr storedAttr(FloatType type, ArrayRef<int64_t> shape,
 }
 
 Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
-  if (storage.isF32())
+  if (storage.isF32() && !config.weights.quantized())
     return weight(name, shape);
   const SafetensorsFile *file = nullptr;
   const SafetensorsTensor *tensor = lookup(name, shape, &file);
   if (!tensor)
     return {};
+  if (config.weights.quantized())
+    return quantizedMatrix(shape, toFloats(*tensor), tensorLoc(name),
+                           name.str());
   bool same = (storage.isBF16() && tensor->dtype == SafetensorsDType::BF16) ||
               (storage.isF16() && tensor->dtype == SafetensorsDType::F16);
   if (same)
@@ -184,7 +190,88 @@ Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
 
 Value DecoderBuilder::matrixConstant(ArrayRef<int64_t> shape,
                                      ArrayRef<float> values) {
+  if (config.weights.quantized())
+    return quantizedMatrix(shape, values, b.getLoc(), "a derived matrix");
   return arith::ConstantOp::create(b, storedAttr(storage, shape, values));
+}
+
+/// `v` rounded to the nearest f16 (inf past its range).
+static float roundToF16(float v) {
+  bool lost;
+  llvm::APFloat h(v);
+  h.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  h.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return h.convertToFloat();
+}
+
+Value DecoderBuilder::quantizedMatrix(ArrayRef<int64_t> shape,
+                                      ArrayRef<float> values, Location loc,
+                                      StringRef what) {
+  const WeightOptions &options = config.weights;
+  QuantFormat format = options.dtype == WeightDType::Int8   ? QuantFormat::Int8
+                       : options.dtype == WeightDType::Int4 ? QuantFormat::Int4
+                                                            : QuantFormat::NF4;
+  for (float v : values)
+    if (!std::isfinite(v)) {
+      error = (weights.getPath() + ": tensor '" + what +
+               "' holds a value that is not finite; quantized storage "
+               "cannot represent it")
+                  .str();
+      return {};
+    }
+  int64_t cols = shape.back(), rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  bool asymmetric = options.asymmetric && format != QuantFormat::NF4;
+  // Scales in f16 where each keeps its value's magnitude (a normal f16, or
+  // zero for a group of zeros); f32 otherwise.
+  bool f16Scales = true;
+  quant::QuantizedMatrix q = quant::quantize(
+      values, rows, cols, format, options.groupSize, asymmetric,
+      [&](float scale) {
+        float h = roundToF16(scale);
+        if (!std::isfinite(h) || (scale != 0 && h < 6.103515625e-05f))
+          f16Scales = false;
+        return h;
+      });
+  if (!f16Scales)
+    q = quant::quantize(values, rows, cols, format, options.groupSize,
+                        asymmetric, [](float scale) { return scale; });
+  MLIRContext *ctx = b.getContext();
+  Type i8 = IntegerType::get(ctx, 8);
+  auto withLast = [&](int64_t last) {
+    SmallVector<int64_t> s(shape);
+    s.back() = last;
+    return s;
+  };
+  int64_t groups = llvm::divideCeil(cols, options.groupSize);
+  auto codes = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::getFromRawBuffer(
+          RankedTensorType::get(
+              withLast(format == QuantFormat::Int8 ? cols
+                                                   : llvm::divideCeil(cols, 2)),
+              i8),
+          ArrayRef<char>(reinterpret_cast<const char *>(q.codes.data()),
+                         q.codes.size())));
+  FloatType scaleType =
+      f16Scales ? FloatType(b.getF16Type()) : FloatType(b.getF32Type());
+  auto scales = arith::ConstantOp::create(
+      b, loc, storedAttr(scaleType, withLast(groups), q.scales));
+  Value zeros;
+  if (asymmetric)
+    zeros = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::getFromRawBuffer(
+            RankedTensorType::get(withLast(groups), i8),
+            ArrayRef<char>(reinterpret_cast<const char *>(q.zeros.data()),
+                           q.zeros.size())));
+  return DequantizeOp::create(b, loc, RankedTensorType::get(shape, f32),
+                              codes, scales, zeros,
+                              QuantFormatAttr::get(ctx, format),
+                              b.getI64IntegerAttr(options.groupSize));
 }
 
 std::optional<std::vector<float>>

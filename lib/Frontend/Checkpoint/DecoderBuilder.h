@@ -79,6 +79,11 @@ protected:
   Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values);
   /// A weight matrix assembled by the builder, stored as `matrix` stores.
   Value matrixConstant(ArrayRef<int64_t> shape, ArrayRef<float> values);
+  /// `values` quantized as --dtype says (groups along the last dim), as
+  /// the mnemo.dequantize of its codes and scales; `what` names the tensor
+  /// in errors.
+  Value quantizedMatrix(ArrayRef<int64_t> shape, ArrayRef<float> values,
+                        Location loc, StringRef what);
   /// Rows of a stored tensor, block by block: in block b < `blocks`, the
   /// rows `b * stride + first + j` for j < `count` of each (first, count)
   /// run in order. A head's slice of a fused projection, or its rows

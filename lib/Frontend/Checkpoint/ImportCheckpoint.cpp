@@ -32,14 +32,14 @@ namespace {
 OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
                                       MLIRContext *context, std::string &error,
                                       std::string *sourceHash,
-                                      WeightDType dtype,
+                                      WeightOptions weightOptions,
                                       KVCacheOptions kvCache) {
   SmallString<256> configPath(directory);
   llvm::sys::path::append(configPath, "config.json");
   ModelConfig config;
   if (!parseModelConfig(configPath, config, error))
     return nullptr;
-  config.weightDType = dtype;
+  config.weights = weightOptions;
   config.kvCache = kvCache;
   std::unique_ptr<SafetensorsCheckpoint> weights =
       SafetensorsCheckpoint::open(directory, error);
@@ -67,9 +67,9 @@ OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
 OwningOpRef<ModuleOp>
 mnemo::importCheckpoint(llvm::StringRef directory, MLIRContext *context,
                         std::string &error, std::string *sourceHash,
-                        WeightDType dtype, KVCacheOptions kvCache) {
-  OwningOpRef<ModuleOp> module =
-      importDirectory(directory, context, error, sourceHash, dtype, kvCache);
+                        WeightOptions weightOptions, KVCacheOptions kvCache) {
+  OwningOpRef<ModuleOp> module = importDirectory(
+      directory, context, error, sourceHash, weightOptions, kvCache);
   if (!module)
     error = escapeToOneLine(error);
   return module;

@@ -94,7 +94,7 @@ struct ModelConfig {
   std::string architecture;
   /// Storage of the weight matrices: a compile option, not read from
   /// config.json.
-  WeightDType weightDType = WeightDType::F32;
+  WeightOptions weights;
   /// The generation functions' KV cache: a compile option too.
   KVCacheOptions kvCache;
   int64_t vocabSize = 0, hiddenSize = 0, intermediateSize = 0;

@@ -32,6 +32,7 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/Quantization.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -87,6 +88,66 @@ DenseElementsAttr packPanels(DenseElementsAttr w, bool outIn, int64_t nr) {
   return DenseElementsAttr::getFromRawBuffer(packedType, out);
 }
 
+/// A per-row operand of a quantized weight [N, X] (codes, scales or zero
+/// points, X along K) as panels [ceil(N / nr), X, nr], zero-padded past N.
+/// With `nibbles`, codes [N, ceil(K / 2)] two per byte become panels
+/// [ceil(N / nr), K, nr / 2] whose byte c holds the panel's column c in its
+/// low nibble and column c + nr / 2 in its high one, so that a step's
+/// bytes decode to the panel's columns in order with no shuffle of codes.
+DenseElementsAttr packRowPanels(DenseElementsAttr w, int64_t nr,
+                                int64_t nibbles = 0) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t n = type.getDimSize(0), x = nibbles ? nibbles : type.getDimSize(1);
+  int64_t width = nibbles ? nr / 2 : nr;
+  int64_t panels = llvm::divideCeil(n, nr);
+  auto packedType =
+      RankedTensorType::get({panels, x, width}, type.getElementType());
+  size_t bytes = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> raw = w.getRawData();
+  bool splat = w.isSplat();
+  std::vector<char> out(static_cast<size_t>(panels * x * width) * bytes, 0);
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t row = 0; row < x; ++row) {
+      int64_t p = col / nr, c = col % nr;
+      if (!nibbles) {
+        int64_t from = splat ? 0 : col * x + row;
+        std::memcpy(&out[((p * x + row) * nr + c) * bytes],
+                    &raw[from * bytes], bytes);
+        continue;
+      }
+      uint8_t byte = uint8_t(raw[splat ? 0 : col * type.getDimSize(1) +
+                                                 row / 2]);
+      uint8_t code = row % 2 ? byte >> 4 : byte & 0x0f;
+      char &to = out[(p * x + row) * width + c % width];
+      to = char(c < width ? (uint8_t(to) & 0xf0u) | code
+                          : (uint8_t(to) & 0x0fu) | uint8_t(code << 4));
+    }
+  return DenseElementsAttr::getFromRawBuffer(packedType, out);
+}
+
+/// The constant behind `v` (through casts that only refine its type).
+DenseElementsAttr constantValue(Value v, arith::ConstantOp *op = nullptr) {
+  while (auto cast = v.getDefiningOp<tensor::CastOp>())
+    v = cast.getSource();
+  auto constant = v.getDefiningOp<arith::ConstantOp>();
+  if (op)
+    *op = constant;
+  return constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                  : DenseElementsAttr();
+}
+
+/// The quantized weight the GEMM decodes as it loads it: a constant
+/// [N, K] (out_in, groups along K) behind mnemo.dequantize, or null.
+DequantizeOp quantizedWeight(LinearOp op) {
+  auto dq = op.getWeight().getDefiningOp<DequantizeOp>();
+  if (!dq || op.getLayout() != WeightLayout::OutIn ||
+      dq.getType().getRank() != 2 || !constantValue(dq.getCodes()) ||
+      !constantValue(dq.getScales()) ||
+      (dq.getZeroPoints() && !constantValue(dq.getZeroPoints())))
+    return {};
+  return dq;
+}
+
 /// Moves `b` to where a region-building callback's builder `nb` points,
 /// for the scope of the callback.
 struct InsertHere {
@@ -95,6 +156,10 @@ struct InsertHere {
   }
   OpBuilder::InsertionGuard guard;
 };
+
+/// Constants packed for the kernels, by constant and packing (one constant
+/// may serve several layers).
+using PackedConstants = llvm::DenseMap<std::pair<Operation *, int64_t>, Value>;
 
 bool isKernelFloat(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
 
@@ -119,7 +184,7 @@ public:
         k(op.getInFeatures()), n(op.getOutFeatures()) {}
 
   /// The replacement of `op`'s result.
-  Value build(llvm::DenseMap<Operation *, Value> &packedOf);
+  Value build(PackedConstants &packedOf);
 
 private:
   Value idx(int64_t v) {
@@ -139,9 +204,16 @@ private:
   /// x with a row dim (a vector input is one row).
   Value rowsOf(Value x);
   /// The weight as packed panels (constant) or [K, N].
-  Value weightSource(llvm::DenseMap<Operation *, Value> &packedOf);
+  Value weightSource(PackedConstants &packedOf);
   /// Vector `j` of the weights at step `kk` for the panel at column `col`.
   Value loadWeights(Value kk, Value col, int64_t j);
+  /// The NR weights of step `kk` of the panel at column `col` decoded from
+  /// a quantized weight's codes, as the micro-tile's vectors.
+  SmallVector<Value> decodeWeights(Value kk, Value col);
+  /// A packed constant for `source`, made once per constant.
+  Value packedConstant(Value source,
+                       PackedConstants &packedOf,
+                       int64_t nibbles = 0);
   /// The tile's rows of x [m0, m0 + rows) as f32 panels [ceil(rows / MR),
   /// K, MR].
   Value packRows(Value m0, Value rows);
@@ -161,6 +233,9 @@ private:
   int64_t k, n;
   Value x, m, weights, bias;
   bool packed = false;
+  // A quantized weight: its codes, scales and zero points as panels.
+  DequantizeOp quantized;
+  Value scales, zeros;
 };
 
 /// Whether the input's leading dims fold into the GEMM's rows: [.., S, K]
@@ -203,20 +278,39 @@ Value KernelBuilder::rowsOf(Value input) {
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(k)});
 }
 
+Value KernelBuilder::packedConstant(
+    Value source, PackedConstants &packedOf,
+    int64_t nibbles) {
+  arith::ConstantOp constant;
+  DenseElementsAttr value = constantValue(source, &constant);
+  Value &panels = packedOf[{constant, nibbles}];
+  if (!panels) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(constant);
+    panels = arith::ConstantOp::create(
+        b, constant.getLoc(), packRowPanels(value, t.nr(), nibbles));
+  }
+  return panels;
+}
+
 Value KernelBuilder::weightSource(
-    llvm::DenseMap<Operation *, Value> &packedOf) {
+    PackedConstants &packedOf) {
   Value w = op.getWeight();
   bool outIn = op.getLayout() == WeightLayout::OutIn;
+  if ((quantized = quantizedWeight(op))) {
+    packed = true;
+    scales = packedConstant(quantized.getScales(), packedOf);
+    if (Value z = quantized.getZeroPoints())
+      zeros = packedConstant(z, packedOf);
+    return packedConstant(quantized.getCodes(), packedOf,
+                          quantized.isPacked() ? k : 0);
+  }
   // A cast only changes what the type says about the constant's shape.
-  Value source = w;
-  while (auto cast = source.getDefiningOp<tensor::CastOp>())
-    source = cast.getSource();
-  auto constant = source.getDefiningOp<arith::ConstantOp>();
-  auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                        : DenseElementsAttr();
+  arith::ConstantOp constant;
+  DenseElementsAttr value = constantValue(w, &constant);
   if (value) {
     packed = true;
-    Value &panels = packedOf[constant];
+    Value &panels = packedOf[{constant, -1}];
     if (!panels) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(constant);
@@ -253,6 +347,47 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
                                        ArrayRef<bool>{t.exactCols});
   }
   return toF32(v);
+}
+
+SmallVector<Value> KernelBuilder::decodeWeights(Value kk, Value col) {
+  int64_t nr = t.nr();
+  Value panel = arith::DivUIOp::create(b, loc, col, idx(nr)).getResult();
+  auto read = [&](Value source, int64_t width, Value row) {
+    Type e = cast<RankedTensorType>(source.getType()).getElementType();
+    Value pad = isa<FloatType>(e) ? floatConst(b, loc, e, 0.0)
+                                  : arith::ConstantIntOp::create(b, loc, e, 0)
+                                        .getResult();
+    return vector::TransferReadOp::create(
+               b, loc, VectorType::get({width}, e), source,
+               ValueRange{panel, row, idx(0)}, pad, ArrayRef<bool>{true})
+        .getResult();
+  };
+  QuantFormat format = quantized.getFormat();
+  bool unsignedCodes = zeros != nullptr;
+  Value q;
+  if (!quantized.isPacked()) {
+    q = quant::decodeCodes(b, loc, format, unsignedCodes,
+                           read(weights, nr, kk), /*high=*/false);
+  } else {
+    // Low nibbles are the panel's first half, high ones its second.
+    Value bytes = read(weights, nr / 2, kk);
+    Value lo = quant::decodeCodes(b, loc, format, unsignedCodes, bytes,
+                                  /*high=*/false);
+    Value hi = quant::decodeCodes(b, loc, format, unsignedCodes, bytes,
+                                  /*high=*/true);
+    q = vector::ShuffleOp::create(b, loc, lo, hi,
+                                  llvm::to_vector(llvm::seq<int64_t>(0, nr)));
+  }
+  Value group = arith::DivUIOp::create(b, loc, kk,
+                                       idx(quantized.getGroupSize()));
+  Value w = quant::scaleCodes(b, loc, q, read(scales, nr, group),
+                              zeros ? read(zeros, nr, group) : Value());
+  SmallVector<Value> out;
+  for (int64_t j = 0; j < t.vectors; ++j)
+    out.push_back(vector::ExtractStridedSliceOp::create(
+        b, loc, w, ArrayRef<int64_t>{j * t.lanes}, ArrayRef<int64_t>{t.lanes},
+        ArrayRef<int64_t>{1}));
+  return out;
 }
 
 Value KernelBuilder::packRows(Value m0, Value rows) {
@@ -347,8 +482,11 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
       [&](OpBuilder &nb, Location, Value kk, ValueRange acc) {
         InsertHere here(b, nb);
         SmallVector<Value> w;
-        for (int64_t j = 0; j < nv; ++j)
-          w.push_back(loadWeights(kk, col, j));
+        if (quantized)
+          w = decodeWeights(kk, col);
+        else
+          for (int64_t j = 0; j < nv; ++j)
+            w.push_back(loadWeights(kk, col, j));
         SmallVector<Value> next;
         for (int64_t i = 0; i < t.rows; ++i) {
           Value a = tensor::ExtractOp::create(
@@ -399,7 +537,7 @@ Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r,
       .getResult();
 }
 
-Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
+Value KernelBuilder::build(PackedConstants &packedOf) {
   Value input = op.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
   // [M, K]: leading dims fold into the rows (rowsOf).
@@ -500,6 +638,22 @@ Value KernelBuilder::build(llvm::DenseMap<Operation *, Value> &packedOf) {
   return castToType(b, loc, y, op.getType());
 }
 
+/// Erases a weight no other op reads: a constant, or a dequantize and
+/// the constants it read.
+void eraseUnusedWeight(RewriterBase &rewriter, Operation *weight) {
+  if (!weight || !weight->use_empty() ||
+      !isa<arith::ConstantOp, DequantizeOp>(weight))
+    return;
+  SmallVector<Operation *> operands;
+  for (Value v : weight->getOperands())
+    if (Operation *def = v.getDefiningOp())
+      operands.push_back(def);
+  rewriter.eraseOp(weight);
+  for (Operation *def : operands)
+    if (isa<arith::ConstantOp>(def) && def->use_empty())
+      rewriter.eraseOp(def);
+}
+
 struct LinearKernelPass final
     : mnemo::impl::CPULinearKernelPassBase<LinearKernelPass> {
   using Base::Base;
@@ -520,7 +674,7 @@ struct LinearKernelPass final
             << reason;
     });
     IRRewriter rewriter(&getContext());
-    llvm::DenseMap<Operation *, Value> packedOf;
+    PackedConstants packedOf;
     for (LinearOp op : ops) {
       // Narrow layers take fewer vectors per row (less padding).
       int64_t n = op.getOutFeatures();
@@ -561,8 +715,7 @@ struct LinearKernelPass final
       Value y = KernelBuilder(rewriter, op, t).build(packedOf);
       Operation *weight = op.getWeight().getDefiningOp();
       rewriter.replaceOp(op, y);
-      if (weight && isa<arith::ConstantOp>(weight) && weight->use_empty())
-        rewriter.eraseOp(weight);
+      eraseUnusedWeight(rewriter, weight);
     }
   }
 };

@@ -30,7 +30,22 @@ namespace mlir::mnemo {
 /// Storage type of a compiled checkpoint's weight matrices (linear layers
 /// and embedding tables). Activations, norms and accumulation stay f32; a
 /// matrix element is widened where it is read.
-enum class WeightDType { F32, BF16, F16 };
+enum class WeightDType { F32, BF16, F16, Int8, Int4, NF4 };
+
+/// How weight matrices are stored: a float type, or integer codes with a
+/// scale (and, asymmetric, a zero point) per group of `groupSize` input
+/// features (`mnemo.dequantize`).
+struct WeightOptions {
+  WeightDType dtype = WeightDType::F32;
+  int64_t groupSize = 32;
+  bool asymmetric = false;
+  WeightOptions() = default;
+  WeightOptions(WeightDType dtype) : dtype(dtype) {}
+  bool quantized() const {
+    return dtype == WeightDType::Int8 || dtype == WeightDType::Int4 ||
+           dtype == WeightDType::NF4;
+  }
+};
 
 /// True if `path` is a directory holding a config.json.
 bool isCheckpointDirectory(llvm::StringRef path);
@@ -38,11 +53,11 @@ bool isCheckpointDirectory(llvm::StringRef path);
 /// Imports the checkpoint in `directory`. On bad or unsupported input
 /// returns null and sets `error` to one line naming the file and the key or
 /// tensor at fault. If `sourceHash` is given it receives the hex SHA-256 of
-/// the files read. Weight matrices are stored as `dtype`.
+/// the files read. Weight matrices are stored as `weightOptions` says.
 OwningOpRef<ModuleOp> importCheckpoint(llvm::StringRef directory,
                                        MLIRContext *context, std::string &error,
                                        std::string *sourceHash = nullptr,
-                                       WeightDType dtype = WeightDType::F32,
+                                       WeightOptions weightOptions = {},
                                        KVCacheOptions kvCache = {});
 
 } // namespace mlir::mnemo
