@@ -196,10 +196,13 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
   // kv_b_proj viewed as [H, dn + dv, r]: W_UK then W_UV in each head.
   std::string kvB = a + "kv_b_proj.weight";
   int64_t kvRows = heads * (dn + dv);
+  // Float storage keeps the per-head up-projections f32; quantized storage
+  // quantizes them too (groups along the latent).
+  bool quantized = config.weights.quantized();
   Value wuk = rowsOf(kvB, kvRows, r, RowBlocks{heads, dn + dv, {{0, dn}}},
-                     {heads, dn, r});
+                     {heads, dn, r}, quantized);
   Value wuv = rowsOf(kvB, kvRows, r, RowBlocks{heads, dn + dv, {{dn, dv}}},
-                     {heads, dv, r});
+                     {heads, dv, r}, quantized);
   Value wo = matrix(a + "o_proj.weight", {hidden, heads * dv});
   Value bo = optionalBias(config.outputBias, a + "o_proj.bias", hidden);
   if (failed())

@@ -1,0 +1,129 @@
+"""fake_quantize.py SRC DST FORMAT GROUP [asymmetric]: copies the f32
+checkpoint SRC to DST with every weight matrix (each 2-D float tensor: the
+projections, the embedding and the output head) replaced by the values its
+quantized form decodes to, computed here independently of the compiler:
+
+  symmetric int8/int4: scale = absmax / 127 or / 7, q = round(w / scale)
+    clamped to [-128, 127] or [-8, 7];
+  asymmetric: scale = (max(w, 0) - min(w, 0)) / 255 or / 15,
+    zero = round(-min / scale), q = round(w / scale) + zero in [0, levels];
+  nf4: scale = absmax, q = the nearest NormalFloat4 value (the lowest
+    index on a tie);
+
+per group of GROUP columns of a row (the last one partial), rounding half
+away from zero, in f32. Scales are rounded to f16 when every scale of the
+tensor is zero or a normal f16, else kept f32. A model compiled from DST in
+f32 computes what the same model compiled from SRC with --dtype=FORMAT
+--quant-group=GROUP computes, up to f32 rounding."""
+import json
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+
+NF4 = np.array([
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+    0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+    0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+    0.7229568362236023, 1.0], dtype=np.float32)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    tensors = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = e["data_offsets"]
+        dtype = {"F32": np.float32, "I64": np.int64}[e["dtype"]]
+        tensors[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(e["shape"])
+    return tensors
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        raw = np.ascontiguousarray(a).tobytes()
+        header[name] = {"dtype": {np.dtype(np.float32): "F32",
+                                  np.dtype(np.int64): "I64"}[a.dtype],
+                        "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def round_away(x):
+    x = x.astype(np.float64)
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def fake_quantize(w, fmt, group, asymmetric):
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float32)
+    levels = 255 if fmt == "int8" else 15
+    half = 127 if fmt == "int8" else 7
+    groups = [(c, min(c + group, rows.shape[1]))
+              for c in range(0, rows.shape[1], group)]
+
+    def scales_of(g):
+        lo = np.minimum(g.min(axis=1), 0).astype(np.float32)
+        hi = np.maximum(g.max(axis=1), 0).astype(np.float32)
+        absmax = np.abs(g).max(axis=1).astype(np.float32)
+        if fmt == "nf4":
+            return absmax, lo
+        if asymmetric:
+            return (hi - lo) / np.float32(levels), lo
+        return absmax / np.float32(half), lo
+
+    raw = [scales_of(rows[:, a:b]) for a, b in groups]
+    h = [s.astype(np.float16).astype(np.float32) for s, _ in raw]
+    f16 = all(np.isfinite(x).all() and ((s == 0) | (x >= 6.103515625e-05)).all()
+              for x, (s, _) in zip(h, raw))
+    out = np.empty_like(rows)
+    for (a, b), (s, lo), s16 in zip(groups, raw, h):
+        scale = (s16 if f16 else s)[:, None]
+        g = rows[:, a:b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(scale > 0, g / scale, np.float32(0)).astype(np.float32)
+        if fmt == "nf4":
+            q = NF4[np.argmin(np.abs(x[..., None] - NF4), axis=-1)]
+            out[:, a:b] = q * scale
+            continue
+        zero = np.zeros_like(scale)
+        if asymmetric:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(scale[:, 0] > 0, round_away(-lo / scale[:, 0]), 0)
+            zero = np.clip(z, 0, levels).astype(np.float32)[:, None]
+            q = np.clip(round_away(x) + zero, 0, levels)
+        else:
+            q = np.clip(round_away(x), -half - 1, half)
+        out[:, a:b] = (q.astype(np.float32) - zero) * scale
+    return out.reshape(w.shape)
+
+
+def main(src, dst, fmt, group, asymmetric=False):
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.safetensors",
+                                                            "*.onnx*"))
+    for name in sorted(os.listdir(src)):
+        if not name.endswith(".safetensors"):
+            continue
+        tensors = read_safetensors(os.path.join(src, name))
+        for key, a in tensors.items():
+            if a.dtype == np.float32 and a.ndim == 2:
+                tensors[key] = fake_quantize(a, fmt, group, asymmetric)
+        write_safetensors(os.path.join(dst, name), tensors)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
+         len(sys.argv) > 5 and sys.argv[5] == "asymmetric")
