@@ -162,6 +162,12 @@ static cl::opt<int64_t> quantGroup(
     cl::desc("Input features per scale of --dtype=int8|int4|nf4 weights "
              "(default 32)"),
     cl::init(32), cl::cat(mnemocOptions));
+static cl::list<std::string> loraAdapters(
+    "lora",
+    cl::desc("Merge the PEFT LoRA adapter in DIR (adapter_config.json, "
+             "adapter_model.safetensors) into a checkpoint's weights "
+             "(repeatable: merged in order)"),
+    cl::value_desc("DIR"), cl::cat(mnemocOptions));
 enum class QuantScheme { Symmetric, Asymmetric };
 static cl::opt<QuantScheme> quantScheme(
     "quant-scheme",
@@ -308,6 +314,9 @@ int main(int argc, char **argv) {
   mnemo::WeightOptions weightOptions(weightDType);
   weightOptions.groupSize = quantGroup;
   weightOptions.asymmetric = quantScheme == QuantScheme::Asymmetric;
+  weightOptions.loraAdapters.assign(loraAdapters.begin(), loraAdapters.end());
+  if (!loraAdapters.empty() && !checkpoint)
+    return fail("--lora applies to checkpoint directories");
   bool quantFlags =
       quantGroup.getNumOccurrences() || quantScheme.getNumOccurrences();
   if (quantFlags && !weightOptions.quantized())

@@ -28,29 +28,6 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-/// Widens F16/BF16 or copies F32 little-endian data to floats.
-static std::vector<float> toFloats(const SafetensorsTensor &tensor) {
-  size_t size = getDTypeSize(tensor.dtype);
-  size_t count = tensor.bytes.size() / size;
-  std::vector<float> values(count);
-  const char *data = tensor.bytes.data();
-  if (tensor.dtype == SafetensorsDType::F32) {
-    std::memcpy(values.data(), data, count * sizeof(float));
-    return values;
-  }
-  for (size_t i = 0; i < count; ++i) {
-    uint16_t bits = llvm::support::endian::read16le(data + i * size);
-    if (tensor.dtype == SafetensorsDType::BF16) {
-      uint32_t wide = uint32_t(bits) << 16;
-      std::memcpy(&values[i], &wide, sizeof(float));
-    } else {
-      llvm::APFloat half(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
-      values[i] = half.convertToFloat();
-    }
-  }
-  return values;
-}
-
 DecoderBuilder::DecoderBuilder(const ModelConfig &config,
                                const SafetensorsCheckpoint &weights,
                                ImplicitLocOpBuilder &b, std::string &error,
@@ -109,7 +86,7 @@ Value DecoderBuilder::weight(const Twine &name, ArrayRef<int64_t> shape) {
     attr = DenseElementsAttr::getFromRawBuffer(
         type, ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size()));
   else
-    attr = DenseElementsAttr::get(type, ArrayRef<float>(toFloats(*tensor)));
+    attr = DenseElementsAttr::get(type, ArrayRef<float>(readFloats(*tensor)));
   return arith::ConstantOp::create(b, tensorLoc(name), attr);
 }
 
@@ -174,7 +151,7 @@ Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
   if (!tensor)
     return {};
   if (config.weights.quantized())
-    return quantizedMatrix(shape, toFloats(*tensor), tensorLoc(name),
+    return quantizedMatrix(shape, readFloats(*tensor), tensorLoc(name),
                            name.str());
   bool same = (storage.isBF16() && tensor->dtype == SafetensorsDType::BF16) ||
               (storage.isF16() && tensor->dtype == SafetensorsDType::F16);
@@ -185,7 +162,7 @@ Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
             RankedTensorType::get(shape, storage),
             ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size())));
   return arith::ConstantOp::create(
-      b, tensorLoc(name), storedAttr(storage, shape, toFloats(*tensor)));
+      b, tensorLoc(name), storedAttr(storage, shape, readFloats(*tensor)));
 }
 
 Value DecoderBuilder::matrixConstant(ArrayRef<int64_t> shape,
@@ -280,7 +257,7 @@ DecoderBuilder::weightData(const Twine &name, ArrayRef<int64_t> shape) {
   const SafetensorsTensor *tensor = lookup(name, shape, &file);
   if (!tensor)
     return std::nullopt;
-  return toFloats(*tensor);
+  return readFloats(*tensor);
 }
 
 Value DecoderBuilder::scaledMatrix(const Twine &name, ArrayRef<int64_t> shape,

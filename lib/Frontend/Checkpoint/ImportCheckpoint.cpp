@@ -10,6 +10,7 @@
 #include "DeepSeekV3.h"
 #include "DeepSeekV4.h"
 #include "LlamaFamily.h"
+#include "LoraAdapter.h"
 #include "ModelConfig.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -45,6 +46,10 @@ OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
       SafetensorsCheckpoint::open(directory, error);
   if (!weights)
     return nullptr;
+  llvm::SHA256 adapterHash;
+  for (const std::string &adapter : weightOptions.loraAdapters)
+    if (!mergeLoraAdapter(*weights, adapter, adapterHash, error))
+      return nullptr;
   OwningOpRef<ModuleOp> module =
       config.deepseekV4 ? buildDeepSeekV4(config, *weights, context, error)
       : config.deepseek ? buildDeepSeekV3(config, *weights, context, error)
@@ -58,6 +63,8 @@ OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
       hash.update((*buffer)->getBuffer());
     for (const std::unique_ptr<SafetensorsFile> &file : weights->getFiles())
       hash.update(file->getContents());
+    if (!weightOptions.loraAdapters.empty())
+      hash.update(adapterHash.final());
     *sourceHash = llvm::toHex(hash.final(), /*LowerCase=*/true);
   }
   return module;

@@ -9,6 +9,7 @@
 
 #include "JsonFile.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -261,6 +262,11 @@ SafetensorsCheckpoint::open(StringRef directory, std::string &error) {
 const SafetensorsTensor *
 SafetensorsCheckpoint::lookup(StringRef name,
                               const SafetensorsFile **file) const {
+  if (auto it = replaced.find(name); it != replaced.end()) {
+    if (file)
+      *file = it->second->file;
+    return &it->second->tensor;
+  }
   for (const std::unique_ptr<SafetensorsFile> &f : files)
     if (const SafetensorsTensor *tensor = f->lookup(name)) {
       if (file)
@@ -268,4 +274,41 @@ SafetensorsCheckpoint::lookup(StringRef name,
       return tensor;
     }
   return nullptr;
+}
+
+void SafetensorsCheckpoint::replace(StringRef name, std::vector<float> values) {
+  const SafetensorsFile *file = nullptr;
+  const SafetensorsTensor *original = lookup(name, &file);
+  assert(original && "replacing a tensor the checkpoint does not hold");
+  auto r = std::make_unique<Replacement>();
+  r->tensor = *original;
+  r->tensor.dtype = SafetensorsDType::F32;
+  r->tensor.dtypeName = "F32";
+  r->file = file;
+  r->values = std::move(values);
+  r->tensor.bytes = StringRef(reinterpret_cast<const char *>(r->values.data()),
+                              r->values.size() * sizeof(float));
+  replaced[name] = std::move(r);
+}
+
+std::vector<float> mnemo::readFloats(const SafetensorsTensor &tensor) {
+  size_t size = getDTypeSize(tensor.dtype);
+  size_t count = tensor.bytes.size() / size;
+  std::vector<float> values(count);
+  const char *data = tensor.bytes.data();
+  if (tensor.dtype == SafetensorsDType::F32) {
+    std::memcpy(values.data(), data, count * sizeof(float));
+    return values;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    uint16_t bits = llvm::support::endian::read16le(data + i * size);
+    if (tensor.dtype == SafetensorsDType::BF16) {
+      uint32_t wide = uint32_t(bits) << 16;
+      std::memcpy(&values[i], &wide, sizeof(float));
+    } else {
+      llvm::APFloat half(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+      values[i] = half.convertToFloat();
+    }
+  }
+  return values;
 }

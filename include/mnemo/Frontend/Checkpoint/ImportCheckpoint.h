@@ -24,6 +24,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <string>
+#include <vector>
 
 namespace mlir::mnemo {
 
@@ -39,6 +40,8 @@ struct WeightOptions {
   WeightDType dtype = WeightDType::F32;
   int64_t groupSize = 32;
   bool asymmetric = false;
+  /// PEFT LoRA adapter directories merged into the weights, in order.
+  std::vector<std::string> loraAdapters;
   WeightOptions() = default;
   WeightOptions(WeightDType dtype) : dtype(dtype) {}
   bool quantized() const {

@@ -39,6 +39,9 @@ struct SafetensorsTensor {
   llvm::StringRef bytes;
 };
 
+/// The values of a float tensor (F32, F16 or BF16) as f32.
+std::vector<float> readFloats(const SafetensorsTensor &tensor);
+
 /// A memory-mapped, validated safetensors file.
 class SafetensorsFile {
 public:
@@ -78,6 +81,10 @@ public:
   /// The tensor called `name` and the file holding it; null if absent.
   const SafetensorsTensor *lookup(llvm::StringRef name,
                                   const SafetensorsFile **file = nullptr) const;
+  /// Replaces tensor `name` (which must exist) by f32 `values` of the same
+  /// shape: a weight with an adapter merged into it. Later lookups return
+  /// the replacement, with the file that held the original.
+  void replace(llvm::StringRef name, std::vector<float> values);
   /// The file the weights are read from (the index for a sharded one).
   llvm::StringRef getPath() const { return path; }
   const std::vector<std::unique_ptr<SafetensorsFile>> &getFiles() const {
@@ -88,6 +95,12 @@ private:
   SafetensorsCheckpoint() = default;
   std::string path;
   std::vector<std::unique_ptr<SafetensorsFile>> files;
+  struct Replacement {
+    SafetensorsTensor tensor;
+    const SafetensorsFile *file;
+    std::vector<float> values;
+  };
+  llvm::StringMap<std::unique_ptr<Replacement>> replaced;
 };
 
 } // namespace mlir::mnemo
