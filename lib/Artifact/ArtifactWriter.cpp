@@ -383,7 +383,8 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     uint64_t size = type.getNumElements() *
                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);
     weights.push_back(
-        fb::CreateWeight(b, name, *dtype, shape, offset, size, source));
+        fb::CreateWeight(b, name, *dtype, shape, offset, size, source,
+                         w.replaceable));
   }
 
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;

@@ -36,7 +36,7 @@ void mnemo::outlineWeights(func::FuncOp func, int64_t minBytes,
     auto value = cast<DenseElementsAttr>(op.getValue());
     unsigned argIndex = func.getNumArguments();
     auto same = llvm::find_if(weights, [&](const ArtifactWeight &w) {
-      return w.value == value;
+      return !w.replaceable && w.value == value;
     });
     if (same != weights.end()) {
       if (failed(func.insertArgument(argIndex, op.getType(), {}, op.getLoc())))

@@ -9,6 +9,7 @@
 #include "mnemo/Artifact/ArtifactWriter.h"
 #include "mnemo/Artifact/CodeObjectABI.h"
 #include "mnemo/Artifact/OutlineWeights.h"
+#include "dialects/Mnemo/IR/MnemoDialect.h"
 #include "mnemo/Pipelines/Pipelines.h"
 #include "mnemo/Target/TargetBackend.h"
 
@@ -74,10 +75,36 @@ LogicalResult prepareArtifact(ModuleOp module, const CompileOptions &options,
     ArtifactFunction f;
     f.name = func.getName().str();
     f.kernelSymbol = (kEntryPrefix + func.getName()).str();
+    bool adapterFactors = false;
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       if (!isa<RankedTensorType>(type))
         return func.emitError("argument ")
                << i << " is " << type << "; entry points take ranked tensors";
+      // An adapter's factors (trailing arguments) are weights the runtime
+      // may replace: one per name across the functions.
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, kAdapterFactorAttr)) {
+        auto value =
+            func.getArgAttrOfType<DenseElementsAttr>(i, kAdapterValueAttr);
+        if (!value)
+          return func.emitError("adapter factor argument ")
+                 << i << " has no " << kAdapterValueAttr;
+        adapterFactors = true;
+        auto same = llvm::find_if(contents.weights, [&](const ArtifactWeight &w) {
+          return w.replaceable && w.name == name.getValue();
+        });
+        if (same == contents.weights.end()) {
+          contents.weights.push_back({name.str(), value, /*replaceable=*/true});
+          same = contents.weights.end() - 1;
+        } else if (same->value != value) {
+          return func.emitError("adapter factor '")
+                 << name.getValue() << "' differs between functions";
+        }
+        f.weights.push_back(same - contents.weights.begin());
+        continue;
+      }
+      if (adapterFactors)
+        return func.emitError("argument ")
+               << i << " follows an adapter factor; factors come last";
       f.inputs.push_back(signatureTensor(type, func.getArgAttrDict(i),
                                          "input" + std::to_string(i),
                                          options));

@@ -261,6 +261,46 @@ uint64_t mnemo_model_weights_size(const mnemo_model_t *model) {
   return model ? model->weightsSize : 0;
 }
 
+mnemo_status_t mnemo_model_set_weight(mnemo_model_t *model, const char *name,
+                                      mnemo_dtype_t dtype,
+                                      const int64_t *shape, size_t rank,
+                                      const void *data) {
+  if (!model || !name || (rank && !shape) || !data)
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_model_set_weight: null argument");
+  bool named = false;
+  for (WeightInfo &w : model->weights) {
+    named |= std::strcmp(w.name, name) == 0;
+    if (!w.replaceable || std::strcmp(w.name, name) != 0)
+      continue;
+    std::vector<int64_t> given(shape, shape + rank);
+    if (dtype != w.dtype || given != w.shape)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "%s: weight '%s' is %s %s, got %s %s",
+                        model->name.c_str(), name, mnemo_dtype_name(w.dtype),
+                        formatShape(w.shape).c_str(), mnemo_dtype_name(dtype),
+                        formatShape(given).c_str());
+    std::unique_ptr<uint8_t[]> copy(new (std::nothrow) uint8_t[w.size]);
+    if (!copy)
+      return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                        "%s: weight '%s': no memory for %llu bytes",
+                        model->name.c_str(), name,
+                        static_cast<unsigned long long>(w.size));
+    std::memcpy(copy.get(), data, w.size);
+    std::lock_guard<std::mutex> lock(model->weightsMutex);
+    w.data = copy.get();
+    model->replaced.emplace_back(std::move(copy), w.size);
+    return nullptr;
+  }
+  if (named)
+    return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                      "%s: weight '%s' is not replaceable (only an attached "
+                      "adapter's factors are: mnemoc --lora-attach)",
+                      model->name.c_str(), name);
+  return makeStatus(MNEMO_STATUS_NOT_FOUND, "%s: no weight '%s'",
+                    model->name.c_str(), name);
+}
+
 size_t mnemo_model_function_count(const mnemo_model_t *model) {
   return model ? model->functions.size() : 0;
 }

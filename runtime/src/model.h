@@ -19,6 +19,8 @@
 #include "mnemo/runtime.h"
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,6 +47,7 @@ struct WeightInfo {
   std::vector<int64_t> shape;
   const uint8_t *data = nullptr;
   uint64_t size = 0;
+  bool replaceable = false; // mnemo_model_set_weight may replace it
 };
 
 /// An entry point of the code object.
@@ -185,6 +188,17 @@ struct mnemo_model_s {
   std::vector<mnemo::rt::Region> weightSources;
   const uint8_t *weightsBase = nullptr;
   uint64_t weightsSize = 0;
+  /// Values given by mnemo_model_set_weight, kept for the model's life
+  /// (sessions made before a replacement keep reading the values they were
+  /// made with), and the lock that orders replacements with the reads of
+  /// session creation (weightData).
+  std::vector<std::pair<std::unique_ptr<uint8_t[]>, uint64_t>> replaced;
+  mutable std::mutex weightsMutex;
+  /// Weight `k`'s values now.
+  const uint8_t *weightData(size_t k) const {
+    std::lock_guard<std::mutex> lock(weightsMutex);
+    return weights[k].data;
+  }
   mnemo::rt::CodeObject code;     // CPU code (code format ELF)
   /// PTX code (code format PTX): the artifact's bytes, not NUL-terminated.
   bool ptx = false;
@@ -212,6 +226,13 @@ struct mnemo_model_s {
     for (const mnemo::rt::Region &source : weightSources)
       if (source.contains(p))
         return true;
+    {
+      std::lock_guard<std::mutex> lock(weightsMutex);
+      auto *q = static_cast<const uint8_t *>(p);
+      for (const auto &[data, size] : replaced)
+        if (q >= data.get() && q < data.get() + size)
+          return true;
+    }
     return file.contains(p) || sideWeights.contains(p) || code.contains(p);
   }
 };

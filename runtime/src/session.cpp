@@ -158,7 +158,8 @@ void mnemo_session_s::layOut() {
   for (size_t k = 0; k < p.weights.size(); ++k) {
     const WeightInfo &w = model->weights[p.weights[k]];
     auto slot = static_cast<uint32_t>(p.firstWeightSlot() + k);
-    fillDescriptor(descriptor(slot), p.slotRanks[slot], w.data, w.shape.data());
+    fillDescriptor(descriptor(slot), p.slotRanks[slot],
+                   model->weightData(p.weights[k]), w.shape.data());
   }
   inputs.assign(p.inputs.size(), InputBinding());
   slotBuffer.assign(p.numSlots(), nullptr);

@@ -58,20 +58,6 @@ std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *v) {
   return out;
 }
 
-/// "[2, ?, 8]" (-1 as "?"), bounded in length, for messages.
-std::string formatShape(const std::vector<int64_t> &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i)
-      s += ", ";
-    if (s.size() > 200) {
-      s += "...";
-      break;
-    }
-    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
-  }
-  return s + "]";
-}
 
 /// The printable form of the 4 identifier bytes.
 std::string formatIdentifier(const uint8_t *p) {
@@ -221,6 +207,14 @@ mnemo_status_t verifyWeights(mnemo_model_t &model, const fb::Artifact &a) {
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: weight '%s': unknown dtype %u", what, name, dtype);
     info.name = name;
+    info.replaceable = w->replaceable();
+    if (info.replaceable)
+      for (flatbuffers::uoffset_t j = 0; j < k; ++j)
+        if (model.weights[j].replaceable &&
+            std::strcmp(model.weights[j].name, name) == 0)
+          return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                            "%s: replaceable weight '%s' is listed twice",
+                            what, name);
     info.dtype = static_cast<mnemo_dtype_t>(dtype);
     info.shape = toVector(w->shape());
     if (info.shape.size() > kMaxRank)
@@ -709,4 +703,19 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
                               : verifyFunction(model, kernelRanks, *f, plan));
   }
   return nullptr;
+}
+
+/// "[2, ?, 8]" (-1 as "?"), bounded in length, for messages.
+std::string mnemo::rt::formatShape(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      s += ", ";
+    if (s.size() > 200) {
+      s += "...";
+      break;
+    }
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
 }

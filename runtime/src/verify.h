@@ -25,6 +25,9 @@
 
 namespace mnemo::rt {
 
+/// "[2, ?, 8]" (-1 as "?"), bounded in length, for messages.
+std::string formatShape(const std::vector<int64_t> &dims);
+
 /// Step 1. On success `*out` is the root table and `*metadataEnd` the file
 /// offset just past the size-prefixed FlatBuffer. `ptx` says which code the
 /// caller runs: PTX (the CUDA executor) or a shared object for this host.

@@ -1,10 +1,11 @@
 """PEFT LoRA adapters for the merge tests, and their reference logits.
 
     python3 lora_adapters.py make OUT
-        (numpy only) writes OUT/q_v_r8 and OUT/qkvo_r4_rslora in PEFT's saved
-        form (adapter_config.json, adapter_model.safetensors) for the
-        refs_public llama_gqa checkpoint: rank 8 on q_proj and v_proj
-        (lora_alpha 16), and rank 4 on q/k/v/o_proj with rsLoRA scaling
+        (numpy only) writes OUT/q_v_r8, OUT/q_v_r8_b and OUT/qkvo_r4_rslora
+        in PEFT's saved form (adapter_config.json, adapter_model.safetensors)
+        for the refs_public llama_gqa checkpoint: rank 8 on q_proj and
+        v_proj (lora_alpha 16, and 32 for the second), and rank 4 on
+        q/k/v/o_proj with rsLoRA scaling
         (lora_alpha 8, scaling alpha / sqrt(r)). Factors are seeded normals:
         lora_B is drawn too (PEFT starts it at zero, which would adapt
         nothing).
@@ -26,6 +27,10 @@ import numpy as np
 ADAPTERS = {
     "q_v_r8": dict(r=8, lora_alpha=16, use_rslora=False,
                    target_modules=["q_proj", "v_proj"], seed=7),
+    # Another adapter with the same rank and modules as q_v_r8 (one that a
+    # model compiled with q_v_r8 attached can switch to at run time).
+    "q_v_r8_b": dict(r=8, lora_alpha=32, use_rslora=False,
+                     target_modules=["q_proj", "v_proj"], seed=13),
     "qkvo_r4_rslora": dict(r=4, lora_alpha=8, use_rslora=True,
                            target_modules=["q_proj", "k_proj", "v_proj",
                                            "o_proj"], seed=11),

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cli.h"
+#include "npy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -63,4 +64,20 @@ double mnemo::run::median(std::vector<double> &times) {
   std::sort(times.begin(), times.end());
   size_t n = times.size();
   return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+}
+
+int mnemo::run::setWeights(
+    mnemo_model_t *model,
+    const std::vector<std::pair<std::string, std::string>> &weights) {
+  for (const auto &[name, file] : weights) {
+    mnemo::npy::Array a;
+    std::string error;
+    if (!mnemo::npy::read(file.c_str(), a, error))
+      return fail(file, error);
+    if (mnemo_status_t status = mnemo_model_set_weight(
+            model, name.c_str(), a.dtype, a.shape.data(), a.shape.size(),
+            a.data.get()))
+      return fail(status);
+  }
+  return -1;
 }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mnemo::run {
@@ -39,6 +40,12 @@ int makeOutputDir(const char *dir);
 double nowMs();
 /// The median of `times` (sorted in place; not empty).
 double median(std::vector<double> &times);
+
+/// Replaces the model's weights named in `weights` (name, .npy file; an
+/// attached adapter's factors) before any session is made. Returns -1 to go
+/// on, else the exit code.
+int setWeights(mnemo_model_t *model,
+               const std::vector<std::pair<std::string, std::string>> &weights);
 
 } // namespace mnemo::run
 

@@ -93,6 +93,10 @@ int mnemo::run::generate(const GenerateOptions &options) {
   mnemo_model_t *model = nullptr;
   if (mnemo_status_t status = mnemo_model_load_file(options.artifact, &model))
     return fail(status);
+  if (int rc = setWeights(model, options.weights); rc >= 0) {
+    mnemo_model_free(model);
+    return rc;
+  }
   mnemo_device_t *device = nullptr;
   mnemo_generator_t *gen = nullptr;
   mnemo_status_t status = mnemo_device_open(options.device.c_str(), &device);

@@ -53,7 +53,8 @@ namespace {
 constexpr const char *kUsage =
     "usage: mnemo-run OUT.mnemo --input NAME=FILE.npy ... "
     "[--output-dir DIR] [--repeat N] [--function NAME] [--threads N] "
-    "[--profile] [--device cpu|cuda] [--cuda-graph on|off] | OUT.mnemo "
+    "[--profile] [--device cpu|cuda] [--cuda-graph on|off] "
+    "[--weight NAME=FILE.npy ...] | OUT.mnemo "
     "--dump-plan | OUT.mnemo --generate N --input input_ids=IDS.npy "
     "--output-dir DIR [--prompt-lengths L0,L1,...] [--teacher-force "
     "TOKENS.npy] [--kv-pages N]";
@@ -77,11 +78,14 @@ constexpr const char *kOptions =
     "                         DIR/step_logits.npy\n"
     "  --prompt-lengths L,... row i's prompt is its first Li tokens\n"
     "  --teacher-force F.npy  step i feeds F[:, i] instead of its choice\n"
-    "  --kv-pages N           KV cache pages (default: what the rows need)\n";
+    "  --kv-pages N           KV cache pages (default: what the rows need)\n"
+    "  --weight NAME=FILE.npy replace a replaceable weight (an adapter's\n"
+    "                         factor, mnemoc --lora-attach) before running\n";
 
 struct Options {
   const char *artifact = nullptr;
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  std::vector<std::pair<std::string, std::string>> weights; // --weight
   std::string outputDir; // empty: do not write outputs
   long repeat = 1;
   std::string function; // empty: the first function
@@ -129,7 +133,8 @@ int parseArgs(int argc, char **argv, Options &options) {
     if (eq != std::string::npos) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
-    } else if (flag == "--input" || flag == "--output-dir" ||
+    } else if (flag == "--input" || flag == "--weight" ||
+               flag == "--output-dir" ||
                flag == "--repeat" || flag == "--function" ||
                flag == "--device" || flag == "--cuda-graph" ||
                flag == "--threads" || flag == "--generate" ||
@@ -146,6 +151,11 @@ int parseArgs(int argc, char **argv, Options &options) {
       if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
         return fail("--input " + value, "expected NAME=FILE.npy");
       options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+    } else if (flag == "--weight") {
+      size_t sep = value.find('=');
+      if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+        return fail("--weight " + value, "expected NAME=FILE.npy");
+      options.weights.emplace_back(value.substr(0, sep), value.substr(sep + 1));
     } else if (flag == "--output-dir") {
       options.outputDir = value;
     } else if (flag == "--function") {
@@ -323,6 +333,7 @@ int runGeneration(const Options &options) {
   g.device = options.device;
   g.threads = options.threads;
   g.pages = options.kvPages;
+  g.weights = options.weights;
   return generate(g);
 }
 
@@ -339,6 +350,10 @@ int run(const Options &options) {
   mnemo_model_t *model = nullptr;
   if (mnemo_status_t status = mnemo_model_load_file(options.artifact, &model))
     return fail(status);
+  if (int rc = setWeights(model, options.weights); rc >= 0) {
+    mnemo_model_free(model);
+    return rc;
+  }
   mnemo_device_t *device = nullptr;
   mnemo_session_t *session = nullptr;
   mnemo_status_t status = mnemo_device_open(options.device.c_str(), &device);

@@ -168,6 +168,13 @@ static cl::list<std::string> loraAdapters(
              "adapter_model.safetensors) into a checkpoint's weights "
              "(repeatable: merged in order)"),
     cl::value_desc("DIR"), cl::cat(mnemocOptions));
+static cl::opt<bool> loraAttach(
+    "lora-attach",
+    cl::desc("Keep the --lora adapter's factors apart from the weights, as "
+             "weights the runtime can replace with another adapter's of the "
+             "same rank and modules (mnemo_model_set_weight, mnemo-run "
+             "--weight); default: merged"),
+    cl::init(false), cl::cat(mnemocOptions));
 enum class QuantScheme { Symmetric, Asymmetric };
 static cl::opt<QuantScheme> quantScheme(
     "quant-scheme",
@@ -317,6 +324,12 @@ int main(int argc, char **argv) {
   weightOptions.loraAdapters.assign(loraAdapters.begin(), loraAdapters.end());
   if (!loraAdapters.empty() && !checkpoint)
     return fail("--lora applies to checkpoint directories");
+  weightOptions.loraAttach = loraAttach;
+  if (loraAttach && loraAdapters.size() != 1)
+    return fail("--lora-attach takes exactly one --lora adapter");
+  if (loraAttach && llvm::StringRef(targetName).starts_with("sm_"))
+    return fail("--lora-attach is not supported for GPU targets yet (merge "
+                "the adapter: --lora without --lora-attach)");
   bool quantFlags =
       quantGroup.getNumOccurrences() || quantScheme.getNumOccurrences();
   if (quantFlags && !weightOptions.quantized())

@@ -37,6 +37,9 @@ struct ArtifactTensor {
 struct ArtifactWeight {
   std::string name;
   DenseElementsAttr value;
+  /// The runtime may replace it by name (an attached adapter's factor);
+  /// never shared with an equal constant.
+  bool replaceable = false;
 };
 
 /// One exported function: a single kernel call over its inputs and weights.

@@ -351,8 +351,34 @@ Value DecoderBuilder::add(Value x, Value y) {
 }
 
 Value DecoderBuilder::linear(Value x, Value w, Value bias, int64_t out) {
-  return LinearOp::create(b, layerLoc(w), act({out}), x, w, bias,
-                          WeightLayout::OutIn);
+  Location loc = layerLoc(w);
+  Value y = LinearOp::create(b, loc, act({out}), x, w, bias,
+                             WeightLayout::OutIn);
+  auto module = dyn_cast<NameLoc>(loc);
+  if (!config.attachedLora || !module)
+    return y;
+  auto it = config.attachedLora->find(module.getName().str());
+  if (it == config.attachedLora->end())
+    return y;
+  // An attached adapter: y + B (A x), its factors run-time weights the
+  // runtime may replace (markAdapterFactor).
+  const LoraFactors &f = it->second;
+  config.loraApplied->insert(it->first);
+  auto factor = [&](StringRef which, ArrayRef<int64_t> shape,
+                    ArrayRef<float> values) {
+    auto c = arith::ConstantOp::create(
+        b, NameLoc::get(b.getStringAttr("lora." + it->first + "." + which)),
+        DenseElementsAttr::get(RankedTensorType::get(shape, f32), values));
+    c->setAttr(kAdapterFactorAttr, b.getUnitAttr());
+    return c.getResult();
+  };
+  Value a = factor("A", {f.rank, f.in}, f.a);
+  Value bm = factor("B", {f.out, f.rank}, f.b);
+  Value down = LinearOp::create(b, loc, act({f.rank}), x, a, Value(),
+                                WeightLayout::OutIn);
+  Value up = LinearOp::create(b, loc, act({out}), down, bm, Value(),
+                              WeightLayout::OutIn);
+  return add(y, up);
 }
 
 Value DecoderBuilder::rmsNorm(Value x, Value w, double eps) {

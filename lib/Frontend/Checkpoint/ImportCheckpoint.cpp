@@ -13,6 +13,10 @@
 #include "LoraAdapter.h"
 #include "ModelConfig.h"
 
+#include "dialects/Mnemo/IR/MnemoDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,6 +34,35 @@ bool mnemo::isCheckpointDirectory(llvm::StringRef path) {
 }
 
 namespace {
+/// Each function's adapter factors (constants marked kAdapterFactorAttr)
+/// become trailing arguments that carry their name and value: no pass
+/// folds, packs or merges them, and the artifact stores each once as a
+/// weight the runtime may replace.
+void adapterFactorsToArguments(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    SmallVector<arith::ConstantOp> factors;
+    func.walk([&](arith::ConstantOp c) {
+      if (c->hasAttr(kAdapterFactorAttr))
+        factors.push_back(c);
+    });
+    for (arith::ConstantOp c : factors) {
+      unsigned index = func.getNumArguments();
+      MLIRContext *ctx = c.getContext();
+      SmallVector<NamedAttribute> attrs = {
+          NamedAttribute(StringAttr::get(ctx, kAdapterFactorAttr),
+                         cast<NameLoc>(c.getLoc()).getName()),
+          NamedAttribute(StringAttr::get(ctx, kAdapterValueAttr),
+                         c.getValue())};
+      if (failed(func.insertArgument(index, c.getType(),
+                                     DictionaryAttr::get(ctx, attrs),
+                                     c.getLoc())))
+        continue;
+      c.getResult().replaceAllUsesWith(func.getArgument(index));
+      c.erase();
+    }
+  }
+}
+
 OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
                                       MLIRContext *context, std::string &error,
                                       std::string *sourceHash,
@@ -47,15 +80,38 @@ OwningOpRef<ModuleOp> importDirectory(llvm::StringRef directory,
   if (!weights)
     return nullptr;
   llvm::SHA256 adapterHash;
-  for (const std::string &adapter : weightOptions.loraAdapters)
-    if (!mergeLoraAdapter(*weights, adapter, adapterHash, error))
+  std::map<std::string, LoraFactors> attached;
+  std::set<std::string> applied;
+  if (weightOptions.loraAttach) {
+    if (weightOptions.loraAdapters.size() != 1) {
+      error = "--lora-attach takes one --lora adapter";
       return nullptr;
+    }
+    if (!readLoraAdapter(*weights, weightOptions.loraAdapters.front(),
+                         adapterHash, attached, error))
+      return nullptr;
+    config.attachedLora = &attached;
+    config.loraApplied = &applied;
+  } else {
+    for (const std::string &adapter : weightOptions.loraAdapters)
+      if (!mergeLoraAdapter(*weights, adapter, adapterHash, error))
+        return nullptr;
+  }
   OwningOpRef<ModuleOp> module =
       config.deepseekV4 ? buildDeepSeekV4(config, *weights, context, error)
       : config.deepseek ? buildDeepSeekV3(config, *weights, context, error)
                         : buildLlamaFamily(config, *weights, context, error);
   if (!module)
     return nullptr;
+  for (const auto &[name, factors] : attached)
+    if (!applied.count(name)) {
+      error = (weightOptions.loraAdapters.front() + ": module '" + name +
+               "' is not a plain linear layer of this model; merge the "
+               "adapter instead (--lora without --lora-attach)");
+      return nullptr;
+    }
+  if (!attached.empty())
+    adapterFactorsToArguments(*module);
   if (sourceHash) {
     llvm::SHA256 hash;
     if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =

@@ -83,9 +83,10 @@ std::optional<std::pair<StringRef, char>> adaptedModule(StringRef name) {
 }
 } // namespace
 
-bool mnemo::mergeLoraAdapter(SafetensorsCheckpoint &weights,
-                             StringRef directory, llvm::SHA256 &hash,
-                             std::string &error) {
+bool mnemo::readLoraAdapter(const SafetensorsCheckpoint &weights,
+                            StringRef directory, llvm::SHA256 &hash,
+                            std::map<std::string, LoraFactors> &factors,
+                            std::string &error) {
   SmallString<256> configPath(directory), filePath(directory);
   llvm::sys::path::append(configPath, "adapter_config.json");
   llvm::sys::path::append(filePath, "adapter_model.safetensors");
@@ -125,8 +126,7 @@ bool mnemo::mergeLoraAdapter(SafetensorsCheckpoint &weights,
       return fail("module '" + module + "' has lora_" + (a ? "A" : "B") +
                   " but no lora_" + (a ? "B" : "A"));
     std::string target = module + ".weight";
-    const SafetensorsFile *baseFile = nullptr;
-    const SafetensorsTensor *w = weights.lookup(target, &baseFile);
+    const SafetensorsTensor *w = weights.lookup(target);
     if (!w)
       return fail("module '" + module + "': the checkpoint has no tensor '" +
                   target + "'");
@@ -145,22 +145,41 @@ bool mnemo::mergeLoraAdapter(SafetensorsCheckpoint &weights,
     if (w->dtype != DT::F32 && w->dtype != DT::F16 && w->dtype != DT::BF16)
       return fail("module '" + module + "': its weight has dtype " +
                   w->dtypeName + ", expected a float type");
-    std::vector<float> av = readFloats(*a), bv = readFloats(*b);
-    std::vector<float> merged = readFloats(*w);
-    int64_t r = config.rank;
-    for (int64_t i = 0; i < out; ++i)
-      for (int64_t j = 0; j < in; ++j) {
-        double delta = 0;
-        for (int64_t k = 0; k < r; ++k)
-          delta += double(bv[i * r + k]) * double(av[k * in + j]);
-        float &v = merged[i * in + j];
-        v = float(double(v) + config.scaling * delta);
-      }
-    weights.replace(target, std::move(merged));
+    LoraFactors f;
+    f.rank = config.rank;
+    f.in = in;
+    f.out = out;
+    f.a = readFloats(*a);
+    f.b = readFloats(*b);
+    for (float &v : f.b)
+      v = float(double(v) * config.scaling);
+    factors[module] = std::move(f);
   }
   if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
           llvm::MemoryBuffer::getFile(configPath))
     hash.update((*buffer)->getBuffer());
   hash.update(file->getContents());
+  return true;
+}
+
+bool mnemo::mergeLoraAdapter(SafetensorsCheckpoint &weights,
+                             StringRef directory, llvm::SHA256 &hash,
+                             std::string &error) {
+  std::map<std::string, LoraFactors> factors;
+  if (!readLoraAdapter(weights, directory, hash, factors, error))
+    return false;
+  for (auto &[module, f] : factors) {
+    std::string target = module + ".weight";
+    std::vector<float> merged = readFloats(*weights.lookup(target));
+    for (int64_t i = 0; i < f.out; ++i)
+      for (int64_t j = 0; j < f.in; ++j) {
+        double delta = 0;
+        for (int64_t k = 0; k < f.rank; ++k)
+          delta += double(f.b[i * f.rank + k]) * double(f.a[k * f.in + j]);
+        float &v = merged[i * f.in + j];
+        v = float(double(v) + delta);
+      }
+    weights.replace(target, std::move(merged));
+  }
   return true;
 }

@@ -10,9 +10,26 @@
 #include "mnemo/Frontend/Checkpoint/Safetensors.h"
 
 #include "llvm/Support/SHA256.h"
+#include <map>
 #include <string>
+#include <vector>
 
 namespace mlir::mnemo {
+
+/// One adapted module's factors: A [rank, in] and B [out, rank] with the
+/// adapter's scaling folded into B, so that the update is B A.
+struct LoraFactors {
+  int64_t rank = 0, in = 0, out = 0;
+  std::vector<float> a, b;
+};
+
+/// The factors of the PEFT LoRA adapter in `directory` by module name
+/// ("model.layers.0.self_attn.q_proj"), checked against `weights` as
+/// mergeLoraAdapter checks them; false with one line on failure.
+bool readLoraAdapter(const SafetensorsCheckpoint &weights,
+                     llvm::StringRef directory, llvm::SHA256 &hash,
+                     std::map<std::string, LoraFactors> &factors,
+                     std::string &error);
 
 /// Merges the PEFT LoRA adapter in `directory` (adapter_config.json and
 /// adapter_model.safetensors) into `weights`: each adapted module's weight

@@ -14,6 +14,10 @@
 
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
 
+#include "LoraAdapter.h"
+
+#include <set>
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
@@ -95,6 +99,10 @@ struct ModelConfig {
   /// Storage of the weight matrices: a compile option, not read from
   /// config.json.
   WeightOptions weights;
+  /// An adapter attached rather than merged (--lora-attach): its factors by
+  /// module, and the modules a linear layer applied them to.
+  const std::map<std::string, LoraFactors> *attachedLora = nullptr;
+  std::set<std::string> *loraApplied = nullptr;
   /// The generation functions' KV cache: a compile option too.
   KVCacheOptions kvCache;
   int64_t vocabSize = 0, hiddenSize = 0, intermediateSize = 0;

@@ -166,6 +166,20 @@ const char *mnemo_model_provenance(const mnemo_model_t *model,
 /* Bytes of weights the model maps. */
 uint64_t mnemo_model_weights_size(const mnemo_model_t *model);
 
+/* Replaces the values of weight `name` with a copy of `data` (`dtype`, `shape`
+ * of `rank` dims: the weight's own, or MNEMO_STATUS_INVALID_ARGUMENT). Only
+ * weights the artifact marks replaceable can be (the factors of a LoRA
+ * adapter compiled with `mnemoc --lora-attach`, named
+ * "lora.MODULE.A" [r, in] and "lora.MODULE.B" [out, r], the adapter's scaling
+ * folded into B); others give MNEMO_STATUS_INCOMPATIBLE, an unknown name
+ * MNEMO_STATUS_NOT_FOUND. Sessions and generators created afterwards compute
+ * with the new values; those created before keep the values they were
+ * created with. Thread-safe with session creation on the same model. */
+mnemo_status_t mnemo_model_set_weight(mnemo_model_t *model, const char *name,
+                                      mnemo_dtype_t dtype,
+                                      const int64_t *shape, size_t rank,
+                                      const void *data);
+
 /* Functions are numbered 0 .. count-1 in artifact order. */
 size_t mnemo_model_function_count(const mnemo_model_t *model);
 

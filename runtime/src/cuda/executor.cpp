@@ -555,7 +555,7 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
       continue;
     MNEMO_RETURN_IF_ERROR(allocate(i, b.bytes));
     if (b.kind == GpuBuffer::Kind::Weight &&
-        (r = d.memcpyHtoD(buffers[i], model.weights[b.index].data,
+        (r = d.memcpyHtoD(buffers[i], model.weightData(b.index),
                           b.bytes)) != 0)
       return driverError(d, r, what, "cuMemcpyHtoD");
   }

@@ -42,6 +42,9 @@ struct WeightOptions {
   bool asymmetric = false;
   /// PEFT LoRA adapter directories merged into the weights, in order.
   std::vector<std::string> loraAdapters;
+  /// Keep the (one) adapter's factors apart, as weights the runtime may
+  /// replace with another adapter's, instead of merging them.
+  bool loraAttach = false;
   WeightOptions() = default;
   WeightOptions(WeightDType dtype) : dtype(dtype) {}
   bool quantized() const {
