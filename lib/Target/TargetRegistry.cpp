@@ -18,5 +18,5 @@ mnemo::createTargetBackend(llvm::StringRef name) {
 }
 
 std::vector<std::string> mnemo::getTargetBackendNames() {
-  return {"host", "x86_64", "aarch64", "sm_80", "sm_90a"};
+  return {"host", "x86_64", "aarch64", "aarch64-sve", "sm_80", "sm_90a"};
 }

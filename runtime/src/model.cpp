@@ -12,6 +12,10 @@
 
 #include <cstring>
 #include <new>
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 using namespace mnemo::rt;
 namespace fb = ::mnemo::artifact;
@@ -105,6 +109,23 @@ mnemo_status_t mapWeightSources(mnemo_model_t &model, const fb::Artifact &a) {
   return nullptr;
 }
 
+/// Refuses code that needs an instruction set this CPU lacks (it would stop
+/// on an illegal instruction): SVE on AArch64.
+mnemo_status_t checkCPUFeatures(const char *what, const char *features) {
+#if defined(__aarch64__) && defined(__linux__)
+  bool sve = std::strstr(features, "+sve") != nullptr;
+  if (sve && !(getauxval(AT_HWCAP) & HWCAP_SVE))
+    return makeStatus(MNEMO_STATUS_INCOMPATIBLE,
+                      "%s: code: compiled for SVE (--target=aarch64-sve), "
+                      "which this CPU lacks; recompile with --target=aarch64",
+                      what);
+#else
+  (void)what;
+  (void)features;
+#endif
+  return nullptr;
+}
+
 /// Verifies everything, then loads the code, finds the kernels and fills
 /// the code's hooks table.
 mnemo_status_t load(mnemo_model_t &model) {
@@ -130,6 +151,7 @@ mnemo_status_t load(mnemo_model_t &model) {
     model.ptxSize = a->code()->size();
     return nullptr;
   }
+  MNEMO_RETURN_IF_ERROR(checkCPUFeatures(what, model.features));
   MNEMO_RETURN_IF_ERROR(
       loadCodeObject(what, a->code()->data(), a->code()->size(), model.code));
   for (KernelInfo &kernel : model.kernels)

@@ -19,7 +19,7 @@
 // RUN: mnemoc --help | wc -l | FileCheck %s --check-prefix=HELP-LINES
 // RUN: mnemoc --help-hidden | FileCheck %s --check-prefix=HIDDEN
 
-// TARGET: mnemoc: error: unknown target 'riscv' (expected host, x86_64, aarch64, sm_80, sm_90a)
+// TARGET: mnemoc: error: unknown target 'riscv' (expected host, x86_64, aarch64, aarch64-sve, sm_80, sm_90a)
 // NOOUT: mnemoc: error: binary output needs -o FILE
 // MISSING: mnemoc: error: cannot open input file '{{.*}}missing.mlir': No such file or directory
 // SUFFIX: mnemoc: error: {{.*}}model.txt: unsupported input (this build reads .mlir and .onnx models and checkpoint directories)
@@ -35,7 +35,7 @@
 // HELP: --mlir-timing
 // HELP: --target=<string>
 // HELP-NOT: --x86-
-// HELP-LINES: {{^ *[1-5][0-9]$}}
+// HELP-LINES: {{^ *[1-7][0-9]$}}
 // HIDDEN: --x86-
 
 //--- ok.mlir

@@ -56,7 +56,8 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::cat(mnemocOptions));
 static cl::opt<std::string>
     targetName("target",
-               cl::desc("Target: host, x86_64, aarch64, sm_80 or sm_90a"),
+               cl::desc("Target: host, x86_64, aarch64, aarch64-sve, sm_80 or "
+                        "sm_90a"),
                cl::init("host"), cl::cat(mnemocOptions));
 static cl::opt<mnemo::EmitStage> emit(
     "emit", cl::desc("Stop after a stage and write it"),

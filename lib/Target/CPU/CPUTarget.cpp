@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // One backend class for the CPU ISAs: the host (x86-64 with the host's
-// features) and AArch64 (NEON). Tiled tensor IR is bufferized, lowered to
+// features) and AArch64 (NEON, or SVE). Tiled tensor IR is bufferized, lowered to
 // loops and the LLVM dialect, wrapped into the artifact's entry points, then
 // compiled in-process by LLVM's TargetMachine.
 //
@@ -116,5 +116,13 @@ mnemo::createCPUTargetBackend(llvm::StringRef name) {
   if (name == "aarch64")
     return std::make_unique<CPUTargetBackend>(
         "aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon", info);
+  // SVE: LLVM vectorizes the loops no generated kernel covers with scalable
+  // vectors (vector-length agnostic: the same code at 128 to 2048 bits);
+  // the register-tiled GEMM and the attention tiles keep 128-bit vectors,
+  // which every SVE machine runs.
+  if (name == "aarch64-sve")
+    return std::make_unique<CPUTargetBackend>("aarch64-sve",
+                                              "aarch64-unknown-linux-gnu",
+                                              "generic", "+neon,+sve", info);
   return nullptr;
 }
