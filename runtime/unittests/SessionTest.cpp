@@ -144,6 +144,78 @@ TEST(Session, WeightOutputsAreZeroCopy) {
   }
 }
 
+TEST(Session, ReplaceableWeights) {
+  // "f" hands out a replaceable weight (an adapter's factor) and a plain one.
+  ArtifactBuilder b;
+  uint32_t a = b.addWeight("lora.m.A", {2, 2}, {1, 2, 3, 4});
+  b.artifact.weights[a]->replaceable = true;
+  uint32_t w = b.addWeight("w", {3}, {-1, 0.5f, 2});
+  fb::FunctionT &f = b.addFunction("f");
+  f.weights = {a, w};
+  f.outputs.push_back(sig("a", DType::F32, {2, 2}));
+  f.outputs.push_back(sig("w", DType::F32, {3}));
+  f.output_slots = {0, 1};
+  Loaded l;
+  load(b, l);
+  std::vector<float> next = {9, 8, 7, 6};
+  int64_t shape[2] = {2, 2};
+  ASSERT_MNEMO_OK(mnemo_model_set_weight(l.model, "lora.m.A", MNEMO_DTYPE_F32,
+                                         shape, 2, next.data()));
+  next.assign(4, 0); // the model copied the values
+  // A session created now computes with the new values; the earlier one
+  // keeps those it was created with.
+  mnemo_session_t *later = nullptr;
+  ASSERT_MNEMO_OK(mnemo_session_create(l.model, nullptr, &later));
+  ASSERT_MNEMO_OK(mnemo_session_run(later));
+  EXPECT_EQ(output(later, 0).second, (std::vector<float>{9, 8, 7, 6}));
+  EXPECT_EQ(output(later, 1).second, (std::vector<float>{-1, 0.5f, 2}));
+  mnemo_session_free(later); // the replaced values are the model's
+  ASSERT_MNEMO_OK(mnemo_session_run(l.session));
+  EXPECT_EQ(output(l.session, 0).second, (std::vector<float>{1, 2, 3, 4}));
+
+  float three[3] = {0, 0, 0};
+  int64_t shape3[1] = {3};
+  Status plain(mnemo_model_set_weight(l.model, "w", MNEMO_DTYPE_F32, shape3, 1,
+                                      three));
+  EXPECT_EQ(plain.code(), MNEMO_STATUS_INCOMPATIBLE);
+  EXPECT_NE(plain.message().find("weight 'w' is not replaceable"),
+            std::string::npos)
+      << plain.message();
+  Status wrong(mnemo_model_set_weight(l.model, "lora.m.A", MNEMO_DTYPE_F32,
+                                      shape3, 1, three));
+  EXPECT_EQ(wrong.code(), MNEMO_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(wrong.message().find("is f32 [2, 2], got f32 [3]"),
+            std::string::npos)
+      << wrong.message();
+  Status dtype(mnemo_model_set_weight(l.model, "lora.m.A", MNEMO_DTYPE_F16,
+                                      shape, 2, three));
+  EXPECT_EQ(dtype.code(), MNEMO_STATUS_INVALID_ARGUMENT);
+  Status missing(mnemo_model_set_weight(l.model, "lora.x.A", MNEMO_DTYPE_F32,
+                                        shape, 2, three));
+  EXPECT_EQ(missing.code(), MNEMO_STATUS_NOT_FOUND);
+  Status null(mnemo_model_set_weight(l.model, "lora.m.A", MNEMO_DTYPE_F32,
+                                     shape, 2, nullptr));
+  EXPECT_EQ(null.code(), MNEMO_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(Session, ReplaceableWeightNamesAreUnique) {
+  ArtifactBuilder b;
+  uint32_t a = b.addWeight("lora.m.A", {2}, {1, 2});
+  uint32_t c = b.addWeight("lora.m.A", {2}, {3, 4});
+  b.artifact.weights[a]->replaceable = true;
+  b.artifact.weights[c]->replaceable = true;
+  fb::FunctionT &f = b.addFunction("f");
+  f.weights = {a, c};
+  f.outputs.push_back(sig("a", DType::F32, {2}));
+  f.output_slots = {0};
+  Status status = tryLoad(b.build());
+  EXPECT_EQ(status.code(), MNEMO_STATUS_DATA_LOSS);
+  EXPECT_NE(status.message().find("replaceable weight 'lora.m.A' is listed "
+                                  "twice"),
+            std::string::npos)
+      << status.message();
+}
+
 TEST(Session, DynamicDims) {
   ArtifactBuilder b;
   fb::FunctionT &f = b.addFunction("f");
