@@ -30,6 +30,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from qemu_counts import count  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -95,31 +97,8 @@ def qemu_counts(work, size):
     np.save(os.path.join(work, "ax.npy"), x)
     art = os.path.join(work, "a64.mnemo")
     run([os.path.join(BIN, "mnemoc"), model, "-o", art, "--target=aarch64"])
-    log = os.path.join(work, "qemu.log")
-    run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-d", "in_asm,exec,nochain",
-         "-D", log, os.path.join(ROOT, "build", "aarch64", "bin", "mnemo-run"), art,
-         "--input", f"x={os.path.join(work, 'ax.npy')}", "--threads", "1"])
-    blocks, execs = {}, {}
-    start, n, f = None, 0, 0
-    with open(log) as fh:
-        for line in fh:
-            if line.startswith("IN:"):
-                start, n, f = None, 0, 0
-                continue
-            m = re.match(r"^0x([0-9a-f]+):\s+\S+\s+(\S+)", line)
-            if m:
-                start = int(m.group(1), 16) if start is None else start
-                n += 1
-                f += m.group(2).startswith("fmla")
-                blocks[start] = (n, f)
-                continue
-            m = re.search(r"^Trace .*\[[0-9a-f]+/([0-9a-f]+)/", line)
-            if m:
-                a = int(m.group(1), 16)
-                execs[a] = execs.get(a, 0) + 1
-    total = sum(blocks[a][0] * c for a, c in execs.items() if a in blocks)
-    fmla = sum(blocks[a][1] * c for a, c in execs.items() if a in blocks)
-    return total, fmla
+    return count([os.path.join(ROOT, "build", "aarch64", "bin", "mnemo-run"), art,
+                  "--input", f"x={os.path.join(work, 'ax.npy')}", "--threads", "1"])
 
 
 def main():
