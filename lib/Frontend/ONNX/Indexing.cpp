@@ -256,6 +256,18 @@ LogicalResult range(NodeContext &ctx) {
                                  d = ctx.constantInput(2);
     if (failed(s) || failed(l) || failed(d))
       return failure();
+    // Scalars of the one float type (an empty or integer bound has no
+    // float to read).
+    auto print = [](auto x) {
+      std::string out;
+      llvm::raw_string_ostream(out) << x;
+      return out;
+    };
+    for (auto [name, v] : {std::pair{"start", *s}, {"limit", *l},
+                           {"delta", *d}})
+      if (v.getNumElements() != 1 || v.getElementType() != element)
+        return ctx.error(Twine(name) + " must be one " + print(element) +
+                         " value, got " + print(v.getType()));
     double start = (*s->getValues<APFloat>().begin()).convertToDouble();
     double limit = (*l->getValues<APFloat>().begin()).convertToDouble();
     double delta = (*d->getValues<APFloat>().begin()).convertToDouble();

@@ -88,6 +88,20 @@ def main(out):
                                name="n")],
              [], [helper.make_tensor_value_info("y", t, None)], bounds,
              opset=18)
+    # Float Range bounds that are not one value of the range's type: an
+    # empty start was read past its end (ASan SEGV), an integer limit as a
+    # float.
+    for name, start, limit in (
+            ("range_empty_start", np.zeros((0,), np.float32), np.float32(4)),
+            ("range_int_limit", np.float32(0), np.int64(4))):
+        bounds = [numpy_helper.from_array(np.asarray(v), n) for n, v in
+                  (("start", start), ("limit", limit),
+                   ("delta", np.float32(1)))]
+        save(f"{out}/{name}.onnx",
+             [helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                               name="n")],
+             [], [helper.make_tensor_value_info("y", f, None)], bounds,
+             opset=18)
     # A name with a line break, quoted in an error: the error came out as
     # two lines (names are escaped now, \x0a).
     save(f"{out}/name_newline.onnx",
