@@ -19,10 +19,13 @@
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "lib"))
+from safetensors_io import write as write_safetensors  # noqa: E402
 
 ADAPTERS = {
     "q_v_r8": dict(r=8, lora_alpha=16, use_rslora=False,
@@ -39,20 +42,6 @@ ADAPTERS = {
 SHAPES = {"q_proj": (128, 128), "k_proj": (64, 128), "v_proj": (64, 128),
           "o_proj": (128, 128)}
 LAYERS = 2
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a, dtype=np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def make(out):

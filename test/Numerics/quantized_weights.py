@@ -17,15 +17,7 @@ of AVX-512, NEON and AVX2). Shapes are not tile multiples: odd column counts
 import numpy as np
 
 from mnemo_numerics import Case, rng, run_cases
-
-# bitsandbytes' NF4 table, as float32.
-NF4 = np.array([
-    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-    0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
-    0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
-    0.7229568362236023, 1.0], dtype=np.float32)
-
+from quant_reference import NF4
 
 class Quantized:
     """Random codes, scales (f16 or f32) and zero points for a [rows, cols]

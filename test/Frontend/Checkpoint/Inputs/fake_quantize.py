@@ -15,57 +15,14 @@ away from zero, in f32. Scales are rounded to f16 when every scale of the
 tensor is zero or a normal f16, else kept f32. A model compiled from DST in
 f32 computes what the same model compiled from SRC with --dtype=FORMAT
 --quant-group=GROUP computes, up to f32 rounding."""
-import json
 import os
 import shutil
-import struct
 import sys
 
 import numpy as np
 
-NF4 = np.array([
-    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-    0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
-    0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
-    0.7229568362236023, 1.0], dtype=np.float32)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    tensors = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = e["data_offsets"]
-        dtype = {"F32": np.float32, "I64": np.int64}[e["dtype"]]
-        tensors[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(e["shape"])
-    return tensors
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": {np.dtype(np.float32): "F32",
-                                  np.dtype(np.int64): "I64"}[a.dtype],
-                        "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def round_away(x):
-    x = x.astype(np.float64)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
-
+from quant_reference import NF4, round_away
+from safetensors_io import read as read_safetensors, write as write_safetensors
 
 def fake_quantize(w, fmt, group, asymmetric):
     rows = w.reshape(-1, w.shape[-1]).astype(np.float32)

@@ -16,20 +16,11 @@
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
 
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    return {k: np.frombuffer(data[e["data_offsets"][0]:e["data_offsets"][1]],
-                             dtype=np.float32).reshape(e["shape"])
-            for k, e in header.items() if k != "__metadata__"}
+from safetensors_io import read as read_safetensors
 
 
 def factors(adapter):

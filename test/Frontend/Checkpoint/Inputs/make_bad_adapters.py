@@ -3,34 +3,9 @@ thing broken each (OUT/NAME), for mnemoc --lora's diagnostics."""
 import json
 import os
 import shutil
-import struct
 import sys
 
-import numpy as np
-
-
-def read(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    return {k: np.frombuffer(data[e["data_offsets"][0]:e["data_offsets"][1]],
-                             dtype=np.float32).reshape(e["shape"])
-            for k, e in header.items() if k != "__metadata__"}
-
-
-def write(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a, dtype=np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+from safetensors_io import read, write
 
 
 def variant(good, out, name, config=None, tensors=None):

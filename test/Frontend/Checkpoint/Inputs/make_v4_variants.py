@@ -12,29 +12,12 @@ OUT/bad/NAME: one config key or tensor broken each, for the diagnostics.
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
 
 from deepseek_v4_model import Checkpoint, Model
-
-DTYPES = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": DTYPES[a.dtype], "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
+from safetensors_io import write as write_safetensors
 
 def load(src):
     ckpt = Checkpoint(src)

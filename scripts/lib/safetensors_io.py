@@ -1,0 +1,50 @@
+"""Reading and writing safetensors files with numpy, for the test-input and
+reference generators (the compiler's own reader is lib/Frontend/Checkpoint).
+
+    read(path) -> {name: array}: F32, F16 and I64 as such, BF16 widened to
+        float32.
+    write(path, tensors): float32 and int64 arrays (others are converted to
+        float32), in the order given, the header padded to 8 bytes.
+"""
+import json
+import struct
+
+import numpy as np
+
+_READ = {"F32": np.float32, "F16": np.float16, "I64": np.int64,
+         "BF16": np.uint16}
+_WRITE = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = e["data_offsets"]
+        a = np.frombuffer(data[begin:end], dtype=_READ[e["dtype"]])
+        if e["dtype"] == "BF16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        out[name] = a.reshape(e["shape"])
+    return out
+
+
+def write(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        if a.dtype not in _WRITE:
+            a = a.astype(np.float32)
+        raw = a.tobytes()
+        header[name] = {"dtype": _WRITE[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
