@@ -12,7 +12,7 @@
 // OBJ: error: target sm_80 writes PTX, not object files: use --emit=ptx or an artifact
 // LLVM: error: target sm_90a writes PTX (--emit=ptx) or artifacts holding it
 // HOST: error: target 'host' does not emit PTX (use --target=sm_80 or sm_90a)
-// CHIP: unknown target 'sm_75' (expected host, x86_64, aarch64, sm_80, sm_90a)
+// CHIP: unknown target 'sm_75' (expected host, x86_64, aarch64, aarch64-sve, sm_80, sm_90a)
 // PASS-LINEAR: error: mnemo-gpu-linear-kernel: unknown chip 'sm_70'
 // PASS-ATTENTION: error: mnemo-gpu-attention-kernel: unknown chip 'sm_70'
 
