@@ -312,6 +312,7 @@ mnemo_status_t mnemo_model_set_weight(mnemo_model_t *model, const char *name,
     std::lock_guard<std::mutex> lock(model->weightsMutex);
     w.data = copy.get();
     model->replaced.emplace_back(std::move(copy), w.size);
+    model->hasReplaced.store(true, std::memory_order_release);
     return nullptr;
   }
   if (named)

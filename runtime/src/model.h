@@ -194,6 +194,9 @@ struct mnemo_model_s {
   /// session creation (weightData).
   std::vector<std::pair<std::unique_ptr<uint8_t[]>, uint64_t>> replaced;
   mutable std::mutex weightsMutex;
+  /// Whether `replaced` has an entry: models without replaced weights take
+  /// no lock on the run's path (ownsAddress).
+  std::atomic<bool> hasReplaced{false};
   /// Weight `k`'s values now.
   const uint8_t *weightData(size_t k) const {
     std::lock_guard<std::mutex> lock(weightsMutex);
@@ -226,7 +229,7 @@ struct mnemo_model_s {
     for (const mnemo::rt::Region &source : weightSources)
       if (source.contains(p))
         return true;
-    {
+    if (hasReplaced.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(weightsMutex);
       auto *q = static_cast<const uint8_t *>(p);
       for (const auto &[data, size] : replaced)

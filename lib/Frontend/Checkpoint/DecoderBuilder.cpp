@@ -360,8 +360,9 @@ Value DecoderBuilder::linear(Value x, Value w, Value bias, int64_t out) {
   auto it = config.attachedLora->find(module.getName().str());
   if (it == config.attachedLora->end())
     return y;
-  // An attached adapter: y + B (A x), its factors run-time weights the
-  // runtime may replace (markAdapterFactor).
+  // An attached adapter: y + B (A x), its factors weights the runtime may
+  // replace (they become arguments after the import:
+  // adapterFactorsToArguments).
   const LoraFactors &f = it->second;
   config.loraApplied->insert(it->first);
   auto factor = [&](StringRef which, ArrayRef<int64_t> shape,

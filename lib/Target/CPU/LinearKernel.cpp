@@ -88,41 +88,32 @@ DenseElementsAttr packPanels(DenseElementsAttr w, bool outIn, int64_t nr) {
   return DenseElementsAttr::getFromRawBuffer(packedType, out);
 }
 
-/// A per-row operand of a quantized weight [N, X] (codes, scales or zero
-/// points, X along K) as panels [ceil(N / nr), X, nr], zero-padded past N.
-/// With `nibbles`, codes [N, ceil(K / 2)] two per byte become panels
-/// [ceil(N / nr), K, nr / 2] whose byte c holds the panel's column c in its
-/// low nibble and column c + nr / 2 in its high one, so that a step's
-/// bytes decode to the panel's columns in order with no shuffle of codes.
-DenseElementsAttr packRowPanels(DenseElementsAttr w, int64_t nr,
-                                int64_t nibbles = 0) {
+/// 4-bit codes [N, ceil(K / 2)] (two per byte, the even column low) as
+/// panels [ceil(N / nr), K, nr / 2] whose byte c holds the panel's column c
+/// in its low nibble and column c + nr / 2 in its high one, so that a K
+/// step's bytes decode to the panel's columns in order with no shuffle of
+/// codes. (Scales and zero points [N, groups] pack as packPanels packs an
+/// [N, K] weight.)
+DenseElementsAttr packNibblePanels(DenseElementsAttr w, int64_t nr,
+                                   int64_t k) {
   auto type = cast<RankedTensorType>(w.getType());
-  int64_t n = type.getDimSize(0), x = nibbles ? nibbles : type.getDimSize(1);
-  int64_t width = nibbles ? nr / 2 : nr;
+  int64_t n = type.getDimSize(0), perRow = type.getDimSize(1);
+  int64_t width = nr / 2;
   int64_t panels = llvm::divideCeil(n, nr);
-  auto packedType =
-      RankedTensorType::get({panels, x, width}, type.getElementType());
-  size_t bytes = type.getElementTypeBitWidth() / 8;
   ArrayRef<char> raw = w.getRawData();
   bool splat = w.isSplat();
-  std::vector<char> out(static_cast<size_t>(panels * x * width) * bytes, 0);
+  std::vector<char> out(static_cast<size_t>(panels * k * width), 0);
   for (int64_t col = 0; col < n; ++col)
-    for (int64_t row = 0; row < x; ++row) {
+    for (int64_t row = 0; row < k; ++row) {
       int64_t p = col / nr, c = col % nr;
-      if (!nibbles) {
-        int64_t from = splat ? 0 : col * x + row;
-        std::memcpy(&out[((p * x + row) * nr + c) * bytes],
-                    &raw[from * bytes], bytes);
-        continue;
-      }
-      uint8_t byte = uint8_t(raw[splat ? 0 : col * type.getDimSize(1) +
-                                                 row / 2]);
+      uint8_t byte = uint8_t(raw[splat ? 0 : col * perRow + row / 2]);
       uint8_t code = row % 2 ? byte >> 4 : byte & 0x0f;
-      char &to = out[(p * x + row) * width + c % width];
+      char &to = out[(p * k + row) * width + c % width];
       to = char(c < width ? (uint8_t(to) & 0xf0u) | code
                           : (uint8_t(to) & 0x0fu) | uint8_t(code << 4));
     }
-  return DenseElementsAttr::getFromRawBuffer(packedType, out);
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get({panels, k, width}, type.getElementType()), out);
 }
 
 /// The constant behind `v` (through casts that only refine its type).
@@ -288,7 +279,9 @@ Value KernelBuilder::packedConstant(
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(constant);
     panels = arith::ConstantOp::create(
-        b, constant.getLoc(), packRowPanels(value, t.nr(), nibbles));
+        b, constant.getLoc(),
+        nibbles ? packNibblePanels(value, t.nr(), nibbles)
+                : packPanels(value, /*outIn=*/true, t.nr()));
   }
   return panels;
 }
