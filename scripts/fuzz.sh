@@ -28,8 +28,13 @@ done
 ensure_packages
 build_mnemo mnemoc mnemo-fuzz-onnx mnemo-fuzz-checkpoint mnemo-fuzz-safetensors \
   mnemo-fuzz-load
-bin=$MNEMO_BUILD/bin
 work=$MNEMO_ROOT/fuzz
+# The targets run from copies, so that a rebuild during a long run changes
+# neither the running fuzzers nor the jobs fork mode starts later.
+bin=$work/bin
+mkdir -p "$bin"
+for t in "${targets[@]}"; do cp "$MNEMO_BUILD/bin/mnemo-fuzz-$t" "$bin/"; done
+cp "$MNEMO_BUILD/bin/mnemoc" "$bin/"
 shared=$(cd "$MNEMO_ROOT/../shared/models/refs_public" 2>/dev/null && pwd || true)
 
 # Seeds, added to each corpus on every run (libFuzzer keeps what is new).

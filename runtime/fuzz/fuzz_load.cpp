@@ -25,23 +25,84 @@
 
 #include "mnemo/runtime.h"
 
+#include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace {
+
+/// How deep the inputs got: loads, and the loader's distinct diagnostics
+/// (numbers and names masked), printed at exit. A mutator that keeps
+/// artifacts well formed reaches many more of the loader's checks.
+struct Reach {
+  size_t inputs = 0, loaded = 0, seen = 0;
+  std::unordered_set<std::string> diagnostics;
+
+  /// Records the message with quoted names dropped and each word that
+  /// holds a digit (numbers, hex checksums) as `N`.
+  void note(const char *message) {
+    std::string kind, word;
+    bool quoted = false, digits = false;
+    for (const char *c = message;; ++c) {
+      if (*c == '\'') {
+        quoted = !quoted;
+        continue;
+      }
+      if (quoted && *c)
+        continue;
+      if (*c == ' ' || !*c) {
+        kind += digits ? std::string("N") : word;
+        word.clear();
+        digits = false;
+        if (!*c)
+          break;
+        kind += ' ';
+        continue;
+      }
+      word += *c;
+      digits |= std::isdigit(static_cast<unsigned char>(*c)) != 0;
+    }
+    diagnostics.insert(kind);
+    if (std::getenv("MNEMO_FUZZ_LOAD_DIAGNOSTICS") && diagnostics.size() > seen)
+      std::fprintf(stderr, "mnemo-fuzz-load: new diagnostic: %s\n",
+                   kind.c_str());
+    seen = diagnostics.size();
+  }
+
+  static Reach &get() {
+    static Reach *reach = [] {
+      std::atexit([] {
+        Reach &r = get();
+        std::fprintf(stderr,
+                     "mnemo-fuzz-load: %zu loads, %zu succeeded, %zu distinct "
+                     "diagnostics\n",
+                     r.inputs, r.loaded, r.diagnostics.size());
+      });
+      return new Reach;
+    }();
+    return *reach;
+  }
+};
 
 /// Loads one buffer and walks what it exposes.
 void load(const uint8_t *data, size_t size) {
   mnemo_model_t *model = nullptr;
   mnemo_status_t status = mnemo_model_load_memory(data, size, &model);
+  ++Reach::get().inputs;
   if (status) {
     if (std::strchr(mnemo_status_message(status), '\n') ||
         mnemo_status_code(status) == MNEMO_STATUS_OK)
       __builtin_trap();
+    Reach::get().note(mnemo_status_message(status));
     mnemo_status_free(status);
     return;
   }
+  ++Reach::get().loaded;
   // Walk everything introspection exposes.
   for (size_t f = 0; f < mnemo_model_function_count(model); ++f) {
     for (size_t i = 0; i < mnemo_model_input_count(model, f); ++i) {
