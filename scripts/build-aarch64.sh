@@ -14,11 +14,12 @@ MNEMO_PACKAGES=(cmake ninja-build clang-22 lld-22 flatbuffers-compiler
 ensure_packages
 
 BUILD=${MNEMO_AARCH64_BUILD:-$MNEMO_ROOT/build/aarch64}
-if [ ! -f "$BUILD/build.ninja" ]; then
+if [ ! -f "$BUILD/build.ninja" ] ||
+   ! grep -q '^MNEMO_RUNTIME_EDGE:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   log "configuring $BUILD"
   mkdir -p "$(dirname "$BUILD")"
   cmake -G Ninja -S "$MNEMO_ROOT/runtime" -B "$BUILD" \
-    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_BUILD_TYPE=Release -DMNEMO_RUNTIME_EDGE=ON \
     -DCMAKE_TOOLCHAIN_FILE="$MNEMO_ROOT/runtime/cmake/aarch64-linux-gnu.cmake" \
     >"$BUILD.configure.log" 2>&1 \
     || { cat "$BUILD.configure.log" >&2; exit 1; }

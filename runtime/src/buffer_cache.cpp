@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -60,7 +59,8 @@ void populate(void *p, uint64_t size) {
   constexpr uint64_t kLarge = uint64_t(256) << 10;
   if (size < kLarge)
     return;
-  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  // Blocks this large cost far more than the call.
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
   uintptr_t end = (reinterpret_cast<uintptr_t>(p) + size) & ~(page - 1);
   if (end > begin)
@@ -112,15 +112,23 @@ void releaseBlock(BlockHeader *header) {
 
 } // namespace
 
-BufferCache *BufferCache::create() { return new (std::nothrow) BufferCache(); }
+BufferCache *BufferCache::create() {
+  void *p = std::malloc(sizeof(BufferCache));
+  return p ? ::new (p) BufferCache() : nullptr;
+}
+
+void BufferCache::dispose(BufferCache *cache) {
+  cache->~BufferCache();
+  std::free(cache);
+}
 
 void BufferCache::destroy(BufferCache *cache) {
   if (!cache)
     return;
-  std::vector<BlockHeader *> blocks;
+  Vector<BlockHeader *> blocks;
   bool last = false;
   {
-    std::lock_guard<std::mutex> lock(cache->mutex);
+    LockGuard lock(cache->mutex);
     cache->closing = true;
     for (auto &entry : cache->lists)
       blocks.insert(blocks.end(), entry.second.blocks.begin(),
@@ -133,7 +141,7 @@ void BufferCache::destroy(BufferCache *cache) {
   for (BlockHeader *header : blocks)
     releaseBlock(header);
   if (last)
-    delete cache;
+    dispose(cache);
 }
 
 void *BufferCache::allocate(int64_t size, int64_t align) {
@@ -142,7 +150,7 @@ void *BufferCache::allocate(int64_t size, int64_t align) {
     return nullptr;
   auto bytesWanted = static_cast<uint64_t>(size);
   {
-    std::lock_guard<std::mutex> lock(mutex);
+    LockGuard lock(mutex);
     FreeList &list = lists[{bytesWanted, a}];
     list.lastUsed = run;
     ++held;
@@ -158,35 +166,36 @@ void *BufferCache::allocate(int64_t size, int64_t align) {
   // malloc (maybe an mmap) outside the lock.
   void *p = newBlock(bytesWanted, a, this);
   if (!p) {
-    std::lock_guard<std::mutex> lock(mutex);
+    LockGuard lock(mutex);
     --held;
   }
   return p;
 }
 
 bool BufferCache::put(BlockHeader *header) {
-  std::unique_lock<std::mutex> lock(mutex);
+  mutex.lock();
   --held;
   if (closing) {
     bool last = held == 0;
-    lock.unlock();
+    mutex.unlock();
     releaseBlock(header);
     return last;
   }
-  auto [it, inserted] = lists.try_emplace({header->size, header->align});
+  auto [it, inserted] = lists.emplace({header->size, header->align}, {});
   if (inserted) // a key aged out while this block was held: a fresh start
     it->second.lastUsed = run;
   header->magic = kBlockCached;
   it->second.blocks.push_back(header);
   ++cached;
   bytes += header->size;
+  mutex.unlock();
   return false;
 }
 
 void BufferCache::beginRun() {
   // Releases under the lock: a run begins on the session's thread while
   // none of its code runs, so nobody waits for it.
-  std::lock_guard<std::mutex> lock(mutex);
+  LockGuard lock(mutex);
   ++run;
   for (auto it = lists.begin(); it != lists.end();) {
     FreeList &list = it->second;
@@ -204,17 +213,17 @@ void BufferCache::beginRun() {
 }
 
 size_t BufferCache::cachedBlocks() const {
-  std::lock_guard<std::mutex> lock(mutex);
+  LockGuard lock(mutex);
   return cached;
 }
 
 uint64_t BufferCache::cachedBytes() const {
-  std::lock_guard<std::mutex> lock(mutex);
+  LockGuard lock(mutex);
   return bytes;
 }
 
 size_t BufferCache::heldBlocks() const {
-  std::lock_guard<std::mutex> lock(mutex);
+  LockGuard lock(mutex);
   return held;
 }
 
@@ -238,7 +247,7 @@ void mnemo::rt::freeBuffer(void *p) {
                : "not a block the runtime's alloc hook returned");
   if (BufferCache *owner = header->owner) {
     if (owner->put(header))
-      delete owner;
+      BufferCache::dispose(owner);
     return;
   }
   releaseBlock(header);

@@ -34,13 +34,14 @@
 #ifndef MNEMO_RUNTIME_BUFFER_CACHE_H
 #define MNEMO_RUNTIME_BUFFER_CACHE_H
 
+#include "support/Map.h"
+#include "support/Sync.h"
+#include "support/Vector.h"
+
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
-#include <vector>
 
 namespace mnemo::rt {
 
@@ -106,12 +107,15 @@ private:
   bool put(BlockHeader *header);
 
   struct FreeList {
-    std::vector<BlockHeader *> blocks;
+    Vector<BlockHeader *> blocks;
     uint64_t lastUsed = 0; // the run that last asked for this key
   };
 
-  mutable std::mutex mutex;
-  std::map<std::pair<uint64_t, uint64_t>, FreeList> lists; // (size, align)
+  /// Frees a cache whose last block came back.
+  static void dispose(BufferCache *cache);
+
+  mutable Mutex mutex;
+  SortedMap<std::pair<uint64_t, uint64_t>, FreeList> lists; // (size, align)
   uint64_t run = 0;
   size_t cached = 0;
   uint64_t bytes = 0;

@@ -25,6 +25,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -64,15 +65,14 @@ const char *lastDlError() {
   return e ? e : "unknown error";
 }
 
-/// Makes libm's symbols visible to objects loaded later with RTLD_LOCAL.
+/// Makes libm's symbols visible to objects loaded later with RTLD_LOCAL,
+/// once per process (pthread_once: a guarded static needs the C++ runtime).
 void loadMathLibrary() {
-  static void *const handle = [] {
-    void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, [] {
+    if (!dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL))
       (void)dlerror(); // the kernel load will report what is missing
-    return h;
-  }();
-  (void)handle;
+  });
 }
 
 /// Writes the /proc/self/fd path of the memfd `fd` (moving it to another

@@ -8,10 +8,10 @@
 
 #include "cuda/driver.h"
 #include "status.h"
+#include "support/Memory.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 using namespace mnemo::rt;
 
@@ -47,7 +47,7 @@ mnemo_status_t mnemo_device_open(const char *name, mnemo_device_t **out) {
     const cuda::Driver *driver = nullptr;
     MNEMO_RETURN_IF_ERROR(cuda::getDriver(&driver));
   }
-  auto *device = new (std::nothrow) mnemo_device_t();
+  auto *device = make<mnemo_device_t>();
   if (!device)
     return outOfMemory();
   device->kind = kind;
@@ -57,7 +57,7 @@ mnemo_status_t mnemo_device_open(const char *name, mnemo_device_t **out) {
   return nullptr;
 }
 
-void mnemo_device_free(mnemo_device_t *device) { delete device; }
+void mnemo_device_free(mnemo_device_t *device) { destroy(device); }
 
 mnemo_device_kind_t mnemo_device_kind(const mnemo_device_t *device) {
   return device ? device->kind : MNEMO_DEVICE_CPU;

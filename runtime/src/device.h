@@ -7,14 +7,14 @@
 #ifndef MNEMO_RUNTIME_DEVICE_H
 #define MNEMO_RUNTIME_DEVICE_H
 
-#include "mnemo/runtime.h"
+#include "support/String.h"
 
-#include <string>
+#include "mnemo/runtime.h"
 
 struct mnemo_device_s {
   mnemo_device_kind_t kind = MNEMO_DEVICE_CPU;
   int ordinal = 0;
-  std::string name; // "cpu", "cuda:0"
+  mnemo::rt::String name; // "cpu", "cuda:0"
 };
 
 #endif // MNEMO_RUNTIME_DEVICE_H

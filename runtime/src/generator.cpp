@@ -29,16 +29,16 @@
 #include "model.h"
 #include "session.h"
 #include "status.h"
+#include "support/Map.h"
+#include "support/Memory.h"
+#include "support/String.h"
+#include "support/Vector.h"
 
 #include "mnemo/runtime.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
 
 using namespace mnemo::rt;
 
@@ -52,20 +52,20 @@ constexpr size_t kNumStepInputs = 4;
 struct Pool {
   const char *name;
   mnemo_dtype_t dtype;
-  std::vector<int64_t> shape; // [Pages, Hkv, P, D], or FP8 scales [Pages, Hkv, P]
+  Vector<int64_t> shape; // [Pages, Hkv, P, D], or FP8 scales [Pages, Hkv, P]
   void *data = nullptr;       // host memory (sessions on the CPU)
   /// Device memory (sessions on a CUDA device): the pool stays there, bound
   /// in place of the input by both steps.
-  std::unique_ptr<cuda::DeviceMemory> device;
+  Owned<cuda::DeviceMemory> device;
 };
 
 /// A page a sequence no longer reads (freed behind its attention window).
 constexpr int32_t kFreedPage = -1;
 
 struct Sequence {
-  std::vector<int32_t> pages; // page k holds tokens [kP, (k+1)P)
+  Vector<int32_t> pages; // page k holds tokens [kP, (k+1)P)
   int64_t length = 0;         // tokens in the cache
-  std::vector<float> logits;  // of the last token fed
+  Vector<float> logits;  // of the last token fed
 };
 
 /// The tokens one call feeds a sequence.
@@ -83,17 +83,17 @@ struct mnemo_generator_s {
   mnemo_model_t *model = nullptr;
   mnemo_session_t *prefill = nullptr;
   mnemo_session_t *decode = nullptr;
-  std::vector<Pool> pools;
+  Vector<Pool> pools;
   int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
   /// The widest attention window of the layers when every layer has one
   /// (pages before it are freed), else 0.
   int64_t window = 0;
-  std::vector<int32_t> freePages;
-  std::map<uint64_t, Sequence> sequences;
+  Vector<int32_t> freePages;
+  SortedMap<uint64_t, Sequence> sequences;
   uint64_t nextId = 1;
   // A call's batch, reused between calls.
-  std::vector<int64_t> ids, positions, lengths;
-  std::vector<int32_t> table;
+  Vector<int64_t> ids, positions, lengths;
+  Vector<int32_t> table;
 
   ~mnemo_generator_s() {
     mnemo_session_free(prefill);
@@ -104,8 +104,8 @@ struct mnemo_generator_s {
   }
 
   mnemo_status_t checkSignature(size_t function, bool isDecode);
-  mnemo_status_t run(mnemo_session_t *session, const std::vector<Feed> &feeds);
-  mnemo_status_t feed(mnemo_session_t *session, std::vector<Feed> &feeds);
+  mnemo_status_t run(mnemo_session_t *session, const Vector<Feed> &feeds);
+  mnemo_status_t feed(mnemo_session_t *session, Vector<Feed> &feeds);
   void freeBehindWindow(Sequence &q);
 };
 
@@ -192,7 +192,7 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
 /// Runs one step over `feeds` (at most maxBatch of them, their pages
 /// already taken) and stores each sequence's last logits.
 mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
-                                      const std::vector<Feed> &feeds) {
+                                      const Vector<Feed> &feeds) {
   int64_t b = static_cast<int64_t>(feeds.size()), s = 0, w = 1;
   for (const Feed &f : feeds) {
     s = std::max(s, f.count);
@@ -269,7 +269,7 @@ void mnemo_generator_s::freeBehindWindow(Sequence &q) {
 /// batches of at most maxBatch. On an error before any run, every page
 /// taken returns to the pool.
 mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
-                                       std::vector<Feed> &feeds) {
+                                       Vector<Feed> &feeds) {
   for (const Feed &f : feeds) {
     int64_t length = f.sequence->length + f.count;
     if (length > maxLength || (length + pageSize - 1) / pageSize > maxPages)
@@ -291,7 +291,7 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
   }
   // Pages taken for feed i: taken[i]. giveBack(first) returns those of
   // the feeds from `first` on, which did not run.
-  std::vector<size_t> taken(feeds.size(), 0);
+  Vector<size_t> taken(feeds.size(), 0);
   auto giveBack = [&](size_t first) {
     for (size_t i = first; i < feeds.size(); ++i)
       for (; taken[i] > 0; --taken[i]) {
@@ -326,7 +326,7 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
   for (size_t first = 0; first < feeds.size();
        first += static_cast<size_t>(maxBatch)) {
     size_t end = std::min(feeds.size(), first + static_cast<size_t>(maxBatch));
-    std::vector<Feed> chunk(feeds.begin() + first, feeds.begin() + end);
+    Vector<Feed> chunk(feeds.begin() + first, feeds.begin() + end);
     if (mnemo_status_t status = run(session, chunk)) {
       // The chunks before this one ran and keep their pages; this one's
       // sequences and the later ones are left as they were.
@@ -366,7 +366,7 @@ static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
                       "without --input-shape or --generation=false)",
                       model->name.c_str());
   }
-  auto *g = new (std::nothrow) mnemo_generator_s();
+  auto *g = make<mnemo_generator_s>();
   if (!g)
     return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   retainModel(model);
@@ -375,7 +375,7 @@ static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
   if (!status)
     status = g->checkSignature(decode, true);
   if (status) {
-    delete g;
+    destroy(g);
     return status;
   }
   *out = g;
@@ -393,7 +393,7 @@ mnemo_status_t mnemo_generator_page_size_of(mnemo_model_t *model,
   mnemo_generator_s *g = nullptr;
   MNEMO_RETURN_IF_ERROR(probe(model, &g));
   *out_page_size = static_cast<size_t>(g->pageSize);
-  delete g;
+  destroy(g);
   return nullptr;
 }
 
@@ -426,8 +426,8 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
     // Zeroed: a padding row of a page is read (and masked) as a number.
     // On a CUDA device the pool lives in device memory for good.
     if (runsOnCuda(g->prefill)) {
-      std::string what = model->name + ": " + std::to_string(num_pages) +
-                         " pages of '" + p.name + "'";
+      String what = formatString("%s: %zu pages of '%s'", model->name.c_str(),
+                                 num_pages, p.name);
       status = bytes < UINT64_MAX
                    ? cuda::DeviceMemory::create(bytes, what.c_str(), p.device)
                    : makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
@@ -444,7 +444,7 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       std::memset(p.data, 0, rounded);
   }
   if (status) {
-    delete g;
+    destroy(g);
     return status;
   }
   g->freePages.reserve(num_pages);
@@ -454,7 +454,7 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
   return nullptr;
 }
 
-void mnemo_generator_free(mnemo_generator_t *generator) { delete generator; }
+void mnemo_generator_free(mnemo_generator_t *generator) { destroy(generator); }
 
 mnemo_status_t mnemo_generator_set_threads(mnemo_generator_t *generator,
                                            size_t threads) {
@@ -490,8 +490,8 @@ mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
                       generator ? "prompts, lengths or out_ids"
                                 : "generator");
   mnemo_generator_s &g = *generator;
-  std::vector<Sequence> fresh(count);
-  std::vector<Feed> feeds;
+  Vector<Sequence> fresh(count);
+  Vector<Feed> feeds;
   for (size_t i = 0; i < count; ++i) {
     if (lengths[i] < 1 || !prompts[i])
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
@@ -525,9 +525,9 @@ mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
                       "mnemo_generator_step: NULL %s",
                       generator ? "ids or tokens" : "generator");
   mnemo_generator_s &g = *generator;
-  std::vector<Feed> feeds;
+  Vector<Feed> feeds;
   for (size_t i = 0; i < count; ++i) {
-    std::map<uint64_t, Sequence>::iterator it;
+    SortedMap<uint64_t, Sequence>::iterator it;
     MNEMO_RETURN_IF_ERROR(findLive(g.sequences, ids[i], &it));
     for (const Feed &f : feeds)
       if (f.id == ids[i])
@@ -545,7 +545,7 @@ mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_logits: NULL %s",
                       generator ? "out_logits" : "generator");
-  std::map<uint64_t, Sequence>::const_iterator it;
+  SortedMap<uint64_t, Sequence>::const_iterator it;
   MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
   *out_logits = it->second.logits.data();
   return nullptr;
@@ -557,7 +557,7 @@ mnemo_status_t mnemo_generator_sequence_length(
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_sequence_length: NULL %s",
                       generator ? "out_length" : "generator");
-  std::map<uint64_t, Sequence>::const_iterator it;
+  SortedMap<uint64_t, Sequence>::const_iterator it;
   MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
   *out_length = static_cast<size_t>(it->second.length);
   return nullptr;
@@ -568,7 +568,7 @@ mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
   if (!generator)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_release: NULL generator");
-  std::map<uint64_t, Sequence>::const_iterator it;
+  SortedMap<uint64_t, Sequence>::const_iterator it;
   MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
   for (int32_t page : it->second.pages)
     if (page != kFreedPage)

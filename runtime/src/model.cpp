@@ -8,10 +8,11 @@
 
 #include "crc32.h"
 #include "status.h"
+#include "support/Memory.h"
+#include "support/String.h"
 #include "verify.h"
 
 #include <cstring>
-#include <new>
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -25,9 +26,9 @@ namespace {
 const char *str(const flatbuffers::String *s) { return s ? s->c_str() : ""; }
 
 /// The directory part of `path`, with its trailing slash ("" for none).
-std::string directoryOf(const std::string &path) {
+String directoryOf(const String &path) {
   size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  return slash == String::npos ? String() : path.substr(0, slash + 1);
 }
 
 /// Locates and checks the weights segment, mapping the side file when the
@@ -54,7 +55,7 @@ mnemo_status_t resolveWeights(mnemo_model_t &model, const fb::Artifact &a,
                       "%s: the weights are in a side file ('%s'); load the "
                       "artifact with mnemo_model_load_file",
                       what, name);
-  std::string path = directoryOf(model.name) + name;
+  String path = directoryOf(model.name) + name;
   MNEMO_RETURN_IF_ERROR(
       mapFile(path.c_str(), "weights file", model.sideWeights));
   MNEMO_RETURN_IF_ERROR(verifyWeightsSegment(path.c_str(), a.weights_offset(),
@@ -85,8 +86,7 @@ mnemo_status_t mapWeightSources(mnemo_model_t &model, const fb::Artifact &a) {
                         "%s: weights are read from '%s' beside the artifact; "
                         "load the artifact with mnemo_model_load_file",
                         what, name);
-    std::string path =
-        name[0] == '/' ? std::string(name) : directoryOf(model.name) + name;
+    String path = name[0] == '/' ? String(name) : directoryOf(model.name) + name;
     model.weightSources.emplace_back();
     Region &region = model.weightSources.back();
     MNEMO_RETURN_IF_ERROR(mapFile(path.c_str(), "weight source", region));
@@ -160,20 +160,20 @@ mnemo_status_t load(mnemo_model_t &model) {
   return installHooks(what, a->code()->data(), a->code()->size(), model.code);
 }
 
-void destroy(mnemo_model_t *model) {
+void destroyModel(mnemo_model_t *model) {
   unloadCodeObject(model->code);
   releaseRegion(model->sideWeights);
   for (Region &source : model->weightSources)
     releaseRegion(source);
   releaseRegion(model->file);
-  delete model;
+  mnemo::rt::destroy(model);
 }
 
 /// Finishes a load: hands the model out or destroys it.
 mnemo_status_t finish(mnemo_model_t *model, mnemo_status_t status,
                       mnemo_model_t **out) {
   if (status) {
-    destroy(model);
+    destroyModel(model);
     return status;
   }
   *out = model;
@@ -202,7 +202,7 @@ void mnemo::rt::retainModel(mnemo_model_t *model) {
 
 void mnemo::rt::releaseModel(mnemo_model_t *model) {
   if (model->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    destroy(model);
+    destroyModel(model);
 }
 
 extern "C" {
@@ -214,7 +214,7 @@ mnemo_status_t mnemo_model_load_file(const char *path,
                       "mnemo_model_load_file: NULL %s",
                       path ? "out_model" : "path");
   *out_model = nullptr;
-  auto *model = new (std::nothrow) mnemo_model_t();
+  auto *model = make<mnemo_model_t>();
   if (!model)
     return outOfMemory();
   model->name = path;
@@ -231,7 +231,7 @@ mnemo_status_t mnemo_model_load_memory(const void *data, size_t size,
                       "mnemo_model_load_memory: NULL %s",
                       out_model ? "data" : "out_model");
   *out_model = nullptr;
-  auto *model = new (std::nothrow) mnemo_model_t();
+  auto *model = make<mnemo_model_t>();
   if (!model)
     return outOfMemory();
   model->name = "<memory>";
@@ -295,21 +295,21 @@ mnemo_status_t mnemo_model_set_weight(mnemo_model_t *model, const char *name,
     named |= std::strcmp(w.name, name) == 0;
     if (!w.replaceable || std::strcmp(w.name, name) != 0)
       continue;
-    std::vector<int64_t> given(shape, shape + rank);
+    Vector<int64_t> given(shape, shape + rank);
     if (dtype != w.dtype || given != w.shape)
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "%s: weight '%s' is %s %s, got %s %s",
                         model->name.c_str(), name, mnemo_dtype_name(w.dtype),
                         formatShape(w.shape).c_str(), mnemo_dtype_name(dtype),
                         formatShape(given).c_str());
-    std::unique_ptr<uint8_t[]> copy(new (std::nothrow) uint8_t[w.size]);
+    OwnedBytes copy(static_cast<uint8_t *>(std::malloc(w.size ? w.size : 1)));
     if (!copy)
       return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
                         "%s: weight '%s': no memory for %llu bytes",
                         model->name.c_str(), name,
                         static_cast<unsigned long long>(w.size));
     std::memcpy(copy.get(), data, w.size);
-    std::lock_guard<std::mutex> lock(model->weightsMutex);
+    LockGuard lock(model->weightsMutex);
     w.data = copy.get();
     model->replaced.emplace_back(std::move(copy), w.size);
     model->hasReplaced.store(true, std::memory_order_release);

@@ -18,12 +18,13 @@
 
 #include "mnemo/runtime.h"
 
+#include "support/Memory.h"
+#include "support/String.h"
+#include "support/Sync.h"
+#include "support/Vector.h"
+
 #include <atomic>
-#include <memory>
-#include <mutex>
 #include <cstdint>
-#include <string>
-#include <vector>
 
 namespace mnemo::rt {
 
@@ -34,8 +35,8 @@ constexpr uint32_t kMaxRank = 32;
 struct TensorSig {
   const char *name = "";
   mnemo_dtype_t dtype = MNEMO_DTYPE_F32;
-  std::vector<int64_t> shape;    // -1 = dynamic
-  std::vector<int64_t> maxShape; // equal to `shape` on static dims
+  Vector<int64_t> shape;    // -1 = dynamic
+  Vector<int64_t> maxShape; // equal to `shape` on static dims
   bool inPlace = false;          // an input the function updates
   int64_t kvWindow = 0;          // a KV cache pool's attention window
 };
@@ -44,7 +45,7 @@ struct TensorSig {
 struct WeightInfo {
   const char *name = "";
   mnemo_dtype_t dtype = MNEMO_DTYPE_F32;
-  std::vector<int64_t> shape;
+  Vector<int64_t> shape;
   const uint8_t *data = nullptr;
   uint64_t size = 0;
   bool replaceable = false; // mnemo_model_set_weight may replace it
@@ -61,11 +62,11 @@ struct KernelInfo {
 /// One step of a function's plan.
 struct CallPlan {
   uint32_t kernel = 0;
-  std::vector<uint32_t> args;
-  std::vector<uint32_t> results;
+  Vector<uint32_t> args;
+  Vector<uint32_t> results;
   /// Slots whose last use is this call (not outputs): their buffers are
   /// released once it returns.
-  std::vector<uint32_t> releaseAfter;
+  Vector<uint32_t> releaseAfter;
 };
 
 /// A TMA tensor map (128 bytes) of buffer `source`, encoded by the
@@ -74,11 +75,11 @@ struct CallPlan {
 struct GpuTensorMap {
   uint32_t source = 0;
   mnemo_dtype_t dtype = MNEMO_DTYPE_BF16;
-  std::vector<uint64_t> dims, strides;
-  std::vector<uint32_t> box;
+  Vector<uint64_t> dims, strides;
+  Vector<uint32_t> box;
   unsigned swizzle = 0; // bytes: 0, 32, 64, 128
   /// Per dim / stride: -1, or the expression giving it at a call.
-  std::vector<int32_t> dimExprs, strideExprs;
+  Vector<int32_t> dimExprs, strideExprs;
   /// Whether a dim, a stride or the source's size is known at calls only
   /// (the executor then checks the map's span at each call).
   bool dynamic = false;
@@ -95,8 +96,8 @@ inline bool tensorMapStrideOk(uint64_t s) {
 /// The bytes a map of `dims` and `strides` reaches from its source's start;
 /// false on an overflow.
 inline bool tensorMapSpan(mnemo_dtype_t dtype,
-                          const std::vector<uint64_t> &dims,
-                          const std::vector<uint64_t> &strides,
+                          const Vector<uint64_t> &dims,
+                          const Vector<uint64_t> &strides,
                           uint64_t *span) {
   uint64_t term = 0;
   if (dims.empty() || __builtin_mul_overflow(dims[0], mnemo_dtype_size(dtype),
@@ -138,17 +139,17 @@ struct GpuLaunch {
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   int32_t gridExpr[3] = {-1, -1, -1}; // >= 0: grid[d] at a call
   unsigned sharedBytes = 0;
-  std::vector<GpuArgument> args;
+  Vector<GpuArgument> args;
 };
 
 /// What a function runs on a GPU: every index in it is verified.
 struct GpuPlan {
-  std::vector<GpuBuffer> buffers;
-  std::vector<GpuLaunch> launches;
-  std::vector<uint32_t> outputBuffers;
-  std::vector<GpuExpr> exprs;
+  Vector<GpuBuffer> buffers;
+  Vector<GpuLaunch> launches;
+  Vector<uint32_t> outputBuffers;
+  Vector<GpuExpr> exprs;
   /// Per output, per dim: the expression of a dynamic dim, else -1.
-  std::vector<std::vector<int32_t>> outputDimExprs;
+  Vector<Vector<int32_t>> outputDimExprs;
   bool dynamic() const { return !exprs.empty(); }
 };
 
@@ -157,12 +158,12 @@ struct GpuPlan {
 /// have a GPU plan instead of calls and slots.
 struct FunctionPlan {
   const char *name = "";
-  std::vector<TensorSig> inputs;
-  std::vector<TensorSig> outputs;
-  std::vector<uint32_t> weights; // model weight index of each weight slot
-  std::vector<CallPlan> calls;
-  std::vector<uint32_t> outputSlots;
-  std::vector<uint32_t> slotRanks; // rank of every slot
+  Vector<TensorSig> inputs;
+  Vector<TensorSig> outputs;
+  Vector<uint32_t> weights; // model weight index of each weight slot
+  Vector<CallPlan> calls;
+  Vector<uint32_t> outputSlots;
+  Vector<uint32_t> slotRanks; // rank of every slot
   GpuPlan gpu;
   /// Why no runtime can run the function yet (from the artifact), or "".
   const char *unsupported = "";
@@ -180,26 +181,26 @@ struct FunctionPlan {
 
 struct mnemo_model_s {
   std::atomic<int> refs{1};
-  std::string name; // the artifact's path, or "<memory>", for messages
+  mnemo::rt::String name; // the artifact's path, or "<memory>", for messages
 
   mnemo::rt::Region file;        // the artifact
   mnemo::rt::Region sideWeights; // the side weights file, when there is one
   /// The files weights are read from in place (Artifact.weight_sources).
-  std::vector<mnemo::rt::Region> weightSources;
+  mnemo::rt::Vector<mnemo::rt::Region> weightSources;
   const uint8_t *weightsBase = nullptr;
   uint64_t weightsSize = 0;
   /// Values given by mnemo_model_set_weight, kept for the model's life
   /// (sessions made before a replacement keep reading the values they were
   /// made with), and the lock that orders replacements with the reads of
   /// session creation (weightData).
-  std::vector<std::pair<std::unique_ptr<uint8_t[]>, uint64_t>> replaced;
-  mutable std::mutex weightsMutex;
+  mnemo::rt::Vector<std::pair<mnemo::rt::OwnedBytes, uint64_t>> replaced;
+  mutable mnemo::rt::Mutex weightsMutex;
   /// Whether `replaced` has an entry: models without replaced weights take
   /// no lock on the run's path (ownsAddress).
   std::atomic<bool> hasReplaced{false};
   /// Weight `k`'s values now.
   const uint8_t *weightData(size_t k) const {
-    std::lock_guard<std::mutex> lock(weightsMutex);
+    mnemo::rt::LockGuard lock(weightsMutex);
     return weights[k].data;
   }
   mnemo::rt::CodeObject code;     // CPU code (code format ELF)
@@ -215,12 +216,12 @@ struct mnemo_model_s {
   const char *source = "";
   const char *sourceHash = "";
 
-  std::vector<mnemo::rt::KernelInfo> kernels;
-  std::vector<mnemo::rt::WeightInfo> weights;
-  std::vector<mnemo::rt::FunctionPlan> functions;
+  mnemo::rt::Vector<mnemo::rt::KernelInfo> kernels;
+  mnemo::rt::Vector<mnemo::rt::WeightInfo> weights;
+  mnemo::rt::Vector<mnemo::rt::FunctionPlan> functions;
   /// The name of each profile point (Artifact.profile_points), the ids the
   /// code's profile hook reports.
-  std::vector<const char *> profilePoints;
+  mnemo::rt::Vector<const char *> profilePoints;
 
   /// Whether `p` points into memory the model owns for its whole life (the
   /// mapped artifact, the side weights, the loaded code): a kernel result
@@ -230,7 +231,7 @@ struct mnemo_model_s {
       if (source.contains(p))
         return true;
     if (hasReplaced.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(weightsMutex);
+      mnemo::rt::LockGuard lock(weightsMutex);
       auto *q = static_cast<const uint8_t *>(p);
       for (const auto &[data, size] : replaced)
         if (q >= data.get() && q < data.get() + size)

@@ -4,19 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Workers are POSIX threads rather than std::thread: the runtime builds
-// without exceptions, where std::thread's constructor aborts when the system
-// refuses a thread, while pthread_create reports it and the pool simply
-// runs with the workers it got.
+// Workers are POSIX threads rather than std::thread: pthread_create reports
+// a thread the system refuses, and the pool simply runs with the workers it
+// got (std::thread's constructor would abort without exceptions), and the
+// runtime does not link libstdc++, where std::thread lives.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parallel.h"
 
 #include <algorithm>
-#include <chrono>
 #include <sched.h>
-#include <thread>
+#include <unistd.h>
 
 using namespace mnemo::rt;
 
@@ -25,7 +24,7 @@ namespace {
 /// How long an idle worker, or the caller waiting for the last chunks,
 /// spins before it blocks or yields: longer than the gap between two loops
 /// of a run (kernels between them are short), far shorter than a run.
-constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr int64_t kSpinNanos = 50000;
 
 /// Tells the core this is a spin-wait (saves power, yields the pipeline to
 /// a hyperthread sibling).
@@ -38,15 +37,15 @@ inline void cpuRelax() {
 #endif
 }
 
-/// Spins while `waiting()` holds, up to kSpin; says whether it still holds.
+/// Spins while `waiting()` holds, up to kSpinNanos; says whether it still holds.
 template <typename Pred> bool spinWhile(Pred waiting) {
-  auto deadline = std::chrono::steady_clock::now() + kSpin;
+  int64_t deadline = monotonicNanos() + kSpinNanos;
   for (unsigned i = 1;; ++i) {
     if (!waiting())
       return false;
     cpuRelax();
     // Reading the clock costs about as much as a few pauses.
-    if (i % 32 == 0 && std::chrono::steady_clock::now() > deadline)
+    if (i % 32 == 0 && monotonicNanos() > deadline)
       return true;
   }
 }
@@ -63,8 +62,10 @@ size_t mnemo::rt::availableCores() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0)
     n = static_cast<size_t>(CPU_COUNT(&set));
-  if (n == 0)
-    n = std::thread::hardware_concurrency();
+  if (n == 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    n = online > 0 ? static_cast<size_t>(online) : 1;
+  }
   return std::clamp<size_t>(n, 1, kMaxThreads);
 }
 
@@ -97,8 +98,8 @@ void ThreadPool::startWorkers() {
 void ThreadPool::stopWorkers() {
   if (!workers.empty()) {
     stopping.store(true, std::memory_order_seq_cst);
-    { std::lock_guard<std::mutex> lock(mutex); }
-    wake.notify_all();
+    { LockGuard lock(mutex); }
+    wake.notifyAll();
     for (pthread_t thread : workers)
       pthread_join(thread, nullptr);
     workers.clear();
@@ -118,12 +119,12 @@ void ThreadPool::work() {
              !stopping.load(std::memory_order_relaxed);
     };
     if (spinWhile(idle)) {
-      std::unique_lock<std::mutex> lock(mutex);
+      LockGuard lock(mutex);
       // Paired with run()'s store to `claim` then load of `sleepers` (both
       // sequentially consistent): either run() sees this sleeper and
       // notifies under the mutex, or the predicate sees the new job.
       sleepers.fetch_add(1, std::memory_order_seq_cst);
-      wake.wait(lock, [&] { return !idle(); });
+      wake.wait(mutex, [&] { return !idle(); });
       sleepers.fetch_sub(1, std::memory_order_relaxed);
     }
     if (stopping.load(std::memory_order_relaxed))
@@ -176,8 +177,8 @@ void ThreadPool::run(ParallelBody body, void *ctx, int64_t n, int64_t chunks) {
   claim.store(uint64_t(generation) << 32 | uint64_t(chunks) << 16,
               std::memory_order_seq_cst);
   if (sleepers.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard<std::mutex> lock(mutex); }
-    wake.notify_all();
+    { LockGuard lock(mutex); }
+    wake.notifyAll();
   }
   int64_t mine = runChunks(generation);
   // Every chunk is claimed; wait for those still running elsewhere. The

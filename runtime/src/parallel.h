@@ -22,13 +22,13 @@
 #ifndef MNEMO_RUNTIME_PARALLEL_H
 #define MNEMO_RUNTIME_PARALLEL_H
 
+#include "support/Sync.h"
+#include "support/Vector.h"
+
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <pthread.h>
-#include <vector>
 
 namespace mnemo::rt {
 
@@ -46,7 +46,7 @@ constexpr int64_t kChunksPerThread = 4;
 constexpr size_t kMaxThreads = 1024;
 
 /// The cores this process may run on (its CPU affinity mask, else
-/// std::thread::hardware_concurrency), at least 1 and at most kMaxThreads.
+/// the online processors), at least 1 and at most kMaxThreads.
 size_t availableCores();
 
 /// N - 1 workers that, with the thread calling run(), execute one loop at a
@@ -100,7 +100,7 @@ private:
   void stopWorkers();
 
   size_t wanted = 1;
-  std::vector<pthread_t> workers;
+  Vector<pthread_t> workers;
   bool started = false;
   uint32_t startGeneration = 0; // the generation when the workers started
   Job job;
@@ -111,8 +111,8 @@ private:
   // Workers blocked on `wake`; the caller takes the mutex only when some
   // are.
   std::atomic<int> sleepers{0};
-  std::mutex mutex;
-  std::condition_variable wake;
+  Mutex mutex;
+  CondVar wake;
 };
 
 /// Runs body(ctx, b, e) over [0, n): inline (one call, [0, n)) without a

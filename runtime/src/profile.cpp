@@ -6,15 +6,11 @@
 
 #include "profile.h"
 
-#include <chrono>
+#include "support/Sync.h"
 
 using namespace mnemo::rt;
 
-int64_t ProfileState::nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t ProfileState::nowNs() { return monotonicNanos(); }
 
 void ProfileState::reset(size_t count) { points.assign(count, Point()); }
 

@@ -16,9 +16,10 @@
 #ifndef MNEMO_RUNTIME_PROFILE_H
 #define MNEMO_RUNTIME_PROFILE_H
 
+#include "support/Vector.h"
+
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace mnemo::rt {
 
@@ -47,7 +48,7 @@ private:
     uint64_t calls = 0;
     int64_t startNs = -1; // -1: not inside the region
   };
-  std::vector<Point> points;
+  Vector<Point> points;
 };
 
 } // namespace mnemo::rt

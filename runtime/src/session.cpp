@@ -38,12 +38,12 @@
 #include "model.h"
 #include "session.h"
 #include "status.h"
+#include "support/Map.h"
+#include "support/Memory.h"
+#include "support/String.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
-#include <string>
-#include <unordered_map>
 
 using namespace mnemo::rt;
 
@@ -59,7 +59,7 @@ struct InputBinding {
 };
 
 struct OutputState {
-  std::vector<int64_t> shape; // a copy: an input slot's descriptor changes
+  Vector<int64_t> shape; // a copy: an input slot's descriptor changes
                               // with the next set_input
   const void *data = nullptr;
   size_t bytes = 0;
@@ -68,8 +68,8 @@ struct OutputState {
 };
 
 /// "a, b, c" (bounded), for messages.
-std::string inputNames(const FunctionPlan &plan) {
-  std::string s;
+String inputNames(const FunctionPlan &plan) {
+  String s;
   for (const TensorSig &sig : plan.inputs) {
     if (!s.empty())
       s += ", ";
@@ -79,7 +79,7 @@ std::string inputNames(const FunctionPlan &plan) {
     }
     s += sig.name;
   }
-  return s.empty() ? std::string("none") : s;
+  return s.empty() ? String("none") : s;
 }
 
 } // namespace
@@ -89,17 +89,17 @@ struct mnemo_session_s {
   size_t functionIndex = 0;
   const FunctionPlan *plan = nullptr;
 
-  std::vector<int64_t> words;      // every descriptor
-  std::vector<size_t> slotOffset;  // word offset of each slot's descriptor
-  std::vector<size_t> blockOffset; // word offset of each call's result block
-  std::vector<size_t> blockWords;
-  std::vector<void *> argv; // every call's argument vector
-  std::vector<size_t> argvOffset;
+  Vector<int64_t> words;      // every descriptor
+  Vector<size_t> slotOffset;  // word offset of each slot's descriptor
+  Vector<size_t> blockOffset; // word offset of each call's result block
+  Vector<size_t> blockWords;
+  Vector<void *> argv; // every call's argument vector
+  Vector<size_t> argvOffset;
 
-  std::vector<InputBinding> inputs;
-  std::vector<void *> slotBuffer; // owned buffer each slot references
-  std::unordered_map<void *, uint32_t> owned; // buffer -> references
-  std::vector<OutputState> outputs;
+  Vector<InputBinding> inputs;
+  Vector<void *> slotBuffer; // owned buffer each slot references
+  SortedMap<void *, uint32_t> owned; // buffer -> references
+  Vector<OutputState> outputs;
   bool haveOutputs = false;
 
   // Declared before the pool, so that it is destroyed after the pool's
@@ -108,8 +108,8 @@ struct mnemo_session_s {
   ThreadPool pool; // workers start at the first loop worth splitting
   bool profiling = false;
   ProfileState profile;
-  std::unique_ptr<cuda::Executor> gpu; // on a CUDA device
-  std::vector<std::vector<int64_t>> gpuShapes; // the bound inputs' shapes
+  Owned<cuda::Executor> gpu; // on a CUDA device
+  Vector<Vector<int64_t>> gpuShapes; // the bound inputs' shapes
 
   int64_t *descriptor(uint32_t slot) { return &words[slotOffset[slot]]; }
 
@@ -321,7 +321,7 @@ mnemo_status_t mnemo_session_s::collectOutput(size_t index) {
 mnemo_status_t mnemo_session_s::runOnGpu() {
   const FunctionPlan &p = *plan;
   haveOutputs = false;
-  std::vector<const void *> in(p.inputs.size());
+  Vector<const void *> in(p.inputs.size());
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     if (!inputs[i].set)
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
@@ -330,7 +330,7 @@ mnemo_status_t mnemo_session_s::runOnGpu() {
     in[i] = inputs[i].data;
   }
   MNEMO_RETURN_IF_ERROR(gpu->prepare(gpuShapes));
-  std::vector<void *> out(p.outputs.size());
+  Vector<void *> out(p.outputs.size());
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     OutputState &o = outputs[i];
     o.shape = gpu->outputShape(i);
@@ -422,12 +422,12 @@ mnemo_status_t mnemo_session_create_on(mnemo_model_t *model,
                       "on the CPU (compile with mnemoc --target=sm_90a for "
                       "the GPU)",
                       what, model->triple);
-  auto *session = new (std::nothrow) mnemo_session_t();
+  auto *session = make<mnemo_session_t>();
   if (!session)
     return outOfMemory();
   session->buffers.reset(BufferCache::create());
   if (!session->buffers) {
-    delete session;
+    destroy(session);
     return outOfMemory();
   }
   retainModel(model);
@@ -459,7 +459,7 @@ void mnemo_session_free(mnemo_session_t *session) {
   for (OutputState &out : session->outputs)
     std::free(out.copy);
   mnemo_model_t *model = session->model;
-  delete session; // joins the workers, then releases the cached buffers
+  destroy(session); // joins the workers, then releases the cached buffers
   releaseModel(model);
 }
 
@@ -510,7 +510,7 @@ mnemo_status_t mnemo_session_profile_entry(const mnemo_session_t *session,
   if (!session)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_session_profile_entry: NULL session");
-  const std::vector<const char *> &points = session->model->profilePoints;
+  const Vector<const char *> &points = session->model->profilePoints;
   if (index >= points.size())
     return makeStatus(MNEMO_STATUS_NOT_FOUND,
                       "mnemo_session_profile_entry: the model has %zu "

@@ -10,10 +10,11 @@
 #include "crc32.h"
 #include "dtype.h"
 #include "status.h"
+#include "support/String.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
-#include <unordered_set>
 
 using namespace mnemo::rt;
 namespace fb = ::mnemo::artifact;
@@ -39,7 +40,7 @@ bool isName(const flatbuffers::String *s) {
 }
 
 /// Product of `dims` times `elementSize`, false on overflow.
-bool byteSize(const std::vector<int64_t> &dims, uint64_t elementSize,
+bool byteSize(const Vector<int64_t> &dims, uint64_t elementSize,
               uint64_t *out) {
   uint64_t n = elementSize;
   for (int64_t d : dims)
@@ -49,19 +50,34 @@ bool byteSize(const std::vector<int64_t> &dims, uint64_t elementSize,
   return true;
 }
 
-std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *v) {
+Vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *v) {
   // The verifier aligns a vector's length, not its 8-byte elements: copy
   // the (little-endian) bytes rather than load possibly misaligned int64s.
-  std::vector<int64_t> out(v ? v->size() : 0);
+  Vector<int64_t> out(v ? v->size() : 0);
   if (!out.empty())
     std::memcpy(out.data(), v->Data(), out.size() * sizeof(int64_t));
   return out;
 }
 
 
+/// The index of the first name that repeats an earlier one, or -1.
+int64_t firstRepeat(const Vector<std::string_view> &names) {
+  Vector<std::pair<std::string_view, int64_t>> sorted;
+  sorted.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    sorted.emplace_back(names[i], static_cast<int64_t>(i));
+  std::sort(sorted.begin(), sorted.end());
+  int64_t first = -1;
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i].first == sorted[i - 1].first &&
+        (first < 0 || sorted[i].second < first))
+      first = sorted[i].second; // a later copy; equal names sort by index
+  return first;
+}
+
 /// The printable form of the 4 identifier bytes.
-std::string formatIdentifier(const uint8_t *p) {
-  std::string s;
+String formatIdentifier(const uint8_t *p) {
+  String s;
   for (int i = 0; i < 4; ++i) {
     if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') {
       s += static_cast<char>(p[i]);
@@ -297,7 +313,7 @@ mnemo_status_t verifyRankList(const char *what, const char *symbol,
 }
 
 mnemo_status_t verifyKernels(mnemo_model_t &model, const fb::Artifact &a,
-                             std::vector<KernelRanks> &ranks) {
+                             Vector<KernelRanks> &ranks) {
   const char *what = model.name.c_str();
   const auto *kernels = a.kernels();
   if (!kernels)
@@ -326,20 +342,22 @@ mnemo_status_t verifyKernels(mnemo_model_t &model, const fb::Artifact &a,
 /// Fails when two entries of `sigs` share a name.
 mnemo_status_t checkUniqueNames(const char *what, const char *function,
                                 const char *role,
-                                const std::vector<TensorSig> &sigs) {
-  std::unordered_set<std::string_view> seen;
+                                const Vector<TensorSig> &sigs) {
+  Vector<std::string_view> names;
   for (const TensorSig &sig : sigs)
-    if (!seen.insert(sig.name).second)
-      return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                        "%s: function '%s': two %ss are named '%s'", what,
-                        function, role, sig.name);
+    names.push_back(sig.name);
+  int64_t repeat = firstRepeat(names);
+  if (repeat >= 0)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: function '%s': two %ss are named '%s'", what,
+                      function, role, sigs[repeat].name);
   return nullptr;
 }
 
 /// Fills `plan.calls` and the result slots' ranks (unknown where the kernel
 /// declares none).
 mnemo_status_t verifyCalls(const mnemo_model_t &model,
-                           const std::vector<KernelRanks> &kernelRanks,
+                           const Vector<KernelRanks> &kernelRanks,
                            const fb::Function &f, FunctionPlan &plan) {
   const char *what = model.name.c_str();
   const char *name = plan.name;
@@ -406,7 +424,7 @@ mnemo_status_t verifyCalls(const mnemo_model_t &model,
 /// Checks the output slots, completes the slot ranks and checks every
 /// call's argument ranks.
 mnemo_status_t verifySlots(const mnemo_model_t &model,
-                           const std::vector<KernelRanks> &kernelRanks,
+                           const Vector<KernelRanks> &kernelRanks,
                            const fb::Function &f, FunctionPlan &plan) {
   const char *what = model.name.c_str();
   const char *name = plan.name;
@@ -475,8 +493,8 @@ mnemo_status_t verifySlots(const mnemo_model_t &model,
 /// the call defining it when nothing uses it; outputs live until the next
 /// run.
 void planReleases(FunctionPlan &plan) {
-  std::vector<uint32_t> lastUse(plan.numSlots(), UINT32_MAX);
-  std::vector<bool> isOutput(plan.numSlots(), false);
+  Vector<uint32_t> lastUse(plan.numSlots(), UINT32_MAX);
+  Vector<bool> isOutput(plan.numSlots(), false);
   for (uint32_t slot : plan.outputSlots)
     isOutput[slot] = true;
   for (uint32_t c = 0; c < plan.calls.size(); ++c) {
@@ -517,7 +535,7 @@ mnemo_status_t mnemo::rt::verifySignature(const mnemo_model_t &model,
 namespace {
 
 mnemo_status_t verifyFunction(const mnemo_model_t &model,
-                              const std::vector<KernelRanks> &kernelRanks,
+                              const Vector<KernelRanks> &kernelRanks,
                               const fb::Function &f, FunctionPlan &plan) {
   const char *what = model.name.c_str();
   const char *name = plan.name;
@@ -669,7 +687,7 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
   MNEMO_RETURN_IF_ERROR(verifyWeights(model, a));
   MNEMO_RETURN_IF_ERROR(verifyProfilePoints(model, a));
   model.ptx = a.code_format() == fb::CodeFormat::PTX;
-  std::vector<KernelRanks> kernelRanks;
+  Vector<KernelRanks> kernelRanks;
   MNEMO_RETURN_IF_ERROR(verifyKernels(model, a, kernelRanks));
 
   const auto *functions = a.functions();
@@ -677,17 +695,23 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
                       "%s: the artifact has no function", what);
   model.functions.resize(functions->size());
-  std::unordered_set<std::string_view> names;
+  Vector<std::string_view> names;
   for (flatbuffers::uoffset_t i = 0; i < functions->size(); ++i) {
     const fb::Function *f = functions->Get(i);
     if (!f || !isName(f->name()))
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: function %u has no valid name", what, i);
+    model.functions[i].name = f->name()->c_str();
+    names.push_back(model.functions[i].name);
+  }
+  int64_t repeat = firstRepeat(names);
+  if (repeat >= 0)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: two functions are named '%s'", what,
+                      model.functions[repeat].name);
+  for (flatbuffers::uoffset_t i = 0; i < functions->size(); ++i) {
+    const fb::Function *f = functions->Get(i);
     FunctionPlan &plan = model.functions[i];
-    plan.name = f->name()->c_str();
-    if (!names.insert(plan.name).second)
-      return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                        "%s: two functions are named '%s'", what, plan.name);
     MNEMO_RETURN_IF_ERROR(verifySignature(model, *f, plan));
     if (f->unsupported() && f->unsupported()->size() > 0) {
       // Sessions refuse it with this reason; the rest of its plan is absent.
@@ -706,8 +730,8 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
 }
 
 /// "[2, ?, 8]" (-1 as "?"), bounded in length, for messages.
-std::string mnemo::rt::formatShape(const std::vector<int64_t> &dims) {
-  std::string s = "[";
+String mnemo::rt::formatShape(const Vector<int64_t> &dims) {
+  String s = "[";
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i)
       s += ", ";
@@ -715,7 +739,8 @@ std::string mnemo::rt::formatShape(const std::vector<int64_t> &dims) {
       s += "...";
       break;
     }
-    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+    s += dims[i] < 0 ? String("?")
+                     : formatString("%lld", static_cast<long long>(dims[i]));
   }
   return s + "]";
 }

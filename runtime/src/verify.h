@@ -26,7 +26,7 @@
 namespace mnemo::rt {
 
 /// "[2, ?, 8]" (-1 as "?"), bounded in length, for messages.
-std::string formatShape(const std::vector<int64_t> &dims);
+String formatShape(const Vector<int64_t> &dims);
 
 /// Step 1. On success `*out` is the root table and `*metadataEnd` the file
 /// offset just past the size-prefixed FlatBuffer. `ptx` says which code the

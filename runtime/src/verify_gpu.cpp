@@ -28,8 +28,8 @@ constexpr unsigned kTensorMapBytes = 128;
 
 /// The elements of a vector of 8-byte scalars or structs: copied, since
 /// the FlatBuffers verifier aligns a vector's length, not its elements.
-template <typename T, typename V> std::vector<T> copyOf(const V *v) {
-  std::vector<T> out(v ? v->size() : 0);
+template <typename T, typename V> Vector<T> copyOf(const V *v) {
+  Vector<T> out(v ? v->size() : 0);
   if (!out.empty())
     std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
   return out;
@@ -78,7 +78,7 @@ private:
 
 mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
                                           GpuTensorMap &out) {
-  const std::vector<GpuBuffer> &buffers = plan.gpu.buffers;
+  const Vector<GpuBuffer> &buffers = plan.gpu.buffers;
   if (!m)
     return bad("buffer %llu: a tensor map without its map", i);
   if (m->source() >= i ||
@@ -108,8 +108,8 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
   // Expressions: absent (all static) or one per dim / stride, each -1 with
   // its static value or an expression with 0.
   auto exprsOf = [&](const flatbuffers::Vector<int32_t> *v, size_t n,
-                     std::vector<uint64_t> &values,
-                     std::vector<int32_t> &exprs) {
+                     Vector<uint64_t> &values,
+                     Vector<int32_t> &exprs) {
     exprs.assign(n, -1);
     if (!v)
       return true;
@@ -159,7 +159,7 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
 }
 
 mnemo_status_t GpuPlanVerifier::exprs(const fb::Function &f) {
-  std::vector<fb::Expr> list = copyOf<fb::Expr>(f.exprs());
+  Vector<fb::Expr> list = copyOf<fb::Expr>(f.exprs());
   for (size_t i = 0; i < list.size(); ++i) {
     const fb::Expr &e = list[i];
     auto op = static_cast<unsigned>(e.op());
@@ -261,7 +261,7 @@ mnemo_status_t GpuPlanVerifier::launch(uint32_t i, const fb::Launch *l) {
   if (out.sharedBytes > (1u << 20))
     return bad("launch %llu: %llu bytes of shared memory", i,
                out.sharedBytes);
-  std::vector<fb::Argument> args = copyOf<fb::Argument>(l->args());
+  Vector<fb::Argument> args = copyOf<fb::Argument>(l->args());
   if (args.size() != model.kernels[out.kernel].numArgs)
     return bad("launch %llu: %llu arguments for the kernel's parameters "
                "(num_args)",
@@ -310,7 +310,7 @@ mnemo_status_t GpuPlanVerifier::run(const fb::Function &f) {
   const auto *dims = f.output_dim_exprs();
   size_t at = 0;
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
-    std::vector<int32_t> &exprs = plan.gpu.outputDimExprs.emplace_back();
+    Vector<int32_t> &exprs = plan.gpu.outputDimExprs.emplace_back();
     for (int64_t d : plan.outputs[i].shape) {
       int32_t e = dims && at < dims->size() ? dims->Get(at) : -1;
       ++at;

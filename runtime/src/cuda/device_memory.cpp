@@ -8,13 +8,13 @@
 
 #include "status.h"
 
-#include <new>
+#include <cstdlib>
 
 using namespace mnemo::rt;
 using namespace mnemo::rt::cuda;
 
 mnemo_status_t DeviceMemory::create(uint64_t bytes, const char *what,
-                                    std::unique_ptr<DeviceMemory> &out) {
+                                    Owned<DeviceMemory> &out) {
   const Driver *driver = nullptr;
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   const Driver &d = *driver;
@@ -30,7 +30,8 @@ mnemo_status_t DeviceMemory::create(uint64_t bytes, const char *what,
     d.memFree(ptr);
     return status;
   }
-  out.reset(new (std::nothrow) DeviceMemory(ptr, bytes));
+  void *p = std::malloc(sizeof(DeviceMemory));
+  out.reset(p ? ::new (p) DeviceMemory(ptr, bytes) : nullptr);
   if (!out) {
     d.memFree(ptr);
     return outOfMemory();

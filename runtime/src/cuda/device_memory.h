@@ -16,7 +16,7 @@
 
 #include "cuda/driver.h"
 
-#include <memory>
+#include "support/Memory.h"
 
 namespace mnemo::rt::cuda {
 
@@ -24,7 +24,7 @@ class DeviceMemory {
 public:
   /// `bytes` of device memory, zeroed; `what` names it in errors.
   static mnemo_status_t create(uint64_t bytes, const char *what,
-                               std::unique_ptr<DeviceMemory> &out);
+                               Owned<DeviceMemory> &out);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory &) = delete;
   DeviceMemory &operator=(const DeviceMemory &) = delete;

@@ -10,7 +10,7 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
-#include <mutex>
+#include <pthread.h>
 
 using namespace mnemo::rt;
 using namespace mnemo::rt::cuda;
@@ -21,6 +21,11 @@ struct Loaded {
   Driver driver;
   mnemo_status_t error = nullptr; // kept for every later caller
 };
+
+/// The driver, loaded once for the process's life (pthread_once rather than
+/// a guarded static, which needs the C++ runtime).
+Loaded loaded;
+pthread_once_t loadOnce = PTHREAD_ONCE_INIT;
 
 template <typename F>
 bool lookup(void *library, const char *name, F &fn) {
@@ -92,9 +97,7 @@ mnemo_status_t load(Driver &d) {
 } // namespace
 
 mnemo_status_t mnemo::rt::cuda::getDriver(const Driver **out) {
-  static Loaded loaded;
-  static std::once_flag once;
-  std::call_once(once, [] { loaded.error = load(loaded.driver); });
+  pthread_once(&loadOnce, [] { loaded.error = load(loaded.driver); });
   *out = nullptr;
   if (loaded.error)
     return makeStatus(mnemo_status_code(loaded.error), "%s",

@@ -20,10 +20,10 @@
 
 #include "artifact_generated.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <new>
 
 using namespace mnemo::rt;
 using namespace mnemo::rt::cuda;
@@ -35,23 +35,23 @@ namespace {
 /// i64 (.u64/.b64/.s64 parameters), 4 for i32 and f32. cuLaunchKernel trusts
 /// the argument array, so a plan that does not match its kernels is refused.
 mnemo_status_t checkKernelParameters(const mnemo_model_t &model,
-                                     const std::string &text,
+                                     const String &text,
                                      const GpuPlan &plan) {
   const char *path = model.name.c_str();
   for (const GpuLaunch &l : plan.launches) {
     const char *kernel = model.kernels[l.kernel].symbol;
-    std::string head = std::string(".entry ") + kernel + "(";
+    String head = String(".entry ") + kernel + "(";
     size_t at = text.find(head);
-    size_t end = at == std::string::npos ? at : text.find(')', at);
-    if (end == std::string::npos)
+    size_t end = at == String::npos ? at : text.find(')', at);
+    if (end == String::npos)
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: the plan launches '%s', which the PTX does not "
                         "define",
                         path, kernel);
-    std::vector<unsigned> sizes;
-    for (size_t p = text.find(".param", at); p != std::string::npos && p < end;
+    Vector<unsigned> sizes;
+    for (size_t p = text.find(".param", at); p != String::npos && p < end;
          p = text.find(".param", p + 6)) {
-      std::string type = text.substr(p + 7, 4);
+      String type = text.substr(p + 7, 4);
       sizes.push_back(type == ".u64" || type == ".b64" || type == ".s64" ? 8
                       : type == ".u32" || type == ".b32" || type == ".s32" ||
                               type == ".f32"
@@ -101,14 +101,14 @@ mnemo_status_t allowSharedMemory(const Driver &d, const char *path,
                       path, kernel, l.sharedBytes, limit);
   if ((r = d.funcSetAttribute(fn, kMaxDynamicShared,
                               static_cast<int>(l.sharedBytes))) != 0)
-    return driverError(d, r, (std::string(path) + ": " + kernel).c_str(),
+    return driverError(d, r, (String(path) + ": " + kernel).c_str(),
                        "cuFuncSetAttribute");
   // All of the unified L1 as shared memory: the blocks a multiprocessor
   // holds at once (which a decode kernel's split count assumes) are
   // bounded by it, and the driver's own choice can leave a block out.
   if ((r = d.funcSetAttribute(fn, kPreferredCarveout, kCarveoutMaxShared)) !=
       0)
-    return driverError(d, r, (std::string(path) + ": " + kernel).c_str(),
+    return driverError(d, r, (String(path) + ": " + kernel).c_str(),
                        "cuFuncSetAttribute");
   return nullptr;
 }
@@ -118,8 +118,8 @@ mnemo_status_t allowSharedMemory(const Driver &d, const char *path,
 /// (checked to stay inside the source).
 mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
                                const GpuTensorMap &m,
-                               const std::vector<uint64_t> &dims,
-                               const std::vector<uint64_t> &strides,
+                               const Vector<uint64_t> &dims,
+                               const Vector<uint64_t> &strides,
                                CUdeviceptr source, CUdeviceptr ptr) {
   if (!d.tensorMapEncodeTiled)
     return makeStatus(MNEMO_STATUS_UNAVAILABLE,
@@ -133,7 +133,7 @@ mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
   int swizzle = m.swizzle == 128 ? 3 : m.swizzle == 64 ? 2
                                    : m.swizzle == 32  ? 1
                                                       : 0;
-  std::vector<unsigned> ones(dims.size(), 1);
+  Vector<unsigned> ones(dims.size(), 1);
   alignas(64) unsigned char map[128];
   CUresult r = d.tensorMapEncodeTiled(
       map, dtype, static_cast<unsigned>(dims.size()),
@@ -153,8 +153,8 @@ constexpr uint64_t kMaxBytes = uint64_t(1) << 40;
 
 /// Expression `e` at the operands' values; false on a division by zero or
 /// an overflow.
-bool evaluateOne(const GpuExpr &e, const std::vector<int64_t> &v,
-                 const std::vector<std::vector<int64_t>> &shapes,
+bool evaluateOne(const GpuExpr &e, const Vector<int64_t> &v,
+                 const Vector<Vector<int64_t>> &shapes,
                  int64_t *out) {
   using Op = ::mnemo::artifact::ExprOp;
   auto op = static_cast<Op>(e.op);
@@ -297,7 +297,7 @@ mnemo_status_t Executor::captureGraph(CUgraphExec *out) {
     g.destroy(graphs.back().graph);
     graphs.pop_back();
   }
-  graphs.push_front({shapeKey, graph, exec});
+  graphs.insert(graphs.begin(), CachedGraph{shapeKey, graph, exec});
   *out = exec;
   return nullptr;
 }
@@ -322,7 +322,7 @@ mnemo_status_t Executor::allocate(size_t i, uint64_t bytes) {
 void Executor::fillArguments() {
   for (size_t k = 0; k < plan.launches.size(); ++k) {
     const GpuLaunch &l = plan.launches[k];
-    std::vector<uint64_t> &out = argValues[k];
+    Vector<uint64_t> &out = argValues[k];
     for (size_t i = 0; i < l.args.size(); ++i) {
       const GpuArgument &a = l.args[i];
       uint64_t v = a.value;
@@ -348,7 +348,7 @@ void Executor::fillArguments() {
 }
 
 mnemo_status_t Executor::evaluate(
-    const std::vector<std::vector<int64_t>> &shapes) {
+    const Vector<Vector<int64_t>> &shapes) {
   const char *what = path.c_str();
   values.resize(plan.exprs.size());
   for (size_t i = 0; i < plan.exprs.size(); ++i)
@@ -397,7 +397,7 @@ mnemo_status_t Executor::evaluate(
   }
   for (size_t i = 0; i < function->outputs.size(); ++i) {
     const TensorSig &sig = function->outputs[i];
-    std::vector<int64_t> &shape = outputShapes[i];
+    Vector<int64_t> &shape = outputShapes[i];
     shape = sig.shape;
     uint64_t bytes = mnemo_dtype_size(sig.dtype);
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -421,7 +421,7 @@ mnemo_status_t Executor::evaluate(
     outputSizes[i] = bytes;
   }
   shapeKey.clear();
-  for (const std::vector<int64_t> &s : shapes)
+  for (const Vector<int64_t> &s : shapes)
     shapeKey.insert(shapeKey.end(), s.begin(), s.end());
   return nullptr;
 }
@@ -433,8 +433,8 @@ mnemo_status_t Executor::evaluateMap(size_t i) {
   now.strides = m.strides;
   if (!m.dynamic)
     return nullptr; // checked by the verifier
-  auto pick = [&](std::vector<uint64_t> &values,
-                  const std::vector<int32_t> &exprs, bool (*ok)(uint64_t)) {
+  auto pick = [&](Vector<uint64_t> &values,
+                  const Vector<int32_t> &exprs, bool (*ok)(uint64_t)) {
     for (size_t j = 0; j < values.size(); ++j) {
       if (exprs[j] >= 0) {
         int64_t v = this->values[exprs[j]];
@@ -458,7 +458,7 @@ mnemo_status_t Executor::evaluateMap(size_t i) {
 }
 
 mnemo_status_t Executor::prepare(
-    const std::vector<std::vector<int64_t>> &shapes) {
+    const Vector<Vector<int64_t>> &shapes) {
   // Makes the context current on this thread: a session may run on
   // another thread than the one that created it.
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
@@ -513,7 +513,7 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   function = &f;
   const char *what = path.c_str();
   // NUL-terminated for cuModuleLoadData.
-  std::string text(model.ptxCode, model.ptxSize);
+  String text(model.ptxCode, model.ptxSize);
   MNEMO_RETURN_IF_ERROR(checkKernelParameters(model, text, plan));
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   const Driver &d = *driver;
@@ -529,7 +529,7 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
     MNEMO_RETURN_IF_ERROR(allowSharedMemory(d, what, name, l, fn));
     kernels.push_back(fn);
     argValues.emplace_back(l.args.size());
-    std::vector<void *> &pointers = argPointers.emplace_back();
+    Vector<void *> &pointers = argPointers.emplace_back();
     for (uint64_t &v : argValues.back())
       pointers.push_back(&v);
   }
@@ -571,8 +571,9 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
 
 mnemo_status_t Executor::create(const mnemo_model_t &model,
                                 const FunctionPlan &plan,
-                                std::unique_ptr<Executor> &out) {
-  std::unique_ptr<Executor> e(new (std::nothrow) Executor(model, plan));
+                                Owned<Executor> &out) {
+  void *p = std::malloc(sizeof(Executor));
+  Owned<Executor> e(p ? ::new (p) Executor(model, plan) : nullptr);
   if (!e)
     return outOfMemory();
   MNEMO_RETURN_IF_ERROR(e->load(plan));
@@ -645,8 +646,8 @@ mnemo_status_t Executor::run(const void *const *inputs,
     CUgraphExec exec = nullptr;
     for (auto it = graphs.begin(); it != graphs.end(); ++it)
       if (it->shape == shapeKey) {
-        graphs.splice(graphs.begin(), graphs, it); // most recently used
-        exec = it->exec;
+        std::rotate(graphs.begin(), it, it + 1); // most recently used first
+        exec = graphs.front().exec;
         break;
       }
     if (!exec)

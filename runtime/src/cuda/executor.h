@@ -15,11 +15,11 @@
 #include "cuda/driver.h"
 #include "model.h"
 
+#include "support/Memory.h"
+#include "support/String.h"
+#include "support/Vector.h"
+
 #include <array>
-#include <list>
-#include <memory>
-#include <string>
-#include <vector>
 
 namespace mnemo::rt::cuda {
 
@@ -30,16 +30,16 @@ public:
   /// executor's stream. `model` must outlive the executor.
   static mnemo_status_t create(const mnemo_model_t &model,
                                const FunctionPlan &plan,
-                               std::unique_ptr<Executor> &out);
+                               Owned<Executor> &out);
   ~Executor();
 
   /// Evaluates the plan at the bound inputs' shapes (`shapes[i]` those of
   /// input i): buffer sizes, grids, scalar arguments and the outputs'
   /// shapes. Grows a buffer a call needs larger (dropping the graphs, whose
   /// launches hold the old addresses).
-  mnemo_status_t prepare(const std::vector<std::vector<int64_t>> &shapes);
+  mnemo_status_t prepare(const Vector<Vector<int64_t>> &shapes);
   /// After prepare: output i's shape and bytes.
-  const std::vector<int64_t> &outputShape(size_t i) const {
+  const Vector<int64_t> &outputShape(size_t i) const {
     return outputShapes[i];
   }
   uint64_t outputBytes(size_t i) const { return outputSizes[i]; }
@@ -70,7 +70,7 @@ private:
   Executor(const mnemo_model_t &model, const FunctionPlan &plan)
       : model(model), plan(plan.gpu), path(model.name) {}
   mnemo_status_t load(const FunctionPlan &function);
-  mnemo_status_t evaluate(const std::vector<std::vector<int64_t>> &shapes);
+  mnemo_status_t evaluate(const Vector<Vector<int64_t>> &shapes);
   /// Tensor map buffer `i`'s dims and strides at the evaluated shape.
   mnemo_status_t evaluateMap(size_t i);
   mnemo_status_t allocate(size_t buffer, uint64_t bytes);
@@ -82,45 +82,45 @@ private:
   const mnemo_model_t &model;
   const GpuPlan &plan;
   const FunctionPlan *function = nullptr; // its signature
-  std::string path; // for messages
+  String path; // for messages
   const Driver *driver = nullptr;
   CUmodule module = nullptr;
-  std::vector<CUfunction> kernels;  // per launch
-  std::vector<CUdeviceptr> buffers; // per plan buffer (inputs too)
-  std::vector<uint64_t> capacity;   // bytes allocated per buffer
-  std::vector<bool> borrowed; // per buffer: resident memory, not owned
+  Vector<CUfunction> kernels;  // per launch
+  Vector<CUdeviceptr> buffers; // per plan buffer (inputs too)
+  Vector<uint64_t> capacity;   // bytes allocated per buffer
+  Vector<bool> borrowed; // per buffer: resident memory, not owned
   bool residentMoved = false; // a resident binding changed since prepare
   // At the prepared shape: expression values, each buffer's bytes, each
   // launch's grid, the outputs' shapes and bytes.
-  std::vector<int64_t> values;
-  std::vector<uint64_t> bytesNow;
-  std::vector<std::array<unsigned, 3>> gridNow;
-  std::vector<std::vector<int64_t>> outputShapes;
-  std::vector<uint64_t> outputSizes;
-  std::vector<int64_t> shapeKey; // every input dim, for the graph cache
-  std::vector<int64_t> argumentsKey; // the shape the arguments were filled at
+  Vector<int64_t> values;
+  Vector<uint64_t> bytesNow;
+  Vector<std::array<unsigned, 3>> gridNow;
+  Vector<Vector<int64_t>> outputShapes;
+  Vector<uint64_t> outputSizes;
+  Vector<int64_t> shapeKey; // every input dim, for the graph cache
+  Vector<int64_t> argumentsKey; // the shape the arguments were filled at
   // Per launch: the argument values and the pointers cuLaunchKernel reads
   // (buffer addresses change only when a buffer grows).
-  std::vector<std::vector<uint64_t>> argValues;
-  std::vector<std::vector<void *>> argPointers;
+  Vector<Vector<uint64_t>> argValues;
+  Vector<Vector<void *>> argPointers;
   CUstream stream = nullptr; // every copy and launch of this executor
   /// The plan captured as a CUDA graph per input shape, most recently
   /// used first; at most kMaxGraphs.
   struct CachedGraph {
-    std::vector<int64_t> shape;
+    Vector<int64_t> shape;
     CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
   };
-  std::list<CachedGraph> graphs;
+  Vector<CachedGraph> graphs;
   bool useGraph = false; // replay (or capture) graphs
   /// Per tensor map buffer: its dims and strides at the prepared shape,
   /// and those it was last encoded with (valid: encoded at the source's
   /// current address).
   struct MapShape {
-    std::vector<uint64_t> dims, strides;
+    Vector<uint64_t> dims, strides;
     bool valid = false;
   };
-  std::vector<MapShape> mapNow, mapEncoded;
+  Vector<MapShape> mapNow, mapEncoded;
 };
 
 } // namespace mnemo::rt::cuda
