@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DecoderBuilder.h"
+#include "PrequantizedWeights.h"
 
 #include "dialects/Mnemo/IR/MnemoAttrs.h"
 #include "dialects/Mnemo/IR/MnemoOps.h"
@@ -143,7 +144,41 @@ static DenseElementsAttr storedAttr(FloatType type, ArrayRef<int64_t> shape,
                                  bits.size() * sizeof(uint16_t)));
 }
 
+/// The module a weight belongs to: "x.weight" -> "x".
+static std::string moduleOf(const Twine &name) {
+  std::string s = name.str();
+  StringRef stem(s);
+  stem.consume_back(".weight");
+  return stem.str();
+}
+
+Value DecoderBuilder::prequantizedMatrix(const Twine &name,
+                                         ArrayRef<int64_t> shape) {
+  std::string stem = moduleOf(name);
+  UnpackedWeight w;
+  if (shape.size() != 2 ||
+      !unpackPrequantized(*config.prequantized, weights, stem, shape[0],
+                          shape[1], w, error))
+    return {};
+  Location loc = NameLoc::get(b.getStringAttr(stem), b.getLoc());
+  int64_t groups = w.groups;
+  DenseElementsAttr scales =
+      w.f16Scales.empty()
+          ? DenseElementsAttr::get(
+                RankedTensorType::get({shape[0], groups}, b.getF32Type()),
+                ArrayRef<float>(w.f32Scales))
+          : DenseElementsAttr::getFromRawBuffer(
+                RankedTensorType::get({shape[0], groups}, b.getF16Type()),
+                ArrayRef<char>(reinterpret_cast<const char *>(
+                                   w.f16Scales.data()),
+                               w.f16Scales.size() * sizeof(uint16_t)));
+  return dequantizeOp(shape, w.bits == 8 ? QuantFormat::Int8 : QuantFormat::Int4,
+                      w.groupSize, w.codes, scales, w.zeros, loc);
+}
+
 Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
+  if (config.prequantized && isPrequantized(weights, moduleOf(name)))
+    return prequantizedMatrix(name, shape);
   if (storage.isF32() && !config.weights.quantized())
     return weight(name, shape);
   const SafetensorsFile *file = nullptr;
@@ -216,43 +251,62 @@ Value DecoderBuilder::quantizedMatrix(ArrayRef<int64_t> shape,
   if (!f16Scales)
     q = quant::quantize(values, rows, cols, format, options.groupSize,
                         asymmetric, [](float scale) { return scale; });
-  MLIRContext *ctx = b.getContext();
-  Type i8 = IntegerType::get(ctx, 8);
-  auto withLast = [&](int64_t last) {
-    SmallVector<int64_t> s(shape);
-    s.back() = last;
-    return s;
-  };
-  int64_t groups = llvm::divideCeil(cols, options.groupSize);
-  auto codes = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::getFromRawBuffer(
-          RankedTensorType::get(
-              withLast(format == QuantFormat::Int8 ? cols
-                                                   : llvm::divideCeil(cols, 2)),
-              i8),
-          ArrayRef<char>(reinterpret_cast<const char *>(q.codes.data()),
-                         q.codes.size())));
+  SmallVector<int64_t> scaleShape(shape);
+  scaleShape.back() = llvm::divideCeil(cols, options.groupSize);
   FloatType scaleType =
       f16Scales ? FloatType(b.getF16Type()) : FloatType(b.getF32Type());
-  auto scales = arith::ConstantOp::create(
-      b, loc, storedAttr(scaleType, withLast(groups), q.scales));
-  Value zeros;
+  ArrayRef<uint8_t> zeros;
   if (asymmetric)
-    zeros = arith::ConstantOp::create(
+    zeros = ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(q.zeros.data()),
+                              q.zeros.size());
+  return dequantizeOp(
+      shape, format, options.groupSize,
+      ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(q.codes.data()),
+                        q.codes.size()),
+      storedAttr(scaleType, scaleShape, q.scales), zeros, loc);
+}
+
+Value DecoderBuilder::dequantizeOp(ArrayRef<int64_t> shape, QuantFormat format,
+                                   int64_t groupSize, ArrayRef<uint8_t> codes,
+                                   DenseElementsAttr scales,
+                                   ArrayRef<uint8_t> zeros, Location loc) {
+  MLIRContext *ctx = b.getContext();
+  Type i8 = IntegerType::get(ctx, 8);
+  auto bytes = [&](ArrayRef<int64_t> dims, ArrayRef<uint8_t> data) {
+    return arith::ConstantOp::create(
         b, loc,
         DenseElementsAttr::getFromRawBuffer(
-            RankedTensorType::get(withLast(groups), i8),
-            ArrayRef<char>(reinterpret_cast<const char *>(q.zeros.data()),
-                           q.zeros.size())));
+            RankedTensorType::get(dims, i8),
+            ArrayRef<char>(reinterpret_cast<const char *>(data.data()),
+                           data.size())));
+  };
+  int64_t cols = shape.back();
+  SmallVector<int64_t> codeShape(shape);
+  codeShape.back() =
+      format == QuantFormat::Int8 ? cols : llvm::divideCeil(cols, 2);
+  Value codeValues = bytes(codeShape, codes);
+  Value scaleValues = arith::ConstantOp::create(b, loc, scales);
+  Value zeroValues;
+  if (!zeros.empty())
+    zeroValues = bytes(scales.getType().getShape(), zeros);
   return DequantizeOp::create(b, loc, RankedTensorType::get(shape, f32),
-                              codes, scales, zeros,
+                              codeValues, scaleValues, zeroValues,
                               QuantFormatAttr::get(ctx, format),
-                              b.getI64IntegerAttr(options.groupSize));
+                              b.getI64IntegerAttr(groupSize));
 }
 
 std::optional<std::vector<float>>
 DecoderBuilder::weightData(const Twine &name, ArrayRef<int64_t> shape) {
+  // A quantized layer the builder rearranges: the values its codes decode
+  // to (stored again as --dtype says).
+  if (config.prequantized && shape.size() == 2 &&
+      isPrequantized(weights, moduleOf(name))) {
+    UnpackedWeight w;
+    if (!unpackPrequantized(*config.prequantized, weights, moduleOf(name),
+                            shape[0], shape[1], w, error))
+      return std::nullopt;
+    return dequantized(w, shape[0], shape[1]);
+  }
   const SafetensorsFile *file = nullptr;
   const SafetensorsTensor *tensor = lookup(name, shape, &file);
   if (!tensor)

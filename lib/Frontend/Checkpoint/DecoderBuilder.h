@@ -16,6 +16,7 @@
 #define MNEMO_LIB_FRONTEND_CHECKPOINT_DECODERBUILDER_H
 
 #include "ModelConfig.h"
+#include "dialects/Mnemo/IR/MnemoAttrs.h"
 #include "mnemo/Frontend/Checkpoint/Safetensors.h"
 #include "mnemo/Frontend/GenerationStep.h"
 
@@ -84,6 +85,15 @@ protected:
   /// in errors.
   Value quantizedMatrix(ArrayRef<int64_t> shape, ArrayRef<float> values,
                         Location loc, StringRef what);
+  /// A GPTQ or AWQ layer's weight `name` of `shape` [N, K], its codes,
+  /// scales and zero points as the checkpoint holds them.
+  Value prequantizedMatrix(const llvm::Twine &name, ArrayRef<int64_t> shape);
+  /// mnemo.dequantize of `codes` (in its layout for `format`), `scales` and
+  /// `zeros` (none when empty; laid out as `scales`) into f32 `shape`.
+  Value dequantizeOp(ArrayRef<int64_t> shape, QuantFormat format,
+                     int64_t groupSize, ArrayRef<uint8_t> codes,
+                     DenseElementsAttr scales, ArrayRef<uint8_t> zeros,
+                     Location loc);
   /// Rows of a stored tensor, block by block: in block b < `blocks`, the
   /// rows `b * stride + first + j` for j < `count` of each (first, count)
   /// run in order. A head's slice of a fused projection, or its rows

@@ -230,6 +230,8 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
   double partial = top.getDouble("partial_rotary_factor", 1.0);
   config.rotaryDim = int64_t(config.headDim * partial);
   // DeepSeek's rotary dims are qk_rope_head_dim, checked with its keys.
+  if (problem.empty())
+    parsePrequantizedConfig(top, config);
   if (problem.empty() && deepseekV4) {
     parseDeepSeekV4Config(top, config);
     return problem.empty() || fail(problem);

@@ -94,6 +94,19 @@ struct DeepSeekV4Config {
   double routedScalingFactor = 1.0, swigluLimit = 0.0;
 };
 
+/// Linear layers a checkpoint holds already quantized (config.json's
+/// `quantization_config`, PrequantizedWeights.cpp): their codes, scales and
+/// zero points are kept as they are.
+struct PrequantizedConfig {
+  enum class Method { GPTQ, AWQ };
+  Method method = Method::GPTQ;
+  int64_t bits = 4;
+  /// Input features per scale; 0 for all of them (group_size -1).
+  int64_t groupSize = 128;
+  /// GPTQ's first checkpoint format ("gptq"): qzeros hold zero - 1.
+  bool zeroMinusOne = true;
+};
+
 struct ModelConfig {
   std::string architecture;
   /// Storage of the weight matrices: a compile option, not read from
@@ -123,6 +136,8 @@ struct ModelConfig {
   std::optional<DeepSeekConfig> deepseek;
   /// Set for DeepseekV4ForCausalLM.
   std::optional<DeepSeekV4Config> deepseekV4;
+  /// Set for a GPTQ or AWQ checkpoint.
+  std::optional<PrequantizedConfig> prequantized;
 };
 
 class ConfigReader;
@@ -130,6 +145,8 @@ class ConfigReader;
 /// `sparse` V3.2's indexer and layer types too (DeepSeekConfig.cpp);
 /// problems go to `top`'s error.
 void parseDeepSeekConfig(ConfigReader &top, ModelConfig &config, bool sparse);
+/// `quantization_config` into `config.prequantized` (PrequantizedWeights.cpp).
+void parsePrequantizedConfig(ConfigReader &top, ModelConfig &config);
 /// The keys of DeepseekV4Config (DeepSeekV4Config.cpp), after the common
 /// ones.
 void parseDeepSeekV4Config(ConfigReader &top, ModelConfig &config);

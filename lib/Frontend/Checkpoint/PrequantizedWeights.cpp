@@ -1,0 +1,282 @@
+//===- PrequantizedWeights.cpp - GPTQ and AWQ checkpoints -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The two layouts, for a linear layer of K input and N output features,
+// groups of G input features (P = 32 / bits codes per 32-bit word, the
+// first in the lowest bits):
+//
+// * GPTQ (AutoGPTQ, GPTQModel): qweight [K / P, N], word (r, n) holding the
+//   codes of inputs rP .. rP + P - 1 of output n; qzeros [ceil(K / G), N / P]
+//   packed the same way along the outputs; scales [ceil(K / G), N]; g_idx
+//   [K] each input's group. The first checkpoint format ("gptq") stores
+//   zero - 1 in qzeros, "gptq_v2" the zero itself. w = s * (q - z).
+// * AWQ (AutoAWQ's GEMM kernels): qweight [K, N / 8], qzeros [ceil(K / G),
+//   N / 8], 4-bit codes packed along the outputs in the order
+//   0, 2, 4, 6, 1, 3, 5, 7 (nibble t of a word holds output 8c + order[t]);
+//   scales [ceil(K / G), N]. w = (q - z) * s.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PrequantizedWeights.h"
+
+#include "ConfigReader.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Twine.h"
+#include <cstring>
+
+using namespace mlir::mnemo;
+
+void mlir::mnemo::parsePrequantizedConfig(ConfigReader &top,
+                                          ModelConfig &config) {
+  const llvm::json::Object *q = top.object.getObject("quantization_config");
+  if (!q)
+    return;
+  ConfigReader quant(*q, "quantization_config.", top.error);
+  PrequantizedConfig p;
+  std::string method = quant.getString("quant_method", "");
+  if (method == "gptq") {
+    p.method = PrequantizedConfig::Method::GPTQ;
+    p.bits = quant.getInt("bits", std::nullopt);
+    if (top.error.empty() && p.bits != 4 && p.bits != 8)
+      quant.fail("bits", "GPTQ with " + llvm::Twine(p.bits) +
+                             " bits is not supported (expected 4 or 8)");
+    std::string format = quant.getString("checkpoint_format", "gptq");
+    if (format != "gptq" && format != "gptq_v2")
+      quant.fail("checkpoint_format", "unsupported '" + format +
+                                          "' (expected gptq or gptq_v2)");
+    p.zeroMinusOne = format == "gptq";
+  } else if (method == "awq") {
+    p.method = PrequantizedConfig::Method::AWQ;
+    p.bits = quant.getInt("bits", std::nullopt);
+    if (top.error.empty() && p.bits != 4)
+      quant.fail("bits", "AWQ with " + llvm::Twine(p.bits) +
+                             " bits is not supported (expected 4)");
+    std::string version = quant.getString("version", "gemm");
+    if (llvm::StringRef(version).lower() != "gemm")
+      quant.fail("version", "AWQ's '" + version +
+                                "' layout is not supported (expected gemm)");
+    if (!quant.getBool("zero_point", true))
+      quant.fail("zero_point", "AWQ without zero points is not supported");
+  } else {
+    quant.fail("quant_method",
+               "checkpoints quantized with '" + method +
+                   "' are not supported (expected gptq or awq; or an "
+                   "unquantized checkpoint and mnemoc --dtype)");
+    return;
+  }
+  int64_t group = quant.getInt("group_size", 128, -1, 1 << 20);
+  if (top.error.empty() && group == 0)
+    quant.fail("group_size", "must be positive, or -1 for one group");
+  p.groupSize = group < 0 ? 0 : group;
+  config.prequantized = p;
+}
+
+bool mlir::mnemo::isPrequantized(const SafetensorsCheckpoint &weights,
+                                 llvm::StringRef stem) {
+  return weights.lookup((stem + ".qweight").str()) != nullptr;
+}
+
+namespace {
+
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Looks tensors up with their expected shape and dtype.
+struct Tensors {
+  const SafetensorsCheckpoint &weights;
+  llvm::StringRef stem;
+  std::string &error;
+
+  const SafetensorsTensor *get(llvm::StringRef suffix,
+                               llvm::ArrayRef<int64_t> shape, bool integer,
+                               bool optional = false) {
+    std::string name = (stem + "." + suffix).str();
+    const SafetensorsFile *file = nullptr;
+    const SafetensorsTensor *t = weights.lookup(name, &file);
+    if (!t) {
+      if (!optional)
+        error = (weights.getPath() + ": missing tensor '" + name +
+                 "' of a quantized layer")
+                    .str();
+      return nullptr;
+    }
+    llvm::StringRef path = file ? file->getPath() : weights.getPath();
+    if (!llvm::equal(t->shape, shape)) {
+      error = (path + ": tensor '" + name + "' has shape " +
+               shapeText(t->shape) + ", expected " + shapeText(shape))
+                  .str();
+      return nullptr;
+    }
+    using DT = SafetensorsDType;
+    bool ok = integer ? t->dtype == DT::I32
+                      : t->dtype == DT::F16 || t->dtype == DT::BF16 ||
+                            t->dtype == DT::F32;
+    if (!ok) {
+      error = (path + ": tensor '" + name + "' has dtype " + t->dtypeName +
+               ", expected " + (integer ? "I32" : "F16, BF16 or F32"))
+                  .str();
+      return nullptr;
+    }
+    return t;
+  }
+};
+
+uint32_t wordAt(const SafetensorsTensor &t, int64_t i) {
+  uint32_t w;
+  std::memcpy(&w, t.bytes.data() + 4 * i, 4);
+  return w;
+}
+
+/// Stores code `v` of weight element (n, k) in `w`'s layout.
+void setCode(UnpackedWeight &w, int64_t k, int64_t n, int64_t col,
+             uint32_t v) {
+  if (w.bits == 8) {
+    w.codes[n * k + col] = uint8_t(v);
+    return;
+  }
+  uint8_t &byte = w.codes[n * ((k + 1) / 2) + col / 2];
+  byte |= uint8_t(v << (col % 2 ? 4 : 0));
+}
+
+} // namespace
+
+bool mlir::mnemo::unpackPrequantized(const PrequantizedConfig &config,
+                                     const SafetensorsCheckpoint &weights,
+                                     llvm::StringRef stem, int64_t n,
+                                     int64_t k, UnpackedWeight &out,
+                                     std::string &error) {
+  bool gptq = config.method == PrequantizedConfig::Method::GPTQ;
+  int64_t bits = config.bits, perWord = 32 / bits;
+  uint32_t mask = (uint32_t(1) << bits) - 1;
+  int64_t group = config.groupSize ? config.groupSize : k;
+  int64_t groups = (k + group - 1) / group;
+  auto fail = [&](const llvm::Twine &message) {
+    error = (weights.getPath() + ": '" + stem + "': " + message).str();
+    return false;
+  };
+  // The packed dims must hold whole words.
+  if (gptq && k % perWord)
+    return fail("GPTQ packs " + llvm::Twine(perWord) +
+                " input features per word; this layer has " + llvm::Twine(k));
+  if (n % perWord)
+    return fail("the zero points pack " + llvm::Twine(perWord) +
+                " outputs per word; this layer has " + llvm::Twine(n));
+  Tensors tensors{weights, stem, error};
+  const SafetensorsTensor *qweight =
+      gptq ? tensors.get("qweight", {k / perWord, n}, true)
+           : tensors.get("qweight", {k, n / perWord}, true);
+  const SafetensorsTensor *qzeros =
+      qweight ? tensors.get("qzeros", {groups, n / perWord}, true) : nullptr;
+  const SafetensorsTensor *scales =
+      qzeros ? tensors.get("scales", {groups, n}, false) : nullptr;
+  if (!scales)
+    return false;
+  if (gptq) {
+    // Act-order checkpoints (desc_act) permute the groups over the inputs;
+    // mnemo.dequantize's groups are contiguous.
+    if (const SafetensorsTensor *gIdx = tensors.get("g_idx", {k}, true, true)) {
+      for (int64_t i = 0; i < k; ++i)
+        if (int64_t(int32_t(wordAt(*gIdx, i))) != i / group)
+          return fail("g_idx[" + llvm::Twine(i) + "] is " +
+                      llvm::Twine(int32_t(wordAt(*gIdx, i))) + ", not " +
+                      llvm::Twine(i / group) +
+                      ": act-order (desc_act) groups are not supported");
+    } else if (!error.empty()) {
+      return false;
+    }
+  }
+
+  out = UnpackedWeight();
+  out.bits = bits;
+  out.groupSize = group;
+  out.groups = groups;
+  out.codes.assign(bits == 8 ? n * k : n * ((k + 1) / 2), 0);
+  out.zeros.assign(n * groups, 0);
+  // AWQ's order of outputs in a word: nibble t holds output order[t].
+  static constexpr int kAwqOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+  auto outputOfNibble = [&](int64_t word, int64_t t) {
+    return word * perWord + (gptq ? t : kAwqOrder[t]);
+  };
+  if (gptq) {
+    for (int64_t r = 0; r < k / perWord; ++r)
+      for (int64_t o = 0; o < n; ++o) {
+        uint32_t w = wordAt(*qweight, r * n + o);
+        for (int64_t t = 0; t < perWord; ++t)
+          setCode(out, k, o, r * perWord + t, (w >> (bits * t)) & mask);
+      }
+  } else {
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t c = 0; c < n / perWord; ++c) {
+        uint32_t w = wordAt(*qweight, i * (n / perWord) + c);
+        for (int64_t t = 0; t < perWord; ++t)
+          setCode(out, k, outputOfNibble(c, t), i, (w >> (bits * t)) & mask);
+      }
+  }
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t c = 0; c < n / perWord; ++c) {
+      uint32_t w = wordAt(*qzeros, g * (n / perWord) + c);
+      for (int64_t t = 0; t < perWord; ++t) {
+        uint32_t z = ((w >> (bits * t)) & mask) +
+                     (gptq && config.zeroMinusOne ? 1 : 0);
+        if (z > 255)
+          return fail("group " + llvm::Twine(g) + " of output " +
+                      llvm::Twine(outputOfNibble(c, t)) +
+                      " has zero point 256, past what mnemo.dequantize "
+                      "holds");
+        out.zeros[outputOfNibble(c, t) * groups + g] = uint8_t(z);
+      }
+    }
+  bool f16 = scales->dtype == SafetensorsDType::F16;
+  std::vector<float> values;
+  if (f16)
+    out.f16Scales.resize(n * groups);
+  else {
+    values = readFloats(*scales);
+    out.f32Scales.resize(n * groups);
+  }
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t o = 0; o < n; ++o) {
+      if (f16)
+        std::memcpy(&out.f16Scales[o * groups + g],
+                    scales->bytes.data() + 2 * (g * n + o), 2);
+      else
+        out.f32Scales[o * groups + g] = values[g * n + o];
+    }
+  return true;
+}
+
+static float halfToFloat(uint16_t bits) {
+  llvm::APFloat h(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+  bool lost;
+  h.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return h.convertToFloat();
+}
+
+std::vector<float> mlir::mnemo::dequantized(const UnpackedWeight &w,
+                                            int64_t n, int64_t k) {
+  std::vector<float> out(n * k);
+  for (int64_t o = 0; o < n; ++o)
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t g = i / w.groupSize;
+      uint32_t q = w.bits == 8 ? w.codes[o * k + i]
+                               : (w.codes[o * ((k + 1) / 2) + i / 2] >>
+                                  (i % 2 ? 4 : 0)) &
+                                     0xf;
+      float scale = w.f16Scales.empty()
+                        ? w.f32Scales[o * w.groups + g]
+                        : halfToFloat(w.f16Scales[o * w.groups + g]);
+      out[o * k + i] =
+          (float(int32_t(q) - int32_t(w.zeros[o * w.groups + g]))) * scale;
+    }
+  return out;
+}
