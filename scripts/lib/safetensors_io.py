@@ -1,11 +1,11 @@
 """Reading and writing safetensors files with numpy, for the test-input and
 reference generators (the compiler's own reader is lib/Frontend/Checkpoint).
 
-    read(path) -> {name: array}: F32, F16, I32 and I64 as such, BF16
+    read(path) -> {name: array}: F32, F16, I32, I64 and U8 as such, BF16
         widened to float32.
-    write(path, tensors): float32, float16, int32 and int64 arrays (others
-        are converted to float32), in the order given, the header padded to 8
-        bytes.
+    write(path, tensors): float32, float16, int32, int64 and uint8 arrays
+        (others are converted to float32), in the order given, the header
+        padded to 8 bytes.
 """
 import json
 import struct
@@ -13,9 +13,10 @@ import struct
 import numpy as np
 
 _READ = {"F32": np.float32, "F16": np.float16, "I32": np.int32,
-         "I64": np.int64, "BF16": np.uint16}
+         "I64": np.int64, "U8": np.uint8, "BF16": np.uint16}
 _WRITE = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
-          np.dtype(np.int32): "I32", np.dtype(np.int64): "I64"}
+          np.dtype(np.int32): "I32", np.dtype(np.int64): "I64",
+          np.dtype(np.uint8): "U8"}
 
 
 def read(path):

@@ -161,19 +161,34 @@ Value DecoderBuilder::prequantizedMatrix(const Twine &name,
                           shape[1], w, error))
     return {};
   Location loc = NameLoc::get(b.getStringAttr(stem), b.getLoc());
-  int64_t groups = w.groups;
+  // Scales whose blocks run across rows: decoded as [blocks, block size].
+  SmallVector<int64_t> decoded(shape);
+  if (w.flatRows)
+    decoded = {w.flatRows, w.groupSize};
+  int64_t rows = decoded[0], groups = w.groups;
   DenseElementsAttr scales =
       w.f16Scales.empty()
           ? DenseElementsAttr::get(
-                RankedTensorType::get({shape[0], groups}, b.getF32Type()),
+                RankedTensorType::get({rows, groups}, b.getF32Type()),
                 ArrayRef<float>(w.f32Scales))
           : DenseElementsAttr::getFromRawBuffer(
-                RankedTensorType::get({shape[0], groups}, b.getF16Type()),
+                RankedTensorType::get({rows, groups}, b.getF16Type()),
                 ArrayRef<char>(reinterpret_cast<const char *>(
                                    w.f16Scales.data()),
                                w.f16Scales.size() * sizeof(uint16_t)));
-  return dequantizeOp(shape, w.bits == 8 ? QuantFormat::Int8 : QuantFormat::Int4,
-                      w.groupSize, w.codes, scales, w.zeros, loc);
+  QuantFormat format = w.nf4         ? QuantFormat::NF4
+                       : w.bits == 8 ? QuantFormat::Int8
+                                     : QuantFormat::Int4;
+  Value weight = dequantizeOp(decoded, format, w.groupSize, w.codes, scales,
+                              w.zeros, loc);
+  if (!w.flatRows)
+    return weight;
+  // Row-major, so [blocks, size] -> [blocks * size] -> [N, K].
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, weight, ArrayRef<ReassociationIndices>{{0, 1}});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, b.getF32Type()), flat,
+      ArrayRef<ReassociationIndices>{{0, 1}});
 }
 
 Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {

@@ -98,10 +98,11 @@ struct DeepSeekV4Config {
 /// `quantization_config`, PrequantizedWeights.cpp): their codes, scales and
 /// zero points are kept as they are.
 struct PrequantizedConfig {
-  enum class Method { GPTQ, AWQ };
+  enum class Method { GPTQ, AWQ, BitsAndBytesNF4 };
   Method method = Method::GPTQ;
   int64_t bits = 4;
-  /// Input features per scale; 0 for all of them (group_size -1).
+  /// Input features per scale; 0 for all of them (group_size -1). For
+  /// bitsandbytes each tensor's quant_state gives its block size.
   int64_t groupSize = 128;
   /// GPTQ's first checkpoint format ("gptq"): qzeros hold zero - 1.
   bool zeroMinusOne = true;

@@ -23,10 +23,12 @@
 #include "PrequantizedWeights.h"
 
 #include "ConfigReader.h"
+#include "dialects/Mnemo/Utils/Quantization.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/JSON.h"
 #include <cstring>
 
 using namespace mlir::mnemo;
@@ -62,11 +64,23 @@ void mlir::mnemo::parsePrequantizedConfig(ConfigReader &top,
                                 "' layout is not supported (expected gemm)");
     if (!quant.getBool("zero_point", true))
       quant.fail("zero_point", "AWQ without zero points is not supported");
+  } else if (method == "bitsandbytes") {
+    p.method = PrequantizedConfig::Method::BitsAndBytesNF4;
+    if (!quant.getBool("load_in_4bit", false))
+      quant.fail("load_in_4bit", "only 4-bit bitsandbytes checkpoints are "
+                                 "supported (not LLM.int8)");
+    std::string type = quant.getString("bnb_4bit_quant_type", "fp4");
+    if (top.error.empty() && type != "nf4")
+      quant.fail("bnb_4bit_quant_type",
+                 "'" + type + "' is not supported (expected nf4)");
+    config.prequantized = p;
+    return;
   } else {
     quant.fail("quant_method",
                "checkpoints quantized with '" + method +
-                   "' are not supported (expected gptq or awq; or an "
-                   "unquantized checkpoint and mnemoc --dtype)");
+                   "' are not supported (expected gptq, awq or "
+                   "bitsandbytes; or an unquantized checkpoint and mnemoc "
+                   "--dtype)");
     return;
   }
   int64_t group = quant.getInt("group_size", 128, -1, 1 << 20);
@@ -78,7 +92,8 @@ void mlir::mnemo::parsePrequantizedConfig(ConfigReader &top,
 
 bool mlir::mnemo::isPrequantized(const SafetensorsCheckpoint &weights,
                                  llvm::StringRef stem) {
-  return weights.lookup((stem + ".qweight").str()) != nullptr;
+  return weights.lookup((stem + ".qweight").str()) ||
+         weights.lookup((stem + ".weight.absmax").str());
 }
 
 namespace {
@@ -99,6 +114,16 @@ struct Tensors {
   const SafetensorsTensor *get(llvm::StringRef suffix,
                                llvm::ArrayRef<int64_t> shape, bool integer,
                                bool optional = false) {
+    using DT = SafetensorsDType;
+    return integer ? get(suffix, shape, {DT::I32}, "I32", optional)
+                   : get(suffix, shape, {DT::F16, DT::BF16, DT::F32},
+                         "F16, BF16 or F32", optional);
+  }
+
+  const SafetensorsTensor *get(llvm::StringRef suffix,
+                               llvm::ArrayRef<int64_t> shape,
+                               std::initializer_list<SafetensorsDType> dtypes,
+                               const char *dtypesText, bool optional = false) {
     std::string name = (stem + "." + suffix).str();
     const SafetensorsFile *file = nullptr;
     const SafetensorsTensor *t = weights.lookup(name, &file);
@@ -116,19 +141,21 @@ struct Tensors {
                   .str();
       return nullptr;
     }
-    using DT = SafetensorsDType;
-    bool ok = integer ? t->dtype == DT::I32
-                      : t->dtype == DT::F16 || t->dtype == DT::BF16 ||
-                            t->dtype == DT::F32;
-    if (!ok) {
+    if (!llvm::is_contained(dtypes, t->dtype)) {
       error = (path + ": tensor '" + name + "' has dtype " + t->dtypeName +
-               ", expected " + (integer ? "I32" : "F16, BF16 or F32"))
+               ", expected " + dtypesText)
                   .str();
       return nullptr;
     }
     return t;
   }
 };
+
+std::vector<float> readF32(const SafetensorsTensor &t) {
+  std::vector<float> v(t.bytes.size() / 4);
+  std::memcpy(v.data(), t.bytes.data(), v.size() * 4);
+  return v;
+}
 
 uint32_t wordAt(const SafetensorsTensor &t, int64_t i) {
   uint32_t w;
@@ -149,11 +176,117 @@ void setCode(UnpackedWeight &w, int64_t k, int64_t n, int64_t col,
 
 } // namespace
 
+/// bitsandbytes' NF4 (transformers' serialization of a Linear4bit):
+/// `weight` the 4-bit indices of the row-major [N, K] weight, two per byte,
+/// the first in the high nibble; a scale (absmax) per block of `blocksize`
+/// consecutive elements, f32, or with double quantization 8-bit codes into
+/// `nested_quant_map` times `nested_absmax` per 256 blocks, plus
+/// `nested_offset`, all in f32; `quant_map` the NF4 table; the block size,
+/// shape and offset in the JSON of `quant_state.bitsandbytes__nf4`.
+static bool unpackBitsAndBytes(const SafetensorsCheckpoint &weights,
+                               llvm::StringRef stem, int64_t n, int64_t k,
+                               UnpackedWeight &out, std::string &error) {
+  using DT = SafetensorsDType;
+  auto fail = [&](const llvm::Twine &message) {
+    error = (weights.getPath() + ": '" + stem + "': " + message).str();
+    return false;
+  };
+  std::string stateName = (stem + ".weight.quant_state.bitsandbytes__nf4").str();
+  const SafetensorsTensor *stateTensor = weights.lookup(stateName);
+  if (!stateTensor || stateTensor->dtype != DT::U8)
+    return fail("missing U8 tensor 'weight.quant_state.bitsandbytes__nf4'");
+  llvm::Expected<llvm::json::Value> state =
+      llvm::json::parse(stateTensor->bytes);
+  const llvm::json::Object *object = state ? state->getAsObject() : nullptr;
+  if (!object) {
+    if (!state)
+      llvm::consumeError(state.takeError());
+    return fail("its quant_state is not a JSON object");
+  }
+  std::string problem;
+  ConfigReader reader(*object, "quant_state.", problem);
+  int64_t blocksize = reader.getInt("blocksize", std::nullopt, 1, 1 << 20);
+  if (reader.getString("quant_type", "") != "nf4" && problem.empty())
+    reader.fail("quant_type", "expected nf4");
+  const llvm::json::Array *shape = object->getArray("shape");
+  if (problem.empty() &&
+      (!shape || shape->size() != 2 || (*shape)[0].getAsInteger() != n ||
+       (*shape)[1].getAsInteger() != k))
+    reader.fail("shape", "expected [" + llvm::Twine(n) + ", " +
+                             llvm::Twine(k) + "]");
+  if (problem.empty() && (n * k) % blocksize)
+    reader.fail("blocksize", "a partial last block of " +
+                                 llvm::Twine(blocksize) + " is not supported");
+  bool nested = object->get("nested_offset") != nullptr;
+  double offset = nested ? reader.getDouble("nested_offset", 0, false) : 0;
+  int64_t nestedBlocksize =
+      nested ? reader.getInt("nested_blocksize", std::nullopt, 1, 1 << 20)
+             : 1;
+  if (!problem.empty())
+    return fail(problem);
+
+  int64_t blocks = n * k / blocksize;
+  Tensors tensors{weights, stem, error};
+  const SafetensorsTensor *codes =
+      tensors.get("weight", {n * k / 2, 1}, {DT::U8}, "U8");
+  const SafetensorsTensor *table =
+      codes ? tensors.get("weight.quant_map", {16}, {DT::F32}, "F32") : nullptr;
+  const SafetensorsTensor *absmax =
+      table ? tensors.get("weight.absmax", {blocks},
+                          {nested ? DT::U8 : DT::F32}, nested ? "U8" : "F32")
+            : nullptr;
+  if (!absmax)
+    return false;
+  std::vector<float> tableValues = readF32(*table);
+  if (!llvm::equal(tableValues, quant::nf4Values()))
+    return fail("its quant_map is not the NF4 table");
+  std::vector<float> scales;
+  if (nested) {
+    int64_t nestedBlocks = (blocks + nestedBlocksize - 1) / nestedBlocksize;
+    const SafetensorsTensor *nestedAbsmax = tensors.get(
+        "weight.nested_absmax", {nestedBlocks}, {DT::F32}, "F32");
+    const SafetensorsTensor *nestedMap =
+        nestedAbsmax ? tensors.get("weight.nested_quant_map", {256}, {DT::F32},
+                                   "F32")
+                     : nullptr;
+    if (!nestedMap)
+      return false;
+    std::vector<float> outer = readF32(*nestedAbsmax), map = readF32(*nestedMap);
+    // As bitsandbytes dequantizes the statistics: in f32, the product
+    // rounded, then the offset added.
+    auto off = static_cast<float>(offset);
+    for (int64_t b = 0; b < blocks; ++b) {
+      auto q = static_cast<uint8_t>(absmax->bytes[b]);
+      float product = map[q] * outer[b / nestedBlocksize];
+      scales.push_back(product + off);
+    }
+  } else {
+    scales = readF32(*absmax);
+  }
+
+  out = UnpackedWeight();
+  out.bits = 4;
+  out.nf4 = true;
+  out.groupSize = blocksize;
+  // Blocks that run across rows: the weight viewed as one block per row.
+  out.flatRows = k % blocksize ? blocks : 0;
+  out.groups = k % blocksize ? 1 : k / blocksize;
+  out.codes.resize(n * k / 2);
+  for (int64_t i = 0; i < n * k / 2; ++i) {
+    auto byte = static_cast<uint8_t>(codes->bytes[i]);
+    out.codes[i] = uint8_t(byte >> 4 | byte << 4); // first element low
+  }
+  out.f32Scales = std::move(scales); // block n * groups + g: row n, group g
+  return true;
+}
+
 bool mlir::mnemo::unpackPrequantized(const PrequantizedConfig &config,
                                      const SafetensorsCheckpoint &weights,
                                      llvm::StringRef stem, int64_t n,
                                      int64_t k, UnpackedWeight &out,
                                      std::string &error) {
+  if (config.method == PrequantizedConfig::Method::BitsAndBytesNF4)
+    return unpackBitsAndBytes(weights, stem, n, k, out, error);
   bool gptq = config.method == PrequantizedConfig::Method::GPTQ;
   int64_t bits = config.bits, perWord = 32 / bits;
   uint32_t mask = (uint32_t(1) << bits) - 1;
@@ -272,6 +405,11 @@ std::vector<float> mlir::mnemo::dequantized(const UnpackedWeight &w,
                                : (w.codes[o * ((k + 1) / 2) + i / 2] >>
                                   (i % 2 ? 4 : 0)) &
                                      0xf;
+      if (w.nf4) { // a scale per block of the flattened weight
+        out[o * k + i] =
+            quant::nf4Values()[q] * w.f32Scales[(o * k + i) / w.groupSize];
+        continue;
+      }
       float scale = w.f16Scales.empty()
                         ? w.f32Scales[o * w.groups + g]
                         : halfToFloat(w.f16Scales[o * w.groups + g]);

@@ -7,7 +7,8 @@
 // Checkpoints whose linear layers are already quantized hold, in place of a
 // module's `weight`, packed 32-bit words of codes (`qweight`), packed zero
 // points (`qzeros`), per-group scales (`scales`) and, for GPTQ, each input
-// feature's group (`g_idx`). These unpack them into the layout of
+// feature's group (`g_idx`); bitsandbytes' NF4 keeps `weight` as packed
+// 4-bit indices beside its block scales and quant state. These unpack them into the layout of
 // mnemo.dequantize (codes [N, K] along the input features, a scale and a
 // zero point per group), keeping every code, scale and zero point as it is:
 // the weights the artifact decodes are the checkpoint's, bit for bit.
@@ -31,6 +32,12 @@ namespace mlir::mnemo {
 /// w[n, k] = (code[n, k] - zero[n, g]) * scale[n, g], g = k / groupSize.
 struct UnpackedWeight {
   int64_t bits = 4;
+  /// 4-bit indices into the NF4 table (no zero points), else integer codes.
+  bool nf4 = false;
+  /// Non-zero when the scales' blocks run across rows (bitsandbytes blocks
+  /// the flattened weight): the layout is then that of the weight viewed as
+  /// [flatRows, groupSize], one group per row.
+  int64_t flatRows = 0;
   int64_t groupSize = 0, groups = 0;
   /// [N, K] bytes (8 bits), or [N, ceil(K / 2)] with column 2i in the low
   /// nibble of byte i (4 bits); unsigned.
@@ -43,7 +50,7 @@ struct UnpackedWeight {
 };
 
 /// Whether module `stem` ("model.layers.0.mlp.up_proj") is stored quantized
-/// (has a `qweight`).
+/// (has a `qweight`, or a `weight.absmax`).
 bool isPrequantized(const SafetensorsCheckpoint &weights, llvm::StringRef stem);
 
 /// Unpacks module `stem`'s tensors as the weight [n, k]; false, with

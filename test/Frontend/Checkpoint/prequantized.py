@@ -1,8 +1,8 @@
 # Checkpoints that hold their linear layers already quantized, as GPTQ
 # (AutoGPTQ / GPTQModel; both checkpoint formats, 4 and 8 bits, symmetric
-# and asymmetric, one group or many) and AWQ (AutoAWQ's GEMM layout) pack
-# them: mnemo.dequantize takes their codes, scales and zero points as they
-# are. Inputs/make_prequantized.py packs llama_gqa's layers and decodes the
+# and asymmetric, one group or many), AWQ (AutoAWQ's GEMM layout) and
+# bitsandbytes' NF4 (plain or double-quantized scales) store them:
+# mnemo.dequantize takes their codes, scales and zero points as they are. Inputs/make_prequantized.py packs llama_gqa's layers and decodes the
 # packed tensors independently, as the reference dequantizers do; the
 # artifact must give exactly the logits of that decoded f32 checkpoint.
 # RUN: rm -rf %t && mkdir -p %t
@@ -23,6 +23,19 @@
 # RUN: %python %s check mnemoc %mnemo_run %t/awq %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=EXACT
 # EXACT: max |diff| 0 ok
 #
+# bitsandbytes NF4, plain and with double-quantized scales: blocks of the
+# flattened weight, so a layer whose rows are not whole blocks (down_proj,
+# 344 inputs) decodes [blocks, 64] and is reshaped.
+# RUN: %python %S/Inputs/make_prequantized.py %S/Inputs/refs_public/llama_gqa %t/bnb bnb 4 64 double
+# RUN: mnemoc %t/bnb --generation=false --emit=mnemo -o - | FileCheck %s --check-prefix=BNBIR
+# BNBIR: mnemo.dequantize {{.*}} format(nf4) group(64) : tensor<128x64xi8>, tensor<128x2xf32> -> tensor<128x128xf32>
+# BNBIR: mnemo.dequantize {{.*}} format(nf4) group(64) : tensor<688x32xi8>, tensor<688x1xf32> -> tensor<688x64xf32>
+# BNBIR-NEXT: tensor.collapse_shape
+# BNBIR-NEXT: tensor.expand_shape {{.*}} into tensor<128x344xf32>
+# RUN: %python %s check mnemoc %mnemo_run %t/bnb %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=EXACT
+# RUN: %python %S/Inputs/make_prequantized.py %S/Inputs/refs_public/llama_gqa %t/bnb32 bnb 4 32
+# RUN: %python %s check mnemoc %mnemo_run %t/bnb32 %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=EXACT
+#
 # The same on AArch64 under qemu, and cached generation against the
 # artifact's own forward recomputed at every step.
 # RUN: mnemoc %t/awq --generation=false --target=aarch64 -o %t/awq-a64.mnemo
@@ -39,9 +52,15 @@
 # RUN: %python %S/Inputs/make_prequantized.py %S/Inputs/refs_public/llama_gqa %t/act gptq 4 32 act-order
 # RUN: not mnemoc %t/act -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=ACT
 # ACT: error: {{.*}}model.safetensors: 'model.layers.{{[0-9]}}.{{.*}}_proj': g_idx[{{[0-9]+}}] is {{[0-9]+}}, not {{[0-9]+}}: act-order (desc_act) groups are not supported
-# RUN: cp -r %t/gptq4 %t/bnb && %python %S/Inputs/make_prequantized.py edit %t/bnb 'quant_method="bitsandbytes"'
-# RUN: not mnemoc %t/bnb -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=BNB
-# BNB: error: {{.*}}config.json: key 'quantization_config.quant_method': checkpoints quantized with 'bitsandbytes' are not supported (expected gptq or awq; or an unquantized checkpoint and mnemoc --dtype)
+# RUN: cp -r %t/gptq4 %t/hqq && %python %S/Inputs/make_prequantized.py edit %t/hqq 'quant_method="hqq"'
+# RUN: not mnemoc %t/hqq -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=HQQ
+# HQQ: error: {{.*}}config.json: key 'quantization_config.quant_method': checkpoints quantized with 'hqq' are not supported (expected gptq, awq or bitsandbytes; or an unquantized checkpoint and mnemoc --dtype)
+# RUN: cp -r %t/bnb32 %t/fp4 && %python %S/Inputs/make_prequantized.py edit %t/fp4 'bnb_4bit_quant_type="fp4"'
+# RUN: not mnemoc %t/fp4 -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=FP4
+# FP4: error: {{.*}}config.json: key 'quantization_config.bnb_4bit_quant_type': 'fp4' is not supported (expected nf4)
+# RUN: cp -r %t/bnb32 %t/nomap && %python %S/Inputs/make_prequantized.py edit %t/nomap model.layers.0.self_attn.v_proj.weight.quant_map
+# RUN: not mnemoc %t/nomap -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=NOMAP
+# NOMAP: error: {{.*}}model.safetensors: missing tensor 'model.layers.0.self_attn.v_proj.weight.quant_map' of a quantized layer
 # RUN: cp -r %t/gptq4 %t/bits3 && %python %S/Inputs/make_prequantized.py edit %t/bits3 bits=3
 # RUN: not mnemoc %t/bits3 -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=BITS
 # BITS: error: {{.*}}config.json: key 'quantization_config.bits': GPTQ with 3 bits is not supported (expected 4 or 8)

@@ -1,8 +1,8 @@
 """make_prequantized.py SRC DST METHOD BITS GROUP [OPTION...]: the f32
 checkpoint SRC with its linear layers (attention and MLP projections)
-quantized and packed as METHOD (gptq or awq) stores them, in DST, and in
-DST-dequantized the same checkpoint in f32 with each of those layers holding
-the values its packed tensors decode to.
+quantized and packed as METHOD (gptq, awq or bnb) stores them, in DST, and
+in DST-dequantized the same checkpoint in f32 with each of those layers
+holding the values its packed tensors decode to.
 
 Quantization: round to nearest per group of GROUP input features (-1: all),
 asymmetric (GPTQ's min/max grid: scale = (max(w, 0) - min(w, 0)) / maxq,
@@ -14,10 +14,21 @@ hold the zero itself; the default, gptq, holds zero - 1); `act-order`
 make_prequantized.py edit DIR KEY=JSON... NAME...: sets quantization_config
 keys and removes tensors, for the error tests.
 
+bnb: bitsandbytes' NF4 as its default (torch) backend quantizes (absmax
+per block of GROUP consecutive elements of the row-major weight, the
+nearest NF4 value, two indices per byte with the first in the high nibble)
+and transformers serializes it (weight, weight.absmax, weight.quant_map,
+weight.quant_state.bitsandbytes__nf4); option `double` quantizes the
+absmax again (offset = their mean, 8-bit codes per 256 blocks into
+weight.nested_quant_map, here an evenly spaced map of [-1, 1], and
+weight.nested_absmax).
+
 The decoded values are computed from the packed tensors alone, unpacked as
 the reference dequantizers do (AutoGPTQ's torch path: scales[g_idx] *
 (q - zeros), zeros + 1 in the first format; AutoAWQ: codes and zeros
-reordered by [0, 4, 1, 5, 2, 6, 3, 7], (q - z) * s), in float32."""
+reordered by [0, 4, 1, 5, 2, 6, 3, 7], (q - z) * s; bitsandbytes' default
+backend: quant_map[index] * absmax, the nested absmax as map[code] *
+nested_absmax + offset), in float32."""
 import json
 import os
 import shutil
@@ -114,6 +125,61 @@ def awq_decode(t, group):
     return ((q - z[g]).astype(np.float32) * t["scales"].astype(np.float32)[g]).T
 
 
+NF4 = np.array([
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+    0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+    0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+    0.7229568362236023, 1.0], np.float32)
+
+
+def bnb_tensors(w, block, double):
+    n, k = w.shape
+    flat = w.astype(np.float32).reshape(-1, block)
+    absmax = np.abs(flat).max(axis=1).astype(np.float32)
+    scaled = np.clip(flat * (np.float32(1) / absmax)[:, None], -1, 1).reshape(-1)
+    q = np.argmin(np.abs(scaled[:, None] - NF4[None, :]), axis=1).astype(np.uint8)
+    t = {"weight": (q[::2] << 4 | q[1::2]).reshape(-1, 1),
+         "weight.quant_map": NF4.copy()}
+    state = {"quant_type": "nf4", "blocksize": block, "dtype": "float32",
+             "shape": [n, k]}
+    if double:
+        offset = np.float32(absmax.mean())
+        centred = (absmax - offset).astype(np.float32)
+        nested_map = np.linspace(-1, 1, 256).astype(np.float32)
+        pad = (-len(centred)) % 256
+        groups = np.concatenate([centred, np.zeros(pad, np.float32)]).reshape(-1, 256)
+        nested_absmax = np.abs(groups).max(axis=1).astype(np.float32)
+        nested_absmax[nested_absmax == 0] = 1
+        codes = np.argmin(np.abs((groups / nested_absmax[:, None]).reshape(-1)[:, None]
+                                 - nested_map[None, :]), axis=1)[:len(centred)]
+        t["weight.absmax"] = codes.astype(np.uint8)
+        t["weight.nested_absmax"] = nested_absmax
+        t["weight.nested_quant_map"] = nested_map
+        state.update(nested_blocksize=256, nested_offset=float(offset),
+                     nested_dtype="float32")
+    else:
+        t["weight.absmax"] = absmax
+    t["weight.quant_state.bitsandbytes__nf4"] = np.frombuffer(
+        json.dumps(state).encode(), np.uint8).copy()
+    return t
+
+
+def bnb_decode(t, shape):
+    packed = t["weight"].reshape(-1)
+    index = np.empty(packed.size * 2, np.int64)
+    index[1::2], index[::2] = packed & 0xF, packed >> 4
+    state = json.loads(bytes(t["weight.quant_state.bitsandbytes__nf4"]))
+    block = state["blocksize"]
+    absmax = t["weight.absmax"]
+    if "nested_offset" in state:
+        nested = t["weight.nested_absmax"][np.arange(absmax.size) // 256]
+        absmax = (t["weight.nested_quant_map"][absmax] * nested).astype(np.float32)
+        absmax = (absmax + np.float32(state["nested_offset"])).astype(np.float32)
+    values = t["weight.quant_map"][index].reshape(-1, block) * absmax[:, None]
+    return values.astype(np.float32).reshape(shape)
+
+
 def edit(directory, changes):
     """`set`: quantization_config keys set to JSON values; `drop`: tensors
     removed (for the error tests)."""
@@ -150,6 +216,12 @@ def main():
             t = gptq_tensors(w, bits, g, "sym" in options, "v2" in options,
                              "act-order" in options)
             decoded[name] = gptq_decode(t, bits, "v2" in options)
+        elif method == "bnb":
+            t = bnb_tensors(w, g, "double" in options)
+            decoded[name] = bnb_decode(t, w.shape)
+            for suffix, a in t.items():
+                quantized[f"{stem}.{suffix}"] = a
+            continue
         else:
             t = awq_tensors(w, g)
             decoded[name] = awq_decode(t, g)
@@ -163,6 +235,12 @@ def main():
             "quant_method": "gptq", "bits": bits, "group_size": group,
             "desc_act": "act-order" in options, "sym": "sym" in options,
             "checkpoint_format": "gptq_v2" if "v2" in options else "gptq"}
+    elif method == "bnb":
+        config["quantization_config"] = {
+            "quant_method": "bitsandbytes", "load_in_4bit": True,
+            "load_in_8bit": False, "bnb_4bit_quant_type": "nf4",
+            "bnb_4bit_use_double_quant": "double" in options,
+            "bnb_4bit_compute_dtype": "float32", "bnb_4bit_quant_storage": "uint8"}
     else:
         config["quantization_config"] = {
             "quant_method": "awq", "bits": 4, "group_size": group,
