@@ -74,6 +74,14 @@ if shutil.which("qemu-aarch64") and all(
                      "mnemo-runtime-load-test"]):
     config.available_features.add("aarch64-runtime")
 
+# Commands whose memory a test bounds (test/Inputs/limit_memory.py: an
+# address-space limit, or per allocation under AddressSanitizer).
+config.substitutions.append(
+    ("%limit_memory", config.python_executable + " " +
+     os.path.join(config.mnemo_src_root, "test", "Inputs", "limit_memory.py")))
+if "address" in config.mnemo_sanitizers:
+    config.environment["MNEMO_SANITIZED_ADDRESS"] = "1"
+
 # ptxas (CUDA toolkit) validates emitted PTX; tests of that need the
 # `ptxas` feature and are UNSUPPORTED where it is missing.
 ptxas = shutil.which("ptxas") or next(

@@ -18,7 +18,7 @@
 # RUN: not mnemoc %t/no_bias -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=NO-BIAS
 # Found by the checkpoint fuzzer: nothing sized by a config dim before the
 # tensors' shapes are checked (the address space is capped at 2 GiB here).
-# RUN: ulimit -v 2097152 && not mnemoc %t/kv_lora_huge -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=KV-LORA-HUGE
+# RUN: not %limit_memory 2097152 mnemoc %t/kv_lora_huge -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=KV-LORA-HUGE
 
 # KV-HEADS: mnemoc: error: {{.*}}kv_heads{{[/\\]}}config.json: key 'num_key_value_heads': must equal num_attention_heads for multi-head latent attention{{$}}
 # KV-HEADS-NOT: {{.}}
