@@ -15,6 +15,7 @@
 #define MNEMO_RUNTIME_SUPPORT_MEMORY_H
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>

@@ -16,6 +16,8 @@
 
 #include "support/Memory.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
