@@ -510,21 +510,23 @@ size_t mutateArtifact(uint8_t *data, size_t size, size_t maxSize,
   size_t out = meta + moved + tail;
   if (out > maxSize)
     return LLVMFuzzerMutate(data, size, maxSize);
-  flatbuffers::Table *root = flatbuffers::GetAnySizePrefixedRoot(buf.data());
-  if (oldWeights >= meta &&
-      static_cast<uint64_t>(flatbuffers::GetAnyFieldI(*root, weightsOffset)) ==
-          oldWeights)
-    flatbuffers::SetAnyFieldI(root, weightsOffset,
-                              static_cast<int64_t>(oldWeights + moved));
-
   // Sized and signed again, as a forger would, so that the checks behind
-  // the checksum run.
+  // the checksum run. The last mutation may have broken what overlapping
+  // objects shared (see mutate()): then only the size is written.
   flatbuffers::WriteScalar<uoffset_t>(buf.data(),
                                       static_cast<uoffset_t>(buf.size() - 4));
-  if (uint8_t *crc = root->GetAddressOf(checksum.offset())) {
-    std::memset(crc, 0, 4);
-    uint32_t value = mnemo::rt::crc32(0, buf.data() + 4, buf.size() - 4);
-    std::memcpy(crc, &value, 4);
+  if (verified(buf.data(), buf.size())) {
+    flatbuffers::Table *root = flatbuffers::GetAnySizePrefixedRoot(buf.data());
+    if (oldWeights >= meta &&
+        static_cast<uint64_t>(flatbuffers::GetAnyFieldI(*root, weightsOffset)) ==
+            oldWeights)
+      flatbuffers::SetAnyFieldI(root, weightsOffset,
+                                static_cast<int64_t>(oldWeights + moved));
+    if (uint8_t *crc = root->GetAddressOf(checksum.offset())) {
+      std::memset(crc, 0, 4);
+      uint32_t value = mnemo::rt::crc32(0, buf.data() + 4, buf.size() - 4);
+      std::memcpy(crc, &value, 4);
+    }
   }
 
   std::memmove(data + out - tail, data + meta, tail);
