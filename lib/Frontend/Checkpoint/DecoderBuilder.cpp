@@ -22,13 +22,6 @@
 using namespace mlir;
 using namespace mlir::mnemo;
 
-static std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
 DecoderBuilder::DecoderBuilder(const ModelConfig &config,
                                const SafetensorsCheckpoint &weights,
                                ImplicitLocOpBuilder &b, std::string &error,

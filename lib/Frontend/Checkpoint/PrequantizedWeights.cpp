@@ -98,13 +98,6 @@ bool mlir::mnemo::isPrequantized(const SafetensorsCheckpoint &weights,
 
 namespace {
 
-std::string shapeText(llvm::ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// Looks tensors up with their expected shape and dtype.
 struct Tensors {
   const SafetensorsCheckpoint &weights;
@@ -137,7 +130,7 @@ struct Tensors {
     llvm::StringRef path = file ? file->getPath() : weights.getPath();
     if (!llvm::equal(t->shape, shape)) {
       error = (path + ": tensor '" + name + "' has shape " +
-               shapeText(t->shape) + ", expected " + shapeText(shape))
+               formatShape(t->shape) + ", expected " + formatShape(shape))
                   .str();
       return nullptr;
     }
@@ -150,12 +143,6 @@ struct Tensors {
     return t;
   }
 };
-
-std::vector<float> readF32(const SafetensorsTensor &t) {
-  std::vector<float> v(t.bytes.size() / 4);
-  std::memcpy(v.data(), t.bytes.data(), v.size() * 4);
-  return v;
-}
 
 uint32_t wordAt(const SafetensorsTensor &t, int64_t i) {
   uint32_t w;
@@ -237,7 +224,7 @@ static bool unpackBitsAndBytes(const SafetensorsCheckpoint &weights,
             : nullptr;
   if (!absmax)
     return false;
-  std::vector<float> tableValues = readF32(*table);
+  std::vector<float> tableValues = readFloats(*table);
   if (!llvm::equal(tableValues, quant::nf4Values()))
     return fail("its quant_map is not the NF4 table");
   std::vector<float> scales;
@@ -251,7 +238,7 @@ static bool unpackBitsAndBytes(const SafetensorsCheckpoint &weights,
                      : nullptr;
     if (!nestedMap)
       return false;
-    std::vector<float> outer = readF32(*nestedAbsmax), map = readF32(*nestedMap);
+    std::vector<float> outer = readFloats(*nestedAbsmax), map = readFloats(*nestedMap);
     // As bitsandbytes dequantizes the statistics: in f32, the product
     // rounded, then the offset added.
     auto off = static_cast<float>(offset);
@@ -261,7 +248,7 @@ static bool unpackBitsAndBytes(const SafetensorsCheckpoint &weights,
       scales.push_back(product + off);
     }
   } else {
-    scales = readF32(*absmax);
+    scales = readFloats(*absmax);
   }
 
   out = UnpackedWeight();

@@ -291,6 +291,13 @@ void SafetensorsCheckpoint::replace(StringRef name, std::vector<float> values) {
   replaced[name] = std::move(r);
 }
 
+std::string mnemo::formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 std::vector<float> mnemo::readFloats(const SafetensorsTensor &tensor) {
   size_t size = getDTypeSize(tensor.dtype);
   size_t count = tensor.bytes.size() / size;

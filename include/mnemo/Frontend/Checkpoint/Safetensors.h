@@ -42,6 +42,9 @@ struct SafetensorsTensor {
 /// The values of a float tensor (F32, F16 or BF16) as f32.
 std::vector<float> readFloats(const SafetensorsTensor &tensor);
 
+/// "[2, 3]", for messages.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
 /// A memory-mapped, validated safetensors file.
 class SafetensorsFile {
 public:
