@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CPUTarget.h"
+#include "MergeSimilarFunctions.h"
 #include "SplitCodegen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -198,6 +199,7 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
   llvmModule->setTargetTriple(tm->getTargetTriple());
   llvmModule->setDataLayout(tm->createDataLayout());
   mergeIdenticalFunctions(*llvmModule);
+  mergeSimilarFunctions(*llvmModule);
   ScopedNoLoopStrengthReduction noLSR;
   if (kind == OutputKind::SharedObject) {
     // The kernels are optimized and generated in partitions, on the
