@@ -67,38 +67,49 @@ createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
-/// LLVM's loop strength reduction, off while this lives. The kernels'
-/// address arithmetic comes from MLIR already strength-reduced (tile
-/// pointers advanced by constant strides), and LSR took a tenth of the code
-/// generator's time (deepseek_mla: 0.27 of 2.5 CPU-s, `--time-passes`)
-/// for no difference in the models', the attention block's or the GEMM's
-/// speed in alternating runs (2026-12-03, docs/CPU.md). LLVM reads the
-/// setting only from its process-wide `-disable-lsr` option, when a code
-/// generation pipeline is built, so it is set here through the option
-/// registry (as LLVM's own tools set options) and reset on return. It
-/// changes how fast the compile is, never what the code computes; a
-/// `-disable-lsr` given on the command line wins.
-class ScopedNoLoopStrengthReduction {
+/// LLVM settings for the compile of a code object, set while this lives.
+/// LLVM reads them only from process-wide options, so they are set through
+/// the option registry (as LLVM's own tools set options) and reset on
+/// return; one given on the command line wins. They change how fast the
+/// compile is, never what the code computes:
+///
+/// - `-disable-lsr`: the kernels' address arithmetic comes from MLIR
+///   already strength-reduced (tile pointers advanced by constant strides),
+///   and loop strength reduction took a tenth of the code generator's time
+///   (deepseek_mla: 0.27 of 2.5 CPU-s, `--time-passes`) for no difference
+///   in the models', the attention block's or the GEMM's speed in
+///   alternating runs (2026-12-03, docs/CPU.md).
+/// - `-unroll-runtime=false`, `-unroll-allow-partial=false`: the GEMM and
+///   attention tiles are unrolled in MLIR already, to the register file;
+///   LLVM's partial and run-time unrolling copied the small loops around
+///   them (copies, norms, the loop vectorizer's remainders) two to eight
+///   times with their prologues, a quarter of deepseek_mla's code, for no
+///   difference in speed (2026-12-04, docs/CPU.md). Loops of a constant
+///   trip count are still unrolled in full.
+class ScopedCodegenOptions {
 public:
-  ScopedNoLoopStrengthReduction() {
+  ScopedCodegenOptions() {
     auto &options = llvm::cl::getRegisteredOptions();
-    auto it = options.find("disable-lsr");
-    if (it == options.end() || it->second->getNumOccurrences() != 0)
-      return;
-    // Parsed by the option's own parser, as from a command line.
-    if (!it->second->addOccurrence(/*pos=*/0, "disable-lsr", "true"))
-      option = it->second;
+    for (auto [name, value] : {std::pair{"disable-lsr", "true"},
+                               {"unroll-runtime", "false"},
+                               {"unroll-allow-partial", "false"}}) {
+      auto it = options.find(name);
+      if (it == options.end() || it->second->getNumOccurrences() != 0)
+        continue;
+      // Parsed by the option's own parser, as from a command line.
+      if (!it->second->addOccurrence(/*pos=*/0, name, value))
+        set.push_back(it->second);
+    }
   }
-  ~ScopedNoLoopStrengthReduction() {
-    if (option)
+  ~ScopedCodegenOptions() {
+    for (llvm::cl::Option *option : set)
       option->reset();
   }
-  ScopedNoLoopStrengthReduction(const ScopedNoLoopStrengthReduction &) = delete;
-  ScopedNoLoopStrengthReduction &
-  operator=(const ScopedNoLoopStrengthReduction &) = delete;
+  ScopedCodegenOptions(const ScopedCodegenOptions &) = delete;
+  ScopedCodegenOptions &operator=(const ScopedCodegenOptions &) = delete;
 
 private:
-  llvm::cl::Option *option = nullptr;
+  llvm::SmallVector<llvm::cl::Option *, 3> set;
 };
 
 /// Finds ld.lld: the one next to the LLVM this was built with, then PATH.
@@ -200,7 +211,7 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
   llvmModule->setDataLayout(tm->createDataLayout());
   mergeIdenticalFunctions(*llvmModule);
   mergeSimilarFunctions(*llvmModule);
-  ScopedNoLoopStrengthReduction noLSR;
+  ScopedCodegenOptions codegenOptions;
   if (kind == OutputKind::SharedObject) {
     // The kernels are optimized and generated in partitions, on the
     // compiler's threads; the code object is the same on any machine.
