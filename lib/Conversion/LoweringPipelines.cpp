@@ -67,8 +67,9 @@ void mnemo::buildLinalgToLoopsPasses(OpPassManager &pm) {
 void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
                                      bool allocationFunctions) {
   // Conversions that need no module-level declarations run function by
-  // function (on the context's threads).
-  pm.addPass(createConvertVectorToLLVMPass());
+  // function (on the context's threads). Vector ops only occur in
+  // functions; the pass itself works on any op.
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToLLVMPass());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   OpPassManager &funcs = pm.nest<func::FuncOp>();

@@ -127,4 +127,32 @@ def AttachLoopAnnotationsPass : Pass<"mnemo-attach-loop-annotations"> {
   }];
 }
 
+def SplitIndependentFunctionsPass
+    : Pass<"mnemo-split-independent-functions", "::mlir::ModuleOp"> {
+  let summary = "Moves each set of functions that refer to one another into "
+                "a nested module of its own";
+  let description = [{
+    Module passes (one-shot bufferization, buffer deallocation and its
+    simplification) run on one thread over the whole module. A model's
+    entry points (`forward`, `prefill`, `decode`) share nothing: in nested
+    modules of their own, a pipeline nested on `builtin.module` runs them
+    on the context's threads. The top-level ops are grouped by the symbols
+    they use (an entry with the helpers it calls, a global with its users);
+    ops without a symbol join the first group. Each nested module gets the
+    top module's attributes. `mnemo-merge-nested-modules` undoes the split.
+  }];
+}
+
+def MergeNestedModulesPass
+    : Pass<"mnemo-merge-nested-modules", "::mlir::ModuleOp"> {
+  let summary = "Moves the ops of nested modules back into the top module";
+  let description = [{
+    The inverse of `mnemo-split-independent-functions`, group by group.
+    Passes that ran in the nested modules may each have added the same
+    helper (a private declaration, a deallocation helper): a symbol already
+    defined by an equivalent op is dropped; a different op of the same name
+    is renamed, with its uses in its own module, before the move.
+  }];
+}
+
 #endif // MNEMO_CONVERSION_PASSES

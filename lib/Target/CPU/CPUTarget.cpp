@@ -61,7 +61,12 @@ void CPUTargetBackend::buildTileKernelPipeline(OpPassManager &pm) const {
 }
 
 void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
-  buildBufferizationPasses(pm);
+  // Bufferization is made of module passes, which run on one thread: the
+  // entry points (which share nothing) bufferize side by side, each in a
+  // nested module of its own.
+  pm.addPass(createSplitIndependentFunctionsPass());
+  buildBufferizationPasses(pm.nest<ModuleOp>());
+  pm.addPass(createMergeNestedModulesPass());
   // Copies become loops; the code object must not call MLIR's runtime.
   pm.addPass(createLowerCopiesPass());
   pm.addPass(createInstrumentProfilePass());
