@@ -27,18 +27,26 @@ using mlir::mnemo::mergeSimilarFunctions;
 
 namespace {
 
-/// A kernel of 34+ instructions: a loop to `bound` over a row of `stride`
-/// floats, scaled by `scale`; `tail` is spliced before the return.
+/// A vector kernel of 40+ instructions: a loop to `bound` over rows of
+/// `stride` floats, storing `scale` vectors (scalars unless `vector`);
+/// `tail` is spliced before the return.
 std::string kernel(const std::string &name, const std::string &bound,
                    const std::string &stride, const std::string &scale,
-                   const std::string &tail = "") {
+                   const std::string &tail = "", bool vector = true) {
   std::string body;
   for (int i = 0; i < 8; ++i) {
     std::string s = std::to_string(i);
     body += "  %o" + s + " = add i64 %row, " + s + "\n";
     body += "  %a" + s + " = mul i64 %o" + s + ", " + stride + "\n";
     body += "  %p" + s + " = getelementptr float, ptr %x, i64 %a" + s + "\n";
-    body += "  store float " + scale + ", ptr %p" + s + "\n";
+    if (vector) {
+      body += "  %v" + s + " = insertelement <4 x float> poison, float " +
+              scale + ", i64 0\n";
+      body += "  store <4 x float> %v" + s + ", ptr %p" + s + "\n";
+    } else {
+      body += "  %v" + s + " = fadd float " + scale + ", 1.0\n";
+      body += "  store float %v" + s + ", ptr %p" + s + "\n";
+    }
   }
   return "define internal void @" + name +
          "(ptr %x, i64 %n) {\n"
@@ -144,6 +152,11 @@ TEST(MergeSimilarFunctions, IdenticalShapesOnly) {
                "define internal i64 @b(i64 %x) {\n  %y = mul i64 %x, 5\n"
                "  ret i64 %y\n}\n");
   EXPECT_EQ(small.result.functions, 0u);
+
+  // Scalar loops keep their constants, which LLVM's loop vectorizer needs.
+  Merged scalar(kernel("a", "64", "64", "1.0", "", /*vector=*/false) +
+                kernel("b", "128", "128", "1.0", "", /*vector=*/false));
+  EXPECT_EQ(scalar.result.functions, 0u);
 
   // Public functions keep their bodies.
   std::string pub = kernel("b", "128", "128", "1.0");

@@ -257,9 +257,22 @@ bool mergeGroup(ArrayRef<Function *> group,
   return true;
 }
 
+/// Whether `f` computes on vectors already (a GEMM or attention tile that
+/// MLIR vectorized). Scalar loops (copies, transposes, elementwise chains)
+/// are left to LLVM's loop vectorizer, which needs their constant strides
+/// and trip counts: with them as parameters, a transpose became a gather
+/// (deepseek_mla's ONNX export: its KV copies 2.5x slower).
+bool isVectorCode(const Function &f) {
+  for (const Instruction &inst : instructions(f))
+    if (inst.getType()->isVectorTy())
+      return true;
+  return false;
+}
+
 bool isCandidate(const Function &f) {
   return !f.isDeclaration() && f.hasLocalLinkage() && !f.isVarArg() &&
-         !f.hasPersonalityFn() && f.getInstructionCount() >= kMinInstructions;
+         !f.hasPersonalityFn() && f.getInstructionCount() >= kMinInstructions &&
+         isVectorCode(f);
 }
 
 } // namespace
