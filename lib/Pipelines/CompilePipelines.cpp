@@ -18,10 +18,12 @@ void mnemo::buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout) {
   // here the graph is simplified, each MLA op gets its form (expanded for
   // prefill, absorbed for decode), matrix products become mnemo.linear and
   // constant weights are laid out for the generated loops.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(mnemo::createFoldShapeReshapesPass());
-  pm.addPass(mnemo::createRaiseContractionsPass());
+  // Function by function, on the context's threads.
+  OpPassManager &funcs = pm.nest<func::FuncOp>();
+  funcs.addPass(createCanonicalizerPass());
+  funcs.addPass(createCSEPass());
+  funcs.addPass(mnemo::createFoldShapeReshapesPass());
+  funcs.addPass(mnemo::createRaiseContractionsPass());
   pm.addPass(mnemo::createSelectMLAFormPass());
   // Weights read in place from a checkpoint keep its [out, in] layout.
   if (!keepWeightLayout)

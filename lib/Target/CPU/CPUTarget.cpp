@@ -53,7 +53,7 @@ void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
 void CPUTargetBackend::buildTileKernelPipeline(OpPassManager &pm) const {
   // An attention tile's QK^T and PV are products of a tile with a K or V
   // block: raised to mnemo.linear, they take the same GEMM.
-  pm.addPass(createRaiseContractionsPass());
+  pm.addNestedPass<func::FuncOp>(createRaiseContractionsPass());
   pm.addNestedPass<func::FuncOp>(
       createCPULinearKernelPass(linearKernelOptions(info)));
   // Its softmax works on whole rows as vectors.
