@@ -118,7 +118,8 @@ TEST(MergeSimilarFunctions, ConstantsBecomeParameters) {
   Value *n = c->getFunction()->getArg(1);
   EXPECT_TRUE(is_contained(extra(c), n));
   EXPECT_TRUE(is_contained(extra(c), ConstantInt::get(i64, 32)));
-  EXPECT_TRUE(is_contained(extra(c), ConstantFP::get(Type::getFloatTy(m.context), 2.0)));
+  Constant *two = ConstantFP::get(Type::getFloatTy(m.context), 2.0);
+  EXPECT_TRUE(is_contained(extra(c), two));
   EXPECT_EQ(count(extra(a), ConstantInt::get(i64, 64)), 2);
   EXPECT_EQ(count(extra(b), ConstantInt::get(i64, 128)), 2);
   // Every use of the stride reads one parameter.
@@ -165,13 +166,46 @@ TEST(MergeSimilarFunctions, IdenticalShapesOnly) {
   EXPECT_EQ(exported.result.functions, 0u);
 }
 
+/// `ir` with every kernel's signature replaced by `signature`.
+std::string withSignature(std::string ir, const std::string &signature) {
+  for (size_t at; (at = ir.find("(ptr %x, i64 %n)")) != std::string::npos;)
+    ir.replace(at, 16, signature);
+  return ir;
+}
+
+TEST(MergeSimilarFunctions, WhatASharedBodyCannotKeep) {
+  // Two pointer arguments where the other has one: the shared body would
+  // reach one object through two arguments, against `noalias`.
+  std::string store = "  store float 0.0, ptr %";
+  Merged pointers(
+      withSignature(kernel("a", "64", "64", "1.0", store + "x\n") +
+                        kernel("b", "64", "64", "1.0", store + "y\n"),
+                    "(ptr noalias %x, i64 %n, ptr noalias %y)"));
+  EXPECT_EQ(pointers.result.functions, 0u);
+  // A non-pointer argument against a constant is a parameter.
+  Merged sizes(kernel("a", "64", "64", "1.0") + kernel("b", "%n", "64", "1.0"));
+  EXPECT_EQ(sizes.result.functions, 2u);
+
+  // Arguments passed by ABI attributes, and always-inline functions.
+  Merged abi(withSignature(kernel("a", "64", "64", "1.0") +
+                               kernel("b", "128", "128", "1.0"),
+                           "(ptr %x, i64 signext %n)"));
+  EXPECT_EQ(abi.result.functions, 0u);
+  std::string inlined =
+      kernel("a", "64", "64", "1.0") + kernel("b", "128", "128", "1.0");
+  for (size_t at; (at = inlined.find("i64 %n) {")) != std::string::npos;)
+    inlined.replace(at, 9, "i64 %n) alwaysinline {");
+  Merged always(inlined);
+  EXPECT_EQ(always.result.functions, 0u);
+}
+
 TEST(MergeSimilarFunctions, GroupsByShape) {
   // Two groups in one module: the loops of stride 8 and 16 with one tail,
   // those of stride 4 and 2 with another.
   std::string tail = "  call void @f()\n";
   Merged m("declare void @f()\n" + kernel("a", "8", "8", "1.0") +
-           kernel("b", "4", "4", "1.0", tail) +
-           kernel("c", "16", "16", "1.0") + kernel("d", "2", "2", "1.0", tail));
+           kernel("b", "4", "4", "1.0", tail) + kernel("c", "16", "16", "1.0") +
+           kernel("d", "2", "2", "1.0", tail));
   EXPECT_EQ(m.result.functions, 4u);
   EXPECT_EQ(m.result.bodies, 2u);
   CallInst *a = m.sharedCall("a"), *c = m.sharedCall("c"),

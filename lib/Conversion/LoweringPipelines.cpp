@@ -68,7 +68,8 @@ void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
                                      bool allocationFunctions) {
   // Conversions that need no module-level declarations run function by
   // function (on the context's threads). Vector ops only occur in
-  // functions; the pass itself works on any op.
+  // functions; of them only `vector.print` would declare a function in the
+  // module (printf), and no pipeline of the compiler makes one.
   pm.addNestedPass<func::FuncOp>(createConvertVectorToLLVMPass());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

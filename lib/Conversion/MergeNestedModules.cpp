@@ -6,8 +6,9 @@
 //
 // Moves the ops of the nested modules (mnemo-split-independent-functions)
 // back into the top module, in order. The same helper that passes added to
-// several nested modules is kept once; a different op of a name already
-// taken is renamed first.
+// several nested modules is kept once; a different private definition of a
+// name already taken is renamed first (a different declaration or public
+// symbol is an error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,10 +88,18 @@ struct MergeNestedModulesPass final
 
   /// Gives `op` a name free in the top module and in `inner`, updating
   /// its uses in `inner`.
+  /// Only a private definition may be renamed: a declaration or a public
+  /// symbol names something outside the module.
   LogicalResult rename(Operation *op, ModuleOp inner,
                        const DenseMap<StringAttr, Operation *> &defined) {
-    SymbolTable table(inner);
     StringAttr name = symbolName(op);
+    auto symbol = dyn_cast<SymbolOpInterface>(op);
+    if (!symbol || !symbol.isPrivate() || symbol.isDeclaration())
+      return op->emitError("'")
+             << name.getValue()
+             << "' is declared differently in two independent parts of the "
+                "module";
+    SymbolTable table(inner);
     for (unsigned i = 1;; ++i) {
       StringAttr candidate =
           StringAttr::get(op->getContext(), name.str() + "_" + Twine(i));

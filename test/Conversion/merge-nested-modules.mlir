@@ -8,6 +8,7 @@
 // CHECK: func.func private @dealloc_helper(
 // CHECK: func.func @b(
 // CHECK-NEXT: call @dealloc_helper(
+// CHECK-NOT: func.func private @dealloc_helper(
 // CHECK: func.func @c(
 // CHECK-NEXT: call @dealloc_helper_1(
 // CHECK: func.func private @dealloc_helper_1(
@@ -94,5 +95,40 @@ module {
 module attributes {mnemo.tag = 1 : i64} {
   // expected-error @+1 {{nested module sets 'mnemo.tag' differently from the top module}}
   module attributes {mnemo.tag = 2 : i64} {
+  }
+}
+
+// -----
+
+// Equal declarations are kept once; a declaration names a function outside
+// the module, so a different one of the same name is an error, not a rename.
+module {
+  module {
+    func.func private @malloc(i64) -> !llvm.ptr
+  }
+  module {
+    func.func private @malloc(i64) -> !llvm.ptr
+  }
+  module {
+    // expected-error @+1 {{'malloc' is declared differently in two independent parts of the module}}
+    func.func private @malloc(i32) -> !llvm.ptr
+  }
+}
+
+// -----
+
+// So is a public function.
+module {
+  module {
+    func.func @entry(%x: f32) -> f32 {
+      return %x : f32
+    }
+  }
+  module {
+    // expected-error @+1 {{'entry' is declared differently in two independent parts of the module}}
+    func.func @entry(%x: f32) -> f32 {
+      %y = arith.addf %x, %x : f32
+      return %y : f32
+    }
   }
 }

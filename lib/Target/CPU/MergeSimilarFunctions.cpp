@@ -1,4 +1,4 @@
-//===- MergeSimilarFunctions.cpp - one body for kernels of any size -*- C++ -*-//
+//===- MergeSimilarFunctions.cpp - one body for kernels of any size ------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -12,8 +12,9 @@
 // optimized and generated on its own: code generation is most of a model's
 // compile (deepseek_mla: eight GEMM kernels of 500 instructions each).
 //
-// Here, functions equal up to integer constants are grouped, and one copy
-// takes the constants that differ as extra parameters (one parameter per
+// Here, functions equal up to scalar constants (integers and floats, or a
+// constant in one and an integer argument in another) are grouped, and one
+// copy takes the values that differ as extra parameters (one parameter per
 // distinct column of values across the group). The originals keep their
 // names and signatures; each body becomes a tail call of the shared copy
 // with its own values, which O1 inlines into the callers. Constants stay
@@ -90,7 +91,8 @@ bool isParameterizable(const Instruction &inst, unsigned i) {
 
 /// Whether two instructions' metadata say the same. Loop metadata is
 /// distinct per loop: its properties (operands after the self reference,
-/// uniqued) are compared.
+/// uniqued) are compared. Debug locations differ between any two
+/// functions, so code with debug info is never merged.
 bool sameMetadata(const Instruction &a, const Instruction &b) {
   SmallVector<std::pair<unsigned, MDNode *>, 4> ma, mb;
   a.getAllMetadata(ma);
@@ -113,10 +115,13 @@ bool sameMetadata(const Instruction &a, const Instruction &b) {
 }
 
 /// What a parameter may carry in one function of a group: a scalar
-/// constant, or one of the function's own arguments (a size that is static
-/// in one kernel and dynamic in another).
+/// constant, or one of the function's own non-pointer arguments (a size
+/// that is static in one kernel and dynamic in another). Never a pointer:
+/// the shared body would reach one object through two arguments, which
+/// `noalias` on either would make a miscompile.
 bool isParameterValue(const Value *v) {
-  return isa<ConstantInt, ConstantFP, Argument>(v);
+  return isa<ConstantInt, ConstantFP>(v) ||
+         (isa<Argument>(v) && !v->getType()->isPointerTy());
 }
 
 /// A function's instructions in order.
@@ -128,14 +133,14 @@ SmallVector<Instruction *> instructionsOf(Function &f) {
 }
 
 /// Compares `g` with `leader`, instruction by instruction; where they
-/// differ only in integer constants at operands that may be parameters,
+/// differ only in scalar constants at operands that may be parameters,
 /// adds those operands to `sites` and returns true.
 bool equalUpToConstants(Function &leader, Function &g,
                         SmallVectorImpl<Site> &sites) {
   if (leader.getFunctionType() != g.getFunctionType() ||
       leader.getAttributes() != g.getAttributes() ||
       leader.getCallingConv() != g.getCallingConv() ||
-      leader.size() != g.size() ||
+      leader.getAlign() != g.getAlign() || leader.size() != g.size() ||
       leader.getInstructionCount() != g.getInstructionCount())
     return false;
   // g's arguments, blocks and instructions, mapped to the leader's.
@@ -269,9 +274,35 @@ bool isVectorCode(const Function &f) {
   return false;
 }
 
+/// Whether a call of `f` with its own arguments needs more than the
+/// arguments: attributes that change how they are passed (the shared
+/// body's call carries none).
+bool hasABIAttributes(const Function &f) {
+  static constexpr Attribute::AttrKind kinds[] = {
+      Attribute::ByVal,      Attribute::ByRef,        Attribute::StructRet,
+      Attribute::InAlloca,   Attribute::Preallocated, Attribute::InReg,
+      Attribute::ZExt,       Attribute::SExt,         Attribute::SwiftSelf,
+      Attribute::SwiftError, Attribute::SwiftAsync,   Attribute::Nest};
+  AttributeList attrs = f.getAttributes();
+  for (Attribute::AttrKind kind : kinds) {
+    if (attrs.hasRetAttr(kind))
+      return true;
+    for (unsigned i = 0, e = f.arg_size(); i < e; ++i)
+      if (attrs.hasParamAttr(i, kind))
+        return true;
+  }
+  return false;
+}
+
+/// Functions that may take part: local vector kernels with nothing
+/// attached that a shared copy could not keep for each of them (a
+/// section, GC, prefix or prologue data, a comdat, function metadata).
 bool isCandidate(const Function &f) {
   return !f.isDeclaration() && f.hasLocalLinkage() && !f.isVarArg() &&
-         !f.hasPersonalityFn() && f.getInstructionCount() >= kMinInstructions &&
+         !f.hasPersonalityFn() && !f.hasGC() && !f.hasSection() &&
+         !f.hasPrefixData() && !f.hasPrologueData() && !f.hasComdat() &&
+         !f.hasMetadata() && !f.hasFnAttribute(Attribute::AlwaysInline) &&
+         !hasABIAttributes(f) && f.getInstructionCount() >= kMinInstructions &&
          isVectorCode(f);
 }
 

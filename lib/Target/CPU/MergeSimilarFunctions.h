@@ -21,9 +21,9 @@ struct SimilarFunctionsMerged {
   unsigned bodies = 0;
 };
 
-/// Merges local functions that differ only in integer constants (the GEMM
-/// of every projection width, the norm of every hidden size: kernels of one
-/// op on static shapes) into one body that takes the differing constants as
+/// Merges local vector kernels that differ only in scalar constants (the
+/// GEMM of every projection width, the norm of every hidden size: kernels of
+/// one op on static shapes) into one body that takes the differing values as
 /// parameters; each original becomes a call of it with its own values, which
 /// O1 inlines into its callers. Run on the module as translated, before O1,
 /// so that the shared body is optimized and generated once.

@@ -33,6 +33,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <mutex>
+
 using namespace mlir;
 using namespace mlir::mnemo;
 
@@ -63,8 +65,8 @@ createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
   }
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(
-      triple, target.getCPU(), target.getFeatures(), options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, target.getCPU(), target.getFeatures(), options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
 /// LLVM settings for the compile of a code object, set while this lives.
@@ -86,9 +88,13 @@ createTargetMachine(ModuleOp module, const CPUTargetBackend &target) {
 ///   times with their prologues, a quarter of deepseek_mla's code, for no
 ///   difference in speed (2026-12-04, docs/CPU.md). Loops of a constant
 ///   trip count are still unrolled in full.
+///
+/// The options belong to the process, so compiles that overlap (an
+/// embedder's threads) take turns from here to the end of the code
+/// generation; each then sets and resets them alone.
 class ScopedCodegenOptions {
 public:
-  ScopedCodegenOptions() {
+  ScopedCodegenOptions() : lock(mutex()) {
     auto &options = llvm::cl::getRegisteredOptions();
     for (auto [name, value] : {std::pair{"disable-lsr", "true"},
                                {"unroll-runtime", "false"},
@@ -109,6 +115,11 @@ public:
   ScopedCodegenOptions &operator=(const ScopedCodegenOptions &) = delete;
 
 private:
+  static std::mutex &mutex() {
+    static std::mutex m;
+    return m;
+  }
+  std::lock_guard<std::mutex> lock;
   llvm::SmallVector<llvm::cl::Option *, 3> set;
 };
 
@@ -143,8 +154,7 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
   removeObjs.reserve(objects.size());
   for (auto [object, objPath] : llvm::zip(objects, objPaths)) {
     int fd;
-    if (llvm::sys::fs::createTemporaryFile("mnemo-kernels", "o", fd,
-                                           objPath)) {
+    if (llvm::sys::fs::createTemporaryFile("mnemo-kernels", "o", fd, objPath)) {
       module.emitError("cannot create temporary files for linking");
       return failure();
     }
