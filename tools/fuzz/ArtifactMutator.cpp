@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ArtifactMutator.h"
+#include "IntegerSteps.h"
 
 #include "crc32.h"
 
@@ -277,14 +278,13 @@ private:
         return below(4) == 0 ? values->Get(values->size() - 1)->value() + 1
                              : values->Get(below(values->size()))->value();
     }
-    uint64_t bits = static_cast<uint64_t>(old); // wraps, as stored values do
     switch (below(8)) {
     case 0:
-      return static_cast<int64_t>(bits + 1);
+      return applyStep(old, IntegerStep::Next);
     case 1:
-      return static_cast<int64_t>(bits - 1);
+      return applyStep(old, IntegerStep::Previous);
     case 2:
-      return static_cast<int64_t>(bits * 2);
+      return applyStep(old, IntegerStep::Double);
     case 3:
       return old / 2;
     case 4:

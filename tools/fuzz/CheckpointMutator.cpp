@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CheckpointMutator.h"
+#include "IntegerSteps.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -71,11 +72,11 @@ public:
                                           std::numeric_limits<int64_t>::min()};
     switch (below(4)) {
     case 0:
-      return v + 1;
+      return applyStep(v, IntegerStep::Next);
     case 1:
-      return v - 1;
+      return applyStep(v, IntegerStep::Previous);
     case 2:
-      return v * 2;
+      return applyStep(v, IntegerStep::Double);
     default:
       return special[below(std::size(special))];
     }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ONNXMutator.h"
+#include "IntegerSteps.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -116,13 +117,13 @@ private:
         std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
     switch (below(5)) {
     case 0:
-      return v + 1;
+      return applyStep(v, IntegerStep::Next);
     case 1:
-      return v - 1;
+      return applyStep(v, IntegerStep::Previous);
     case 2:
-      return -v;
+      return applyStep(v, IntegerStep::Negate);
     case 3:
-      return v * 2;
+      return applyStep(v, IntegerStep::Double);
     default:
       return special[below(std::size(special))];
     }
