@@ -98,6 +98,11 @@ LogicalResult scatterND(NodeContext &ctx) {
     return failure();
   if (ctx.getString("reduction", "none") != "none")
     return ctx.error("only reduction 'none' is supported");
+  if (!indices->getElementType().isInteger())
+    return ctx.error("expects integer indices");
+  if (indices->getNumElements() > kMaxFoldedElements)
+    return ctx.error("expects at most " + llvm::Twine(kMaxFoldedElements) +
+                     " constant indices");
   auto dt = cast<RankedTensorType>(data->getType());
   auto it = cast<RankedTensorType>(indices->getType());
   if (it.getRank() < 1)

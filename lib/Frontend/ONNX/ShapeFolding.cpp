@@ -293,13 +293,17 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
     std::optional<Elements> data = elementsOf(0);
     DenseElementsAttr starts = lookupConstant(inputName(node, 1));
     DenseElementsAttr ends = lookupConstant(inputName(node, 2));
-    if (!data || rankOf(0) != 1 || !starts || !ends)
+    // One integer each (a one-dimensional slice).
+    auto isOneInt = [](DenseElementsAttr c) {
+      return c && c.getElementType().isInteger() && c.getNumElements() == 1;
+    };
+    if (!data || rankOf(0) != 1 || !isOneInt(starts) || !isOneInt(ends))
       return false;
     int64_t n = data->size();
     int64_t step = 1;
     if (node.input_size() > 4 && !inputName(node, 4).empty()) {
       DenseElementsAttr steps = lookupConstant(inputName(node, 4));
-      if (!steps)
+      if (!isOneInt(steps))
         return false;
       step = toInt64s(steps)[0];
     }

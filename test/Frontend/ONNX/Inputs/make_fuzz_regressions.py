@@ -102,6 +102,17 @@ def main(out):
                                name="n")],
              [], [helper.make_tensor_value_info("y", f, None)], bounds,
              opset=18)
+    # ScatterND with float indices: they were read as integers, past the
+    # attribute's data (ASan heap-use-after-free, 2026-12-04).
+    save(f"{out}/scatter_nd_float_indices.onnx",
+         [helper.make_node("ScatterND", ["data", "indices", "updates"],
+                           ["y"], name="n")],
+         [], [helper.make_tensor_value_info("y", f, None)],
+         [numpy_helper.from_array(np.zeros((4,), np.float32), "data"),
+          numpy_helper.from_array(np.full((1,), -np.inf, np.float32),
+                                  "indices"),
+          numpy_helper.from_array(np.zeros((1,), np.float32), "updates")],
+         opset=18)
     # A name with a line break, quoted in an error: the error came out as
     # two lines (names are escaped now, \x0a).
     save(f"{out}/name_newline.onnx",
