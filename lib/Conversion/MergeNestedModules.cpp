@@ -87,9 +87,8 @@ struct MergeNestedModulesPass final
   }
 
   /// Gives `op` a name free in the top module and in `inner`, updating
-  /// its uses in `inner`.
-  /// Only a private definition may be renamed: a declaration or a public
-  /// symbol names something outside the module.
+  /// its uses in `inner`. Only a private definition may be renamed: a
+  /// declaration or a public symbol names something outside the module.
   LogicalResult rename(Operation *op, ModuleOp inner,
                        const DenseMap<StringAttr, Operation *> &defined) {
     StringAttr name = symbolName(op);

@@ -105,12 +105,11 @@ struct SplitIndependentFunctionsPass final
       for (Operation *user : users)
         targets.insert(groupOf(user));
       for (auto [i, target] : llvm::enumerate(targets)) {
-        ModuleOp inner = target;
-        Operation *copy = i == 0 ? declaration : declaration->clone();
+        Block *body = ModuleOp(target).getBody();
         if (i == 0)
-          copy->moveBefore(inner.getBody(), inner.getBody()->begin());
+          declaration->moveBefore(body, body->begin());
         else
-          inner.getBody()->push_front(copy);
+          body->push_front(declaration->clone());
       }
     }
   }
