@@ -220,6 +220,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;
   tiling.groupInBlock = !ptx;
+  tiling.transposeKeys = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

@@ -64,6 +64,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     tile.blockQ = options.blockQ;
     tile.blockKV = options.blockKV;
     tile.groupInBlock = options.groupInBlock;
+    tile.transposeKeys = options.transposeKeys;
     pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
     if (options.selectTileKernels)
       options.selectTileKernels(pm);

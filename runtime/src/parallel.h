@@ -39,9 +39,13 @@ using ParallelBody = void (*)(void *ctx, int64_t begin, int64_t end);
 /// operations take ~10 us on one core, the same order as waking the
 /// workers, handing out the chunks and waiting for the last one.
 constexpr int64_t kMinParallelWork = 50000;
-/// Chunks per thread: a few, so that a thread that started late or was
-/// preempted does not hold everyone up, without making chunks tiny.
-constexpr int64_t kChunksPerThread = 4;
+/// Chunks per thread: enough that the last ones are short, so that a
+/// thread that started late or was preempted, or iterations of unequal
+/// cost (causal attention's query tiles, a GEMM's last row tile), do not
+/// hold everyone up; claiming one costs an atomic add. (With 4, the
+/// attention block of scripts/bench_cpu.py spent 10% longer in its
+/// attention on two threads.)
+constexpr int64_t kChunksPerThread = 16;
 /// The most threads a session may use.
 constexpr size_t kMaxThreads = 1024;
 

@@ -23,6 +23,7 @@
 #include "buffer_cache.h"
 #include "hooks.h"
 #include "model.h"
+#include "parallel.h"
 
 #include <atomic>
 #include <cstdio>
@@ -240,7 +241,8 @@ TEST(HooksSession, LoopsSplitOverTheSessionsThreads) {
     for (int run = 0; run < 3; ++run) {
       *m.chunks = 0;
       ASSERT_EQ(runAffine(s, n), want) << threads << " threads";
-      EXPECT_EQ(*m.chunks, threads == 1 ? 1 : int64_t(4 * threads));
+      EXPECT_EQ(*m.chunks,
+                threads == 1 ? 1 : int64_t(kChunksPerThread * threads));
     }
   }
   // Small inputs run inline: n * cost (64) below the threshold.
@@ -368,7 +370,8 @@ TEST(HooksSession, BuffersAreReusedRunAfterRun) {
     // a context, went back to malloc.
     EXPECT_EQ(liveBufferBlocks() - before, 3) << "run " << run;
   }
-  EXPECT_EQ(chunks, 2 * 4 * 4); // both loops were split over 4 threads
+  // Both loops were split over 4 threads.
+  EXPECT_EQ(chunks, 2 * 4 * kChunksPerThread);
   EXPECT_EQ(*m.misaligned, 0);
   mnemo_session_free(s);
   EXPECT_EQ(liveBufferBlocks(), before);

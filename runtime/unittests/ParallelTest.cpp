@@ -106,7 +106,7 @@ TEST(Parallel, HugeRanges) {
     // n * cost overflows for the largest: it counts as plenty of work.
     parallelFor(&pool, Recorder::body, &r, n, 1000);
     EXPECT_TRUE(r.coversExactlyOnce(n)) << n;
-    EXPECT_EQ(r.ranges.size(), 16u);
+    EXPECT_EQ(r.ranges.size(), size_t(4 * kChunksPerThread));
   }
 }
 
@@ -134,7 +134,7 @@ TEST(Parallel, InlineWhenNotWorthIt) {
   EXPECT_EQ(pool.startedWorkers(), 0u);
   Recorder r;
   parallelFor(&pool, Recorder::body, &r, 100, kMinParallelWork / 100);
-  EXPECT_EQ(r.ranges.size(), 16u);
+  EXPECT_EQ(r.ranges.size(), size_t(4 * kChunksPerThread));
   EXPECT_EQ(pool.startedWorkers(), 3u);
 }
 
@@ -274,7 +274,7 @@ TEST(ParallelHook, UsesTheContextsPoolAndRestoresIt) {
     Recorder r(100);
     hookParallelFor(Recorder::body, &r, 100, kBig);
     EXPECT_TRUE(r.coversExactlyOnce(100));
-    EXPECT_EQ(r.ranges.size(), 8u);
+    EXPECT_EQ(r.ranges.size(), size_t(2 * kChunksPerThread));
     EXPECT_EQ(currentContext(), &outer);
   }
   EXPECT_EQ(currentContext(), nullptr);

@@ -136,6 +136,11 @@ def TileAttentionPass
            "every head">,
     Option<"fuseRope", "fuse-rope", "bool", /*default=*/"true",
            "Apply a feeding mnemo.rope on the Q tile loads">,
+    Option<"transposeKeys", "transpose-keys", "bool", /*default=*/"false",
+           "Transpose the keys once, before the query tiles, into "
+           "[B, Hkv, tiles, D, block-kv] blocks, rather than each key tile "
+           "for every query tile that reads it (the CPU's QK^T reads key "
+           "tiles as [D, block-kv])">,
   ];
 }
 

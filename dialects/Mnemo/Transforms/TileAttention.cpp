@@ -50,9 +50,10 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 class AttentionTiler {
 public:
   AttentionTiler(RewriterBase &b, AttentionOp op, int64_t blockQ,
-                 int64_t blockKV, bool fuseRope, bool groupInBlock)
+                 int64_t blockKV, bool fuseRope, bool groupInBlock,
+                 bool transposeKeys)
       : b(b), op(op), loc(op.getLoc()), ctx(op.getContext()), tq(blockQ),
-        tk(blockKV),
+        tk(blockKV), transposeKeys(transposeKeys),
         ct(computeType(op.getResult().getType().getElementType())) {
     q = op.getQuery();
     k = op.getKey();
@@ -129,7 +130,11 @@ private:
                 ArrayRef<unsigned> reductions,
                 function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
-  Value scores(Value qTile, Value kTile);
+  /// The padded keys [B, Hkv, Skv, D] as blocks [B, Hkv, Skv / tk, D, tk].
+  Value keyBlocks();
+  /// S = Q K^T of one tile, from the key tile [1, 1, tk, D] or, with
+  /// `transposed`, from its block [1, 1, D, tk].
+  Value scores(Value qTile, Value kTile, bool transposed);
   Value maskScores(Value s, Value maskTile, Value q0, Value k0);
 
   RewriterBase &b;
@@ -137,6 +142,7 @@ private:
   Location loc;
   MLIRContext *ctx;
   int64_t tq, tk;
+  bool transposeKeys;
   FloatType ct;
   Value q, k;
   RopeOp qRope;
@@ -244,17 +250,47 @@ Value AttentionTiler::generic(
       .getResult(0);
 }
 
+Value AttentionTiler::keyBlocks() {
+  auto type = cast<RankedTensorType>(kPadded.getType());
+  // Static sizes stay static (the expanded type must agree with them).
+  OpFoldResult batch = tensor::getMixedSize(b, loc, kPadded, 0);
+  OpFoldResult tiles =
+      type.isDynamicDim(2)
+          ? OpFoldResult(ceilDiv(tensor::DimOp::create(b, loc, kPadded, 2), tk))
+          : OpFoldResult(b.getIndexAttr(type.getDimSize(2) / tk));
+  int64_t hkv = type.getDimSize(1);
+  auto blocksOf = [&](int64_t x, int64_t y) {
+    return SmallVector<OpFoldResult>{batch, b.getIndexAttr(hkv), tiles,
+                                     b.getIndexAttr(x), b.getIndexAttr(y)};
+  };
+  SmallVector<OpFoldResult> rows = blocksOf(tk, d);
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(rows, dynamic, shape);
+  Value split = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), kPadded,
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}}, rows);
+  Value init = emptyTensor(b, loc, blocksOf(d, tk), type.getElementType());
+  return linalg::TransposeOp::create(b, loc, split, init,
+                                     ArrayRef<int64_t>{0, 1, 2, 4, 3})
+      .getResult()[0];
+}
+
 /// S[0,g,i,j] = sum_d Q[0,g,i,d] K[0,0,j,d], over loops (z, g, i, d, j): the
-/// key tile is transposed once so that the innermost loop runs along
-/// contiguous keys, and the reduction over d is not innermost.
-Value AttentionTiler::scores(Value qTile, Value kTile) {
-  Value kT = emptyTensor(b, loc,
-                         {b.getIndexAttr(1), b.getIndexAttr(1),
-                          b.getIndexAttr(d), b.getIndexAttr(tk)},
-                         cast<RankedTensorType>(kTile.getType()).getElementType());
-  kT = linalg::TransposeOp::create(b, loc, kTile, kT,
-                                   ArrayRef<int64_t>{0, 1, 3, 2})
-           .getResult()[0];
+/// key tile is transposed (here, or once for all tiles by keyBlocks) so that
+/// the innermost loop runs along contiguous keys, and the reduction over d
+/// is not innermost.
+Value AttentionTiler::scores(Value qTile, Value kTile, bool transposed) {
+  Value kT = kTile;
+  if (!transposed) {
+    kT = emptyTensor(b, loc,
+                     {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(d),
+                      b.getIndexAttr(tk)},
+                     cast<RankedTensorType>(kTile.getType()).getElementType());
+    kT = linalg::TransposeOp::create(b, loc, kTile, kT,
+                                     ArrayRef<int64_t>{0, 1, 3, 2})
+             .getResult()[0];
+  }
   AffineExpr z, g, i, e, j;
   bindDims(ctx, z, g, i, e, j);
   AffineExpr zero = getAffineConstantExpr(0, ctx);
@@ -367,6 +403,11 @@ Value AttentionTiler::build() {
   };
   kPadded = padKeys(k, 2);
   vPadded = padKeys(v, 2);
+  // Each key tile is read by every query tile that sees it: transposed
+  // once here, not in each of those steps.
+  Value kBlocks;
+  if (transposeKeys && !indexGenerated(k))
+    kBlocks = keyBlocks();
   if (qRope) {
     Value p = qRope.getPositions();
     unsigned last = cast<RankedTensorType>(p.getType()).getRank() - 1;
@@ -396,6 +437,11 @@ Value AttentionTiler::build() {
   b.setInsertionPoint(body->getTerminator());
   Value bi = body->getArgument(0), hi = body->getArgument(1),
         qt = body->getArgument(2);
+  // Causal query tiles see more keys the later they sit: the forall
+  // visits them last to first, so that threads claiming its iterations in
+  // order end on the short ones.
+  if (op.getCausal())
+    qt = sub(sub(numQTiles, idx(1)), qt);
   Value q0 = mul(qt, idx(tq));
   Value head0 = mul(hi, idx(group));
 
@@ -454,8 +500,23 @@ Value AttentionTiler::build() {
     Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
           acc = loop.getRegionIterArg(2);
     Value k0 = mul(kt, idx(tk));
-    Value kTile =
-        tileOf(k, kPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
+    Value kTile;
+    if (kBlocks) {
+      // The block [1, 1, 1, D, tk] without its tile dim.
+      OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+      kTile = tensor::ExtractSliceOp::create(
+          b, loc,
+          RankedTensorType::get({1, 1, d, tk}, cast<RankedTensorType>(
+                                                   kBlocks.getType())
+                                                   .getElementType()),
+          kBlocks, ArrayRef<OpFoldResult>{bi, hi, kt, zero, zero},
+          ArrayRef<OpFoldResult>{one, one, one, b.getIndexAttr(d),
+                                 b.getIndexAttr(tk)},
+          ArrayRef<OpFoldResult>{one, one, one, one, one});
+    } else {
+      kTile =
+          tileOf(k, kPadded, {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, d});
+    }
     Value vTile = tileOf(op.getValue(), vPadded,
                          {bi, hi, k0, b.getIndexAttr(0)}, {1, 1, tk, dv});
     Value maskTile;
@@ -475,7 +536,7 @@ Value AttentionTiler::build() {
       maskTile = tileOf(op.getMask(), maskPadded, offsets, sizes);
     }
 
-    Value s = maskScores(scores(qTile, kTile), maskTile, q0, k0);
+    Value s = maskScores(scores(qTile, kTile, bool(kBlocks)), maskTile, q0, k0);
     auto safe = [&](OpBuilder &nb, Location nl, Value x) -> Value {
       Value isNegInf = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                              x, floatConst(nb, nl, ct, kNegInf));
@@ -601,7 +662,7 @@ struct TileAttentionPass final
     for (AttentionOp op : ops) {
       rewriter.setInsertionPoint(op);
       AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope,
-                           groupInBlock);
+                           groupInBlock, transposeKeys);
       Value result = tiler.build();
       auto rope = op.getQuery().getDefiningOp<RopeOp>();
       rewriter.replaceOp(op, result);

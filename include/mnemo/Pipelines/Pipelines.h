@@ -23,6 +23,9 @@ struct TilingOptions {
   /// A GQA group's packed query tile keeps blockQ rows (CPU register
   /// tiles), rather than blockQ positions of every head.
   bool groupInBlock = false;
+  /// Keys are transposed once, in [D, blockKV] blocks, before the query
+  /// tiles (the CPU's QK^T), rather than each key tile in every step.
+  bool transposeKeys = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

@@ -722,6 +722,10 @@ LogicalResult pad(NodeContext &ctx) {
 Value mlir::mnemo::onnx_import::transposeValue(OpBuilder &b, Location loc,
                                                Value x,
                                                ArrayRef<int64_t> perm) {
+  // The identity moves nothing (and upstream's linalg.transpose verifier
+  // crashes on a rank-0 one: a scalar's Transpose, found by fuzzing).
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return x;
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<OpFoldResult> in = builders::tensorSizes(b, loc, x);
   SmallVector<OpFoldResult> sizes;

@@ -10,9 +10,13 @@
 //
 //   scf.forall (column tile, row tile)            threads take whole tiles
 //     pack the tile's rows of x into panels         [ceil(rows/MR), K, MR]
+//                                                    (a static tile inside a
+//                                                    parallel loop: once,
+//                                                    before the loops that
+//                                                    do not change it)
 //     scf.for panel of NR columns in the tile
 //       scf.for K block                              the panel's block stays
-//                                                    in L1 for every row
+//                                                    in cache for every row
 //         scf.for micro-tile of MR rows
 //           acc[MR][NR / lanes] = bias | partial sums (vector registers)
 //           scf.for k in the block                  MR x NR/lanes vector.fma
@@ -60,7 +64,7 @@ struct Tiling {
   int64_t rows;        // MR
   int64_t tileRows;    // MC, a multiple of MR
   int64_t tileCols;    // NC, a multiple of NR
-  int64_t kBlock;      // K steps per block (a panel's block fits L1)
+  int64_t kBlock;      // K steps per block (a panel's block stays cached)
   bool exactRows;      // every micro-tile is whole (static M, MR | M)
   bool exactCols;      // NR | N: no column past N is read or written
   int64_t nr() const { return lanes * vectors; }
@@ -530,13 +534,45 @@ Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r,
       .getResult();
 }
 
+/// The outermost of the sequential loops around `op` (up to the first
+/// other op) that `input` does not depend on, or null.
+scf::ForOp invariantLoop(Operation *op, Value input) {
+  scf::ForOp outer;
+  for (auto loop = dyn_cast_if_present<scf::ForOp>(op->getParentOp());
+       loop && loop.isDefinedOutsideOfLoop(input);
+       loop = dyn_cast_if_present<scf::ForOp>(loop->getParentOp()))
+    outer = loop;
+  return outer;
+}
+
 Value KernelBuilder::build(PackedConstants &packedOf) {
   Value input = op.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
+  // Inside a parallel loop (an attention tile's products) the threads
+  // already have their share and the rows stay one tile (below); a static
+  // tile of them is packed once, before the sequential loops whose steps
+  // all read the same rows (an attention tile's queries, for every key
+  // tile). (Reading such a tile in place instead of packing it was no
+  // faster on the attention block of scripts/bench_cpu.py, for the
+  // probabilities, and slower for the queries, whose heads lie far apart.)
+  int64_t rows = rowCount(inputType);
+  bool oneTile = op->getParentOfType<scf::ForallOp>() &&
+                 !ShapedType::isDynamic(rows) && rows > 0 &&
+                 rows <= t.tileRows;
+  scf::ForOp packBefore;
+  if (oneTile)
+    packBefore = invariantLoop(op, input);
+  OpBuilder::InsertPoint here = b.saveInsertionPoint();
+  if (packBefore)
+    b.setInsertionPoint(packBefore);
   // [M, K]: leading dims fold into the rows (rowsOf).
   x = rowsOf(input);
   m = getValueOrCreateConstantIndexOp(b, loc,
                                       tensor::getMixedSize(b, loc, x, 0));
+  Value packedOnce;
+  if (packBefore)
+    packedOnce = packRows(idx(0), m);
+  b.restoreInsertionPoint(here);
   weights = weightSource(packedOf);
   bias = op.getBias();
 
@@ -545,10 +581,12 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
   // Rows per tile: MC, or fewer (whole micro-tiles) when the column tiles
   // and MC-row tiles together would be fewer than kMinTiles, so that a
   // short GEMM (a few tokens, a decode step's batch) still spreads over
-  // the threads.
+  // the threads. Inside a parallel loop (an attention tile's products)
+  // the threads already have their share: the rows stay whole, and their
+  // packing does not depend on the tile.
   int64_t colTiles = llvm::divideCeil(n, t.tileCols);
   Value rowTile = idx(t.tileRows);
-  if (colTiles < kMinTiles) {
+  if (colTiles < kMinTiles && !op->getParentOfType<scf::ForallOp>()) {
     auto ceilDiv = [&](Value x, int64_t y) {
       return b.createOrFold<arith::CeilDivSIOp>(loc, x, idx(y));
     };
@@ -581,9 +619,9 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
     SmallVector<OpFoldResult> yOffsets = {m0, n0}, ySizes = {tileRows, cols};
     Value tile = tensor::ExtractSliceOp::create(
         b, loc, body->getArguments().back(), yOffsets, ySizes, strides);
+    Value panelsOfX = packedOnce ? packedOnce : packRows(m0, tileRows);
     // Per panel, K in blocks of `kBlock` steps: a block's weights stay in
-    // the L1 cache while every micro-tile of the tile's rows reads them.
-    Value panelsOfX = packRows(m0, tileRows);
+    // cache while every micro-tile of the tile's rows reads them.
     auto panels = scf::ForOp::create(
         b, loc, idx(0), cols, idx(t.nr()), ValueRange{tile},
         [&](OpBuilder &nb, Location, Value pc, ValueRange panelArgs) {
@@ -674,8 +712,11 @@ struct LinearKernelPass final
       int64_t needed = llvm::divideCeil(n, lanes);
       Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0, 0,
                false, false};
-      // A K block of one panel's weights takes 32 KiB (at least 64 steps).
-      t.kBlock = std::max<int64_t>(64, 32768 / (t.nr() * 4) / 8 * 8);
+      // A K block of one panel's weights takes 64 KiB (at least 64 steps):
+      // in the L2 cache with the tile's packed rows; on a 1024^3 GEMM on
+      // one thread, 86% of the FMA peak against 83% with 32 KiB blocks
+      // (the accumulators go through memory half as often).
+      t.kBlock = std::max<int64_t>(64, 65536 / (t.nr() * 4) / 8 * 8);
       // A static row count keeps the full micro-tile height when the last
       // micro-tile's unused rows are few (under 1/16 of the rows: a 12-row
       // step does 24 FMAs per 14 loads, an 8-row one 16 per 10, and LLVM's

@@ -102,3 +102,41 @@ func.func @widths(%x: tensor<4x16xf32>, %w: tensor<16x8xbf16>, %xd: tensor<4x16x
   return %y, %z : tensor<4x8xf32>, tensor<4x8xf64>
 }
 
+
+// -----
+
+// Inside a parallel loop (an attention tile's QK^T), 32 rows stay one tile
+// (a forall of one iteration: no row tiles for the threads, which already
+// have their share), and rows that every step of a sequential loop reads (the tile's
+// queries, for each key tile) are packed once, before that loop; the
+// weight changes with the step and is read in place.
+// CHECK-LABEL: func.func @tile_product
+// CHECK: scf.forall
+// CHECK: %[[PANELS:.+]] = linalg.generic
+// CHECK: -> tensor<4x128x8xf32>
+// CHECK: scf.for
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall ({{.*}}) in (1, 1)
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.extract %[[PANELS]]
+// CHECK-COUNT-16: vector.fma
+func.func @tile_product(%q: tensor<4x32x128xf32>, %k: tensor<16x128x64xf32>) -> tensor<4x32x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %init = tensor.empty() : tensor<4x32x64xf32>
+  %r = scf.forall (%h) in (4) shared_outs(%out = %init) -> (tensor<4x32x64xf32>) {
+    %qt = tensor.extract_slice %q[%h, 0, 0] [1, 32, 128] [1, 1, 1] : tensor<4x32x128xf32> to tensor<32x128xf32>
+    %s0 = tensor.empty() : tensor<32x64xf32>
+    %s = scf.for %t = %c0 to %c16 step %c1 iter_args(%acc = %s0) -> (tensor<32x64xf32>) {
+      %kt = tensor.extract_slice %k[%t, 0, 0] [1, 128, 64] [1, 1, 1] : tensor<16x128x64xf32> to tensor<128x64xf32>
+      %p = mnemo.linear %qt, %kt layout(in_out) : tensor<32x128xf32>, tensor<128x64xf32> -> tensor<32x64xf32>
+      %sum = arith.addf %acc, %p : tensor<32x64xf32>
+      scf.yield %sum : tensor<32x64xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %out[%h, 0, 0] [1, 32, 64] [1, 1, 1] : tensor<32x64xf32> into tensor<4x32x64xf32>
+    }
+  }
+  return %r : tensor<4x32x64xf32>
+}

@@ -7,6 +7,9 @@
 // RUN: mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 group-in-block=true}),canonicalize,cse)" \
 // RUN:   | FileCheck %s --check-prefix=GROUP
+// RUN: mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 transpose-keys=true}),canonicalize,cse)" \
+// RUN:   | FileCheck %s --check-prefix=KBLOCKS
 // RUN: not mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=0}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADTILE
@@ -20,6 +23,7 @@
 //  - a sequential loop over KV tiles carrying (max, sum, acc), its bounds
 //    derived from the causal limit and the window (tiles no row can see are
 //    never visited);
+//  - causal query tiles visited last to first (the longest first);
 //  - the query's rope applied to each Q tile, not to the whole tensor; the
 //    key's rope stays whole (applied once, not once per query tile);
 //  - no [Sq, Skv] tensor anywhere.
@@ -35,7 +39,9 @@
 //       CHECK:   %[[QP:.+]] = tensor.pad %[[X]]
 //       CHECK:   %[[KP:.+]] = tensor.pad %[[K]]
 //       CHECK:   scf.forall (%[[H:.+]], %[[QT:.+]]) in (2, %[[NQT]])
-//       CHECK:     %[[Q0:.+]] = arith.muli %[[QT]], %c16
+//       CHECK:     %[[LASTQT:.+]] = arith.subi %[[NQT]], %c1
+//       CHECK:     %[[QTR:.+]] = arith.subi %[[LASTQT]], %[[QT]]
+//       CHECK:     %[[Q0:.+]] = arith.muli %[[QTR]], %c16
 //       CHECK:     %[[QTILE:.+]] = tensor.extract_slice %[[QP]][0, %{{.+}}, %[[Q0]], 0] [1, 4, 16, 64]
 //       CHECK:     %[[QROT:.+]] = mnemo.rope %[[QTILE]], %{{.+}} : tensor<1x4x16x64xf32>, tensor<1x16xi64>
 //       CHECK:     %[[END:.+]] = arith.addi %[[Q0]], %c16
@@ -62,6 +68,22 @@
 //       GROUP:   arith.ceildivsi %{{.+}}, %c4
 //       GROUP:   scf.forall
 //       GROUP:     tensor.extract_slice %{{.+}}[0, %{{.+}}, %{{.+}}, 0] [1, 4, 4, 64]
+
+// With transpose-keys (the CPU's QK^T) the padded keys are transposed once,
+// before the forall, into one [64, 32] block per key tile, which each step
+// slices instead of transposing its tile.
+// KBLOCKS-LABEL: func.func @causal_gqa_window_rope
+//       KBLOCKS:   tensor.pad %arg0
+//       KBLOCKS:   %[[KP:.+]] = tensor.pad %{{.+}} low[0, 0, 0, 0]
+//       KBLOCKS:   %[[NKT:.+]] = arith.ceildivsi %{{.+}}, %c32
+//       KBLOCKS:   %[[SPLIT:.+]] = tensor.expand_shape %[[KP]] {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, %[[NKT]], 32, 64] : tensor<1x2x?x64xf32> into tensor<1x2x?x32x64xf32>
+//       KBLOCKS:   %[[BLOCKS:.+]] = linalg.transpose ins(%[[SPLIT]] : tensor<1x2x?x32x64xf32>) outs(%{{.+}} : tensor<1x2x?x64x32xf32>) permutation = [0, 1, 2, 4, 3]
+//       KBLOCKS:   scf.forall (%[[H:.+]], %{{.+}}) in (2,
+//       KBLOCKS:     scf.for %[[KT:.+]] = %{{.+}} to %{{.+}} step %c1
+//       KBLOCKS:       %[[BLOCK:.+]] = tensor.extract_slice %[[BLOCKS]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 64, 32] [1, 1, 1, 1, 1] : tensor<1x2x?x64x32xf32> to tensor<1x1x64x32xf32>
+//   KBLOCKS-NOT:       linalg.transpose
+//       KBLOCKS:       linalg.generic {{.+}} ins(%{{.+}}, %[[BLOCK]] : tensor<1x4x16x64xf32>, tensor<1x1x64x32xf32>)
+//       KBLOCKS:       scf.yield
 
 // NOFUSE-LABEL: func.func @causal_gqa_window_rope
 //       NOFUSE:   mnemo.rope {{.+}} : tensor<1x8x?x64xf32>

@@ -17,6 +17,8 @@ Usage: make_fuzz_regressions.py OUT_DIR
   attention_value_length.onnx
                             Attention-23 with 5 values for 6 keys (the
                             verifier's message was a second line)
+  transpose_scalar.onnx     Transpose of a scalar (the identity; a rank-0
+                            linalg.transpose crashed MLIR's verifier)
   reduce_sum_dynamic.onnx   ReduceSum over every axis of [batch, 3, 4] (the
                             mean's divisor multiplied the dynamic extent's
                             marker: an overflow UBSan reports)
@@ -113,6 +115,12 @@ def main(out):
                                   "indices"),
           numpy_helper.from_array(np.zeros((1,), np.float32), "updates")],
          opset=18)
+    # Transpose of a scalar: the importer made a rank-0 linalg.transpose,
+    # whose upstream verifier crashes (the ASan/UBSan run, 2026-12-04).
+    save(f"{out}/transpose_scalar.onnx",
+         [helper.make_node("Transpose", ["s"], ["y"], name="n")],
+         [helper.make_tensor_value_info("s", f, [])],
+         [helper.make_tensor_value_info("y", f, None)])
     # A name with a line break, quoted in an error: the error came out as
     # two lines (names are escaped now, \x0a).
     save(f"{out}/name_newline.onnx",
