@@ -192,19 +192,32 @@ void ThreadPool::run(ParallelBody body, void *ctx, int64_t n, int64_t chunks) {
   busy.store(false, std::memory_order_release);
 }
 
+namespace {
+/// n * cost, saturated; a cost below 1 counts as 1.
+int64_t workOf(int64_t n, int64_t cost) {
+  int64_t work = 0;
+  if (__builtin_mul_overflow(n, std::max<int64_t>(cost, 1), &work))
+    work = INT64_MAX;
+  return work;
+}
+} // namespace
+
+int64_t mnemo::rt::parallelChunks(int64_t n, int64_t cost, size_t threads) {
+  int64_t t = static_cast<int64_t>(threads);
+  int64_t perThread = std::clamp<int64_t>(workOf(n, cost) / kChunkWork / t,
+                                          kChunksPerThread,
+                                          kMaxChunksPerThread);
+  return std::min<int64_t>(n, perThread * t);
+}
+
 void mnemo::rt::parallelFor(ThreadPool *pool, ParallelBody body, void *ctx,
                             int64_t n, int64_t cost) {
   if (n <= 0)
     return;
-  int64_t work = 0;
-  if (__builtin_mul_overflow(n, std::max<int64_t>(cost, 1), &work))
-    work = INT64_MAX;
   size_t threads = pool ? pool->threads() : 1;
-  if (threads < 2 || n < 2 || work < kMinParallelWork) {
+  if (threads < 2 || n < 2 || workOf(n, cost) < kMinParallelWork) {
     body(ctx, 0, n);
     return;
   }
-  int64_t chunks =
-      std::min<int64_t>(n, kChunksPerThread * static_cast<int64_t>(threads));
-  pool->run(body, ctx, n, chunks);
+  pool->run(body, ctx, n, parallelChunks(n, cost, threads));
 }

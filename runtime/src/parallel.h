@@ -39,13 +39,17 @@ using ParallelBody = void (*)(void *ctx, int64_t begin, int64_t end);
 /// operations take ~10 us on one core, the same order as waking the
 /// workers, handing out the chunks and waiting for the last one.
 constexpr int64_t kMinParallelWork = 50000;
-/// Chunks per thread: enough that the last ones are short, so that a
-/// thread that started late or was preempted, or iterations of unequal
-/// cost (causal attention's query tiles, a GEMM's last row tile), do not
-/// hold everyone up; claiming one costs an atomic add. (With 4, the
-/// attention block of scripts/bench_cpu.py spent 10% longer in its
-/// attention on two threads.)
-constexpr int64_t kChunksPerThread = 16;
+/// Chunks per thread: at least a few, so that a thread that started late
+/// or was preempted does not hold everyone up; up to kMaxChunksPerThread
+/// for loops with at least kChunkWork per chunk, so that the last chunks
+/// are short when iterations differ in cost (causal attention's query
+/// tiles, a GEMM's last row tile). Claiming a chunk costs an atomic add:
+/// 16 chunks per thread on every loop made a tiny model's run 3.5% slower,
+/// 4 on every loop the attention block of scripts/bench_cpu.py's attention
+/// 10% slower on two threads.
+constexpr int64_t kChunksPerThread = 4;
+constexpr int64_t kMaxChunksPerThread = 16;
+constexpr int64_t kChunkWork = 4 * kMinParallelWork;
 /// The most threads a session may use.
 constexpr size_t kMaxThreads = 1024;
 
@@ -119,10 +123,16 @@ private:
   CondVar wake;
 };
 
+/// The chunks of a parallel loop of `n` iterations of `cost` each on
+/// `threads` threads (two or more): min(n, c * threads) with c chunks per
+/// thread, n * cost / (kChunkWork * threads) within [kChunksPerThread,
+/// kMaxChunksPerThread].
+int64_t parallelChunks(int64_t n, int64_t cost, size_t threads);
+
 /// Runs body(ctx, b, e) over [0, n): inline (one call, [0, n)) without a
 /// pool, with a pool of one thread, for n < 2, or when n * cost is below
-/// kMinParallelWork; otherwise in min(n, kChunksPerThread * threads)
-/// chunks on `pool`. A cost below 1 counts as 1.
+/// kMinParallelWork; otherwise in parallelChunks(n, cost, threads) chunks
+/// on `pool`. A cost below 1 counts as 1.
 void parallelFor(ThreadPool *pool, ParallelBody body, void *ctx, int64_t n,
                  int64_t cost);
 

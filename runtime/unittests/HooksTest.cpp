@@ -241,8 +241,8 @@ TEST(HooksSession, LoopsSplitOverTheSessionsThreads) {
     for (int run = 0; run < 3; ++run) {
       *m.chunks = 0;
       ASSERT_EQ(runAffine(s, n), want) << threads << " threads";
-      EXPECT_EQ(*m.chunks,
-                threads == 1 ? 1 : int64_t(kChunksPerThread * threads));
+      // The kernel's loop has a cost of 64 per iteration.
+      EXPECT_EQ(*m.chunks, threads == 1 ? 1 : parallelChunks(n, 64, threads));
     }
   }
   // Small inputs run inline: n * cost (64) below the threshold.
@@ -371,7 +371,7 @@ TEST(HooksSession, BuffersAreReusedRunAfterRun) {
     EXPECT_EQ(liveBufferBlocks() - before, 3) << "run " << run;
   }
   // Both loops were split over 4 threads.
-  EXPECT_EQ(chunks, 2 * 4 * kChunksPerThread);
+  EXPECT_EQ(chunks, 2 * parallelChunks(n, 64, 4));
   EXPECT_EQ(*m.misaligned, 0);
   mnemo_session_free(s);
   EXPECT_EQ(liveBufferBlocks(), before);

@@ -88,14 +88,26 @@ TEST(Parallel, EveryIndexOnceForManyShapes) {
           << "n " << n << ", " << threads << " threads";
       if (n >= 2)
         EXPECT_EQ(int64_t(r.ranges.size()),
-                  threads == 1 ? 1
-                               : std::min<int64_t>(n, kChunksPerThread *
-                                                          int64_t(threads)))
+                  threads == 1 ? 1 : parallelChunks(n, kBig, threads))
             << "n " << n << ", " << threads << " threads";
       if (n <= 0)
         EXPECT_TRUE(r.ranges.empty());
     }
   }
+}
+
+TEST(Parallel, ChunksGrowWithTheWork) {
+  // Little work per chunk: kChunksPerThread per thread (fewer atomic
+  // claims); plenty: up to kMaxChunksPerThread (a short tail); never more
+  // chunks than iterations; n * cost saturates.
+  EXPECT_EQ(parallelChunks(100, kMinParallelWork / 100, 4),
+            4 * kChunksPerThread);
+  EXPECT_EQ(parallelChunks(100, kChunkWork / 100 * 2 * 12, 2), 2 * 12);
+  EXPECT_EQ(parallelChunks(int64_t(1) << 20, 1000, 4),
+            4 * kMaxChunksPerThread);
+  EXPECT_EQ(parallelChunks(INT64_MAX, INT64_MAX, 3), 3 * kMaxChunksPerThread);
+  EXPECT_EQ(parallelChunks(3, INT64_MAX, 4), 3);
+  EXPECT_EQ(parallelChunks(10, 1, 16), 10);
 }
 
 TEST(Parallel, HugeRanges) {
@@ -106,7 +118,7 @@ TEST(Parallel, HugeRanges) {
     // n * cost overflows for the largest: it counts as plenty of work.
     parallelFor(&pool, Recorder::body, &r, n, 1000);
     EXPECT_TRUE(r.coversExactlyOnce(n)) << n;
-    EXPECT_EQ(r.ranges.size(), size_t(4 * kChunksPerThread));
+    EXPECT_EQ(r.ranges.size(), size_t(4 * kMaxChunksPerThread));
   }
 }
 
@@ -274,7 +286,7 @@ TEST(ParallelHook, UsesTheContextsPoolAndRestoresIt) {
     Recorder r(100);
     hookParallelFor(Recorder::body, &r, 100, kBig);
     EXPECT_TRUE(r.coversExactlyOnce(100));
-    EXPECT_EQ(r.ranges.size(), size_t(2 * kChunksPerThread));
+    EXPECT_EQ(int64_t(r.ranges.size()), parallelChunks(100, kBig, 2));
     EXPECT_EQ(currentContext(), &outer);
   }
   EXPECT_EQ(currentContext(), nullptr);

@@ -69,13 +69,13 @@ func.func @decode_batch(%x: tensor<?x1x128xf32>) -> tensor<?x1x64xf32> {
 // read in place with masked loads past N; batch and rows dynamic, one GEMM
 // over batch x rows (column tiles, then row tiles), expanded back to
 // [B, S, N]. One column tile: the rows are split so that there are at
-// least 8 tiles where there are enough rows. Unmasked transfers print no in_bounds.
+// least 32 tiles where there are enough rows. Unmasked transfers print no in_bounds.
 // CHECK-LABEL: func.func @computed
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x?x20xf32> into tensor<?x20xf32>
 // CHECK: linalg.transpose
-// Rows per tile: an eighth of the rows in whole 12-row micro-tiles, within
+// Rows per tile: a 32nd of the rows in whole 12-row micro-tiles, within
 // [12, 192].
-// CHECK: %[[SHARE:.*]] = arith.ceildivsi %[[M:.*]], %c8
+// CHECK: %[[SHARE:.*]] = arith.ceildivsi %[[M:.*]], %c32
 // CHECK: %[[MICRO:.*]] = arith.ceildivsi %[[SHARE]], %c12
 // CHECK: %[[WHOLE:.*]] = arith.muli %[[MICRO]]
 // CHECK: %[[LOW:.*]] = arith.maxsi %[[WHOLE]]
