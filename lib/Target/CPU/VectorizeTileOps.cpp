@@ -14,6 +14,9 @@
 //          vector.transfer_read  [64]               straight loads
 //          vector.multi_reduction <maximumf> [64]   -> scalar
 //
+// Sums and products over a row may combine its lanes in any order
+// (reassoc), as a tree of vector ops.
+//
 // MLIR's vectorizer does the rows (linalg::vectorize); what this pass
 // decides is which ops and how they are cut. LLVM would otherwise
 // vectorize the generic loops itself, across the wrong dim in places
@@ -85,6 +88,9 @@ struct VectorizeTileOpsPass final
     });
     if (ops.empty())
       return;
+    llvm::SmallPtrSet<Operation *, 8> earlier;
+    getOperation()->walk(
+        [&](vector::ReductionOp op) { earlier.insert(op.getOperation()); });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
       // Rows: every loop but the innermost cut to 1.
@@ -129,6 +135,18 @@ struct VectorizeTileOpsPass final
                                                          &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // A row's sum may add its lanes in any order (a tree of vector adds):
+    // in order, LLVM adds them one by one, a chain of dependent scalar
+    // adds (64 per attention score row, a third of the time of the tile's
+    // softmax).
+    getOperation()->walk([&](vector::ReductionOp op) {
+      if (earlier.contains(op.getOperation()) ||
+          (op.getKind() != vector::CombiningKind::ADD &&
+           op.getKind() != vector::CombiningKind::MUL))
+        return;
+      op.setFastmathAttr(arith::FastMathFlagsAttr::get(
+          &getContext(), op.getFastmath() | arith::FastMathFlags::reassoc));
+    });
   }
 };
 

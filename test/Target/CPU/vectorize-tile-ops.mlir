@@ -76,3 +76,29 @@ func.func @left_alone(%a: tensor<8x8xf32>, %d: tensor<?x8xf32>, %n: index) -> (t
   }
   return %r#0, %r#1 : tensor<8x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// A row sum adds its lanes in any order (reassoc: a tree of vector adds,
+// not a chain of scalar ones); the maximum keeps no such flag (it needs
+// none), and a reduction that was there before the pass is left alone.
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @row_sum
+// CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
+// CHECK: scf.for
+// CHECK: vector.reduction <add>, %{{.*}}, %{{.*}} fastmath<reassoc> : vector<64xf32> into f32
+func.func @row_sum(%p: tensor<4x64xf32>, %l0: tensor<4xf32>, %v: vector<8xf32>, %n: index) -> (tensor<4xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %before = vector.reduction <add>, %v : vector<8xf32> into f32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%l = %l0) -> (tensor<4xf32>) {
+    %sum = linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["parallel", "reduction"]} ins(%p : tensor<4x64xf32>) outs(%l : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %x = arith.addf %in, %out : f32
+      linalg.yield %x : f32
+    } -> tensor<4xf32>
+    scf.yield %sum : tensor<4xf32>
+  }
+  return %r, %before : tensor<4xf32>, f32
+}
