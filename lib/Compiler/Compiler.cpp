@@ -221,6 +221,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;
   tiling.groupInBlock = !ptx;
   tiling.transposeKeys = !ptx;
+  tiling.foldTransposes = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

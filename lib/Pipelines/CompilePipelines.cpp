@@ -65,6 +65,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     tile.blockKV = options.blockKV;
     tile.groupInBlock = options.groupInBlock;
     tile.transposeKeys = options.transposeKeys;
+    tile.foldTransposes = options.foldTransposes;
     pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
     if (options.selectTileKernels)
       options.selectTileKernels(pm);

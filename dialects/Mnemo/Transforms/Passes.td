@@ -117,6 +117,14 @@ def TileAttentionPass
     (except dynamic-NTK ropes, whose base depends on the largest position of
     the whole tensor). The key's rope stays whole: a key tile is loaded once
     per query tile, and its sines and cosines would be recomputed each time.
+
+    With `transpose-keys`, the keys (unless computed tile by tile from their
+    indices, as a paged cache's are) are transposed once into blocks of
+    `[D, block-kv]`, one per key tile, which every query tile slices; without
+    it each step transposes its key tile. With `fold-transposes`, a result
+    whose only user is a `linalg.transpose` to `[B, S, H, D]` is written in
+    that layout tile by tile, and the transpose goes. Causal query tiles are
+    visited last to first (the longest first).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -141,6 +149,10 @@ def TileAttentionPass
            "[B, Hkv, tiles, D, block-kv] blocks, rather than each key tile "
            "for every query tile that reads it (the CPU's QK^T reads key "
            "tiles as [D, block-kv])">,
+    Option<"foldTransposes", "fold-transposes", "bool", /*default=*/"false",
+           "Write the output tiles in [B, S, H, D] when the result's only "
+           "user transposes it there (an ONNX Transpose before the output "
+           "projection), rather than transposing the whole result">,
   ];
 }
 

@@ -51,7 +51,7 @@ class AttentionTiler {
 public:
   AttentionTiler(RewriterBase &b, AttentionOp op, int64_t blockQ,
                  int64_t blockKV, bool fuseRope, bool groupInBlock,
-                 bool transposeKeys)
+                 bool transposeKeys, bool foldTransposes)
       : b(b), op(op), loc(op.getLoc()), ctx(op.getContext()), tq(blockQ),
         tk(blockKV), transposeKeys(transposeKeys),
         ct(computeType(op.getResult().getType().getElementType())) {
@@ -63,6 +63,8 @@ public:
     // `prefill`'s, whose keys also go to the cache).
     if (fuseRope)
       qRope = fusibleRope(q);
+    if (foldTransposes)
+      outTranspose = headsLastTranspose(op);
     group = op.getGroupSize();
     // Fewer query rows than a tile (a decode step's one token): the tile
     // takes just them, rather than padding them to block-q rows that would
@@ -90,7 +92,25 @@ public:
 
   Value build();
 
+  /// The [B, H, S, D] -> [B, S, H, D] transpose of the result that build()
+  /// wrote its tiles through (its result is what build() returned), or null.
+  linalg::TransposeOp foldedTranspose() const { return outTranspose; }
+
 private:
+  /// The result's only user when it is a transpose to [B, S, H, D] (an
+  /// ONNX Transpose before the output projection): the tiles are written
+  /// in that layout instead.
+  static linalg::TransposeOp headsLastTranspose(AttentionOp op) {
+    Value r = op.getResult();
+    if (!r.hasOneUse())
+      return {};
+    auto t = dyn_cast<linalg::TransposeOp>(*r.getUsers().begin());
+    if (!t || t.getInput() != r ||
+        t.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3})
+      return {};
+    return t;
+  }
+
   /// A rope producing `v` that may be applied per tile instead. Dynamic-NTK
   /// scaling derives its base from the largest position of the whole
   /// tensor, which a tile does not see, so such ropes stay whole.
@@ -143,6 +163,7 @@ private:
   MLIRContext *ctx;
   int64_t tq, tk;
   bool transposeKeys;
+  linalg::TransposeOp outTranspose;
   FloatType ct;
   Value q, k;
   RopeOp qRope;
@@ -425,9 +446,12 @@ Value AttentionTiler::build() {
     }
   }
 
+  // [B, Hq, S, Dv], or [B, S, Hq, Dv] through the transpose.
   SmallVector<OpFoldResult> outSizes = {
       OpFoldResult(batch), b.getIndexAttr(group * hkv), OpFoldResult(sqPadded),
       b.getIndexAttr(dv)};
+  if (outTranspose)
+    std::swap(outSizes[1], outSizes[2]);
   Value outInit = emptyTensor(b, loc, outSizes, elem);
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), numQTiles},
@@ -612,10 +636,17 @@ Value AttentionTiler::build() {
     scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
   }
 
-  // O = acc / l, zero for rows with nothing visible.
+  // O = acc / l, zero for rows with nothing visible; [1, tq, G, Dv]
+  // through the transpose.
+  SmallVector<OpFoldResult> tileSizes = accSizes;
+  AffineMap outMap = id4;
+  if (outTranspose) {
+    std::swap(tileSizes[1], tileSizes[2]);
+    outMap = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3}, ctx);
+  }
   Value outTile = generic(
-      {loop.getResult(2), loop.getResult(1)}, {id4, rows4, id4},
-      emptyTensor(b, loc, accSizes, elem), {},
+      {loop.getResult(2), loop.getResult(1)}, {id4, rows4, outMap},
+      emptyTensor(b, loc, tileSizes, elem), {},
       [&](OpBuilder &nb, Location nl, ValueRange a) {
         Value zero = floatConst(nb, nl, ct, 0.0);
         Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
@@ -627,21 +658,24 @@ Value AttentionTiler::build() {
 
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, outTile, body->getArgument(3),
-      ArrayRef<OpFoldResult>{bi, head0, q0, b.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(group),
-                             b.getIndexAttr(tq), b.getIndexAttr(dv)},
-      ones);
+  SmallVector<OpFoldResult> tileOffsets = {bi, head0, q0, b.getIndexAttr(0)};
+  if (outTranspose)
+    std::swap(tileOffsets[1], tileOffsets[2]);
+  tensor::ParallelInsertSliceOp::create(b, loc, outTile, body->getArgument(3),
+                                        tileOffsets, tileSizes, ones);
 
   b.setInsertionPointAfter(forall);
   SmallVector<OpFoldResult> resultSizes = {
       OpFoldResult(batch), b.getIndexAttr(group * hkv), OpFoldResult(sq),
       b.getIndexAttr(dv)};
+  if (outTranspose)
+    std::swap(resultSizes[1], resultSizes[2]);
   SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
   Value result = tensor::ExtractSliceOp::create(
       b, loc, forall.getResult(0), zeros, resultSizes, ones);
-  return castToType(b, loc, result, op.getResult().getType());
+  return castToType(b, loc, result,
+                    outTranspose ? outTranspose.getResult()[0].getType()
+                                 : op.getResult().getType());
 }
 
 struct TileAttentionPass final
@@ -662,10 +696,15 @@ struct TileAttentionPass final
     for (AttentionOp op : ops) {
       rewriter.setInsertionPoint(op);
       AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope,
-                           groupInBlock, transposeKeys);
+                           groupInBlock, transposeKeys, foldTransposes);
       Value result = tiler.build();
       auto rope = op.getQuery().getDefiningOp<RopeOp>();
-      rewriter.replaceOp(op, result);
+      if (linalg::TransposeOp t = tiler.foldedTranspose()) {
+        rewriter.replaceOp(t, result);
+        rewriter.eraseOp(op);
+      } else {
+        rewriter.replaceOp(op, result);
+      }
       // A query rope applied per tile is dead now.
       if (rope && rope->use_empty())
         rewriter.eraseOp(rope);

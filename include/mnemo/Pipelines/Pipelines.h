@@ -26,6 +26,8 @@ struct TilingOptions {
   /// Keys are transposed once, in [D, blockKV] blocks, before the query
   /// tiles (the CPU's QK^T), rather than each key tile in every step.
   bool transposeKeys = false;
+  /// A result transposed to [B, S, H, D] is written in that layout.
+  bool foldTransposes = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

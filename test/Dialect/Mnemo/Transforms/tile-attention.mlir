@@ -10,6 +10,9 @@
 // RUN: mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 transpose-keys=true}),canonicalize,cse)" \
 // RUN:   | FileCheck %s --check-prefix=KBLOCKS
+// RUN: mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 fold-transposes=true}),canonicalize,cse)" \
+// RUN:   | FileCheck %s --check-prefix=FOLD
 // RUN: not mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=0}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADTILE
@@ -203,4 +206,29 @@ func.func @cast_one_row(%q1: tensor<?x8x1x64xf32>, %k: tensor<?x2x?x64xf32>,
       : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>
       -> tensor<?x8x?x64xf32>
   return %o : tensor<?x8x?x64xf32>
+}
+
+// -----
+
+// With fold-transposes, a result whose only user transposes it to
+// [B, S, H, D] is written in that layout: each tile's O = acc / l goes to a
+// [1, 16, 4, 64] tile (an output map that swaps heads and rows) at (row,
+// head), and no transpose is left. Without the option the transpose stays.
+// FOLD-LABEL: func.func @heads_last
+//       FOLD:   %[[OUT:.+]] = scf.forall (%[[H:.+]], %[[QT:.+]]) in (2, %{{.+}}) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x?x8x64xf32>)
+//       FOLD:     %[[TILE:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x16x4x64xf32>)
+//       FOLD:     tensor.parallel_insert_slice %[[TILE]] into %{{.+}}[0, %{{.+}}, %{{.+}}, 0] [1, 16, 4, 64] [1, 1, 1, 1] : tensor<1x16x4x64xf32> into tensor<1x?x8x64xf32>
+//   FOLD-NOT:   linalg.transpose
+//       FOLD:   return %{{.+}} : tensor<1x?x8x64xf32>
+// CHECK-LABEL: func.func @heads_last
+//       CHECK:   linalg.transpose ins(%{{.+}} : tensor<1x8x?x64xf32>) outs(%{{.+}} : tensor<1x?x8x64xf32>) permutation = [0, 2, 1, 3]
+func.func @heads_last(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>,
+                      %v: tensor<1x2x?x64xf32>, %init: tensor<1x?x8x64xf32>)
+    -> tensor<1x?x8x64xf32> {
+  %o = mnemo.attention %q, %k, %v
+      : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>
+      -> tensor<1x8x?x64xf32>
+  %t = linalg.transpose ins(%o : tensor<1x8x?x64xf32>)
+      outs(%init : tensor<1x?x8x64xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x?x8x64xf32>
 }
