@@ -222,6 +222,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.groupInBlock = !ptx;
   tiling.transposeKeys = !ptx;
   tiling.foldTransposes = !ptx;
+  tiling.maskEdgesOnly = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

@@ -66,6 +66,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     tile.groupInBlock = options.groupInBlock;
     tile.transposeKeys = options.transposeKeys;
     tile.foldTransposes = options.foldTransposes;
+    tile.maskEdgesOnly = options.maskEdgesOnly;
     pm.addNestedPass<func::FuncOp>(mnemo::createTileAttentionPass(tile));
     if (options.selectTileKernels)
       options.selectTileKernels(pm);

@@ -123,8 +123,10 @@ def TileAttentionPass
     `[D, block-kv]`, one per key tile, which every query tile slices; without
     it each step transposes its key tile. With `fold-transposes`, a result
     whose only user is a `linalg.transpose` to `[B, S, H, D]` is written in
-    that layout tile by tile, and the transpose goes. Causal query tiles are
-    visited last to first (the longest first).
+    that layout tile by tile, and the transpose goes. With
+    `mask-edges-only`, each step applies the positions' masks (causal,
+    window, padded keys) only when its key tile has a key hidden from some
+    row. Causal query tiles are visited last to first (the longest first).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -149,6 +151,10 @@ def TileAttentionPass
            "[B, Hkv, tiles, D, block-kv] blocks, rather than each key tile "
            "for every query tile that reads it (the CPU's QK^T reads key "
            "tiles as [D, block-kv])">,
+    Option<"maskEdgesOnly", "mask-edges-only", "bool", /*default=*/"false",
+           "Apply the causal, window and padded-key masks only to key tiles "
+           "where some key is hidden from some row of the query tile (an "
+           "scf.if per step)">,
     Option<"foldTransposes", "fold-transposes", "bool", /*default=*/"false",
            "Write the output tiles in [B, S, H, D] when the result's only "
            "user transposes it there (an ONNX Transpose before the output "

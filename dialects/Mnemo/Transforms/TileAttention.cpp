@@ -51,9 +51,10 @@ class AttentionTiler {
 public:
   AttentionTiler(RewriterBase &b, AttentionOp op, int64_t blockQ,
                  int64_t blockKV, bool fuseRope, bool groupInBlock,
-                 bool transposeKeys, bool foldTransposes)
+                 bool transposeKeys, bool foldTransposes, bool maskEdgesOnly)
       : b(b), op(op), loc(op.getLoc()), ctx(op.getContext()), tq(blockQ),
         tk(blockKV), transposeKeys(transposeKeys),
+        maskEdgesOnly(maskEdgesOnly),
         ct(computeType(op.getResult().getType().getElementType())) {
     q = op.getQuery();
     k = op.getKey();
@@ -83,6 +84,13 @@ public:
     // eight times as tall).
     if (groupInBlock && group > 1 && tq * group > blockQ)
       tq = std::max<int64_t>(1, blockQ / group);
+    // Keys are worth transposing once when several query tiles read each
+    // key tile: not for one query tile (a decode step reads each once), nor
+    // under a window with earlier positions (a past longer than the window
+    // has keys no query sees, whose transposes would be wasted).
+    this->transposeKeys = transposeKeys &&
+                          !(op.getWindowSize() && op.getQOffset()) &&
+                          (ShapedType::isDynamic(rows) || rows > tq);
     d = cast<RankedTensorType>(q.getType()).getDimSize(3);
     dv = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
     id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
@@ -155,7 +163,13 @@ private:
   /// S = Q K^T of one tile, from the key tile [1, 1, tk, D] or, with
   /// `transposed`, from its block [1, 1, D, tk].
   Value scores(Value qTile, Value kTile, bool transposed);
-  Value maskScores(Value s, Value maskTile, Value q0, Value k0);
+  /// With `hide` false, the positions' masks (causal, window, padded keys)
+  /// are left out: for a tile where every row sees every key.
+  Value maskScores(Value s, Value maskTile, Value q0, Value k0,
+                   bool hide = true);
+  /// Whether some key of the tile at k0 is hidden from some row of the
+  /// query tile at q0 (i1).
+  Value hidesKeys(Value q0, Value k0);
 
   RewriterBase &b;
   AttentionOp op;
@@ -163,6 +177,7 @@ private:
   MLIRContext *ctx;
   int64_t tq, tk;
   bool transposeKeys;
+  bool maskEdgesOnly;
   linalg::TransposeOp outTranspose;
   FloatType ct;
   Value q, k;
@@ -333,7 +348,28 @@ Value AttentionTiler::scores(Value qTile, Value kTile, bool transposed) {
 
 /// Scale, softcap, additive mask, and -inf for padded keys and for keys the
 /// causal or window mask hides from row i at absolute position q0 + i + off.
-Value AttentionTiler::maskScores(Value s, Value maskTile, Value q0, Value k0) {
+Value AttentionTiler::hidesKeys(Value q0, Value k0) {
+  // Keys k0 .. k0 + tk - 1; rows at q0 + off .. q0 + tq - 1 + off (padded
+  // rows included: they are dropped, so hiding more for them is harmless).
+  Value lastKey = add(k0, idx(tk - 1));
+  Value firstRow = add(q0, offset);
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  };
+  Value hides = cmp(arith::CmpIPredicate::sge, lastKey, skv);
+  if (op.getCausal())
+    hides = arith::OrIOp::create(
+        b, loc, hides, cmp(arith::CmpIPredicate::sgt, lastKey, firstRow));
+  if (std::optional<int64_t> w = op.getWindowSize())
+    hides = arith::OrIOp::create(
+        b, loc, hides,
+        cmp(arith::CmpIPredicate::sge, sub(add(firstRow, idx(tq - 1)), k0),
+            idx(*w)));
+  return hides;
+}
+
+Value AttentionTiler::maskScores(Value s, Value maskTile, Value q0, Value k0,
+                                 bool hide) {
   AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
@@ -369,6 +405,8 @@ Value AttentionTiler::maskScores(Value s, Value maskTile, Value q0, Value k0) {
         }
         if (maskTile)
           v = arith::AddFOp::create(nb, nl, v, castFloat(nb, nl, a[0], ct));
+        if (!hide)
+          return v;
         Value kPos = arith::AddIOp::create(
             nb, nl, k0, linalg::IndexOp::create(nb, nl, 3));
         Value hidden = arith::CmpIOp::create(
@@ -425,7 +463,7 @@ Value AttentionTiler::build() {
   kPadded = padKeys(k, 2);
   vPadded = padKeys(v, 2);
   // Each key tile is read by every query tile that sees it: transposed
-  // once here, not in each of those steps.
+  // once here, not in each of those steps (see the constructor).
   Value kBlocks;
   if (transposeKeys && !indexGenerated(k))
     kBlocks = keyBlocks();
@@ -560,7 +598,23 @@ Value AttentionTiler::build() {
       maskTile = tileOf(op.getMask(), maskPadded, offsets, sizes);
     }
 
-    Value s = maskScores(scores(qTile, kTile, bool(kBlocks)), maskTile, q0, k0);
+    Value s = scores(qTile, kTile, bool(kBlocks));
+    if (maskEdgesOnly) {
+      // Most tiles of a causal or windowed attention hide no key from any
+      // row: they skip the positions' masks (index vectors, compares and
+      // selects on every score).
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{s.getType()},
+                                    hidesKeys(q0, k0), /*withElse=*/true);
+      for (bool hide : {true, false}) {
+        OpBuilder::InsertionGuard branchGuard(b);
+        b.setInsertionPointToStart(hide ? ifOp.thenBlock() : ifOp.elseBlock());
+        scf::YieldOp::create(b, loc,
+                             maskScores(s, maskTile, q0, k0, hide));
+      }
+      s = ifOp.getResult(0);
+    } else {
+      s = maskScores(s, maskTile, q0, k0);
+    }
     auto safe = [&](OpBuilder &nb, Location nl, Value x) -> Value {
       Value isNegInf = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                              x, floatConst(nb, nl, ct, kNegInf));
@@ -696,7 +750,8 @@ struct TileAttentionPass final
     for (AttentionOp op : ops) {
       rewriter.setInsertionPoint(op);
       AttentionTiler tiler(rewriter, op, blockQ, blockKV, fuseRope,
-                           groupInBlock, transposeKeys, foldTransposes);
+                           groupInBlock, transposeKeys, foldTransposes,
+                           maskEdgesOnly);
       Value result = tiler.build();
       auto rope = op.getQuery().getDefiningOp<RopeOp>();
       if (linalg::TransposeOp t = tiler.foldedTranspose()) {

@@ -28,6 +28,8 @@ struct TilingOptions {
   bool transposeKeys = false;
   /// A result transposed to [B, S, H, D] is written in that layout.
   bool foldTransposes = false;
+  /// The positions' masks only on key tiles that hide some key.
+  bool maskEdgesOnly = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

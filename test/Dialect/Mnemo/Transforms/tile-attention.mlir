@@ -13,6 +13,9 @@
 // RUN: mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 fold-transposes=true}),canonicalize,cse)" \
 // RUN:   | FileCheck %s --check-prefix=FOLD
+// RUN: mnemo-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=16 block-kv=32 mask-edges-only=true}),canonicalize,cse)" \
+// RUN:   | FileCheck %s --check-prefix=EDGES
 // RUN: not mnemo-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(mnemo-tile-attention{block-q=0}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADTILE
@@ -88,6 +91,27 @@
 //       KBLOCKS:       linalg.generic {{.+}} ins(%{{.+}}, %[[BLOCK]] : tensor<1x4x16x64xf32>, tensor<1x1x64x32xf32>)
 //       KBLOCKS:       scf.yield
 
+// With mask-edges-only, a step masks its scores only when its key tile
+// (keys k0 .. k0 + 31) hides a key from some row: a padded key, a key past
+// the first row (causal), or one 128 or more before the last row (the
+// window). The other steps only scale.
+// EDGES-LABEL: func.func @causal_gqa_window_rope
+//       EDGES:   scf.for
+//       EDGES:     %[[LASTKEY:.+]] = arith.addi %{{.+}}, %c31
+//       EDGES:     %[[PAD:.+]] = arith.cmpi sge, %[[LASTKEY]], %{{.+}}
+//       EDGES:     %[[CAUSAL:.+]] = arith.cmpi sgt, %[[LASTKEY]], %{{.+}}
+//       EDGES:     arith.ori %[[PAD]], %[[CAUSAL]]
+//       EDGES:     %[[WINDOW:.+]] = arith.cmpi sge, %{{.+}}, %c128
+//       EDGES:     %[[HIDES:.+]] = arith.ori %{{.+}}, %[[WINDOW]]
+//       EDGES:     scf.if %[[HIDES]]
+//       EDGES:       arith.select
+//       EDGES:     } else {
+//  EDGES-NEXT:       linalg.generic
+//  EDGES-NEXT:       ^bb0
+//  EDGES-NEXT:         arith.mulf
+//  EDGES-NEXT:         linalg.yield
+//       EDGES:     math.exp
+
 // NOFUSE-LABEL: func.func @causal_gqa_window_rope
 //       NOFUSE:   mnemo.rope {{.+}} : tensor<1x8x?x64xf32>
 //       NOFUSE:   mnemo.rope {{.+}} : tensor<1x2x?x64xf32>
@@ -131,7 +155,13 @@ func.func @sink_and_mask(%q: tensor<2x4x?x8xf32>, %k: tensor<2x2x?x8xf32>,
 
 // A decode step (one query row per head, static): the Q tile is that row
 // for each of the group's heads, [1, 2, 1, 8], not block-q rows of padding
-// that would all be computed; the query is not padded.
+// that would all be computed; the query is not padded. One query tile reads
+// each key tile once, so even with transpose-keys each step transposes its
+// own key tile (no key blocks).
+// KBLOCKS-LABEL: func.func @one_query_row
+//   KBLOCKS-NOT:   tensor.expand_shape
+//       KBLOCKS:   scf.for
+//       KBLOCKS:     linalg.transpose ins(%{{.+}} : tensor<1x1x32x8xf32>) outs(%{{.+}} : tensor<1x1x8x32xf32>) permutation = [0, 1, 3, 2]
 // CHECK-LABEL: func.func @one_query_row
 //   CHECK-NOT:   tensor.pad %arg0
 //       CHECK:   scf.forall
