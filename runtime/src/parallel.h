@@ -44,9 +44,9 @@ constexpr int64_t kMinParallelWork = 50000;
 /// for loops with at least kChunkWork per chunk, so that the last chunks
 /// are short when iterations differ in cost (causal attention's query
 /// tiles, a GEMM's last row tile). Claiming a chunk costs an atomic add:
-/// 16 chunks per thread on every loop made a tiny model's run 3.5% slower,
-/// 4 on every loop the attention block of scripts/bench_cpu.py's attention
-/// 10% slower on two threads.
+/// 16 chunks per thread on every loop made a tiny model's run 3.5% slower;
+/// 4 on every loop made the attention of scripts/bench_cpu.py's attention
+/// block 10% slower on two threads.
 constexpr int64_t kChunksPerThread = 4;
 constexpr int64_t kMaxChunksPerThread = 16;
 constexpr int64_t kChunkWork = 4 * kMinParallelWork;

@@ -120,8 +120,10 @@ def TileAttentionPass
 
     With `transpose-keys`, the keys (unless computed tile by tile from their
     indices, as a paged cache's are) are transposed once into blocks of
-    `[D, block-kv]`, one per key tile, which every query tile slices; without
-    it each step transposes its key tile. With `fold-transposes`, a result
+    `[D, block-kv]`, one per key tile, which every query tile slices, when
+    several query tiles read each key tile (not for one query tile, nor for
+    a window with a query offset); otherwise each step transposes its key
+    tile. With `fold-transposes`, a result
     whose only user is a `linalg.transpose` to `[B, S, H, D]` is written in
     that layout tile by tile, and the transpose goes. With
     `mask-edges-only`, each step applies the positions' masks (causal,
@@ -150,7 +152,8 @@ def TileAttentionPass
            "Transpose the keys once, before the query tiles, into "
            "[B, Hkv, tiles, D, block-kv] blocks, rather than each key tile "
            "for every query tile that reads it (the CPU's QK^T reads key "
-           "tiles as [D, block-kv])">,
+           "tiles as [D, block-kv]); not for one query tile, nor for a "
+           "window over a past, where the blocks would not pay">,
     Option<"maskEdgesOnly", "mask-edges-only", "bool", /*default=*/"false",
            "Apply the causal, window and padded-key masks only to key tiles "
            "where some key is hidden from some row of the query tile (an "
