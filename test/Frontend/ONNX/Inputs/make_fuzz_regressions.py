@@ -19,6 +19,10 @@ Usage: make_fuzz_regressions.py OUT_DIR
                             verifier's message was a second line)
   transpose_scalar.onnx     Transpose of a scalar (the identity; a rank-0
                             linalg.transpose crashed MLIR's verifier)
+  rms_norm_huge_dim.onnx    RMSNormalization of x[3, 2^63 - 1] (declared
+                            dimensions were not bounded: the element count
+                            overflowed, UBSan)
+  relu_negative_dim.onnx    Relu of x[2, -4] (a negative declared dimension)
   reduce_sum_dynamic.onnx   ReduceSum over every axis of [batch, 3, 4] (the
                             mean's divisor multiplied the dynamic extent's
                             marker: an overflow UBSan reports)
@@ -121,6 +125,19 @@ def main(out):
          [helper.make_node("Transpose", ["s"], ["y"], name="n")],
          [helper.make_tensor_value_info("s", f, [])],
          [helper.make_tensor_value_info("y", f, None)])
+    # RMSNormalization over axis 0 of x[3, 2^63 - 1]: the declared dimension
+    # was taken as it was, and the element count overflowed (UBSan,
+    # 2026-12-04). A negative dimension is refused the same way.
+    for name, dims in (("rms_norm_huge_dim", [3, 2**63 - 1]),
+                       ("relu_negative_dim", [2, -4])):
+        op = "RMSNormalization" if name.startswith("rms") else "Relu"
+        ins = ["x", "w"] if op == "RMSNormalization" else ["x"]
+        save(f"{out}/{name}.onnx",
+             [helper.make_node(op, ins, ["y"], name="n", **(
+                 {"axis": 0} if op == "RMSNormalization" else {}))],
+             [helper.make_tensor_value_info("x", f, dims),
+              helper.make_tensor_value_info("w", f, [3])][:len(ins)],
+             [helper.make_tensor_value_info("y", f, None)], opset=23)
     # A name with a line break, quoted in an error: the error came out as
     # two lines (names are escaped now, \x0a).
     save(f"{out}/name_newline.onnx",
