@@ -22,6 +22,9 @@ Models (--models keeps those whose name contains any of the given strings):
                    -> Attention (GQA 16/4 heads, head dim 128, causal, f32)
                    -> o projection; generated here with seeded weights
   <ref> is llama_gqa, qwen3_qknorm, mistral_swa or deepseek_mla.
+  onnx/<name>, ckpt/<name>
+                   with --model-dir DIR: the model in DIR (its basename),
+                   e.g. the other shapes of scripts/refgen/unseen_shapes.py
 
 Mnemo's first output is compared with ONNX Runtime's (max |diff|) and,
 where the repository stores them, with PyTorch's logits; a difference
@@ -224,16 +227,19 @@ def onnx_inputs(model_path, input_ids, work, tag):
     return files
 
 
-def ref_case(kind, ref):
-    """onnx/<ref> or ckpt/<ref>."""
-    onnx_dir = os.path.join(ONNX_REFS, ref)
-    src_dir = onnx_dir if kind == "onnx" else os.path.join(CKPT_REFS, ref)
+def ref_case(kind, ref, onnx_dir=None, ckpt_dir=None):
+    """onnx/<ref> or ckpt/<ref>, from the repository's refs_public copies
+    or from the given folders."""
+    onnx_dir = onnx_dir or os.path.join(ONNX_REFS, ref)
+    src_dir = onnx_dir if kind == "onnx" else (
+        ckpt_dir or os.path.join(CKPT_REFS, ref))
     onnx_model = os.path.join(onnx_dir, "model.onnx")
 
     def make(case, work):
         ids = np.load(os.path.join(src_dir, "input_ids.npy"))
         case.ort_model = onnx_model
-        case.reference = os.path.join(src_dir, "logits.npy")
+        logits = os.path.join(src_dir, "logits.npy")
+        case.reference = logits if os.path.exists(logits) else ""
         case.ort_inputs = onnx_inputs(onnx_model, ids, work, kind)
         if kind == "onnx":
             case.mnemo_source = onnx_model
@@ -325,9 +331,26 @@ def block_case():
     return Case("attention_block", make, gflop=block_gflop(**BLOCK))
 
 
-def all_cases():
+def dir_cases(folder):
+    """onnx/<name> and ckpt/<name> of a folder in the refs layout
+    (scripts/refgen/unseen_shapes.py writes such folders): model.onnx,
+    config.json + model.safetensors, input_ids.npy, logits.npy."""
+    folder = os.path.abspath(folder)
+    name = os.path.basename(folder.rstrip(os.sep))
+    missing = [f for f in ("model.onnx", "input_ids.npy")
+               if not os.path.exists(os.path.join(folder, f))]
+    if missing:
+        sys.exit(f"bench_cpu: {folder}: no {', '.join(missing)}")
+    cases = [ref_case("onnx", name, onnx_dir=folder)]
+    if os.path.exists(os.path.join(folder, "config.json")):
+        cases.append(ref_case("ckpt", name, onnx_dir=folder, ckpt_dir=folder))
+    return cases
+
+
+def all_cases(model_dirs=()):
     return ([ref_case("onnx", r) for r in REFS]
-            + [ref_case("ckpt", r) for r in REFS] + [block_case()])
+            + [ref_case("ckpt", r) for r in REFS] + [block_case()]
+            + [c for d in model_dirs for c in dir_cases(d)])
 
 
 # --- benchmarking ------------------------------------------------------------
@@ -481,6 +504,11 @@ def main():
                          "once it has one)")
     ap.add_argument("--models", nargs="+", metavar="NAME",
                     help="keep models whose name contains any NAME")
+    ap.add_argument("--model-dir", action="append", default=[],
+                    metavar="DIR",
+                    help="also benchmark the model in DIR (refs layout: "
+                         "model.onnx, input_ids.npy, optionally config.json "
+                         "+ model.safetensors and logits.npy); repeatable")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep models, artifacts and outputs in DIR")
     args = ap.parse_args()
@@ -489,11 +517,12 @@ def main():
     if args.threads is not None and args.threads < 1:
         ap.error("--threads must be at least 1")
 
-    cases = [c for c in all_cases()
+    candidates = all_cases(args.model_dir)
+    cases = [c for c in candidates
              if not args.models or any(m in c.name for m in args.models)]
     if not cases:
         ap.error("--models matches none of: "
-                 + " ".join(c.name for c in all_cases()))
+                 + " ".join(c.name for c in candidates))
     for tool in ("mnemoc", "mnemo-run"):
         if not os.access(os.path.join(BIN, tool), os.X_OK):
             sys.exit(f"bench_cpu: {os.path.join(BIN, tool)} is missing; "
