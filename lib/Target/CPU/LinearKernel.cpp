@@ -61,6 +61,27 @@ namespace {
 /// took 4% longer than with 32 (29 tiles).
 constexpr int64_t kMinTiles = 32;
 
+/// The narrowest column tile made to reach kMinTiles: each column tile
+/// packs its rows of x again, which costs little against 128 columns'
+/// products.
+constexpr int64_t kMinTileCols = 128;
+
+/// Whether a micro-tile reads its rows of x in place rather than from
+/// packed panels: when the rows, `bytes` apart, fall in different sets of
+/// a 32 KiB 8-way L1 (64 sets of 64-byte lines), at most four rows a set.
+/// Packing costs each column tile about 2 cycles per element of x, more
+/// than the products of 128 columns save; but rows 4 KiB apart (K = 1024)
+/// share one set, and the 1024^3 GEMM read in place ran at 85% of the FMA
+/// peak against 92% packed.
+bool readsInPlace(int64_t bytes, int64_t rows) {
+  constexpr int64_t kLine = 64, kSets = 64;
+  llvm::SmallVector<int64_t> perSet(kSets, 0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (++perSet[(i * bytes / kLine) % kSets] > 4)
+      return false;
+  return true;
+}
+
 struct Tiling {
   int64_t lanes;       // f32 lanes of a vector
   int64_t vectors;     // vectors per micro-tile row
@@ -218,8 +239,9 @@ private:
   /// The accumulators of the micro-tile at row `r`, columns [pc, pc + NR)
   /// of the tile (column `col` of y): the tile's partial sums plus K steps
   /// [k0, k1) of the packed rows.
-  SmallVector<Value> accumulate(Value tile, Value panelsOfX, Value r,
-                                Value pc, Value col, Value k0, Value k1);
+  SmallVector<Value> accumulate(Value tile, Value panelsOfX, Value rowBase,
+                                Value r, Value pc, Value col, Value k0,
+                                Value k1);
   /// `tile` with the rows of `acc` written at (r, pc).
   Value writeRows(Value tile, ValueRange acc, Value r, Value pc);
 
@@ -426,8 +448,8 @@ Value KernelBuilder::packRows(Value m0, Value rows) {
 }
 
 SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
-                                             Value r, Value pc, Value col,
-                                             Value k0, Value k1) {
+                                             Value rowBase, Value r, Value pc,
+                                             Value col, Value k0, Value k1) {
   int64_t nv = t.vectors;
   // The first K block starts from the bias (or zeros), the others from the
   // partial sums in the tile.
@@ -476,7 +498,22 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
         scf::YieldOp::create(b, loc, sums);
       });
   SmallVector<Value> init(start.getResults());
-  Value panel = arith::DivUIOp::create(b, loc, r, idx(t.rows));
+  // The micro-tile's rows of x: its panel of the packed rows, or (x read
+  // in place) each row's index, past M the last row's (whose sums are
+  // never written).
+  Value panel;
+  SmallVector<Value> rowOf;
+  if (panelsOfX) {
+    panel = arith::DivUIOp::create(b, loc, r, idx(t.rows));
+  } else {
+    Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
+    for (int64_t i = 0; i < t.rows; ++i) {
+      Value row = arith::AddIOp::create(b, loc, rowBase,
+                                        arith::AddIOp::create(b, loc, r,
+                                                              idx(i)));
+      rowOf.push_back(t.exactRows ? row : minIndex(row, lastRow));
+    }
+  }
   auto loop = scf::ForOp::create(
       b, loc, k0, k1, idx(1), init,
       [&](OpBuilder &nb, Location, Value kk, ValueRange acc) {
@@ -489,8 +526,14 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
             w.push_back(loadWeights(kk, col, j));
         SmallVector<Value> next;
         for (int64_t i = 0; i < t.rows; ++i) {
-          Value a = tensor::ExtractOp::create(
-              b, loc, panelsOfX, ValueRange{panel, kk, idx(i)});
+          Value a =
+              panelsOfX
+                  ? tensor::ExtractOp::create(b, loc, panelsOfX,
+                                              ValueRange{panel, kk, idx(i)})
+                        .getResult()
+                  : toF32(tensor::ExtractOp::create(b, loc, x,
+                                                    ValueRange{rowOf[i], kk})
+                              .getResult());
           Value ab = vector::BroadcastOp::create(b, loc, vec(f32), a);
           for (int64_t j = 0; j < nv; ++j)
             next.push_back(
@@ -600,11 +643,40 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
         loc, idx(t.tileRows),
         b.createOrFold<arith::MaxSIOp>(loc, whole, idx(t.rows)));
   }
+  // Outside a parallel loop the micro-tiles read x in place where its
+  // rows' cache lines do not collide (readsInPlace); else each tile packs
+  // its rows.
+  Type xElement = cast<RankedTensorType>(x.getType()).getElementType();
+  bool packsRows =
+      !packedOnce &&
+      !readsInPlace(k * xElement.getIntOrFloatBitWidth() / 8, t.rows);
+  // Columns per tile: NC, or fewer (whole panels, at least kMinTileCols,
+  // four times that where each tile packs its rows) when the row tiles are
+  // still too few: a GEMM of 80 rows makes 7 tiles of 12 rows, 4 for one
+  // of two threads and 3 for the other.
+  Value rowTiles = b.createOrFold<arith::CeilDivSIOp>(loc, m, rowTile);
+  Value colTile = idx(t.tileCols);
+  int64_t minCols = std::min<int64_t>(
+      t.tileCols,
+      llvm::divideCeil(kMinTileCols * (packsRows ? 4 : 1), t.nr()) * t.nr());
+  if (colTiles < kMinTiles && minCols < std::min(t.tileCols, n) &&
+      !op->getParentOfType<scf::ForallOp>()) {
+    auto ceilDiv = [&](Value x, Value y) {
+      return b.createOrFold<arith::CeilDivSIOp>(loc, x, y);
+    };
+    Value wanted = ceilDiv(idx(kMinTiles), rowTiles);
+    Value width = b.createOrFold<arith::MulIOp>(
+        loc, ceilDiv(ceilDiv(idx(n), wanted), idx(t.nr())), idx(t.nr()));
+    colTile = b.createOrFold<arith::MinSIOp>(
+        loc, idx(t.tileCols),
+        b.createOrFold<arith::MaxSIOp>(loc, width, idx(minCols)));
+  }
   // Column tiles outside row tiles: consecutive iterations (a thread's
   // share) reuse one column panel of the weights from the cache.
   SmallVector<OpFoldResult> ubs = {
-      b.getIndexAttr(colTiles),
-      getAsOpFoldResult(b.createOrFold<arith::CeilDivSIOp>(loc, m, rowTile))};
+      getAsOpFoldResult(
+          b.createOrFold<arith::CeilDivSIOp>(loc, idx(n), colTile)),
+      getAsOpFoldResult(rowTiles)};
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{out}, std::nullopt);
   {
@@ -613,16 +685,16 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
     b.setInsertionPoint(body->getTerminator());
     Value m0 = arith::MulIOp::create(b, loc, body->getArgument(1), rowTile);
     Value n0 =
-        arith::MulIOp::create(b, loc, body->getArgument(0), idx(t.tileCols));
+        arith::MulIOp::create(b, loc, body->getArgument(0), colTile);
     Value tileRows = minIndex(rowTile, arith::SubIOp::create(b, loc, m, m0));
-    Value cols = minIndex(idx(t.tileCols),
+    Value cols = minIndex(colTile,
                           arith::SubIOp::create(b, loc, idx(n), n0));
     OpFoldResult one = b.getIndexAttr(1);
     SmallVector<OpFoldResult> strides = {one, one};
     SmallVector<OpFoldResult> yOffsets = {m0, n0}, ySizes = {tileRows, cols};
     Value tile = tensor::ExtractSliceOp::create(
         b, loc, body->getArguments().back(), yOffsets, ySizes, strides);
-    Value panelsOfX = packedOnce ? packedOnce : packRows(m0, tileRows);
+    Value panelsOfX = packsRows ? packRows(m0, tileRows) : packedOnce;
     // Per panel, K in blocks of `kBlock` steps: a block's weights stay in
     // cache while every micro-tile of the tile's rows reads them.
     auto panels = scf::ForOp::create(
@@ -642,7 +714,7 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
                         ValueRange blockArgs) {
                       InsertHere inner(b, nb2);
                       SmallVector<Value> acc =
-                          accumulate(blockArgs[0], panelsOfX, r, pc, col,
+                          accumulate(blockArgs[0], panelsOfX, m0, r, pc, col,
                                      k0, k1);
                       scf::YieldOp::create(
                           b, loc, writeRows(blockArgs[0], acc, r, pc));

@@ -3,21 +3,23 @@
 // A constant [N=71, K=45] weight is packed into three 32-wide panels
 // [3, 45, 32] at compile time; the 37 rows (a multiple of no micro-tile
 // height) make four row tiles of one 12-row micro-tile each (a short GEMM
-// still gets several tiles for the threads), each packed into a 12-row
-// panel, the last one repeating row 36 (minsi). The first K block starts from zeros, later
-// ones from the tile's partial sums; each micro-tile is written by one 2-D
-// transfer, masked at the tile's last row and at N.
+// still gets several tiles for the threads). Rows 180 bytes apart fall in
+// different cache sets, so the micro-tiles read x in place, past the last
+// row the last row again (minsi), and nothing is packed at run time. The
+// first K block starts from zeros, later ones from the tile's partial sums;
+// each micro-tile is written by one 2-D transfer, masked at the tile's last
+// row and at N.
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
 // CHECK: scf.forall ({{.*}}) in (1, 4)
-// CHECK: linalg.generic
-// CHECK: arith.minsi
-// CHECK: tensor.extract
-// CHECK: -> tensor<?x45x12xf32>
+// CHECK-NOT: linalg.generic
 // CHECK: scf.if
 // CHECK: } else {
 // CHECK: vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<12x32xf32>
+// CHECK-COUNT-12: arith.minsi
+// CHECK: scf.for
+// CHECK: tensor.extract %arg0[
 // CHECK-COUNT-24: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<12x32xf32>, tensor<?x?xf32>
@@ -27,6 +29,38 @@ func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
   %w = arith.constant dense<0.5> : tensor<71x45xf32>
   %y = mnemo.linear %x, %w layout(out_in) : tensor<37x45xf32>, tensor<71x45xf32> -> tensor<37x71xf32>
   return %y : tensor<37x71xf32>
+}
+
+// -----
+
+// Rows 4 KiB apart (K = 1024) would all fall in one cache set: each row
+// tile packs its rows of x into 12-row panels [?, K, 12], past the last
+// row repeating it (minsi), and the micro-tiles (12 rows of one 16-lane
+// vector: N = 16) read those.
+// CHECK-LABEL: func.func @packed_rows
+// CHECK: scf.forall ({{.*}}) in (1, 4)
+// CHECK: linalg.generic
+// CHECK: arith.minsi
+// CHECK: tensor.extract
+// CHECK: -> tensor<?x1024x12xf32>
+// CHECK: scf.for
+// CHECK-COUNT-12: vector.fma
+// CHECK-NOT: vector.fma
+func.func @packed_rows(%x: tensor<37x1024xf32>, %w: tensor<1024x16xf32>) -> tensor<37x16xf32> {
+  %y = mnemo.linear %x, %w layout(in_out) : tensor<37x1024xf32>, tensor<1024x16xf32> -> tensor<37x16xf32>
+  return %y : tensor<37x16xf32>
+}
+
+// -----
+
+// Few rows and many columns: two row tiles of 12 rows, so the 1000 columns
+// split into tiles of 128 (whole panels, the narrowest made), 8 of them, for
+// 16 tiles in all.
+// CHECK-LABEL: func.func @column_tiles
+// CHECK: scf.forall ({{.*}}) in (8, 2)
+func.func @column_tiles(%x: tensor<24x64xf32>, %w: tensor<64x1000xf32>) -> tensor<24x1000xf32> {
+  %y = mnemo.linear %x, %w layout(in_out) : tensor<24x64xf32>, tensor<64x1000xf32> -> tensor<24x1000xf32>
+  return %y : tensor<24x1000xf32>
 }
 
 // -----

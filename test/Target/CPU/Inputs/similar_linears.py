@@ -1,7 +1,9 @@
 """A chain of linear layers whose GEMM kernels differ only in their sizes.
 
-  similar_linears.py model DIR   writes DIR/model.mlir and DIR/x.npy
-  similar_linears.py check Y DIR compares Y with numpy, row by row
+  similar_linears.py model DIR [SIZES]   writes DIR/model.mlir and DIR/x.npy
+  similar_linears.py check Y DIR [SIZES] compares Y with numpy, row by row
+
+SIZES (comma-separated) replaces the default chain.
 
 x [?, 45] -> 71 -> 37 -> 71 -> 53 columns, each a linear layer with a
 constant weight (no size a multiple of any micro-tile), then a ReLU between
@@ -78,6 +80,9 @@ def check(y_path, out):
 
 
 if __name__ == "__main__":
+    size_arg = sys.argv[3 if sys.argv[1] == "model" else 4:]
+    if size_arg:
+        SIZES[:] = [int(v) for v in size_arg[0].split(",")]
     if sys.argv[1] == "model":
         model(sys.argv[2])
     else:
