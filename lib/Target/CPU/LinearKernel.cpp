@@ -196,6 +196,18 @@ StringRef unsupportedReason(LinearOp op) {
   return "";
 }
 
+/// The rows of one micro-tile: MR, or fewer for the rows a tile has past
+/// its last whole micro-tile; `inBounds` when every row exists (no row
+/// past the tile is read or written).
+struct MicroTile {
+  int64_t height;
+  bool inBounds;
+};
+
+/// Rows of the micro-tiles that finish a tile whose row count is not a
+/// multiple of MR: a 74-row GEMM computes 76 rows (6 x 12 + 4), not 84.
+constexpr int64_t kTailRows = 4;
+
 class KernelBuilder {
 public:
   KernelBuilder(RewriterBase &b, LinearOp op, const Tiling &t)
@@ -241,9 +253,15 @@ private:
   /// [k0, k1) of the packed rows.
   SmallVector<Value> accumulate(Value tile, Value panelsOfX, Value rowBase,
                                 Value r, Value pc, Value col, Value k0,
-                                Value k1);
+                                Value k1, const MicroTile &mt);
   /// `tile` with the rows of `acc` written at (r, pc).
-  Value writeRows(Value tile, ValueRange acc, Value r, Value pc);
+  Value writeRows(Value tile, ValueRange acc, Value r, Value pc,
+                  const MicroTile &mt);
+  /// The micro-tiles of `mt.height` rows at rows [from, to) of the tile,
+  /// for panel column `pc`, K steps [k0, k1).
+  Value microTiles(Value tile, Value panelsOfX, Value rowBase, Value from,
+                   Value to, Value pc, Value col, Value k0, Value k1,
+                   const MicroTile &mt);
 
   RewriterBase &b;
   LinearOp op;
@@ -449,7 +467,8 @@ Value KernelBuilder::packRows(Value m0, Value rows) {
 
 SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
                                              Value rowBase, Value r, Value pc,
-                                             Value col, Value k0, Value k1) {
+                                             Value col, Value k0, Value k1,
+                                             const MicroTile &mt) {
   int64_t nv = t.vectors;
   // The first K block starts from the bias (or zeros), the others from the
   // partial sums in the tile.
@@ -474,7 +493,7 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
               ArrayRef<bool>{t.exactCols})));
         }
         SmallVector<Value> all;
-        for (int64_t i = 0; i < t.rows; ++i)
+        for (int64_t i = 0; i < mt.height; ++i)
           all.append(rowInit);
         scf::YieldOp::create(b, loc, all);
       },
@@ -482,12 +501,12 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
         InsertHere here(b, nb);
         // The partial sums as one 2-D transfer; rows past the tile read
         // zeros (they are not written).
-        auto blockType = VectorType::get({t.rows, t.nr()}, f32);
+        auto blockType = VectorType::get({mt.height, t.nr()}, f32);
         Value block = vector::TransferReadOp::create(
             b, loc, blockType, tile, ValueRange{r, pc}, zero,
-            ArrayRef<bool>{t.exactRows, t.exactCols});
+            ArrayRef<bool>{mt.inBounds, t.exactCols});
         SmallVector<Value> sums;
-        for (int64_t i = 0; i < t.rows; ++i) {
+        for (int64_t i = 0; i < mt.height; ++i) {
           Value row = vector::ExtractOp::create(b, loc, block,
                                                 ArrayRef<int64_t>{i});
           for (int64_t j = 0; j < nv; ++j)
@@ -501,17 +520,19 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
   // The micro-tile's rows of x: its panel of the packed rows, or (x read
   // in place) each row's index, past M the last row's (whose sums are
   // never written).
-  Value panel;
+  Value panel, inPanel;
   SmallVector<Value> rowOf;
   if (panelsOfX) {
     panel = arith::DivUIOp::create(b, loc, r, idx(t.rows));
+    if (mt.height < t.rows)
+      inPanel = arith::RemUIOp::create(b, loc, r, idx(t.rows));
   } else {
     Value lastRow = arith::SubIOp::create(b, loc, m, idx(1));
-    for (int64_t i = 0; i < t.rows; ++i) {
+    for (int64_t i = 0; i < mt.height; ++i) {
       Value row = arith::AddIOp::create(b, loc, rowBase,
                                         arith::AddIOp::create(b, loc, r,
                                                               idx(i)));
-      rowOf.push_back(t.exactRows ? row : minIndex(row, lastRow));
+      rowOf.push_back(mt.inBounds ? row : minIndex(row, lastRow));
     }
   }
   auto loop = scf::ForOp::create(
@@ -525,11 +546,14 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
           for (int64_t j = 0; j < nv; ++j)
             w.push_back(loadWeights(kk, col, j));
         SmallVector<Value> next;
-        for (int64_t i = 0; i < t.rows; ++i) {
+        for (int64_t i = 0; i < mt.height; ++i) {
+          Value slot = inPanel ? arith::AddIOp::create(b, loc, inPanel, idx(i))
+                                     .getResult()
+                               : idx(i);
           Value a =
               panelsOfX
                   ? tensor::ExtractOp::create(b, loc, panelsOfX,
-                                              ValueRange{panel, kk, idx(i)})
+                                              ValueRange{panel, kk, slot})
                         .getResult()
                   : toF32(tensor::ExtractOp::create(b, loc, x,
                                                     ValueRange{rowOf[i], kk})
@@ -553,19 +577,19 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
   return SmallVector<Value>(loop.getResults());
 }
 
-Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r,
-                               Value pc) {
+Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r, Value pc,
+                               const MicroTile &mt) {
   // One 2-D transfer for the micro-tile (one op for bufferization to
   // analyse): rows past the tile and columns past N are masked; the
   // lowering writes it row by row from the same registers.
   int64_t nv = t.vectors;
   auto rowType = VectorType::get({t.nr()}, f32);
-  auto blockType = VectorType::get({t.rows, t.nr()}, f32);
+  auto blockType = VectorType::get({mt.height, t.nr()}, f32);
   Value block = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(blockType, b.getF32FloatAttr(0.0f)));
   Value zeroRow = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(rowType, b.getF32FloatAttr(0.0f)));
-  for (int64_t i = 0; i < t.rows; ++i) {
+  for (int64_t i = 0; i < mt.height; ++i) {
     Value row = zeroRow;
     for (int64_t j = 0; j < nv; ++j)
       row = vector::InsertStridedSliceOp::create(
@@ -576,8 +600,22 @@ Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r,
   }
   return vector::TransferWriteOp::create(
              b, loc, block, tile, ValueRange{r, pc},
-             ArrayRef<bool>{t.exactRows, t.exactCols})
+             ArrayRef<bool>{mt.inBounds, t.exactCols})
       .getResult();
+}
+
+Value KernelBuilder::microTiles(Value tile, Value panelsOfX, Value rowBase,
+                                Value from, Value to, Value pc, Value col,
+                                Value k0, Value k1, const MicroTile &mt) {
+  auto loop = scf::ForOp::create(
+      b, loc, from, to, idx(mt.height), ValueRange{tile},
+      [&](OpBuilder &nb, Location, Value r, ValueRange args) {
+        InsertHere inner(b, nb);
+        SmallVector<Value> acc = accumulate(args[0], panelsOfX, rowBase, r,
+                                            pc, col, k0, k1, mt);
+        scf::YieldOp::create(b, loc, writeRows(args[0], acc, r, pc, mt));
+      });
+  return loop.getResult(0);
 }
 
 /// The outermost of the sequential loops around `op` (up to the first
@@ -708,18 +746,25 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
                 InsertHere inK(b, nb1);
                 Value k1 = minIndex(
                     arith::AddIOp::create(b, loc, k0, idx(t.kBlock)), idx(k));
-                auto blocks = scf::ForOp::create(
-                    b, loc, idx(0), tileRows, idx(t.rows), kArgs,
-                    [&](OpBuilder &nb2, Location, Value r,
-                        ValueRange blockArgs) {
-                      InsertHere inner(b, nb2);
-                      SmallVector<Value> acc =
-                          accumulate(blockArgs[0], panelsOfX, m0, r, pc, col,
-                                     k0, k1);
-                      scf::YieldOp::create(
-                          b, loc, writeRows(blockArgs[0], acc, r, pc));
-                    });
-                scf::YieldOp::create(b, loc, blocks.getResults());
+                // Whole micro-tiles, then the rows past the last one (a
+                // row tile's count is a multiple of MR but the last's)
+                // in micro-tiles of kTailRows, which stay within a packed
+                // panel of MR rows.
+                Value y = kArgs[0];
+                if (t.exactRows || t.rows <= kTailRows ||
+                    t.rows % kTailRows != 0) {
+                  y = microTiles(y, panelsOfX, m0, idx(0), tileRows, pc, col,
+                                 k0, k1, MicroTile{t.rows, t.exactRows});
+                } else {
+                  Value whole = arith::SubIOp::create(
+                      b, loc, tileRows,
+                      arith::RemUIOp::create(b, loc, tileRows, idx(t.rows)));
+                  y = microTiles(y, panelsOfX, m0, idx(0), whole, pc, col, k0,
+                                 k1, MicroTile{t.rows, true});
+                  y = microTiles(y, panelsOfX, m0, whole, tileRows, pc, col,
+                                 k0, k1, MicroTile{kTailRows, false});
+                }
+                scf::YieldOp::create(b, loc, y);
               });
           scf::YieldOp::create(b, loc, kBlocks.getResults());
         });

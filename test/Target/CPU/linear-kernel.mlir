@@ -4,11 +4,13 @@
 // [3, 45, 32] at compile time; the 37 rows (a multiple of no micro-tile
 // height) make four row tiles of one 12-row micro-tile each (a short GEMM
 // still gets several tiles for the threads). Rows 180 bytes apart fall in
-// different cache sets, so the micro-tiles read x in place, past the last
-// row the last row again (minsi), and nothing is packed at run time. The
-// first K block starts from zeros, later ones from the tile's partial sums;
-// each micro-tile is written by one 2-D transfer, masked at the tile's last
-// row and at N.
+// different cache sets, so the micro-tiles read x in place and nothing is
+// packed at run time. Whole 12-row micro-tiles read rows that exist; the
+// rows past them (37 = 3 x 12 + 1: the last tile's one row) take 4-row
+// micro-tiles, which read the last row again past it (minsi). The first K
+// block starts from zeros, later ones from the tile's partial sums; each
+// micro-tile is written by one 2-D transfer, masked at N and, in the 4-row
+// ones, at the tile's last row.
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
@@ -16,13 +18,19 @@
 // CHECK-NOT: linalg.generic
 // CHECK: scf.if
 // CHECK: } else {
-// CHECK: vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<12x32xf32>
-// CHECK-COUNT-12: arith.minsi
+// CHECK: vector.transfer_read {{.*}} {in_bounds = [true, false]} : tensor<?x?xf32>, vector<12x32xf32>
+// CHECK-NOT: arith.minsi
 // CHECK: scf.for
 // CHECK: tensor.extract %arg0[
 // CHECK-COUNT-24: vector.fma
 // CHECK-NOT: vector.fma
-// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<12x32xf32>, tensor<?x?xf32>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {in_bounds = [true, false]} : vector<12x32xf32>, tensor<?x?xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<4x32xf32>
+// CHECK-COUNT-4: arith.minsi
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<4x32xf32>, tensor<?x?xf32>
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: mnemo.linear
 func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
@@ -36,7 +44,7 @@ func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
 // Rows 4 KiB apart (K = 1024) would all fall in one cache set: each row
 // tile packs its rows of x into 12-row panels [?, K, 12], past the last
 // row repeating it (minsi), and the micro-tiles (12 rows of one 16-lane
-// vector: N = 16) read those.
+// vector: N = 16, then 4-row ones in the last tile's panel) read those.
 // CHECK-LABEL: func.func @packed_rows
 // CHECK: scf.forall ({{.*}}) in (1, 4)
 // CHECK: linalg.generic
@@ -45,6 +53,9 @@ func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
 // CHECK: -> tensor<?x1024x12xf32>
 // CHECK: scf.for
 // CHECK-COUNT-12: vector.fma
+// CHECK: arith.remui
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.fma
 // CHECK-NOT: vector.fma
 func.func @packed_rows(%x: tensor<37x1024xf32>, %w: tensor<1024x16xf32>) -> tensor<37x16xf32> {
   %y = mnemo.linear %x, %w layout(in_out) : tensor<37x1024xf32>, tensor<1024x16xf32> -> tensor<37x16xf32>
@@ -84,11 +95,13 @@ func.func @decode(%x: tensor<1x1x128xf32>) -> tensor<1x1x64xf32> {
 // One row per batch position (a decode step over B sequences): the batch
 // is the GEMM's rows, so the weights are read once for all of them, not
 // once per sequence: [?, 1, 128] collapses to [?, 128], full-height
-// micro-tiles of 12 rows, and the result expands back to [?, 1, 64].
+// micro-tiles of 12 rows (then 4-row ones for the rows past them), and the
+// result expands back to [?, 1, 64].
 // CHECK-LABEL: func.func @decode_batch
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x1x128xf32> into tensor<?x128xf32>
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, %{{.*}})
 // CHECK-COUNT-24: vector.fma
+// CHECK-COUNT-8: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 1, 64] : tensor<?x64xf32> into tensor<?x1x64xf32>
 func.func @decode_batch(%x: tensor<?x1x128xf32>) -> tensor<?x1x64xf32> {
