@@ -167,6 +167,21 @@ DequantizeOp quantizedWeight(LinearOp op) {
   return dq;
 }
 
+/// Asks LLVM not to unroll `loop`. The GEMM's loops around the micro-tile
+/// (panels, K blocks, micro-tiles) have static trip counts wherever the
+/// shapes are static, and LLVM unrolled them in full, copying the
+/// micro-tile's code once per panel.
+void noUnroll(scf::ForOp loop) {
+  MLIRContext *ctx = loop.getContext();
+  loop->setAttr(
+      "llvm.loop_annotation",
+      LLVM::LoopAnnotationAttr::get(
+          ctx, {}, {}, {},
+          LLVM::LoopUnrollAttr::get(ctx, BoolAttr::get(ctx, true), {}, {}, {},
+                                    {}, {}, {}),
+          {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+}
+
 /// Moves `b` to where a region-building callback's builder `nb` points,
 /// for the scope of the callback.
 struct InsertHere {
@@ -567,13 +582,7 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
       });
   // The step is already a register tile of FMAs: unrolling it (LLVM fully
   // unrolls static trip counts) only multiplies the code.
-  loop->setAttr("llvm.loop_annotation",
-                LLVM::LoopAnnotationAttr::get(
-                    b.getContext(), {}, {}, {},
-                    LLVM::LoopUnrollAttr::get(b.getContext(),
-                                              /*disable=*/b.getBoolAttr(true),
-                                              {}, {}, {}, {}, {}, {}),
-                    {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+  noUnroll(loop);
   return SmallVector<Value>(loop.getResults());
 }
 
@@ -615,6 +624,7 @@ Value KernelBuilder::microTiles(Value tile, Value panelsOfX, Value rowBase,
                                             pc, col, k0, k1, mt);
         scf::YieldOp::create(b, loc, writeRows(args[0], acc, r, pc, mt));
       });
+  noUnroll(loop);
   return loop.getResult(0);
 }
 
@@ -766,8 +776,10 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
                 }
                 scf::YieldOp::create(b, loc, y);
               });
+          noUnroll(kBlocks);
           scf::YieldOp::create(b, loc, kBlocks.getResults());
         });
+    noUnroll(panels);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, panels.getResult(0),
                                           body->getArguments().back(),

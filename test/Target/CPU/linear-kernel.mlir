@@ -31,6 +31,12 @@
 // CHECK-COUNT-8: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<4x32xf32>, tensor<?x?xf32>
+// No loop of the kernel is unrolled by LLVM: the K steps, the micro-tiles,
+// the K blocks and the panels.
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL:.+]]}
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL]]}
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL]]}
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL]]}
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: mnemo.linear
 func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
