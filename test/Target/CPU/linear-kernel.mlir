@@ -11,6 +11,8 @@
 // block starts from zeros, later ones from the tile's partial sums; each
 // micro-tile is written by one 2-D transfer, masked at N and, in the 4-row
 // ones, at the tile's last row.
+// CHECK: #[[UNROLL:.+]] = #llvm.loop_unroll<disable = true>
+// CHECK: #[[NOUNROLL_DEF:.+]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
 // CHECK-LABEL: func.func @packed
 // CHECK: arith.constant dense<"0x
 // CHECK-SAME: > : tensor<3x45x32xf32>
@@ -31,12 +33,11 @@
 // CHECK-COUNT-8: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : vector<4x32xf32>, tensor<?x?xf32>
-// No loop of the kernel is unrolled by LLVM: the K steps, the micro-tiles,
-// the K blocks and the panels.
-// CHECK: } {llvm.loop_annotation = #[[NOUNROLL:.+]]}
-// CHECK: } {llvm.loop_annotation = #[[NOUNROLL]]}
-// CHECK: } {llvm.loop_annotation = #[[NOUNROLL]]}
-// CHECK: } {llvm.loop_annotation = #[[NOUNROLL]]}
+// LLVM unrolls none of the kernel's loops (the K steps' loops above, the
+// micro-tiles, the K blocks, the panels).
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL_DEF]]}
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL_DEF]]}
+// CHECK: } {llvm.loop_annotation = #[[NOUNROLL_DEF]]}
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: mnemo.linear
 func.func @packed(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
