@@ -126,6 +126,10 @@ broadcastMap(ArrayRef<const Array *> inputs, SmallVector<int64_t> &shape,
   if (!count)
     return std::nullopt;
   int64_t total = *count;
+  // An empty result reads nothing (and its inputs' other dims, each within
+  // the fold limit, could multiply past int64 in the strides below).
+  if (total == 0)
+    return std::vector<double>();
   size_t rank = shape.size();
   // Per input, the stride of each result dim (0 where broadcast).
   SmallVector<SmallVector<int64_t>> strides;

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::mnemo::onnx_import;
@@ -169,14 +170,18 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
         for (auto [i, d] : llvm::enumerate(ok ? *t : SmallVector<int64_t>())) {
           if (d == 0 && !intAttr("allowzero", 0) && int64_t(i) < type.getRank())
             d = type.getDimSize(i);
-          if (d == -1)
+          if (d == -1 && inferred < 0)
             inferred = i;
-          else
-            known *= d;
+          else if (d < 0 || llvm::MulOverflow(known, d, known))
+            ok = false; // not a shape; the handler reports it
           shape.push_back(d);
         }
-        if (ok && inferred >= 0 && known > 0)
-          shape[inferred] = type.getNumElements() / known;
+        if (ok && inferred >= 0) {
+          if (known > 0)
+            shape[inferred] = type.getNumElements() / known;
+          else
+            ok = false;
+        }
       } else {
         std::optional<SmallVector<int64_t>> axes = ints(1, "axes");
         ok = axes.has_value();
@@ -199,10 +204,11 @@ bool GraphImporter::foldShape(const onnx::NodeProto &node, OpBuilder &b,
           }
         }
       }
-      auto result = RankedTensorType::get(shape, type.getElementType());
-      if (ok && result.hasStaticShape() &&
-          result.getNumElements() == type.getNumElements())
-        return defineConstant(node.output(0), c.reshape(result));
+      if (ok) {
+        auto result = RankedTensorType::get(shape, type.getElementType());
+        if (result.getNumElements() == type.getNumElements())
+          return defineConstant(node.output(0), c.reshape(result));
+      }
     }
   }
 

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -271,7 +272,8 @@ LogicalResult reshape(NodeContext &ctx) {
     }
     if (d < 0)
       return ctx.error("bad target dimension " + llvm::Twine(d));
-    known *= d;
+    if (llvm::MulOverflow(known, d, known))
+      return ctx.error("target shape of more than 2^63 elements");
   }
   int64_t count = type->getNumElements();
   if (inferred >= 0)

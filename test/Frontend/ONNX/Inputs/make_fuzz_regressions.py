@@ -23,6 +23,10 @@ Usage: make_fuzz_regressions.py OUT_DIR
                             dimensions were not bounded: the element count
                             overflowed, UBSan)
   relu_negative_dim.onnx    Relu of x[2, -4] (a negative declared dimension)
+  add_empty_huge_dims.onnx  Add of an empty [0, 2^22, 2^22, 2^22, 7] constant
+                            (the folder's strides overflowed, UBSan)
+  reshape_overflow.onnx     Reshape of a constant to [2^62, 4] (the shape
+                            folder's product overflowed)
   reduce_sum_dynamic.onnx   ReduceSum over every axis of [batch, 3, 4] (the
                             mean's divisor multiplied the dynamic extent's
                             marker: an overflow UBSan reports)
@@ -138,6 +142,20 @@ def main(out):
              [helper.make_tensor_value_info("x", f, dims),
               helper.make_tensor_value_info("w", f, [3])][:len(ins)],
              [helper.make_tensor_value_info("y", f, None)], opset=23)
+    # Add of an empty constant [0, 2^22, 2^22, 2^22, 7] with itself: the
+    # folder's strides over the other dims passed int64 (UBSan, 2026-12-04).
+    empty = helper.make_tensor("a", TensorProto.FLOAT,
+                               [0, 1 << 22, 1 << 22, 1 << 22, 7], [])
+    save(f"{out}/add_empty_huge_dims.onnx",
+         [helper.make_node("Add", ["a", "a"], ["y"], name="n")],
+         [], [helper.make_tensor_value_info("y", f, None)], [empty])
+    # Reshape of a constant to [2^62, 4]: the shape folder's product of the
+    # known dims passed int64.
+    save(f"{out}/reshape_overflow.onnx",
+         [helper.make_node("Reshape", ["c", "s"], ["y"], name="n")],
+         [], [helper.make_tensor_value_info("y", f, None)],
+         [numpy_helper.from_array(np.zeros((2, 3), np.float32), "c"),
+          numpy_helper.from_array(np.array([1 << 62, 4], np.int64), "s")])
     # A name with a line break, quoted in an error: the error came out as
     # two lines (names are escaped now, \x0a).
     save(f"{out}/name_newline.onnx",
