@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU benchmark of Mnemo against ONNX Runtime, side by side in one run.
 
-    scripts/bench_cpu.py [--repeat 30] [--threads N] [--models NAME ...]
+    scripts/bench_cpu.py [--repeat 30] [--rounds 3] [--threads N] [--models NAME ...]
                          [--keep DIR]
 
 (with a Python that has numpy and onnx, e.g. Debian's python3-onnx).
@@ -10,8 +10,11 @@ Each model is compiled by `mnemoc --target=host` (the compile is timed) and
 run by `mnemo-run --repeat N`; ONNX Runtime 1.30 (npm onnxruntime-node, at
 its default settings unless --threads sets intraOpNumThreads) runs the
 ONNX form of the same model on the same inputs through scripts/lib/ort_run.js.
-Both report the median of N timed runs (ort_run.js after 3 untimed warm-up
-runs; mnemo-run times its first run too).
+Both report the median of their timed runs (ort_run.js after 3 untimed
+warm-up runs; mnemo-run times its first run too). The two sides run in
+alternating rounds (--rounds, default 3, of repeat / rounds runs each), so
+that a change of the machine's speed between them falls on both; the ratio
+is the median of the rounds' ratios.
 
 Models (--models keeps those whose name contains any of the given strings):
   onnx/<ref>       the refs_public ONNX exports (test/Frontend/ONNX/Inputs)
@@ -109,6 +112,7 @@ class Result:
     mnemo_threads: int = None
     ort_ms: float = None
     compile_s: float = None
+    ratio: float = None
     diff_ort: float = None
     diff_ref: float = None
     gflop: float = 0.0
@@ -360,29 +364,32 @@ def input_flags(inputs):
             for arg in ("--input", f"{name}={path}")]
 
 
-def bench_mnemo(case, work, args, threads_flag):
-    """Compiles and runs case with Mnemo; returns (compile s, ms, threads,
-    output)."""
+def compile_mnemo(case, work, args):
+    """Compiles case with mnemoc; returns (compile s, artifact)."""
     art = os.path.join(work, "x.mnemo")
     start = time.perf_counter()
     run([os.path.join(BIN, "mnemoc"), case.mnemo_source, "-o", art,
          "--target=host"], "mnemoc", log_dir=work if args.keep else None)
-    compile_s = time.perf_counter() - start
+    return time.perf_counter() - start, art
+
+
+def run_mnemo(case, work, args, art, repeat, threads_flag):
+    """Runs the artifact `repeat` times; returns (ms, threads, output)."""
     cmd = [os.path.join(BIN, "mnemo-run"), art, "--output-dir",
-           os.path.join(work, "mnemo"), "--repeat", str(args.repeat)]
+           os.path.join(work, "mnemo"), "--repeat", str(repeat)]
     if args.threads and threads_flag:
         cmd += ["--threads", str(args.threads)]
     ms, threads, outputs = parse_run(
         run(cmd + input_flags(case.mnemo_inputs), "mnemo-run",
             log_dir=work if args.keep else None),
         "mnemo-run")
-    return compile_s, ms, threads, first_output(outputs, "mnemo-run")
+    return ms, threads, first_output(outputs, "mnemo-run")
 
 
-def bench_ort(case, work, args):
-    """Runs case on ONNX Runtime; returns (ms, output)."""
+def run_ort(case, work, args, repeat):
+    """Runs case `repeat` times on ONNX Runtime; returns (ms, output)."""
     cmd = ["node", ORT_RUN, case.ort_model, "--output-dir",
-           os.path.join(work, "ort"), "--repeat", str(args.repeat),
+           os.path.join(work, "ort"), "--repeat", str(repeat),
            "--ort", ORT_PREFIX]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
@@ -416,18 +423,42 @@ def bench(case, work, args, threads_flag):
     except BenchError as e:
         result.error = str(e)
         return result
-    out = ort_out = None
+    out = ort_out = art = None
     try:
-        result.ort_ms, ort_out = bench_ort(case, work, args)
+        result.compile_s, art = compile_mnemo(case, work, args)
     except BenchError as e:
         errors.append(str(e))
+    # The two run in alternating rounds, so that a change of the machine's
+    # speed between them (this host has phases) falls on both.
+    repeat = -(-args.repeat // args.rounds)
+    ort_ms, mnemo_ms = [], []
+    for _ in range(args.rounds):
+        try:
+            if ort_ms is not None:
+                ms, ort_out = run_ort(case, work, args, repeat)
+                ort_ms.append(ms)
+        except BenchError as e:
+            errors.append(str(e))
+            ort_ms = None
+        try:
+            if art and mnemo_ms is not None:
+                ms, result.mnemo_threads, out = run_mnemo(
+                    case, work, args, art, repeat, threads_flag)
+                mnemo_ms.append(ms)
+        except BenchError as e:
+            errors.append(str(e))
+            mnemo_ms = None
+    if ort_ms:
+        result.ort_ms = float(np.median(ort_ms))
+    if mnemo_ms:
+        result.mnemo_ms = float(np.median(mnemo_ms))
+    if ort_ms and mnemo_ms:
+        result.ratio = float(np.median(
+            [o / m for o, m in zip(ort_ms, mnemo_ms)]))
     try:
-        (result.compile_s, result.mnemo_ms, result.mnemo_threads,
-         out) = bench_mnemo(
-            case, work, args, threads_flag)
-        if ort_out is not None:
+        if out is not None and ort_out is not None:
             result.diff_ort = max_diff(out, ort_out, "Mnemo vs ONNX Runtime")
-        if case.reference:
+        if out is not None and case.reference:
             result.diff_ref = max_diff(out, np.load(case.reference),
                                        "Mnemo vs PyTorch")
     except BenchError as e:
@@ -458,8 +489,7 @@ def table(results):
              "| max\\|Δ\\| ORT | max\\|Δ\\| PyTorch | compile s |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        ratio = (r.ort_ms / r.mnemo_ms
-                 if r.ort_ms is not None and r.mnemo_ms else None)
+        ratio = r.ratio
         name = r.name + (" **FAIL**" if r.error else "")
         lines.append(
             f"| {name} | {fmt_ms(r.mnemo_ms)} | {fmt_ms(r.ort_ms)} "
@@ -487,8 +517,12 @@ def notes(results, args, threads_flag):
              else "Mnemo threads not reported")
     if args.threads and not threads_flag:
         mnemo += " (mnemo-run has no --threads)"
-    out.append(f"median of {args.repeat}; ORT {threads}; {mnemo}; "
-               "ratio > 1: Mnemo faster")
+    per_round = -(-args.repeat // args.rounds)
+    rounds = (f"{args.rounds} alternating rounds of {per_round} runs each "
+              "(ms: the median of the rounds' medians; ratio: the median of "
+              "the rounds' ratios)" if args.rounds > 1
+              else f"median of {args.repeat}")
+    out.append(f"{rounds}; ORT {threads}; {mnemo}; ratio > 1: Mnemo faster")
     return "\n".join(out)
 
 
@@ -498,7 +532,10 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n".join(__doc__.splitlines()[1:]))
     ap.add_argument("--repeat", type=int, default=30,
-                    help="timed runs per model (default 30)")
+                    help="timed runs per model and side (default 30)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternate ONNX Runtime and Mnemo in this many "
+                         "rounds of repeat / rounds runs (default 3)")
     ap.add_argument("--threads", type=int,
                     help="ORT intraOpNumThreads (and mnemo-run --threads, "
                          "once it has one)")
@@ -514,6 +551,8 @@ def main():
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     if args.threads is not None and args.threads < 1:
         ap.error("--threads must be at least 1")
 
