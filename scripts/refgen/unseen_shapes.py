@@ -28,6 +28,8 @@ import numpy as np
 import torch
 import transformers as tf
 
+from onnx_exporters import Logits, histogram
+
 
 def llama_gqa3():
     return tf.LlamaForCausalLM, tf.LlamaConfig(
@@ -70,25 +72,6 @@ def deepseek_mla_wide():
 
 MODELS = {f.__name__: f for f in (llama_gqa3, qwen2_mha64,
                                   mistral_mqa_window, deepseek_mla_wide)}
-
-
-class Logits(torch.nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids):
-        return self.model(input_ids=input_ids, use_cache=False).logits
-
-
-def histogram(path):
-    import onnx
-    model = onnx.load(path, load_external_data=False)
-    ops = {}
-    for node in model.graph.node:
-        key = (node.domain + "::" if node.domain else "") + node.op_type
-        ops[key] = ops.get(key, 0) + 1
-    return dict(sorted(ops.items()))
 
 
 def make(name, out):
