@@ -67,24 +67,17 @@ GraphImporter::valueType(const onnx::ValueInfoProto &info) {
     fail("value '" + info.name() + "' has no shape (rank unknown)");
     return failure();
   }
-  // Static dimensions are bounded like an initializer's (2^40 elements in
-  // all), so that element counts and strides computed from them cannot
-  // overflow.
-  SmallVector<int64_t> shape;
-  int64_t count = 1;
+  // Static dimensions are bounded like an initializer's, so that element
+  // counts and strides computed from them cannot overflow.
+  SmallVector<int64_t> shape, known;
   for (const onnx::TensorShapeProto::Dimension &d : t.shape().dim()) {
-    if (!d.has_dim_value()) {
-      shape.push_back(ShapedType::kDynamic);
-      continue;
-    }
-    int64_t size = d.dim_value();
-    if (size < 0 || (size > 0 && count > (int64_t(1) << 40) / size)) {
-      fail("value '" + info.name() + "' has dimension " + llvm::Twine(size) +
-           (size < 0 ? " (negative)" : " (more than 2^40 elements in all)"));
-      return failure();
-    }
-    shape.push_back(size);
-    count *= size;
+    shape.push_back(d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic);
+    if (d.has_dim_value())
+      known.push_back(d.dim_value());
+  }
+  if (std::optional<std::string> bad = badDimension(known)) {
+    fail("value '" + info.name() + "' has " + *bad);
+    return failure();
   }
   return RankedTensorType::get(shape, element);
 }

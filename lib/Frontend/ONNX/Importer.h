@@ -147,6 +147,15 @@ constexpr int64_t kCheckerMaxOpset = 17;
 std::optional<std::string> checkModel(const onnx::ModelProto &model,
                                       const std::string &path);
 
+/// The most elements a tensor the importer reads (an initializer, a
+/// Constant, a declared value) may have.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// Whether static dims `dims` are a shape the importer takes: none negative
+/// and at most kMaxTensorElements elements in all; else why not, as a
+/// phrase ("dimension -4 (negative)").
+std::optional<std::string> badDimension(llvm::ArrayRef<int64_t> dims);
+
 /// Reads TensorProtos (initializers, Constant values), mapping each external
 /// data file once.
 class TensorLoader {

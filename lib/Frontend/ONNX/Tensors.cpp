@@ -115,6 +115,20 @@ void appendValues(std::vector<char> &out, const T &values, unsigned width) {
 
 } // namespace
 
+std::optional<std::string>
+mlir::mnemo::onnx_import::badDimension(ArrayRef<int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      return "dimension " + std::to_string(d) + " (negative)";
+    if (d > 0 && count > kMaxTensorElements / d)
+      return "dimension " + std::to_string(d) +
+             " (more than 2^40 elements in all)";
+    count *= d;
+  }
+  return std::nullopt;
+}
+
 FailureOr<DenseElementsAttr>
 TensorLoader::load(const onnx::TensorProto &tensor, MLIRContext *ctx,
                    std::string &error) {
@@ -123,16 +137,12 @@ TensorLoader::load(const onnx::TensorProto &tensor, MLIRContext *ctx,
     error = "unsupported data type " + std::to_string(tensor.data_type());
     return failure();
   }
-  SmallVector<int64_t> shape;
-  int64_t count = 1;
-  for (int64_t d : tensor.dims()) {
-    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d)) {
-      error = "bad dimension " + std::to_string(d);
-      return failure();
-    }
-    shape.push_back(d);
-    count *= d;
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  if (std::optional<std::string> bad = badDimension(shape)) {
+    error = "bad " + *bad;
+    return failure();
   }
+  int64_t count = ShapedType::getNumElements(shape);
   auto type = RankedTensorType::get(shape, element);
   unsigned width = element.isInteger(1)
                        ? 1
