@@ -217,11 +217,21 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
   Value kPe = unitHeads(linear(x, wkPe, bkPe, dr), dr);
   kPe = dropUnitHeads(rope(kPe, ds.ropeInterleave), dr);
 
-  if (step) {
-    // A generation step caches each token's latent and rope key, one row of
-    // r + dr (MQA over the latent: the absorbed form). Queries absorb W_UK
-    // (q_nope W_UK against the latent, q_pe against the rope key), the
-    // values are the latents, and W_UV expands the output per head.
+  // A generation step caches each token's latent and rope key, one row of
+  // r + dr. Dense `prefill` then attends like `forward` (new sequences see
+  // only their own tokens; the op's form is the compiler's choice, and the
+  // two functions share the kernel); later steps attend over the cache.
+  bool prefill = step && step->fresh && !ds.indexer;
+  if (prefill) {
+    Value latent = unitHeads(c, r);
+    writeCache(b, *step, layer, concatLast(latent, unitHeads(kPe, dr)),
+               latent);
+  }
+  if (step && !prefill) {
+    // Over the cache, MQA over the latent (the absorbed form): queries
+    // absorb W_UK (q_nope W_UK against the latent, q_pe against the rope
+    // key), the values are the latents, and W_UV expands the output per
+    // head.
     Value q = concatLast(perHead(qNope, wuk, /*transposed=*/false), qPe);
     Value latent = unitHeads(c, r);
     Value k = concatLast(latent, unitHeads(kPe, dr));

@@ -208,6 +208,8 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(module, *this);
   if (!tm)
     return failure();
+  if (llvm::Error error = checkLLVMPasses(*tm))
+    return module.emitError(llvm::toString(std::move(error)));
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   llvm::LLVMContext llvmContext;
@@ -237,7 +239,8 @@ FailureOr<std::string> CPUTargetBackend::serialize(ModuleOp module,
              << llvm::toString(objects.takeError());
     return linkSharedObject(module, *objects);
   }
-  optimizeModule(*llvmModule, *tm);
+  if (llvm::Error error = optimizeModule(*llvmModule, *tm))
+    return module.emitError(llvm::toString(std::move(error)));
 
   std::string out;
   llvm::raw_string_ostream os(out);

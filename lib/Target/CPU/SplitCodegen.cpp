@@ -40,6 +40,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/IPO/MergeFunctions.h"
@@ -53,7 +54,79 @@ void mnemo::mergeIdenticalFunctions(llvm::Module &module) {
   llvm::MergeFunctionsPass().run(module, mam);
 }
 
-void mnemo::optimizeModule(llvm::Module &module, llvm::TargetMachine &tm) {
+namespace {
+
+/// LLVM's O1 without what the kernels do not need. MLIR hands LLVM loops
+/// that are tiled, unrolled to the register file and strength-reduced;
+/// what is left for LLVM is to inline the parallel loops' dispatchers and
+/// bodies into their trampolines and the small helpers into the entries,
+/// to promote and fold the memref descriptors (SROA, early CSE,
+/// instruction combining, SCCP), to hoist loop invariants, to unroll loops
+/// of a constant trip count in full, and to vectorize the loops that MLIR
+/// leaves scalar (copies, gathers, the elementwise ops' inner loops: the
+/// loop vectorizer, after loop rotation, with its clean-up). Left out of
+/// O1: the loop passes inside the inliner's walk (rotation, induction
+/// variables, loop idioms, unswitching) and the interprocedural constant
+/// propagation, which took a third of its time (deepseek_mla: 0.54 → 0.35
+/// CPU-s, 2026-12-04) for no difference in the models' speed
+/// (docs/CPU.md). ScopedCodegenOptions's settings (no partial or run-time
+/// unrolling) still apply. `-mnemo-cpu-llvm-passes` replaces it, in
+/// `opt -passes=` syntax.
+std::string defaultPipeline() {
+  const std::string cfg = "simplifycfg<bonus-inst-threshold=1;"
+                          "switch-range-to-icmp;keep-loops;speculate-blocks;"
+                          "simplify-cond-branch>";
+  const std::string lateCFG =
+      "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;"
+      "switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;"
+      "no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;"
+      "simplify-cond-branch>";
+  const std::string combine = "instcombine<max-iterations=1;no-verify-fixpoint>";
+  const std::string licm = "loop-mssa(licm<allowspeculation>)";
+  // Simplification: the descriptors promoted and folded, the bodies inlined
+  // bottom-up.
+  std::string simplify =
+      "function(" + cfg + ",sroa<modify-cfg>,early-cse<>),globalopt,"
+      "function(mem2reg," + combine + "," + cfg + "),always-inline,"
+      "cgscc(inline,function-attrs<skip-non-recursive-function-attrs>,"
+      "function(sroa<modify-cfg>,early-cse<memssa>," + cfg + "," + combine +
+      "," + licm + ",loop(loop-unroll-full),sroa<modify-cfg>,sccp," +
+      combine + ",adce," + cfg + ")),globaldce";
+  // Optimization: O1's loop vectorizer and what cleans up after it.
+  std::string optimize =
+      "function(loop(loop-rotate<header-duplication;no-prepare-for-lto>,"
+      "loop-deletion),loop-vectorize<no-interleave-forced-only;"
+      "no-vectorize-forced-only>,infer-alignment," + combine + "," + lateCFG +
+      ",vector-combine," + combine + ",loop-unroll<O1>,sroa<preserve-cfg>," +
+      combine + "," + licm + ",instsimplify," + cfg + ")";
+  return simplify + "," + optimize;
+}
+
+llvm::cl::opt<std::string> llvmPasses(
+    "mnemo-cpu-llvm-passes", llvm::cl::Hidden,
+    llvm::cl::desc("LLVM passes run on a CPU target's code before code "
+                   "generation, in `opt -passes=` syntax (default: the part "
+                   "of O1 the kernels need)"));
+
+/// The pass pipeline, parsed for `pb`.
+llvm::Expected<llvm::ModulePassManager> parsePipeline(llvm::PassBuilder &pb) {
+  llvm::ModulePassManager mpm;
+  std::string pipeline =
+      llvmPasses.getNumOccurrences() ? llvmPasses.getValue() : defaultPipeline();
+  if (llvm::Error error = pb.parsePassPipeline(mpm, pipeline))
+    return llvm::createStringError("-mnemo-cpu-llvm-passes: " +
+                                   llvm::toString(std::move(error)));
+  return std::move(mpm);
+}
+} // namespace
+
+llvm::Error mnemo::checkLLVMPasses(llvm::TargetMachine &tm) {
+  llvm::PassBuilder pb(&tm);
+  return parsePipeline(pb).takeError();
+}
+
+llvm::Error mnemo::optimizeModule(llvm::Module &module,
+                                  llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -64,8 +137,11 @@ void mnemo::optimizeModule(llvm::Module &module, llvm::TargetMachine &tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1)
-      .run(module, mam);
+  llvm::Expected<llvm::ModulePassManager> mpm = parsePipeline(pb);
+  if (!mpm)
+    return mpm.takeError();
+  mpm->run(module, mam);
+  return llvm::Error::success();
 }
 
 namespace {
@@ -251,7 +327,8 @@ loadPartition(llvm::MemoryBufferRef bitcode, llvm::LLVMContext &context,
 
 llvm::Expected<std::string> emitObject(llvm::Module &module,
                                        llvm::TargetMachine &tm) {
-  optimizeModule(module, tm);
+  if (llvm::Error error = optimizeModule(module, tm))
+    return std::move(error);
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;

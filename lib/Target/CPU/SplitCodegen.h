@@ -28,12 +28,13 @@ using TargetMachineFactory =
 /// arguments): merging them first optimizes and emits one copy.
 void mergeIdenticalFunctions(llvm::Module &module);
 
-/// LLVM's O1 pipeline for `tm`. The kernels reach LLVM already tiled and
-/// vectorized by MLIR, and the loop vectorizer and unroller run at O1 too:
-/// O2 and O3 gave the same speed for the models, the attention block and
-/// the GEMM in alternating runs, for 5–10% more of the compile each
-/// (2026-12-03, docs/CPU.md).
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm);
+/// LLVM's function simplification for `tm`: the part of O1 that the
+/// kernels, tiled and vectorized by MLIR, still need (SplitCodegen.cpp);
+/// an error only for a malformed `-mnemo-cpu-llvm-passes`.
+llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm);
+
+/// Whether `-mnemo-cpu-llvm-passes`, when given, parses.
+llvm::Error checkLLVMPasses(llvm::TargetMachine &tm);
 
 /// Emits `module` (functions merged, not yet optimized) as relocatable
 /// objects, one per partition, optimized at O1 and generated on up to
