@@ -36,7 +36,18 @@ def ApproximateMathPass : Pass<"mnemo-approximate-math"> {
     Applies MLIR's polynomial approximations to f32 math ops (scalar and
     vector), so generated code never calls libm per lane (CPU and GPU kernels). Accuracy is that
     of the upstream approximations (a few ulp).
+
+    With `keep-fast-tanh`, a scalar f32 `math.tanh` carrying the `afn`
+    fast-math flag is left as it is, for a target that has an approximate
+    instruction of its own (NVPTX's `tanh.approx.f32`, through
+    `mnemo-gpu-math-to-intrinsics`). The 16-bit attention kernels' softcap
+    asks for it: its relative error, 2^-11, is below bf16's and f16's
+    rounding.
   }];
+  let options = [
+    Option<"keepFastTanh", "keep-fast-tanh", "bool", /*default=*/"false",
+           "Leave scalar f32 math.tanh with the afn flag to the target">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];

@@ -93,7 +93,11 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // Polynomials instead of libdevice calls: the PTX must not depend on a
   // CUDA toolkit being found at compile time.
-  kernels.addPass(createApproximateMathPass());
+  // An approximate tanh the attention kernels ask for (afn) stays for
+  // tanh.approx.f32.
+  ApproximateMathPassOptions approximate;
+  approximate.keepFastTanh = true;
+  kernels.addPass(createApproximateMathPass(approximate));
   // What is left (floor, fma, sqrt, ...) maps to LLVM intrinsics that the
   // NVPTX back-end implements natively.
   kernels.addPass(createMathToIntrinsicsPass());
