@@ -39,8 +39,13 @@ an implementation whose call is predicted (from its rate on smaller cases,
 calls of 1 ms or more) to take longer than its share is skipped and
 reported as such, so a slow kernel costs repetitions, not the run.
 FlexAttention, after an error, sits out the rest of that case's series.
-FLOPs = 4*B*Hq*Sq*Skv*D, halved for causal; bytes = Q + K + V + O once each
-in the implementation's dtype.
+FLOPs = 4*B*Hq*Sq*Skv*D, halved for causal (with a window, the keys each
+query sees); bytes = Q + K + V + O once each in the implementation's dtype.
+The softcap and window series (Gemma-2's 50, Mistral's 1024) run where the
+dense causal series does, for the kernel's efficiency against it; only
+FlexAttention among the peers takes them (the same score_mod and block
+mask), the SDPA backends are skipped there. The decode series at B64 and
+4k keys covers every KV head count from 32 down to MQA.
 TFLOP/s is the prefill metric, GB/s the decode one; a ratio is Mnemo's speed
 over the peer's (peer time / Mnemo time), the same for either metric's work.
 
@@ -96,15 +101,21 @@ PEERS = {
 # --------------------------------------------------------------------------
 
 def make_case(name, series, kind, b, hq, hkv, sq, skv, d, causal, dtype, dynamic=False,
-              softcap=None):
+              softcap=None, window=None, mnemoc_args=()):
     """One manifest entry; `series` groups the cases drawn as one line;
     `dynamic`: run by the artifact with dynamic batch and sequence dims that
     the cases of the same heads, head dim and mask share (artifact_stem);
-    `softcap`: scores capped as cap * tanh(s / cap) (Gemma-2's 50)."""
+    `softcap`: scores capped as cap * tanh(s / cap) (Gemma-2's 50);
+    `window`: a query sees the `window` most recent keys (Mistral's sliding
+    window); `mnemoc_args`: extra options of the case's compile."""
     case = {"name": name, "series": series, "kind": kind, "B": b, "Hq": hq, "Hkv": hkv,
             "Sq": sq, "Skv": skv, "D": d, "causal": causal, "dtype": dtype, "dynamic": dynamic}
     if softcap is not None:
         case["softcap"] = softcap
+    if window is not None:
+        case["window"] = window
+    if mnemoc_args:
+        case["mnemoc_args"] = list(mnemoc_args)
     return case
 
 
@@ -115,6 +126,23 @@ def softcap_cases(dtype, seqs):
     return [make_case(f"prefill_gqa_causal_s{s}_softcap50",
                       "prefill GQA 32/8 causal softcap 50, B4 D128", "prefill", 4, 32, 8, s, s,
                       128, True, dtype, softcap=50.0) for s in seqs]
+
+
+def group_cases(dtype, kv_heads):
+    """Decode at B64 over 4k keys with 32 query heads and each number of KV
+    heads down to MQA (issue #18: every group size at least 0.90 of the
+    copy bandwidth)."""
+    return [make_case(f"decode_b64_h32_kv{h}_ctx4096", "decode B64 ctx 4096, 32 query heads",
+                      "decode", 64, 32, h, 1, 4096, 128, False, dtype) for h in kv_heads]
+
+
+def window_cases(dtype, seqs, window=1024):
+    """The GQA prefill series with Mistral's sliding window, to set beside
+    dense causal per FLOP (issue #18: at least 0.95); FLOPs count the keys
+    each query sees. Only FlexAttention among the peers takes a window."""
+    return [make_case(f"prefill_gqa_causal_s{s}_window{window}",
+                      f"prefill GQA 32/8 causal window {window}, B4 D128", "prefill", 4, 32, 8,
+                      s, s, 128, True, dtype, window=window) for s in seqs]
 
 
 def benchmark_cases(dtype, quick):
@@ -133,7 +161,8 @@ def benchmark_cases(dtype, quick):
                              False, dtype),
                    make_case("decode_b1_gqa_kv8192", "decode GQA 32/8, B1 D128", "decode", 1,
                              32, 8, 1, 8192, 128, False, dtype)]
-                + softcap_cases(dtype, (4096,)))
+                + softcap_cases(dtype, (4096,)) + window_cases(dtype, (4096,))
+                + group_cases(dtype, (1,)))
     mha = "prefill MHA causal, B4 H32 D128"
     cases = [make_case(f"prefill_mha_causal_s{s}", mha, "prefill", 4, 32, 32, s, s, 128, True,
                        dtype) for s in PREFILL_SEQS]
@@ -142,6 +171,8 @@ def benchmark_cases(dtype, quick):
     cases += [make_case(f"prefill_gqa_causal_s{s}", gqa, "prefill", 4, 32, 8, s, s, 128, True,
                         dtype) for s in PREFILL_SEQS]
     cases += softcap_cases(dtype, (4096, 16384))
+    cases += window_cases(dtype, (4096, 16384))
+    cases += group_cases(dtype, (32, 8, 4, 2, 1))
     cases += dynamic
     cases.append(make_case("prefill_mha_d64_causal_s2048", "prefill MHA causal, B8 H16 D64",
                            "prefill", 8, 16, 16, 2048, 2048, 64, True, dtype))
@@ -164,6 +195,8 @@ def attention_mlir(case):
         return f"tensor<{batch}x{heads}x{seq}x{case['D']}x{case['dtype']}>"
     q, kv = tensor(case["Hq"], sq), tensor(case["Hkv"], skv)
     causal = " causal" if case["causal"] else ""
+    if case.get("window") is not None:
+        causal += f" window({case['window']})"
     if case.get("softcap") is not None:
         causal += f" softcap({case['softcap']!r})"
     return (f"func.func @main(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
@@ -201,7 +234,7 @@ def compile_artifact(stem, case, out_dir, mnemoc, mnemo_run, target):
     for stale in (artifact, plan_json):
         if os.path.exists(stale):
             os.remove(stale)
-    cmd = [mnemoc, src, f"--target={target}", "-o", artifact]
+    cmd = [mnemoc, src, f"--target={target}", "-o", artifact] + case.get("mnemoc_args", [])
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         error = None if r.returncode == 0 else (
@@ -280,9 +313,15 @@ def torch_dtype(name):
 
 
 def work(case, dtype):
-    """(FLOPs, bytes) of one call: 4*B*Hq*Sq*Skv*D (halved if causal), Q+K+V+O once."""
+    """(FLOPs, bytes) of one call: 4*B*Hq*Sq*Skv*D (halved if causal; with a
+    window W, 4*B*Hq*D times the keys the queries see, sum of min(i + 1, W)),
+    Q+K+V+O once."""
     b, hq, hkv, sq, skv, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "Skv", "D"))
     flops = 4 * b * hq * sq * skv * d * (0.5 if case["causal"] else 1.0)
+    w = case.get("window")
+    if w is not None:  # causal, Sq == Skv
+        seen = w * (w + 1) // 2 + (sq - w) * w if sq >= w else sq * (sq + 1) // 2
+        flops = 4 * b * hq * d * seen
     elements = 2 * b * hq * sq * d + 2 * b * hkv * skv * d
     return flops, elements * ELEMENT_BYTES[dtype]
 
@@ -347,7 +386,7 @@ def capped_attention(q, k, v, mask, g, softcap):
     return torch.matmul(torch.softmax(s, dim=-1), v)
 
 
-def reference(q, k, v, causal, softcap=None, budget_bytes=4 << 30):
+def reference(q, k, v, causal, softcap=None, window=None, budget_bytes=4 << 30):
     """float32 attention by torch's SDPA math backend (written out with a
     softcap), chunked over batch, KV heads and query rows so that scores and
     the expanded K/V stay within budget_bytes."""
@@ -375,7 +414,10 @@ def reference(q, k, v, causal, softcap=None, budget_bytes=4 << 30):
                     seen, mask = skv, None
                     if causal:  # rows r0..r1-1 see keys 0..r1-1
                         seen = min(skv, r1)
-                        mask = cols[:, :seen] <= torch.arange(r0, r1, device=q.device)[:, None]
+                        rows_i = torch.arange(r0, r1, device=q.device)[:, None]
+                        mask = cols[:, :seen] <= rows_i
+                        if window is not None:  # and only the last `window`
+                            mask = mask & (rows_i - cols[:, :seen] < window)
                     rows_q = qs[:, :, r0:r1].float()
                     out[bi:bi + 1, h0 * g:(h0 + heads) * g, r0:r1] = (
                         capped_attention(rows_q, ks[:, :, :seen], vs[:, :, :seen], mask, g,
@@ -385,12 +427,12 @@ def reference(q, k, v, causal, softcap=None, budget_bytes=4 << 30):
     return out
 
 
-def check(out, q, k, v, causal, rtol, softcap=None):
+def check(out, q, k, v, causal, rtol, softcap=None, window=None):
     """Compares Mnemo's output with the float32 reference row by row (each
     query row of each head within rtol, rowwise.py); NaN or Inf fails."""
     import torch
     from rowwise import worst_row_torch  # beside this script
-    ref = reference(q, k, v, causal, softcap)
+    ref = reference(q, k, v, causal, softcap, window)
     diff = out.float() - ref
     norm = torch.linalg.vector_norm(ref, dtype=torch.float64).item()
     whole = torch.linalg.vector_norm(diff, dtype=torch.float64).item() / max(norm, 1e-30)
@@ -541,7 +583,7 @@ def run_mnemo(case, cases_dir, sets, cap_s, predictor):
     predictor.record("mnemo", case["kind"], flops, first_ms)
     out = plan.output(tuple(q.shape), case["dtype"])
     result = {"check": check(out, q, k, v, case["causal"], RTOL[case["dtype"]],
-                             case.get("softcap"))}
+                             case.get("softcap"), case.get("window"))}
     result.update(metrics(case, case["dtype"],
                           bench(plan, cap_s, last_ms=first_ms, warmup=0)))
     result["launches"] = len(plan.launches[0])
@@ -562,8 +604,10 @@ def peer_function(name, case, sets, state):
         state["flex"] = torch.compile(flex_attention, dynamic=False)
     flex, mask = state["flex"], None
     if case["causal"]:
-        mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, case["Sq"],
-                                 case["Skv"], device="cuda")
+        w = case.get("window")
+        visible = ((lambda b, h, qi, ki: qi >= ki) if w is None else
+                   (lambda b, h, qi, ki: (qi >= ki) & (qi - ki < w)))
+        mask = create_block_mask(visible, None, None, case["Sq"], case["Skv"], device="cuda")
     score_mod = None
     if case.get("softcap") is not None:
         cap = case["softcap"]
@@ -585,6 +629,8 @@ def run_peer(name, case, sets, cap_s, predictor, state):
         return {"skipped": state["disabled"][name, case["series"]]}
     if case.get("softcap") is not None and backend != "flex":
         return {"skipped": "SDPA has no softcap"}
+    if case.get("window") is not None and backend != "flex":
+        return {"skipped": "SDPA has no sliding window"}
     predicted = predictor.predict_ms(name, case["kind"], flops)
     if predicted is not None and predicted > cap_s * 1e3:
         return {"skipped": f"predicted {predicted / 1e3:.1f} s per call, over its "
