@@ -29,8 +29,8 @@ struct ApproximateMathPass final
     SmallVector<Operation *> kept;
     if (keepFastTanh)
       getOperation()->walk([&](math::TanhOp op) {
-        if (op.getType().isF32() && bitEnumContainsAll(op.getFastmath(),
-                                                       arith::FastMathFlags::afn))
+        if (op.getType().isF32() &&
+            bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
           kept.push_back(op);
       });
     if (kept.empty()) {

@@ -21,13 +21,15 @@
 //   3. locals referenced from another partition become hidden globals;
 //   4. the module is written as bitcode once; each thread reads it into its
 //      own context, turns what other partitions own into declarations, and
-//      runs O1 and code generation on the rest.
+//      runs the LLVM passes (optimizeModule) and code generation on the
+//      rest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "SplitCodegen.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -73,6 +75,12 @@ namespace {
 /// unrolling) still apply. `-mnemo-cpu-llvm-passes` replaces it, in
 /// `opt -passes=` syntax.
 std::string defaultPipeline() {
+  auto seq = [](std::initializer_list<std::string> passes) {
+    return llvm::join(passes.begin(), passes.end(), ",");
+  };
+  auto function = [&](std::initializer_list<std::string> passes) {
+    return "function(" + seq(passes) + ")";
+  };
   const std::string cfg = "simplifycfg<bonus-inst-threshold=1;"
                           "switch-range-to-icmp;keep-loops;speculate-blocks;"
                           "simplify-cond-branch>";
@@ -81,25 +89,29 @@ std::string defaultPipeline() {
       "switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;"
       "no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;"
       "simplify-cond-branch>";
-  const std::string combine = "instcombine<max-iterations=1;no-verify-fixpoint>";
+  const std::string combine =
+      "instcombine<max-iterations=1;no-verify-fixpoint>";
   const std::string licm = "loop-mssa(licm<allowspeculation>)";
   // Simplification: the descriptors promoted and folded, the bodies inlined
   // bottom-up.
   std::string simplify =
-      "function(" + cfg + ",sroa<modify-cfg>,early-cse<>),globalopt,"
-      "function(mem2reg," + combine + "," + cfg + "),always-inline,"
-      "cgscc(inline,function-attrs<skip-non-recursive-function-attrs>,"
-      "function(sroa<modify-cfg>,early-cse<memssa>," + cfg + "," + combine +
-      "," + licm + ",loop(loop-unroll-full),sroa<modify-cfg>,sccp," +
-      combine + ",adce," + cfg + ")),globaldce";
+      seq({function({cfg, "sroa<modify-cfg>", "early-cse<>"}), "globalopt",
+           function({"mem2reg", combine, cfg}), "always-inline",
+           "cgscc(inline,function-attrs<skip-non-recursive-function-attrs>," +
+               function({"sroa<modify-cfg>", "early-cse<memssa>", cfg, combine,
+                         licm, "loop(loop-unroll-full)", "sroa<modify-cfg>",
+                         "sccp", combine, "adce", cfg}) +
+               ")",
+           "globaldce"});
   // Optimization: O1's loop vectorizer and what cleans up after it.
-  std::string optimize =
-      "function(loop(loop-rotate<header-duplication;no-prepare-for-lto>,"
-      "loop-deletion),loop-vectorize<no-interleave-forced-only;"
-      "no-vectorize-forced-only>,infer-alignment," + combine + "," + lateCFG +
-      ",vector-combine," + combine + ",loop-unroll<O1>,sroa<preserve-cfg>," +
-      combine + "," + licm + ",instsimplify," + cfg + ")";
-  return simplify + "," + optimize;
+  std::string optimize = function(
+      {"loop(loop-rotate<header-duplication;no-prepare-for-lto>,"
+       "loop-deletion)",
+       "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only>",
+       "infer-alignment", combine, lateCFG, "vector-combine", combine,
+       "loop-unroll<O1>", "sroa<preserve-cfg>", combine, licm, "instsimplify",
+       cfg});
+  return seq({simplify, optimize});
 }
 
 llvm::cl::opt<std::string> llvmPasses(
@@ -111,8 +123,8 @@ llvm::cl::opt<std::string> llvmPasses(
 /// The pass pipeline, parsed for `pb`.
 llvm::Expected<llvm::ModulePassManager> parsePipeline(llvm::PassBuilder &pb) {
   llvm::ModulePassManager mpm;
-  std::string pipeline =
-      llvmPasses.getNumOccurrences() ? llvmPasses.getValue() : defaultPipeline();
+  std::string pipeline = llvmPasses.getNumOccurrences() ? llvmPasses.getValue()
+                                                        : defaultPipeline();
   if (llvm::Error error = pb.parsePassPipeline(mpm, pipeline))
     return llvm::createStringError("-mnemo-cpu-llvm-passes: " +
                                    llvm::toString(std::move(error)));

@@ -28,17 +28,19 @@ using TargetMachineFactory =
 /// arguments): merging them first optimizes and emits one copy.
 void mergeIdenticalFunctions(llvm::Module &module);
 
-/// LLVM's function simplification for `tm`: the part of O1 that the
-/// kernels, tiled and vectorized by MLIR, still need (SplitCodegen.cpp);
-/// an error only for a malformed `-mnemo-cpu-llvm-passes`.
+/// The LLVM passes for `tm`: the part of O1 that the kernels, tiled and
+/// vectorized by MLIR, still need (function simplification and the loop
+/// vectorizer, SplitCodegen.cpp), or `-mnemo-cpu-llvm-passes`; an error
+/// only for a pipeline that does not parse.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm);
 
-/// Whether `-mnemo-cpu-llvm-passes`, when given, parses.
+/// Whether the pipeline optimizeModule runs parses (checked once, before
+/// the partitions run it on their threads).
 llvm::Error checkLLVMPasses(llvm::TargetMachine &tm);
 
 /// Emits `module` (functions merged, not yet optimized) as relocatable
-/// objects, one per partition, optimized at O1 and generated on up to
-/// `threads` threads; linked together they make the module's code. A
+/// objects, one per partition, optimized (optimizeModule) and generated on
+/// up to `threads` threads; linked together they make the module's code. A
 /// partition is a set of whole kernels: a function with the local functions
 /// it may inline. Locals that other partitions reference become hidden
 /// globals. The objects do not depend on the number of threads, only on

@@ -47,13 +47,13 @@ struct MathToIntrinsicsPass final
       Location loc = op->getLoc();
       Value result;
       auto tanh = dyn_cast<math::TanhOp>(op);
-      if (tanh && bitEnumContainsAll(tanh.getFastmath(),
-                                     arith::FastMathFlags::afn)) {
+      if (tanh &&
+          bitEnumContainsAll(tanh.getFastmath(), arith::FastMathFlags::afn)) {
         // llvm.tanh with `afn`: tanh.approx.f32 (sm_75 and later).
-        result = LLVM::TanhOp::create(
-            b, loc, tanh.getOperand(),
-            LLVM::FastmathFlagsAttr::get(b.getContext(),
-                                         LLVM::FastmathFlags::afn));
+        result =
+            LLVM::TanhOp::create(b, loc, tanh.getOperand(),
+                                 LLVM::FastmathFlagsAttr::get(
+                                     b.getContext(), LLVM::FastmathFlags::afn));
       } else if (auto rsqrt = dyn_cast<math::RsqrtOp>(op)) {
         Type f32 = b.getF32Type();
         Value root = LLVM::CallIntrinsicOp::create(
