@@ -18,8 +18,13 @@ void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
 void populateMLAToLinalgPatterns(RewritePatternSet &patterns);
 void populateCompressedAttentionToLinalgPatterns(RewritePatternSet &patterns);
 void populateGatedPoolToLinalgPatterns(RewritePatternSet &patterns);
-/// mnemo.rope → one linalg.generic over the output with cos/sin inline.
-void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.rope → one linalg.generic over the output with cos/sin inline;
+/// with `tables`, the angles' cos and sin first as tables over (positions'
+/// batch, sequence, rotary feature), which CSE shares between the ropes of
+/// one set of positions (every layer's), and a mnemo.rope_tables reading
+/// them (the same values: the same ops evaluate each angle).
+void populateRopeToLinalgPatterns(RewritePatternSet &patterns,
+                                  bool tables = false);
 /// mnemo.rms_norm, swiglu, linear and embedding → linalg.generic.
 void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.lightning_indexer and mnemo.sparse_attention → linalg.generic
@@ -32,7 +37,9 @@ void populateExpertsToLinalgPatterns(RewritePatternSet &patterns);
 void populateTopKToLoopsPatterns(RewritePatternSet &patterns);
 
 /// All of the above: the reference decomposition of the mnemo dialect.
-void populateMnemoToLinalgPatterns(RewritePatternSet &patterns);
+/// `ropeTables` as in populateRopeToLinalgPatterns.
+void populateMnemoToLinalgPatterns(RewritePatternSet &patterns,
+                                   bool ropeTables = false);
 
 } // namespace mlir::mnemo
 

@@ -18,7 +18,18 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
     specification (ARCHITECTURE.md's `mnemo-decompose`) that tiled and fused
     kernels are tested against. Every op is converted; an op the pass cannot
     lower is an error.
+
+    With `rope-tables`, a `mnemo.rope` evaluates its angles' cos and sin once
+    per position and rotary feature, as tables that CSE shares between the
+    ropes of one set of positions (all layers' keys, say), and applies them
+    as `mnemo.rope_tables` does, instead of once per element of every head;
+    the values are the same.
   }];
+  let options = [
+    Option<"ropeTables", "rope-tables", "bool", /*default=*/"false",
+           "Evaluate mnemo.rope's cos and sin as tables shared by the ropes "
+           "of the same positions">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",

@@ -19,12 +19,13 @@ namespace mlir::mnemo {
 using namespace mlir;
 using namespace mlir::mnemo;
 
-void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns,
+                                                bool ropeTables) {
   populateAttentionToLinalgPatterns(patterns);
   populateMLAToLinalgPatterns(patterns);
   populateCompressedAttentionToLinalgPatterns(patterns);
   populateGatedPoolToLinalgPatterns(patterns);
-  populateRopeToLinalgPatterns(patterns);
+  populateRopeToLinalgPatterns(patterns, ropeTables);
   populateLayerToLinalgPatterns(patterns);
   populateSparseAttentionToLinalgPatterns(patterns);
   populateTopKToLoopsPatterns(patterns);
@@ -44,7 +45,7 @@ struct ConvertMnemoToLinalgPass final
     target.addLegalOp<KVCacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    populateMnemoToLinalgPatterns(patterns);
+    populateMnemoToLinalgPatterns(patterns, ropeTables);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

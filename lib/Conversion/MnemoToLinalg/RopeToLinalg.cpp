@@ -9,7 +9,10 @@
 // mnemo.rope it computes its angle from the position and a constant
 // inverse-frequency table (computed on the host from the scaling attribute;
 // dynamic-NTK scaling derives the table in the IR from the largest position
-// instead); mnemo.rope_tables reads cos and sin from its tables.
+// instead); mnemo.rope_tables reads cos and sin from its tables. With
+// `tables` (the CPU targets), mnemo.rope becomes its own tables and a
+// mnemo.rope_tables: cos and sin once per position and feature rather than
+// once per element of every head.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,8 +188,62 @@ Value rotateFeature(OpBuilder &nb, Location nl, const RopePairing &pair,
   return castFloat(nb, nl, y, elem);
 }
 
+/// cos and sin of angle `pos * inv_freq[k]` (f32), times the attention
+/// factor: what every rope lowering evaluates, in this order.
+std::pair<Value, Value> angleCosSin(OpBuilder &nb, Location nl, Value pos,
+                                    Value invFreq, Value k,
+                                    double attentionFactor) {
+  Type f32 = nb.getF32Type();
+  Value posF = arith::SIToFPOp::create(nb, nl, f32, pos);
+  Value freq = tensor::ExtractOp::create(nb, nl, invFreq, ValueRange{k});
+  Value angle = arith::MulFOp::create(nb, nl, posF, freq);
+  Value cosv = math::CosOp::create(nb, nl, angle);
+  Value sinv = math::SinOp::create(nb, nl, angle);
+  if (attentionFactor != 1.0) {
+    Value af = floatConst(nb, nl, f32, attentionFactor);
+    cosv = arith::MulFOp::create(nb, nl, cosv, af);
+    sinv = arith::MulFOp::create(nb, nl, sinv, af);
+  }
+  return {cosv, sinv};
+}
+
+/// The cos and sin tables of `op`'s angles, f32 [P, S, r] (or [S, r] for
+/// positions [S]) with P the positions' batch (or 1): each feature d of the
+/// rotary width gets the angle of its frequency, as mnemo.rope_tables reads
+/// them.
+std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, RopeOp op,
+                                   Value invFreq) {
+  MLIRContext *ctx = op.getContext();
+  Value positions = op.getPositions();
+  int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
+  int64_t r = op.getRotaryDimOrDefault();
+  bool interleaved = op.getInterleaved();
+  double attentionFactor =
+      op.getScalingOrDefault().getEffectiveAttentionFactor();
+  SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, positions);
+  sizes.push_back(b.getIndexAttr(r));
+  Value empty = emptyTensor(b, loc, sizes, b.getF32Type());
+  SmallVector<AffineExpr> posDims;
+  for (int64_t i = 0; i < rank; ++i)
+    posDims.push_back(getAffineDimExpr(i, ctx));
+  AffineMap posMap = AffineMap::get(rank + 1, 0, posDims, ctx);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank + 1, ctx);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{empty.getType(), empty.getType()}, positions,
+      ValueRange{empty, empty}, ArrayRef<AffineMap>{posMap, id, id},
+      iterators(rank + 1), [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value d = linalg::IndexOp::create(nb, nl, rank);
+        RopePairing pair = ropePairing(nb, nl, d, r, interleaved);
+        auto [cosv, sinv] =
+            angleCosSin(nb, nl, args[0], invFreq, pair.k, attentionFactor);
+        linalg::YieldOp::create(nb, nl, ValueRange{cosv, sinv});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
 struct RopeLowering final : OpRewritePattern<RopeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  RopeLowering(MLIRContext *ctx, bool tables)
+      : OpRewritePattern(ctx), tables(tables) {}
 
   LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -196,7 +253,6 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
     auto posType = cast<RankedTensorType>(op.getPositions().getType());
     Type elem = xType.getElementType();
     FloatType ct = computeType(elem);
-    Type f32 = b.getF32Type();
     int64_t r = op.getRotaryDimOrDefault();
     RopeScalingAttr scaling = op.getScalingOrDefault();
     double attentionFactor = scaling.getEffectiveAttentionFactor();
@@ -205,6 +261,12 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
     Value invFreq = scaling.getKind() == RopeScalingKind::Dynamic
                         ? dynamicInverseFrequencies(b, loc, op)
                         : constantInverseFrequencies(b, loc, op);
+    if (tables) {
+      auto [cos, sin] = ropeTables(b, loc, op, invFreq);
+      b.replaceOpWithNewOp<RopeTablesOp>(op, xType, x, cos, sin,
+                                         op.getInterleavedAttr());
+      return success();
+    }
 
     // positions: [B,S] / [1,S] / [S] indexed by loops (b, h, s, d).
     AffineExpr zero = getAffineConstantExpr(0, ctx);
@@ -226,17 +288,8 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
               RopePairing pair = ropePairing(nb, nl, d, r, interleaved);
               Value k = pair.k, partner = pair.partner;
 
-              Value pos = arith::SIToFPOp::create(nb, nl, f32, args[1]);
-              Value freq =
-                  tensor::ExtractOp::create(nb, nl, invFreq, ValueRange{k});
-              Value angle = arith::MulFOp::create(nb, nl, pos, freq);
-              Value cosv = math::CosOp::create(nb, nl, angle);
-              Value sinv = math::SinOp::create(nb, nl, angle);
-              if (attentionFactor != 1.0) {
-                Value af = floatConst(nb, nl, f32, attentionFactor);
-                cosv = arith::MulFOp::create(nb, nl, cosv, af);
-                sinv = arith::MulFOp::create(nb, nl, sinv, af);
-              }
+              auto [cosv, sinv] =
+                  angleCosSin(nb, nl, args[1], invFreq, k, attentionFactor);
               cosv = castFloat(nb, nl, cosv, ct);
               sinv = castFloat(nb, nl, sinv, ct);
 
@@ -254,6 +307,9 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
     b.replaceOp(op, castToType(b, loc, result, xType));
     return success();
   }
+
+private:
+  bool tables;
 };
 
 /// mnemo.rope_tables: the same generic, reading cos/sin from the tables at
@@ -318,6 +374,8 @@ struct RopeTablesLowering final : OpRewritePattern<RopeTablesOp> {
 
 } // namespace
 
-void mlir::mnemo::populateRopeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RopeLowering, RopeTablesLowering>(patterns.getContext());
+void mlir::mnemo::populateRopeToLinalgPatterns(RewritePatternSet &patterns,
+                                               bool tables) {
+  patterns.add<RopeLowering>(patterns.getContext(), tables);
+  patterns.add<RopeTablesLowering>(patterns.getContext());
 }
