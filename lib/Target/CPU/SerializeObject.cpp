@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Translates the LLVM-dialect module to LLVM IR, optimizes it for the target
-// machine (the part of O1 the kernels need, SplitCodegen.h), and emits
+// machine (O1, SplitCodegen.h), and emits
 // assembly, a relocatable object, or a shared object (partitions of the
 // module optimized and generated on threads, SplitCodegen.h, then linked by
 // ld.lld, the one external tool used).
