@@ -223,11 +223,6 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.transposeKeys = !ptx;
   tiling.foldTransposes = !ptx;
   tiling.maskEdgesOnly = !ptx;
-  // Off: with it, the address-sanitized runtime crashed running a
-  // bitsandbytes-NF4 llama checkpoint compiled without its generation
-  // steps (test/Frontend/Checkpoint/prequantized.py), for a reason not
-  // found yet (docs/CPU.md).
-  tiling.ropeTables = false;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

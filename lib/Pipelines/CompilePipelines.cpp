@@ -73,10 +73,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   }
   if (options.tileLinear)
     pm.addNestedPass<func::FuncOp>(mnemo::createTileLinearPass());
-  mnemo::ConvertMnemoToLinalgPassOptions lowering;
-  lowering.ropeTables = options.ropeTables;
-  pm.addPass(mnemo::createConvertMnemoToLinalgPass(lowering));
-  // CSE also shares the rope tables of one set of positions.
+  pm.addPass(mnemo::createConvertMnemoToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
 }

@@ -23,7 +23,8 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
     per position and rotary feature, as tables that CSE shares between the
     ropes of one set of positions (all layers' keys, say), and applies them
     as `mnemo.rope_tables` does, instead of once per element of every head;
-    the values are the same.
+    the values are the same. mnemoc does not use it: the address-sanitized
+    runtime crashed on one checkpoint compiled with it (docs/CPU.md).
   }];
   let options = [
     Option<"ropeTables", "rope-tables", "bool", /*default=*/"false",

@@ -84,6 +84,8 @@ llvm::Expected<llvm::ModulePassManager> parsePipeline(llvm::PassBuilder &pb) {
 } // namespace
 
 llvm::Error mnemo::checkLLVMPasses(llvm::TargetMachine &tm) {
+  if (!llvmPasses.getNumOccurrences())
+    return llvm::Error::success();
   llvm::PassBuilder pb(&tm);
   return parsePipeline(pb).takeError();
 }

@@ -34,8 +34,8 @@ void mergeIdenticalFunctions(llvm::Module &module);
 /// error only for a pipeline that does not parse.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm);
 
-/// Whether the pipeline optimizeModule runs parses (checked once, before
-/// the partitions run it on their threads).
+/// Whether `-mnemo-cpu-llvm-passes`, when given, parses (checked once,
+/// before the partitions run it on their threads).
 llvm::Error checkLLVMPasses(llvm::TargetMachine &tm);
 
 /// Emits `module` (functions merged, not yet optimized) as relocatable
