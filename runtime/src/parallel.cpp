@@ -13,6 +13,8 @@
 
 #include "parallel.h"
 
+#include "call_generated.h"
+
 #include <algorithm>
 #include <sched.h>
 #include <unistd.h>
@@ -150,7 +152,7 @@ int64_t ThreadPool::runChunks(uint32_t generation) {
     const Job &j = job;
     int64_t base = j.n / chunks, extra = j.n % chunks;
     int64_t begin = next * base + std::min(next, extra);
-    j.body(j.ctx, begin, begin + base + (next < extra ? 1 : 0));
+    callBody(j.body, j.ctx, begin, begin + base + (next < extra ? 1 : 0));
     ++ran;
     c = claim.load(std::memory_order_acquire);
   }
@@ -160,14 +162,14 @@ void ThreadPool::run(ParallelBody body, void *ctx, int64_t n, int64_t chunks) {
   chunks = std::min(chunks, kMaxChunks);
   if (busy.exchange(true, std::memory_order_acquire)) {
     // Another thread is using the pool: never wait for it.
-    body(ctx, 0, n);
+    callBody(body, ctx, 0, n);
     return;
   }
   if (!started)
     startWorkers();
   if (workers.empty() || chunks < 2) {
     busy.store(false, std::memory_order_release);
-    body(ctx, 0, n);
+    callBody(body, ctx, 0, n);
     return;
   }
   // Every chunk of the previous job is done, so no thread reads the job.
@@ -216,7 +218,7 @@ void mnemo::rt::parallelFor(ThreadPool *pool, ParallelBody body, void *ctx,
     return;
   size_t threads = pool ? pool->threads() : 1;
   if (threads < 2 || n < 2 || workOf(n, cost) < kMinParallelWork) {
-    body(ctx, 0, n);
+    callBody(body, ctx, 0, n);
     return;
   }
   pool->run(body, ctx, n, parallelChunks(n, cost, threads));

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "buffer_cache.h"
+#include "call_generated.h"
 #include "cuda/executor.h"
 #include "descriptor.h"
 #include "device.h"
@@ -369,7 +370,7 @@ mnemo_status_t mnemo_session_s::run() {
     const CallPlan &call = p.calls[c];
     std::memset(words.data() + blockOffset[c], 0,
                 blockWords[c] * sizeof(int64_t));
-    model->kernels[call.kernel].fn(&argv[argvOffset[c]]);
+    callKernel(model->kernels[call.kernel].fn, &argv[argvOffset[c]]);
     for (uint32_t slot : call.results)
       acquire(slot);
     for (uint32_t slot : call.releaseAfter)

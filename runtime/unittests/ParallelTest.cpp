@@ -15,15 +15,19 @@
 #include "ArtifactBuilder.h"
 #include "RuntimeTestUtil.h"
 
+#include "call_generated.h"
 #include "hooks.h"
 #include "parallel.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <set>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace mnemo::rt;
 using namespace mnemo::test;
@@ -255,6 +259,48 @@ TEST(Parallel, AvailableCores) {
   size_t cores = availableCores();
   EXPECT_GE(cores, 1u);
   EXPECT_LE(cores, kMaxThreads);
+}
+
+// Calls into compiled code. A code object's first function starts its
+// executable mapping, with nothing readable below it. The runtime's calls
+// must not read there (as -fsanitize=function's check does in the
+// sanitized builds of scripts/test.sh), so this places a function that
+// returns at once at the start of a page whose lower neighbour is
+// inaccessible, and calls it as an entry point and as loop bodies.
+
+namespace {
+/// `ret`, the whole function. The test needs a callee at a page start, so
+/// its code is two or four bytes written here, not compiled.
+#if defined(__x86_64__)
+const uint8_t kReturn[] = {0xc3};
+#elif defined(__aarch64__)
+const uint8_t kReturn[] = {0xc0, 0x03, 0x5f, 0xd6};
+#endif
+} // namespace
+
+TEST(GeneratedCode, CalledAtTheStartOfAMapping) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void *map = mmap(nullptr, 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  auto *code = static_cast<uint8_t *>(map) + page;
+  ASSERT_EQ(mprotect(code, page, PROT_READ | PROT_WRITE), 0);
+  std::memcpy(code, kReturn, sizeof(kReturn));
+  __builtin___clear_cache(reinterpret_cast<char *>(code),
+                          reinterpret_cast<char *>(code + sizeof(kReturn)));
+  ASSERT_EQ(mprotect(code, page, PROT_READ | PROT_EXEC), 0);
+
+  void *args[2] = {nullptr, nullptr};
+  callKernel(reinterpret_cast<KernelFn>(code), args);
+  auto body = reinterpret_cast<ParallelBody>(code);
+  callBody(body, nullptr, 0, 1);
+  for (size_t threads : {1, 2, 4}) {
+    ThreadPool pool;
+    pool.setThreads(threads);
+    for (int64_t n : {1, 7, 4096})
+      parallelFor(&pool, body, nullptr, n, kBig);
+  }
+  ASSERT_EQ(munmap(map, 2 * page), 0);
 }
 
 // The hook: what the code object calls.
