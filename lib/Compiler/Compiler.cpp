@@ -223,6 +223,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.transposeKeys = !ptx;
   tiling.foldTransposes = !ptx;
   tiling.maskEdgesOnly = !ptx;
+  tiling.ropeTables = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

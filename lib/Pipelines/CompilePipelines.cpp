@@ -73,7 +73,10 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   }
   if (options.tileLinear)
     pm.addNestedPass<func::FuncOp>(mnemo::createTileLinearPass());
-  pm.addPass(mnemo::createConvertMnemoToLinalgPass());
+  mnemo::ConvertMnemoToLinalgPassOptions lowering;
+  lowering.ropeTables = options.ropeTables;
+  pm.addPass(mnemo::createConvertMnemoToLinalgPass(lowering));
+  // CSE also shares the rope tables of one set of positions.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
 }

@@ -23,8 +23,7 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
     per position and rotary feature, as tables that CSE shares between the
     ropes of one set of positions (all layers' keys, say), and applies them
     as `mnemo.rope_tables` does, instead of once per element of every head;
-    the values are the same. mnemoc does not use it: the address-sanitized
-    runtime crashed on one checkpoint compiled with it (docs/CPU.md).
+    the values are the same. mnemoc uses it for the CPU targets.
   }];
   let options = [
     Option<"ropeTables", "rope-tables", "bool", /*default=*/"false",

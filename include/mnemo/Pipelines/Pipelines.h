@@ -30,6 +30,9 @@ struct TilingOptions {
   bool foldTransposes = false;
   /// The positions' masks only on key tiles that hide some key.
   bool maskEdgesOnly = false;
+  /// mnemo.rope's cos and sin as tables shared by the ropes of the same
+  /// positions (convert-mnemo-to-linalg's rope-tables).
+  bool ropeTables = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

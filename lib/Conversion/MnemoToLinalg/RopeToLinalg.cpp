@@ -10,9 +10,8 @@
 // inverse-frequency table (computed on the host from the scaling attribute;
 // dynamic-NTK scaling derives the table in the IR from the largest position
 // instead); mnemo.rope_tables reads cos and sin from its tables. With
-// `tables` (convert-mnemo-to-linalg's rope-tables, which mnemoc does not
-// use: the address-sanitized runtime crashed on one model compiled with
-// it, docs/CPU.md), mnemo.rope becomes its own tables and a
+// `tables` (convert-mnemo-to-linalg's rope-tables, on for the CPU
+// targets), mnemo.rope becomes its own tables and a
 // mnemo.rope_tables: cos and sin once per position and feature rather than
 // once per element of every head.
 //
