@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mnemo/Compiler/Compiler.h"
+#include "mnemo/Compiler/KVCacheReport.h"
 #include "mnemo/Frontend/Checkpoint/ImportCheckpoint.h"
 #include "mnemo/Frontend/Checkpoint/Safetensors.h"
 #include "mnemo/Frontend/ONNX/DecoderWithPast.h"
@@ -104,9 +105,16 @@ static cl::opt<WeightsMode> weightsMode(
     cl::cat(mnemocOptions));
 static cl::opt<bool> importReport(
     "report",
-    cl::desc("Print which ONNX subgraphs were raised into mnemo ops and "
-             "which ops stayed generic (to stderr)"),
+    cl::desc("Print (to stderr) which ONNX subgraphs were raised into mnemo "
+             "ops and which ops stayed generic, and the KV cache of a "
+             "sequence at --report-context tokens for a model with "
+             "generation steps"),
     cl::init(false), cl::cat(mnemocOptions));
+static cl::opt<int64_t> reportContext(
+    "report-context",
+    cl::desc("The context --report counts the KV cache at (default: "
+             "--max-seq-len)"),
+    cl::init(0), cl::cat(mnemocOptions));
 static cl::opt<bool>
     tileLinear("tile-linear",
                cl::desc("Cache tiling of linear layers (default on)"),
@@ -413,6 +421,14 @@ int main(int argc, char **argv) {
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return checkpoint || onnx ? fail(error) : 1;
+  if (reportContext.getNumOccurrences() && !importReport)
+    return fail("--report-context applies to --report");
+  if (reportContext.getNumOccurrences() && reportContext < 1)
+    return fail("--report-context must be positive");
+  if (importReport)
+    mnemo::printKVCacheReport(*module,
+                              reportContext ? reportContext : maxSeqLen,
+                              llvm::errs());
 
   mnemo::CompileOptions options;
   options.target = targetName;

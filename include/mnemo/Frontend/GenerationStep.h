@@ -41,6 +41,18 @@
 
 namespace mlir::mnemo {
 
+/// A pool a layer keeps besides its keys and values: [Pages, 1, P, width]
+/// named cache.L.<name>, in the cache's type (bf16 for an FP8 cache).
+/// `every` and `last` say which of its rows the steps read (declared on the
+/// pool as `mnemo.kv_every` and `mnemo.kv_last`; the runtime still keeps a
+/// row per token): one per `every` tokens (compressed entries, entry w at
+/// slot w), or those of the last `last` tokens; 0 for none of the two.
+struct ExtraPool {
+  std::string name;
+  int64_t width;
+  int64_t every = 0, last = 0;
+};
+
 /// One layer's cache: KV heads, key and value widths, attention window,
 /// and the width of a lightning indexer's key per token (DeepSeek-V3.2;
 /// 0 without one), kept in a pool of its own in the cache's type (bf16 for
@@ -48,13 +60,17 @@ namespace mlir::mnemo {
 struct StepLayerCache {
   /// A valueDim of 0: no value pool (a layer whose key is also its value).
   int64_t heads, keyDim, valueDim;
+  /// The attention window: the runtime frees pages behind it
+  /// (`mnemo.kv_window`).
   std::optional<int64_t> window;
   int64_t indexKeyDim = 0;
-  /// Further pools [Pages, 1, P, width] named cache.L.<name>, in the
-  /// cache's type (bf16 for an FP8 cache), after the others: state a
-  /// layer keeps besides its keys (DeepSeek-V4's compressor rows and
-  /// compressed entries).
-  SmallVector<std::pair<std::string, int64_t>> extraPools = {};
+  /// Further pools, after the others: state a layer keeps besides its keys
+  /// (DeepSeek-V4's compressor rows and compressed entries).
+  SmallVector<ExtraPool> extraPools = {};
+  /// A window the attention reads the keys and values through whose pages
+  /// must stay (they hold other pools' rows too): `mnemo.kv_last` on the
+  /// key and value pools, and no `mnemo.kv_window`. 0: none.
+  int64_t readWindow = 0;
 };
 
 /// A generation step function being built, with its arguments; the pools

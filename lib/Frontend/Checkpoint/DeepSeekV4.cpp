@@ -466,15 +466,22 @@ StepLayerCache DeepSeekV4Builder::cacheOf(const ModelConfig &config,
   using Memory = DeepSeekV4Config::Memory;
   int64_t d = config.headDim, di = v4.indexer.headDim;
   // Pages are shared by a sequence's pools and entries sit at low slots,
-  // so no pool declares a window (the runtime keeps every page).
+  // so no pool declares a window (the runtime keeps every page); what the
+  // steps read is declared for `mnemoc --report`: the keys of the last
+  // `window` tokens, one entry per `rate` tokens, and the compressor rows
+  // of the open window (and, overlapping, of the one before).
   StepLayerCache layer{1, d, /*valueDim=*/0, std::nullopt};
+  layer.readWindow = v4.window;
   if (v4.memory[i] == Memory::Window)
     return layer;
-  int64_t width = v4.memory[i] == Memory::CSA ? 2 * d : d;
-  layer.extraPools = {{"compressor", 2 * width}, {"entries", d}};
-  if (v4.memory[i] == Memory::CSA)
-    layer.extraPools.append(
-        {{"index_compressor", 4 * di}, {"index_entries", di}});
+  bool csa = v4.memory[i] == Memory::CSA;
+  int64_t rate = csa ? v4.csaRate : v4.hcaRate;
+  int64_t width = csa ? 2 * d : d, open = csa ? 2 * rate : rate;
+  layer.extraPools = {{"compressor", 2 * width, 0, open},
+                      {"entries", d, rate, 0}};
+  if (csa)
+    layer.extraPools.append({{"index_compressor", 4 * di, 0, open},
+                             {"index_entries", di, rate, 0}});
   return layer;
 }
 

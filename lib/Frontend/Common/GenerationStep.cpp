@@ -61,6 +61,8 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   // Per layer: key and value pools, then (FP8) their scales.
   SmallVector<std::pair<std::string, Type>> pools;
   SmallVector<std::optional<int64_t>> windows;
+  // Per pool: which of its rows the steps read (ExtraPool).
+  SmallVector<std::pair<int64_t, int64_t>> reads;
   for (auto [l, entry] : llvm::enumerate(layers)) {
     const StepLayerCache &layer = entry;
     auto pool = [&](int64_t dim) {
@@ -83,8 +85,11 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
     };
     if (layer.indexKeyDim)
       pools.push_back({prefix + "index_key", side(layer.indexKeyDim)});
-    for (auto &[extra, dim] : layer.extraPools)
-      pools.push_back({prefix + extra, side(dim)});
+    reads.resize(pools.size(), {0, layer.readWindow});
+    for (const ExtraPool &extra : layer.extraPools) {
+      pools.push_back({prefix + extra.name, side(extra.width)});
+      reads.push_back({extra.every, extra.last});
+    }
     windows.resize(pools.size(), layer.window);
   }
   SmallVector<std::pair<std::string, Type>> inputs = {
@@ -107,6 +112,12 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
     if (windows[i])
       func.setArgAttr(firstPool + i, "mnemo.kv_window",
                       b.getI64IntegerAttr(*windows[i]));
+    if (int64_t every = reads[i].first)
+      func.setArgAttr(firstPool + i, "mnemo.kv_every",
+                      b.getI64IntegerAttr(every));
+    if (int64_t last = reads[i].second)
+      func.setArgAttr(firstPool + i, "mnemo.kv_last",
+                      b.getI64IntegerAttr(last));
     func.setResultAttr(1 + i, "mnemo.in_place_of",
                        b.getI64IntegerAttr(firstPool + i));
   }

@@ -1,0 +1,29 @@
+//===- KVCacheReport.h - KV cache bytes per token ---------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNEMO_COMPILER_KVCACHEREPORT_H
+#define MNEMO_COMPILER_KVCACHEREPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::mnemo {
+
+/// Prints what the KV cache of `module`'s generation step (`decode`, else
+/// the first function with cache pools) holds per sequence at a context of
+/// `context` tokens: per kind of pool and in total, the bytes the runtime
+/// keeps (a row per token in every pool, on whole pages; the pages behind
+/// the widest window freed when every pool has one), the bytes of the rows
+/// the steps use (`mnemo.kv_window` / `mnemo.kv_last`: the last W tokens';
+/// `mnemo.kv_every`: one row per m tokens), and those of full attention
+/// (every token's key and value rows, no window, nothing else). Returns
+/// false, printing nothing, when the module has no cache pools.
+bool printKVCacheReport(ModuleOp module, int64_t context,
+                        llvm::raw_ostream &os);
+
+} // namespace mlir::mnemo
+
+#endif // MNEMO_COMPILER_KVCACHEREPORT_H
