@@ -224,6 +224,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.foldTransposes = !ptx;
   tiling.maskEdgesOnly = !ptx;
   tiling.ropeTables = !ptx;
+  tiling.topKRowScratch = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

@@ -75,6 +75,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(mnemo::createTileLinearPass());
   mnemo::ConvertMnemoToLinalgPassOptions lowering;
   lowering.ropeTables = options.ropeTables;
+  lowering.topKRowScratch = options.topKRowScratch;
   pm.addPass(mnemo::createConvertMnemoToLinalgPass(lowering));
   // CSE also shares the rope tables of one set of positions.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());

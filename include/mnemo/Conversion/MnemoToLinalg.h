@@ -33,13 +33,23 @@ void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
 void populateSparseAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.experts → contractions over each token's selected experts.
 void populateExpertsToLinalgPatterns(RewritePatternSet &patterns);
-/// mnemo.top_k → a selection per row in scf loops over a scratch queue.
-void populateTopKToLoopsPatterns(RewritePatternSet &patterns);
+/// mnemo.top_k → a selection per row in scf loops over a scratch queue:
+/// one queue for all rows, or with `rowScratch` one per row allocated in
+/// the row's iteration (CPU targets: only the rows in flight hold one).
+void populateTopKToLoopsPatterns(RewritePatternSet &patterns,
+                                 bool rowScratch = false);
+
+/// The choices of the lowering that depend on the target.
+struct MnemoToLinalgOptions {
+  /// As in populateRopeToLinalgPatterns.
+  bool ropeTables = false;
+  /// As in populateTopKToLoopsPatterns.
+  bool topKRowScratch = false;
+};
 
 /// All of the above: the reference decomposition of the mnemo dialect.
-/// `ropeTables` as in populateRopeToLinalgPatterns.
 void populateMnemoToLinalgPatterns(RewritePatternSet &patterns,
-                                   bool ropeTables = false);
+                                   const MnemoToLinalgOptions &options = {});
 
 } // namespace mlir::mnemo
 

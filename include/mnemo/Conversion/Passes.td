@@ -24,11 +24,22 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
     ropes of one set of positions (all layers' keys, say), and applies them
     as `mnemo.rope_tables` does, instead of once per element of every head;
     the values are the same. mnemoc uses it for the CPU targets.
+
+    With `top-k-row-scratch`, each row of a `mnemo.top_k` allocates its
+    scratch queue (9 bytes per score) in its own iteration of the parallel
+    loop over the rows, instead of one queue for all rows: only the rows in
+    flight hold one (a thread's), where one queue for a prefill of B
+    sequences of S tokens over T keys takes B S T 9 bytes. mnemoc uses it
+    for the CPU targets; a GPU thread cannot allocate.
   }];
   let options = [
     Option<"ropeTables", "rope-tables", "bool", /*default=*/"false",
            "Evaluate mnemo.rope's cos and sin as tables shared by the ropes "
            "of the same positions">,
+    Option<"topKRowScratch", "top-k-row-scratch", "bool",
+           /*default=*/"false",
+           "Allocate mnemo.top_k's scratch queue per row, in the row's "
+           "iteration">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

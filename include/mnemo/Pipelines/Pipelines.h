@@ -33,6 +33,9 @@ struct TilingOptions {
   /// mnemo.rope's cos and sin as tables shared by the ropes of the same
   /// positions (convert-mnemo-to-linalg's rope-tables).
   bool ropeTables = false;
+  /// mnemo.top_k's scratch per row (convert-mnemo-to-linalg's
+  /// top-k-row-scratch).
+  bool topKRowScratch = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

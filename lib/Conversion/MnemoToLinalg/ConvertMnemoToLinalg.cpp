@@ -19,16 +19,16 @@ namespace mlir::mnemo {
 using namespace mlir;
 using namespace mlir::mnemo;
 
-void mlir::mnemo::populateMnemoToLinalgPatterns(RewritePatternSet &patterns,
-                                                bool ropeTables) {
+void mlir::mnemo::populateMnemoToLinalgPatterns(
+    RewritePatternSet &patterns, const MnemoToLinalgOptions &options) {
   populateAttentionToLinalgPatterns(patterns);
   populateMLAToLinalgPatterns(patterns);
   populateCompressedAttentionToLinalgPatterns(patterns);
   populateGatedPoolToLinalgPatterns(patterns);
-  populateRopeToLinalgPatterns(patterns, ropeTables);
+  populateRopeToLinalgPatterns(patterns, options.ropeTables);
   populateLayerToLinalgPatterns(patterns);
   populateSparseAttentionToLinalgPatterns(patterns);
-  populateTopKToLoopsPatterns(patterns);
+  populateTopKToLoopsPatterns(patterns, options.topKRowScratch);
   populateExpertsToLinalgPatterns(patterns);
 }
 
@@ -45,7 +45,7 @@ struct ConvertMnemoToLinalgPass final
     target.addLegalOp<KVCacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    populateMnemoToLinalgPatterns(patterns, ropeTables);
+    populateMnemoToLinalgPatterns(patterns, {ropeTables, topKRowScratch});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -12,6 +12,8 @@
 //   dot[b,s,h,t] = sum_d q[b,s,h,d] k[b,t,d]
 //   score[b,s,t] = sum_h w[b,s,h] max(0, scale dot[b,s,h,t])   (or -inf)
 //
+// with t the innermost loop of both (the keys transposed for it).
+//
 // mnemo.sparse_attention: the score matrix [B, Hq, Sq, K] over the listed
 // keys, each read where its index points (a gather inside the contraction,
 // so the selected rows are never copied), a masked softmax, and the values
@@ -51,30 +53,44 @@ struct LightningIndexerLowering final : OpRewritePattern<LightningIndexerOp> {
     AffineExpr d0, d1, d2, d3, d4;
     bindDims(ctx, d0, d1, d2, d3, d4);
 
-    // dot[b,s,h,t] = sum_d q[b,s,h,d] k[b,t,d]   (loops b,s,h,t,d)
+    // dot[b,s,h,t] = sum_d q[b,s,h,d] kT[b,d,t]   (loops b,s,h,d,t): the
+    // keys transposed once, so that the innermost loop runs along t, over
+    // contiguous keys and scores (a loop the CPU targets vectorize), not
+    // along d, a reduction as short as the indexer's head dim.
+    Value kT = linalg::TransposeOp::create(
+                   b, loc, k,
+                   tensor::EmptyOp::create(b, loc,
+                                           SmallVector<OpFoldResult>{
+                                               ks[0], ks[2], ks[1]},
+                                           cast<RankedTensorType>(
+                                               k.getType())
+                                               .getElementType()),
+                   ArrayRef<int64_t>{0, 2, 1})
+                   ->getResult(0);
     Value dot = filledTensor(b, loc, {qs[0], qs[1], qs[2], ks[1]}, f32, 0.0);
     dot = linalg::GenericOp::create(
-              b, loc, dot.getType(), ValueRange{q, k}, dot,
+              b, loc, dot.getType(), ValueRange{q, kT}, dot,
               ArrayRef<AffineMap>{
-                  AffineMap::get(5, 0, {d0, d1, d2, d4}, ctx),
+                  AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx),
                   AffineMap::get(5, 0, {d0, d3, d4}, ctx),
-                  AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-              iterators(5, {4}),
+                  AffineMap::get(5, 0, {d0, d1, d2, d4}, ctx)},
+              iterators(5, {3}),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 yieldMultiplyAdd(nb, nl, a[0], a[1], a[2], f32);
               })
               .getResult(0);
 
-    // score[b,s,t] = sum_h w[b,s,h] max(0, scale dot)   (loops b,s,t,h)
+    // score[b,s,t] = sum_h w[b,s,h] max(0, scale dot)   (loops b,s,h,t:
+    // t innermost again)
     double scale = op.getEffectiveScale();
     Value score = filledTensor(b, loc, {qs[0], qs[1], ks[1]}, f32, 0.0);
     score = linalg::GenericOp::create(
                 b, loc, score.getType(), ValueRange{w, dot}, score,
                 ArrayRef<AffineMap>{
-                    AffineMap::get(4, 0, {d0, d1, d3}, ctx),
-                    AffineMap::get(4, 0, {d0, d1, d3, d2}, ctx),
-                    AffineMap::get(4, 0, {d0, d1, d2}, ctx)},
-                iterators(4, {3}),
+                    AffineMap::get(4, 0, {d0, d1, d2}, ctx),
+                    AffineMap::get(4, 0, {d0, d1, d2, d3}, ctx),
+                    AffineMap::get(4, 0, {d0, d1, d3}, ctx)},
+                iterators(4, {2}),
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
                   Value s = arith::MulFOp::create(
                       nb, nl, a[1], floatConst(nb, nl, f32, scale));

@@ -6,7 +6,9 @@
 //
 // mnemo.top_k's reference form: a parallel loop over the rows (one thread
 // per row on a GPU), each copying its n scores and their indices into its
-// slice of a scratch queue, running a selection that moves the k largest to
+// slice of a scratch queue (or, with `rowScratch`, a queue of its own
+// allocated in its iteration: the CPU targets, where only the rows in
+// flight then hold one), running a selection that moves the k largest to
 // the front without sorting the row (introselect, or a heap select when
 // 64 k <= n), and writing the selected indices out in ascending order
 // through a mark per entry.
@@ -424,7 +426,8 @@ void Selector::adjustHeap(OpBuilder &b, Value first, Value hole, Value len,
 }
 
 struct TopKLowering final : OpRewritePattern<TopKOp> {
-  using OpRewritePattern::OpRewritePattern;
+  TopKLowering(MLIRContext *ctx, bool rowScratch)
+      : OpRewritePattern(ctx), rowScratch(rowScratch) {}
 
   LogicalResult matchAndRewrite(TopKOp op,
                                 PatternRewriter &b) const override {
@@ -444,17 +447,23 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
     Value rows = getValueOrCreateConstantIndexOp(b, loc, sizes[0]);
     Value seq = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
     Value width = getValueOrCreateConstantIndexOp(b, loc, sizes[2]);
-    // Each row's scratch queue and marks (one slice of width per row, so the
-    // rows run in parallel, one thread each on a GPU) and the result, as
-    // buffers; the buffer deallocation pipeline frees them.
-    Value total = arith::MulIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, rows, seq), width);
-    auto buffer = [&](Type t, Value n) -> Value {
+    // Each row's scratch queue and marks, and the result, as buffers; the
+    // buffer deallocation pipeline frees them. The queues are one slice of
+    // width per row, so that the rows run in parallel (one thread each on
+    // a GPU), or with rowScratch each row's own, allocated in its
+    // iteration.
+    auto buffer = [&](OpBuilder &nb, Type t, Value n) -> Value {
       return memref::AllocOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, t), ValueRange{n});
+          nb, loc, MemRefType::get({ShapedType::kDynamic}, t), ValueRange{n});
     };
-    Value qScores = buffer(ct, total), qIds = buffer(i32, total),
-          marks = buffer(i8, total);
+    Value qScores, qIds, marks;
+    if (!rowScratch) {
+      Value total = arith::MulIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, rows, seq), width);
+      qScores = buffer(b, ct, total);
+      qIds = buffer(b, i32, total);
+      marks = buffer(b, i8, total);
+    }
     auto resultType = MemRefType::get(
         {ShapedType::kDynamic, ShapedType::kDynamic, k}, i64);
     Value out =
@@ -463,10 +472,18 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
         floatConst(b, loc, ct, -std::numeric_limits<double>::infinity());
 
     auto row = [&](OpBuilder &nb, Value bi, Value si) {
-      Value base = arith::MulIOp::create(
-          nb, loc, arith::AddIOp::create(
-                       nb, loc, arith::MulIOp::create(nb, loc, bi, seq), si),
-          width);
+      Value base = cst(nb, 0);
+      if (rowScratch) {
+        qScores = buffer(nb, ct, width);
+        qIds = buffer(nb, i32, width);
+        marks = buffer(nb, i8, width);
+      } else {
+        base = arith::MulIOp::create(
+            nb, loc,
+            arith::AddIOp::create(nb, loc,
+                                  arith::MulIOp::create(nb, loc, bi, seq), si),
+            width);
+      }
       auto at = [&](OpBuilder &fb, Value t) {
         return arith::AddIOp::create(fb, loc, base, t).getResult();
       };
@@ -556,10 +573,14 @@ struct TopKLowering final : OpRewritePattern<TopKOp> {
     b.replaceOp(op, castToType(b, loc, result, op.getResult().getType()));
     return success();
   }
+
+private:
+  bool rowScratch;
 };
 
 } // namespace
 
-void mlir::mnemo::populateTopKToLoopsPatterns(RewritePatternSet &patterns) {
-  patterns.add<TopKLowering>(patterns.getContext());
+void mlir::mnemo::populateTopKToLoopsPatterns(RewritePatternSet &patterns,
+                                               bool rowScratch) {
+  patterns.add<TopKLowering>(patterns.getContext(), rowScratch);
 }

@@ -4,11 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Translates the LLVM-dialect module to LLVM IR, optimizes it for the target
-// machine (the part of O1 the kernels need, SplitCodegen.h), and emits
-// assembly, a relocatable object, or a shared object (partitions of the
-// module optimized and generated on threads, SplitCodegen.h, then linked by
-// ld.lld, the one external tool used).
+// Translates the LLVM-dialect module to LLVM IR, optimizes it at O1 for the
+// target machine, and emits assembly, a relocatable object, or a shared
+// object (partitions of the module optimized and generated on threads,
+// SplitCodegen.h, then linked by ld.lld, the one external tool used).
 //
 //===----------------------------------------------------------------------===//
 

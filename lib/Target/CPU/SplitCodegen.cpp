@@ -29,7 +29,6 @@
 #include "SplitCodegen.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -58,73 +57,25 @@ void mnemo::mergeIdenticalFunctions(llvm::Module &module) {
 
 namespace {
 
-/// LLVM's O1 without what the kernels do not need. MLIR hands LLVM loops
-/// that are tiled, unrolled to the register file and strength-reduced;
-/// what is left for LLVM is to inline the parallel loops' dispatchers and
-/// bodies into their trampolines and the small helpers into the entries,
-/// to promote and fold the memref descriptors (SROA, early CSE,
-/// instruction combining, SCCP), to hoist loop invariants, to unroll loops
-/// of a constant trip count in full, and to vectorize the loops that MLIR
-/// leaves scalar (copies, gathers, the elementwise ops' inner loops: the
-/// loop vectorizer, after loop rotation, with its clean-up). Left out of
-/// O1: the loop passes inside the inliner's walk (rotation, induction
-/// variables, loop idioms, unswitching) and the interprocedural constant
-/// propagation, which took a third of its time (deepseek_mla: 0.54 -> 0.35
-/// CPU-s, 2026-12-04) for no loss in the models' speed (docs/CPU.md).
-/// ScopedCodegenOptions's settings (no partial or run-time unrolling) still
-/// apply. `-mnemo-cpu-llvm-passes` replaces it, in `opt -passes=` syntax.
-std::string defaultPipeline() {
-  auto seq = [](std::initializer_list<std::string> passes) {
-    return llvm::join(passes.begin(), passes.end(), ",");
-  };
-  auto function = [&](std::initializer_list<std::string> passes) {
-    return "function(" + seq(passes) + ")";
-  };
-  const std::string cfg = "simplifycfg<bonus-inst-threshold=1;"
-                          "switch-range-to-icmp;keep-loops;speculate-blocks;"
-                          "simplify-cond-branch>";
-  const std::string lateCFG =
-      "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;"
-      "switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;"
-      "no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;"
-      "simplify-cond-branch>";
-  const std::string combine =
-      "instcombine<max-iterations=1;no-verify-fixpoint>";
-  const std::string licm = "loop-mssa(licm<allowspeculation>)";
-  // Simplification: the descriptors promoted and folded, the bodies inlined
-  // bottom-up.
-  std::string simplify =
-      seq({function({cfg, "sroa<modify-cfg>", "early-cse<>"}), "globalopt",
-           function({"mem2reg", combine, cfg}), "always-inline",
-           "cgscc(inline,function-attrs<skip-non-recursive-function-attrs>," +
-               function({"sroa<modify-cfg>", "early-cse<memssa>", cfg, combine,
-                         licm, "loop(loop-unroll-full)", "sroa<modify-cfg>",
-                         "sccp", combine, "adce", cfg}) +
-               ")",
-           "globaldce"});
-  // Optimization: O1's loop vectorizer and what cleans up after it.
-  std::string optimize = function(
-      {"loop(loop-rotate<header-duplication;no-prepare-for-lto>,"
-       "loop-deletion)",
-       "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only>",
-       "infer-alignment", combine, lateCFG, "vector-combine", combine,
-       "loop-unroll<O1>", "sroa<preserve-cfg>", combine, licm, "instsimplify",
-       cfg});
-  return seq({simplify, optimize});
-}
-
+/// The default is LLVM's O1 as `buildPerModuleDefaultPipeline` makes it
+/// (with the loop vectorizer, which `opt -passes='default<O1>'` runs only
+/// where forced). A reduced O1 without the loop passes inside the inliner's
+/// walk and the interprocedural constant propagation took O1 from 0.54 to
+/// 0.35 CPU-s on deepseek_mla, but left loop nests that stay scalar
+/// slower: DeepSeek-V4's reference model ran 22% slower (2026-12-05,
+/// docs/CPU.md), so O1 stays.
 llvm::cl::opt<std::string> llvmPasses(
     "mnemo-cpu-llvm-passes", llvm::cl::Hidden,
     llvm::cl::desc("LLVM passes run on a CPU target's code before code "
-                   "generation, in `opt -passes=` syntax (default: the part "
-                   "of O1 the kernels need; 'default<O1>' for all of it)"));
+                   "generation, in `opt -passes=` syntax (default: LLVM's "
+                   "O1 with its loop vectorizer)"));
 
 /// The pass pipeline, parsed for `pb`.
 llvm::Expected<llvm::ModulePassManager> parsePipeline(llvm::PassBuilder &pb) {
+  if (!llvmPasses.getNumOccurrences())
+    return pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
   llvm::ModulePassManager mpm;
-  std::string pipeline = llvmPasses.getNumOccurrences() ? llvmPasses.getValue()
-                                                        : defaultPipeline();
-  if (llvm::Error error = pb.parsePassPipeline(mpm, pipeline))
+  if (llvm::Error error = pb.parsePassPipeline(mpm, llvmPasses.getValue()))
     return llvm::createStringError("-mnemo-cpu-llvm-passes: " +
                                    llvm::toString(std::move(error)));
   return std::move(mpm);

@@ -28,10 +28,10 @@ using TargetMachineFactory =
 /// arguments): merging them first optimizes and emits one copy.
 void mergeIdenticalFunctions(llvm::Module &module);
 
-/// The LLVM passes for `tm`: the part of O1 that the kernels, tiled and
-/// vectorized by MLIR, still need (function simplification and the loop
-/// vectorizer, SplitCodegen.cpp), or `-mnemo-cpu-llvm-passes`; an error
-/// only for a pipeline that does not parse.
+/// The LLVM passes for `tm`: O1 (the kernels reach LLVM already tiled and
+/// vectorized by MLIR; O2 and O3 gave the same speed for 5–10% more of the
+/// compile, 2026-12-03, docs/CPU.md), or `-mnemo-cpu-llvm-passes`; an
+/// error only for a pipeline that does not parse.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm);
 
 /// Whether `-mnemo-cpu-llvm-passes`, when given, parses (checked once,

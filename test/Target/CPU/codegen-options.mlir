@@ -17,12 +17,10 @@
 // LSR: Loop Strength Reduction
 //
 // A run-time unrolled loop has a remainder loop (`.epil`) or a prologue
-// (`.prol`): none by default (the default LLVM pipeline has only full
-// unrolling), some when the command line asks for O1's loop unroller with
-// run-time unrolling.
+// (`.prol`): none by default, some when the command line asks for it.
 // RUN: mnemoc %S/../../Runtime/Inputs/model.mlir --max-seq-len=32 -o %t.ll --emit=llvm --target=host
 // RUN: FileCheck %s --check-prefix=NO-UNROLL --input-file=%t.ll
-// RUN: mnemoc %S/../../Runtime/Inputs/model.mlir --max-seq-len=32 -o %t.unrolled.ll --emit=llvm --target=host --unroll-runtime=true --unroll-allow-partial=true '--mnemo-cpu-llvm-passes=default<O1>'
+// RUN: mnemoc %S/../../Runtime/Inputs/model.mlir --max-seq-len=32 -o %t.unrolled.ll --emit=llvm --target=host --unroll-runtime=true --unroll-allow-partial=true
 // RUN: FileCheck %s --check-prefix=UNROLL --input-file=%t.unrolled.ll
 // NO-UNROLL: ModuleID
 // NO-UNROLL-NOT: {{\.(epil|prol)[.: ]}}
