@@ -225,6 +225,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.maskEdgesOnly = !ptx;
   tiling.ropeTables = !ptx;
   tiling.topKRowScratch = !ptx;
+  tiling.expertsAlongOutputs = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

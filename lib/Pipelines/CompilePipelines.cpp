@@ -76,6 +76,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::ConvertMnemoToLinalgPassOptions lowering;
   lowering.ropeTables = options.ropeTables;
   lowering.topKRowScratch = options.topKRowScratch;
+  lowering.expertsAlongOutputs = options.expertsAlongOutputs;
   pm.addPass(mnemo::createConvertMnemoToLinalgPass(lowering));
   // CSE also shares the rope tables of one set of positions.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());

@@ -31,8 +31,11 @@ void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
 /// (the sparse attention gathering the keys it lists inside its
 /// contractions).
 void populateSparseAttentionToLinalgPatterns(RewritePatternSet &patterns);
-/// mnemo.experts → contractions over each token's selected experts.
-void populateExpertsToLinalgPatterns(RewritePatternSet &patterns);
+/// mnemo.experts → contractions over each token's selected experts; with
+/// `alongOutputs`, constant weights transposed at compile time and the
+/// output feature innermost (the CPU targets vectorize that loop).
+void populateExpertsToLinalgPatterns(RewritePatternSet &patterns,
+                                     bool alongOutputs = false);
 /// mnemo.top_k → a selection per row in scf loops over a scratch queue:
 /// one queue for all rows, or with `rowScratch` one per row allocated in
 /// the row's iteration (CPU targets: only the rows in flight hold one).
@@ -45,6 +48,8 @@ struct MnemoToLinalgOptions {
   bool ropeTables = false;
   /// As in populateTopKToLoopsPatterns.
   bool topKRowScratch = false;
+  /// As in populateExpertsToLinalgPatterns.
+  bool expertsAlongOutputs = false;
 };
 
 /// All of the above: the reference decomposition of the mnemo dialect.

@@ -31,6 +31,14 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
     flight hold one (a thread's), where one queue for a prefill of B
     sequences of S tokens over T keys takes B S T 9 bytes. mnemoc uses it
     for the CPU targets; a GPU thread cannot allocate.
+
+    With `experts-along-outputs`, a `mnemo.experts` whose weights are
+    constants has each expert's matrices transposed at compile time and
+    its contractions run with the output feature as the innermost loop (a
+    row of weights scaled into a row of the result, which the CPU targets
+    vectorize), instead of a dot product along the input features; every
+    sum keeps its order, so the values are the same. mnemoc uses it for
+    the CPU targets.
   }];
   let options = [
     Option<"ropeTables", "rope-tables", "bool", /*default=*/"false",
@@ -40,6 +48,10 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
            /*default=*/"false",
            "Allocate mnemo.top_k's scratch queue per row, in the row's "
            "iteration">,
+    Option<"expertsAlongOutputs", "experts-along-outputs", "bool",
+           /*default=*/"false",
+           "Transpose mnemo.experts' constant weights and run its "
+           "contractions along the output features">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

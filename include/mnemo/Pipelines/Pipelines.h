@@ -36,6 +36,9 @@ struct TilingOptions {
   /// mnemo.top_k's scratch per row (convert-mnemo-to-linalg's
   /// top-k-row-scratch).
   bool topKRowScratch = false;
+  /// mnemo.experts along its output features (convert-mnemo-to-linalg's
+  /// experts-along-outputs).
+  bool expertsAlongOutputs = false;
   bool tileLinear = true;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;

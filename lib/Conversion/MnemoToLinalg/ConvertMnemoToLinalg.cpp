@@ -29,7 +29,7 @@ void mlir::mnemo::populateMnemoToLinalgPatterns(
   populateLayerToLinalgPatterns(patterns);
   populateSparseAttentionToLinalgPatterns(patterns);
   populateTopKToLoopsPatterns(patterns, options.topKRowScratch);
-  populateExpertsToLinalgPatterns(patterns);
+  populateExpertsToLinalgPatterns(patterns, options.expertsAlongOutputs);
 }
 
 namespace {
@@ -45,7 +45,8 @@ struct ConvertMnemoToLinalgPass final
     target.addLegalOp<KVCacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    populateMnemoToLinalgPatterns(patterns, {ropeTables, topKRowScratch});
+    populateMnemoToLinalgPatterns(
+        patterns, {ropeTables, topKRowScratch, expertsAlongOutputs});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
