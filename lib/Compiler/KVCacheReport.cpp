@@ -106,8 +106,9 @@ std::string human(double bytes) {
   if (u == 0)
     os << llvm::format("%.0f %s", bytes, units[u]);
   else
-    os << llvm::format(bytes < 10 ? "%.2f %s" : bytes < 100 ? "%.1f %s"
-                                                            : "%.0f %s",
+    os << llvm::format(bytes < 10    ? "%.2f %s"
+                       : bytes < 100 ? "%.1f %s"
+                                     : "%.0f %s",
                        bytes, units[u]);
   return s;
 }
@@ -159,16 +160,15 @@ bool mnemo::printKVCacheReport(ModuleOp module, int64_t context,
            std::tie(b.kind, b.rowBytes, b.window, b.last, b.every);
   };
   for (const Pool &p : pools) {
-    auto *g = llvm::find_if(groups, [&](const Group &g) {
-      return same(g.pool, p);
-    });
+    auto *g =
+        llvm::find_if(groups, [&](const Group &g) { return same(g.pool, p); });
     if (g == groups.end())
       g = &groups.emplace_back(Group{p, 0});
     ++g->layers;
   }
 
-  os << "KV cache of '" << step.getSymName() << "', one sequence at "
-     << context << " tokens (pages of " << pageSize << " tokens):\n";
+  os << "KV cache of '" << step.getSymName() << "', one sequence at " << context
+     << " tokens (pages of " << pageSize << " tokens):\n";
   os << llvm::format("  %-18s %6s %9s  %-26s %11s %11s %11s\n", "pool",
                      "layers", "B/token", "rows used", "kept", "used",
                      "full attn");
@@ -177,19 +177,18 @@ bool mnemo::printKVCacheReport(ModuleOp module, int64_t context,
     const Pool &p = g.pool;
     double k = double(g.layers) * p.rowBytes * keptRows;
     double u = double(g.layers) * p.rowBytes * usedRows(p, context);
-    double f = isKeyOrValue(p.kind) ? double(g.layers) * p.rowBytes * context
-                                    : 0.0;
+    double f =
+        isKeyOrValue(p.kind) ? double(g.layers) * p.rowBytes * context : 0.0;
     kept += k;
     used += u;
     full += f;
     os << llvm::format("  %-18s %6lld %9lld  %-26s %11s %11s %11s\n",
                        p.kind.c_str(), static_cast<long long>(g.layers),
-                       static_cast<long long>(p.rowBytes),
-                       useOf(p).c_str(), human(k).c_str(), human(u).c_str(),
-                       human(f).c_str());
+                       static_cast<long long>(p.rowBytes), useOf(p).c_str(),
+                       human(k).c_str(), human(u).c_str(), human(f).c_str());
   }
-  os << llvm::format("  %-18s %6s %9s  %-26s %11s %11s %11s\n", "total", "",
-                     "", "", human(kept).c_str(), human(used).c_str(),
+  os << llvm::format("  %-18s %6s %9s  %-26s %11s %11s %11s\n", "total", "", "",
+                     "", human(kept).c_str(), human(used).c_str(),
                      human(full).c_str());
   os << llvm::format("  %-18s %6s %9s  %-26s %11.1f %11.1f %11.1f\n",
                      "bytes per token", "", "", "", kept / context,

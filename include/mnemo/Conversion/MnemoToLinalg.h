@@ -33,7 +33,7 @@ void populateLayerToLinalgPatterns(RewritePatternSet &patterns);
 void populateSparseAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.experts → contractions over each token's selected experts; with
 /// `alongOutputs`, constant weights transposed at compile time and the
-/// output feature innermost (the CPU targets vectorize that loop).
+/// output feature innermost (rows of weights and results read in order).
 void populateExpertsToLinalgPatterns(RewritePatternSet &patterns,
                                      bool alongOutputs = false);
 /// mnemo.top_k → a selection per row in scf loops over a scratch queue:

@@ -35,10 +35,11 @@ def ConvertMnemoToLinalgPass : Pass<"convert-mnemo-to-linalg"> {
     With `experts-along-outputs`, a `mnemo.experts` whose weights are
     constants has each expert's matrices transposed at compile time and
     its contractions run with the output feature as the innermost loop (a
-    row of weights scaled into a row of the result, which the CPU targets
-    vectorize), instead of a dot product along the input features; every
-    sum keeps its order, so the values are the same. mnemoc uses it for
-    the CPU targets.
+    row of weights scaled into a row of the result, its steps independent),
+    instead of a dot product along the input features whose every step
+    waits for the one before; every sum keeps its order, so the values are
+    the same. mnemoc
+    uses it for the CPU targets.
   }];
   let options = [
     Option<"ropeTables", "rope-tables", "bool", /*default=*/"false",

@@ -16,11 +16,12 @@
 // With `alongOutputs` (the CPU targets) and constant weights, each
 // expert's matrices are transposed at compile time ([E, H, I] and
 // [E, I, O]) and the output feature becomes the innermost loop: a row of
-// the transposed weight scaled and added to a row of the result, which the
-// CPU vectorizes, where the inner loop had been a dot product summed
-// through memory one product at a time. Each result still sums its
-// products in the same order (h, or j then i, ascending), so the values
-// are the same.
+// the transposed weight scaled and added to a row of the result, its steps
+// independent, where the inner loop had been a dot product whose every
+// step waited for the one before (the sum lives in memory). Each result still
+// sums its products in the same order (h, or j then i, ascending), so the
+// values are the same. (The loops stay scalar: the expert's index is read
+// inside them, and LLVM cannot tell that read from the result's stores.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,11 +93,14 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
                           arith::ConstantIndexOp::create(nb, nl, experts));
     };
 
+    // Each weight transposed where it can be (the three are independent).
     Value gateT, upT, downT;
-    if (alongOutputs && (gateT = transposedExperts(b, loc, op.getGate())) &&
-        (upT = transposedExperts(b, loc, op.getUp())))
+    if (alongOutputs) {
+      gateT = transposedExperts(b, loc, op.getGate());
+      upT = transposedExperts(b, loc, op.getUp());
       downT = transposedExperts(b, loc, op.getDown());
-    bool transposed = gateT && upT && downT;
+    }
+    bool transposed = static_cast<bool>(downT);
 
     // [B, S, K, I] = x against the selected experts' rows of `w` (or, with
     // `wT` = w transposed, along its rows: loops b, s, j, h, i).
@@ -154,8 +158,9 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
                 auto [e, valid] = expert(nb, nl, a[1]);
                 Value o = linalg::IndexOp::create(nb, nl, lo);
                 Value i = linalg::IndexOp::create(nb, nl, li);
-                SmallVector<Value> at = transposed ? SmallVector<Value>{e, i, o}
-                                                   : SmallVector<Value>{e, o, i};
+                SmallVector<Value> at = transposed
+                                            ? SmallVector<Value>{e, i, o}
+                                            : SmallVector<Value>{e, o, i};
                 Value dv = tensor::ExtractOp::create(nb, nl, down, at);
                 Value p = arith::MulFOp::create(
                     nb, nl, arith::MulFOp::create(nb, nl, a[2], a[0]),
