@@ -102,34 +102,22 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
     }
     bool transposed = static_cast<bool>(downT);
 
-    // [B, S, K, I] = x against the selected experts' rows of `w` (or, with
-    // `wT` = w transposed, along its rows: loops b, s, j, h, i).
+    // [B, S, K, I] = x against the selected experts' rows of `w` (loops b,
+    // s, j, i, h), or along the rows of `wT`, w transposed (b, s, j, h, i):
+    // either way the weight is read at (e, loop 3, loop 4).
     auto project = [&](Value w, Value wT) {
       Value init = filledTensor(b, loc, {xs[0], xs[1], is[2], inter}, ct, 0.0);
-      if (wT)
-        return linalg::GenericOp::create(
-                   b, loc, init.getType(), ValueRange{x, idx}, init,
-                   ArrayRef<AffineMap>{map({d0, d1, d3}), map({d0, d1, d2}),
-                                       map({d0, d1, d2, d4})},
-                   iterators(5, {3}),
-                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                     Value e = expert(nb, nl, a[1]).first;
-                     Value wv = tensor::ExtractOp::create(
-                         nb, nl, wT,
-                         ValueRange{e, linalg::IndexOp::create(nb, nl, 3),
-                                    linalg::IndexOp::create(nb, nl, 4)});
-                     yieldMultiplyAdd(nb, nl, a[0], wv, a[2], ct);
-                   })
-            .getResult(0);
+      AffineExpr ei = wT ? d4 : d3, eh = wT ? d3 : d4;
+      Value read = wT ? wT : w;
       return linalg::GenericOp::create(
                  b, loc, init.getType(), ValueRange{x, idx}, init,
-                 ArrayRef<AffineMap>{map({d0, d1, d4}), map({d0, d1, d2}),
-                                     map({d0, d1, d2, d3})},
-                 iterators(5, {4}),
+                 ArrayRef<AffineMap>{map({d0, d1, eh}), map({d0, d1, d2}),
+                                     map({d0, d1, d2, ei})},
+                 iterators(5, {wT ? 3u : 4u}),
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
                    Value e = expert(nb, nl, a[1]).first;
                    Value wv = tensor::ExtractOp::create(
-                       nb, nl, w,
+                       nb, nl, read,
                        ValueRange{e, linalg::IndexOp::create(nb, nl, 3),
                                   linalg::IndexOp::create(nb, nl, 4)});
                    yieldMultiplyAdd(nb, nl, a[0], wv, a[2], ct);
