@@ -15,19 +15,24 @@
 //
 // With `alongOutputs` (the CPU targets) and constant weights, each
 // expert's matrices are transposed at compile time ([E, H, I] and
-// [E, I, O]) and the output feature becomes the innermost loop: a row of
-// the transposed weight scaled and added to a row of the result, its steps
-// independent, where the inner loop had been a dot product whose every
-// step waited for the one before (the sum lives in memory). Each result still
-// sums its products in the same order (h, or j then i, ascending), so the
-// values are the same. (The loops stay scalar: the expert's index is read
-// inside them, and LLVM cannot tell that read from the result's stores.)
+// [E, I, O]), and the contractions become a parallel loop over the tokens
+// (and, for the projections, their selected experts) that reads each
+// expert's index once, around rows of the result accumulating rows of the
+// transposed weights: the output feature is the innermost loop, its steps
+// independent and its addresses affine, which the CPU targets vectorize.
+// In the default form the inner loop is a dot product whose every step
+// waits for the one before (the sum lives in memory), with the expert's
+// index read inside it. Each result still sums its products in the same
+// order (h, or j then i, ascending), so the values are the same.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cstring>
 #include <vector>
@@ -65,6 +70,139 @@ Value transposedExperts(OpBuilder &b, Location loc, Value w) {
       b, loc, DenseElementsAttr::getFromRawBuffer(transposed, out));
 }
 
+/// `init` with each row along its last dim replaced by `row(ivs, acc)`:
+/// a parallel loop over init's other dims (ivs), each iteration reading its
+/// row (acc, a 1-D tensor of `ct`) and writing the row it returns.
+Value forEachRow(OpBuilder &b, Location loc, Value init, FloatType ct,
+                 function_ref<Value(ValueRange ivs, Value acc)> row) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t loops = type.getRank() - 1;
+  SmallVector<OpFoldResult> ubs;
+  for (int64_t d = 0; d < loops; ++d)
+    ubs.push_back(tensor::getMixedSize(b, loc, init, d));
+  auto forall =
+      scf::ForallOp::create(b, loc, ubs, ValueRange{init}, std::nullopt);
+  Block *body = forall.getBody();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(body->getTerminator());
+  ValueRange ivs = body->getArguments().take_front(loops);
+  Value out = body->getArgument(loops);
+  OpFoldResult one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets(ivs.begin(), ivs.end()), sizes(loops, one),
+      strides(loops + 1, one);
+  offsets.push_back(b.getIndexAttr(0));
+  sizes.push_back(b.getIndexAttr(type.getShape().back()));
+  Value acc = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({type.getShape().back()}, ct), out, offsets,
+      sizes, strides);
+  Value result = row(ivs, acc);
+  b.setInsertionPointToEnd(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, result, out, offsets, sizes,
+                                        strides);
+  return forall.getResult(0);
+}
+
+/// `acc` [N] plus sum_k v[k] * m(k, n), as a generic over (k, n), n
+/// innermost; `m` gives the matrix element at (k, n) in the body.
+Value accumulateRows(
+    OpBuilder &b, Location loc, Value v, Value acc, FloatType ct,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> product) {
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, acc.getType(), ValueRange{v}, ValueRange{acc},
+             ArrayRef<AffineMap>{projection(ctx, 2, {0}),
+                                 projection(ctx, 2, {1})},
+             iterators(2, {0}),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value p =
+                   product(nb, nl, a[0], linalg::IndexOp::create(nb, nl, 0),
+                           linalg::IndexOp::create(nb, nl, 1));
+               linalg::YieldOp::create(
+                   nb, nl, arith::AddFOp::create(nb, nl, a[1], p).getResult());
+             })
+      .getResult(0);
+}
+
+/// The unit-stride slice of `t` at `offsets` along its last dim, `n` wide.
+Value lastDimRow(OpBuilder &b, Location loc, Value t, ValueRange offsets,
+                 int64_t n) {
+  auto type = cast<RankedTensorType>(t.getType());
+  OpFoldResult one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offs(offsets.begin(), offsets.end()),
+      sizes(offsets.size(), one), strides(offsets.size() + 1, one);
+  offs.push_back(b.getIndexAttr(0));
+  sizes.push_back(b.getIndexAttr(n));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({n}, type.getElementType()), t, offs, sizes,
+      strides);
+}
+
+/// init [B, S, K, I] plus x [B, S, H] against the rows of `wT` [E, H, I]
+/// of each token's selected experts: per (b, s, j), the expert's index read
+/// once, then a row of I outputs accumulates x[b, s, h] times row h of the
+/// expert (loops h, i).
+Value projectRows(OpBuilder &b, Location loc, Value x, Value idx, Value wT,
+                  Value init, int64_t experts, FloatType ct) {
+  int64_t h = cast<RankedTensorType>(wT.getType()).getDimSize(1);
+  return forEachRow(b, loc, init, ct, [&](ValueRange ivs, Value acc) {
+    Value e = clampedIndex(b, loc, tensor::ExtractOp::create(b, loc, idx, ivs),
+                           arith::ConstantIndexOp::create(b, loc, experts))
+                  .first;
+    Value xRow = lastDimRow(b, loc, x, ivs.take_front(2), h);
+    return accumulateRows(
+        b, loc, xRow, acc, ct,
+        [&](OpBuilder &nb, Location nl, Value xv, Value k, Value n) -> Value {
+          Value wv = tensor::ExtractOp::create(nb, nl, wT, ValueRange{e, k, n});
+          return arith::MulFOp::create(nb, nl, castFloat(nb, nl, xv, ct),
+                                       castFloat(nb, nl, wv, ct));
+        });
+  });
+}
+
+/// init [B, S, O] plus, for each token, the sum over its selected experts
+/// j (in order) of weights[b, s, j] act[b, s, j, :] against the rows of
+/// `dT` [E, I, O], the down matrices transposed: per (b, s), a loop over j
+/// that reads the expert's index once, each step a row of O outputs
+/// accumulating along i (loops i, o).
+Value downRows(OpBuilder &b, Location loc, Value act, Value idx, Value weights,
+               Value dT, Value init, int64_t experts, FloatType ct) {
+  int64_t inter = cast<RankedTensorType>(dT.getType()).getDimSize(1);
+  return forEachRow(b, loc, init, ct, [&](ValueRange ivs, Value acc) {
+    Value bi = ivs[0], si = ivs[1];
+    Value k = tensor::DimOp::create(b, loc, idx, 2);
+    auto loop = scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0), k,
+        arith::ConstantIndexOp::create(b, loc, 1), ValueRange{acc},
+        [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
+          std::pair<Value, Value> picked = clampedIndex(
+              lb, ll,
+              tensor::ExtractOp::create(lb, ll, idx, ValueRange{bi, si, j}),
+              arith::ConstantIndexOp::create(lb, ll, experts));
+          Value e = picked.first, valid = picked.second;
+          Value w = castFloat(
+              lb, ll,
+              tensor::ExtractOp::create(lb, ll, weights, ValueRange{bi, si, j}),
+              ct);
+          Value actRow = lastDimRow(lb, ll, act, ValueRange{bi, si, j}, inter);
+          Value row = accumulateRows(
+              lb, ll, actRow, iter[0], ct,
+              [&](OpBuilder &nb, Location nl, Value av, Value i,
+                  Value o) -> Value {
+                Value dv =
+                    tensor::ExtractOp::create(nb, nl, dT, ValueRange{e, i, o});
+                Value p = arith::MulFOp::create(
+                    nb, nl,
+                    arith::MulFOp::create(nb, nl, w, castFloat(nb, nl, av, ct)),
+                    castFloat(nb, nl, dv, ct));
+                return arith::SelectOp::create(nb, nl, valid, p,
+                                               floatConst(nb, nl, ct, 0.0));
+              });
+          scf::YieldOp::create(lb, ll, row);
+        });
+    return loop.getResult(0);
+  });
+}
+
 struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
   ExpertsLowering(MLIRContext *ctx, bool alongOutputs)
       : OpRewritePattern(ctx), alongOutputs(alongOutputs) {}
@@ -100,24 +238,22 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
       upT = transposedExperts(b, loc, op.getUp());
       downT = transposedExperts(b, loc, op.getDown());
     }
-    bool transposed = static_cast<bool>(downT);
 
     // [B, S, K, I] = x against the selected experts' rows of `w` (loops b,
-    // s, j, i, h), or along the rows of `wT`, w transposed (b, s, j, h, i):
-    // either way the weight is read at (e, loop 3, loop 4).
-    auto project = [&](Value w, Value wT) {
+    // s, j, i, h), or along the rows of `wT`, w transposed (projectRows).
+    auto project = [&](Value w, Value wT) -> Value {
       Value init = filledTensor(b, loc, {xs[0], xs[1], is[2], inter}, ct, 0.0);
-      AffineExpr ei = wT ? d4 : d3, eh = wT ? d3 : d4;
-      Value read = wT ? wT : w;
+      if (wT)
+        return projectRows(b, loc, x, idx, wT, init, experts, ct);
       return linalg::GenericOp::create(
                  b, loc, init.getType(), ValueRange{x, idx}, init,
-                 ArrayRef<AffineMap>{map({d0, d1, eh}), map({d0, d1, d2}),
-                                     map({d0, d1, d2, ei})},
-                 iterators(5, {wT ? 3u : 4u}),
+                 ArrayRef<AffineMap>{map({d0, d1, d4}), map({d0, d1, d2}),
+                                     map({d0, d1, d2, d3})},
+                 iterators(5, {4}),
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
                    Value e = expert(nb, nl, a[1]).first;
                    Value wv = tensor::ExtractOp::create(
-                       nb, nl, read,
+                       nb, nl, w,
                        ValueRange{e, linalg::IndexOp::create(nb, nl, 3),
                                   linalg::IndexOp::create(nb, nl, 4)});
                    yieldMultiplyAdd(nb, nl, a[0], wv, a[2], ct);
@@ -128,28 +264,24 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
                                  project(op.getUp(), upT), op.getLimitAttr());
 
     // out[b,s,o] = sum_j sum_i w[b,s,j] act[b,s,j,i] down[e,o,i]
-    //   (loops b, s, o, j, i; transposed: b, s, j, i, o over downT[e,i,o])
-    Value down = transposed ? downT : op.getDown();
+    //   (loops b, s, o, j, i), or along the rows of downT (downRows)
     Value out = filledTensor(b, loc, {xs[0], xs[1], xs[2]}, ct, 0.0);
-    // The loops of o, j and i in the loop nest.
-    unsigned lo = transposed ? 4 : 2, lj = transposed ? 2 : 3,
-             li = transposed ? 3 : 4;
-    AffineExpr eo = getAffineDimExpr(lo, ctx), ej = getAffineDimExpr(lj, ctx),
-               ei = getAffineDimExpr(li, ctx);
-    out = linalg::GenericOp::create(
-              b, loc, out.getType(), ValueRange{act, idx, op.getWeights()},
-              out,
-              ArrayRef<AffineMap>{map({d0, d1, ej, ei}), map({d0, d1, ej}),
-                                  map({d0, d1, ej}), map({d0, d1, eo})},
-              iterators(5, {lj, li}),
+    if (downT)
+      out =
+          downRows(b, loc, act, idx, op.getWeights(), downT, out, experts, ct);
+    else
+      out =
+          linalg::GenericOp::create(
+              b, loc, out.getType(), ValueRange{act, idx, op.getWeights()}, out,
+              ArrayRef<AffineMap>{map({d0, d1, d3, d4}), map({d0, d1, d3}),
+                                  map({d0, d1, d3}), map({d0, d1, d2})},
+              iterators(5, {3, 4}),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 auto [e, valid] = expert(nb, nl, a[1]);
-                Value o = linalg::IndexOp::create(nb, nl, lo);
-                Value i = linalg::IndexOp::create(nb, nl, li);
-                SmallVector<Value> at = transposed
-                                            ? SmallVector<Value>{e, i, o}
-                                            : SmallVector<Value>{e, o, i};
-                Value dv = tensor::ExtractOp::create(nb, nl, down, at);
+                Value dv = tensor::ExtractOp::create(
+                    nb, nl, op.getDown(),
+                    ValueRange{e, linalg::IndexOp::create(nb, nl, 2),
+                               linalg::IndexOp::create(nb, nl, 4)});
                 Value p = arith::MulFOp::create(
                     nb, nl, arith::MulFOp::create(nb, nl, a[2], a[0]),
                     castFloat(nb, nl, dv, ct));
@@ -159,10 +291,10 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
                     nb, nl, arith::AddFOp::create(nb, nl, a[3], p).getResult());
               })
               .getResult(0);
-    b.replaceOp(op, castToType(b, loc,
-                               castElements(b, loc, out,
-                                            resultType.getElementType()),
-                               resultType));
+    b.replaceOp(
+        op, castToType(b, loc,
+                       castElements(b, loc, out, resultType.getElementType()),
+                       resultType));
     return success();
   }
 
