@@ -102,8 +102,8 @@ Value forEachRow(OpBuilder &b, Location loc, Value init, FloatType ct,
   return forall.getResult(0);
 }
 
-/// `acc` [N] plus sum_k v[k] * m(k, n), as a generic over (k, n), n
-/// innermost; `m` gives the matrix element at (k, n) in the body.
+/// `acc` [N] plus, for each n, the terms `product(v[k], k, n)` summed over
+/// k in order: a generic over (k, n), n innermost.
 Value accumulateRows(
     OpBuilder &b, Location loc, Value v, Value acc, FloatType ct,
     function_ref<Value(OpBuilder &, Location, Value, Value, Value)> product) {
