@@ -63,8 +63,8 @@ SmallVector<Pool> poolsOf(func::FuncOp f) {
     auto name = f.getArgAttrOfType<StringAttr>(i, "mnemo.name");
     StringRef full = name ? name.getValue() : StringRef("pool");
     // cache.<layer>.<kind>
-    p.kind = full.rsplit('.').second.empty() ? full.str()
-                                             : full.rsplit('.').second.str();
+    StringRef kind = full.rsplit('.').second;
+    p.kind = (kind.empty() ? full : kind).str();
     int64_t elements = 1;
     for (auto [d, size] : llvm::enumerate(type.getShape()))
       if (d != 0 && d != 2)
@@ -139,7 +139,9 @@ bool mnemo::printKVCacheReport(ModuleOp module, int64_t context,
     return false;
 
   // The runtime keeps a row per token in every pool, on whole pages, and
-  // frees the pages behind the widest window only when every pool has one.
+  // frees the pages behind the widest window only when every pool has one
+  // (the generator's rule, freeBehindWindow in runtime/src/generator.cpp;
+  // the two change together).
   int64_t pageSize = pools.front().pageSize;
   int64_t widest = 0;
   bool allWindowed = true;

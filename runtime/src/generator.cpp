@@ -251,6 +251,8 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
 /// With a window W on every layer, the next query (at position `length`)
 /// reads no key before `length - W + 1`: the pages wholly before it return
 /// to the pool.
+/// `mnemoc --report` counts the pages kept by the same rule
+/// (lib/Compiler/KVCacheReport.cpp).
 void mnemo_generator_s::freeBehindWindow(Sequence &q) {
   if (!window)
     return;
