@@ -64,6 +64,15 @@ public:
       fail(key, "must be positive");
     return v.value_or(fallback);
   }
+  /// A number in (0, 1]; `fallback` when absent or out of range.
+  double getFraction(llvm::StringRef key, double fallback) {
+    double v = getDouble(key, fallback);
+    if (v > 1) {
+      fail(key, "must be at most 1");
+      return fallback;
+    }
+    return v > 0 ? v : fallback;
+  }
   bool getBool(llvm::StringRef key, bool fallback) {
     if (!has(key))
       return fallback;

@@ -109,7 +109,7 @@ void mnemo::parseDeepSeekV4Config(ConfigReader &top, ModelConfig &config) {
   v4.hcEps = top.getDouble("hc_eps", 1e-6);
   // The rope covers the trailing partial_rotary_factor * head_dim channels
   // of every head (qk_rope_head_dim says the same where present).
-  double partial = top.getDouble("partial_rotary_factor", 1.0);
+  double partial = top.getFraction("partial_rotary_factor", 1.0);
   v4.ropeDim = int64_t(config.headDim * partial);
   config.rotaryDim = v4.ropeDim;
   if (!top.error.empty())

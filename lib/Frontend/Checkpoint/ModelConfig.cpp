@@ -227,7 +227,7 @@ bool mnemo::parseModelConfig(StringRef path, ModelConfig &config,
     top.fail("num_key_value_heads", "must divide num_attention_heads");
   if (problem.empty() && top.getInt("pretraining_tp", 1) != 1)
     top.fail("pretraining_tp", "only 1 is supported");
-  double partial = top.getDouble("partial_rotary_factor", 1.0);
+  double partial = top.getFraction("partial_rotary_factor", 1.0);
   config.rotaryDim = int64_t(config.headDim * partial);
   // DeepSeek's rotary dims are qk_rope_head_dim, checked with its keys.
   if (problem.empty())

@@ -18,6 +18,7 @@
 # RUN: not mnemoc %t/config_act -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=ACT
 # RUN: not mnemoc %t/config_layers -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=LAYERS
 # RUN: not mnemoc %t/config_huge -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=HUGE
+# RUN: not mnemoc %t/config_partial -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=PARTIAL
 # RUN: not mnemoc %t/no_config -o %t/out.mnemo 2>&1 | FileCheck %s --check-prefix=NO-CONFIG
 
 # TRUNCATED: mnemoc: error: {{.*}}truncated{{[/\\]}}model.safetensors: tensor 'model.layers.0.mlp.down_proj.weight' data_offsets [{{[0-9]+}}, {{[0-9]+}}) run past the data region ({{[0-9]+}} bytes){{.*}}
@@ -50,5 +51,7 @@
 # LAYERS: mnemoc: error: {{.*}}config_layers{{[/\\]}}config.json: key 'num_hidden_layers': must be at most 65536
 # HUGE: mnemoc: error: {{.*}}config_huge{{[/\\]}}config.json: key 'hidden_size': must be at most 2147483647
 # ACT-NOT: {{.}}
+# PARTIAL: mnemoc: error: {{.*}}config_partial{{[/\\]}}config.json: key 'partial_rotary_factor': must be at most 1{{$}}
+# PARTIAL-NOT: {{.}}
 # NO-CONFIG: mnemoc: error: {{.*}}no_config: directory without a config.json{{.*}}
 # NO-CONFIG-NOT: {{.}}

@@ -118,6 +118,9 @@ def main(root):
     write(root, "config_layers",
           config=dict(CONFIG, num_hidden_layers=2**31 - 1))
     write(root, "config_huge", config=dict(CONFIG, hidden_size=2**40))
+    # Found by the checkpoint fuzzer: a rotary fraction of 4e30 overflowed
+    # the rotary dimension's integer conversion.
+    write(root, "config_partial", config=dict(CONFIG, partial_rotary_factor=4e30))
     os.makedirs(os.path.join(root, "no_config"), exist_ok=True)
 
 
