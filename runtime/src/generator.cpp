@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // A generator drives a model's generation steps, the functions `prefill`
-// and `decode` that mnemoc emits for a checkpoint:
+// and `decode` that mnemoc emits for a checkpoint (and `append`, with
+// --append-step):
 //
 //   (input_ids [B, S] i64, positions [B, S] i64, block_table [B, W] i32,
 //    context_lengths [B] i64, cache.L.key / cache.L.value [Pages, Hkv, P, D]
@@ -83,6 +84,8 @@ struct mnemo_generator_s {
   mnemo_model_t *model = nullptr;
   mnemo_session_t *prefill = nullptr;
   mnemo_session_t *decode = nullptr;
+  /// The `append` step's session, when the model has one.
+  mnemo_session_t *append = nullptr;
   Vector<Pool> pools;
   int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
   /// The widest attention window of the layers when every layer has one
@@ -98,12 +101,16 @@ struct mnemo_generator_s {
   ~mnemo_generator_s() {
     mnemo_session_free(prefill);
     mnemo_session_free(decode);
+    mnemo_session_free(append);
     for (Pool &p : pools)
       std::free(p.data);
     mnemo_model_free(model);
   }
 
-  mnemo_status_t checkSignature(size_t function, bool isDecode);
+  /// Which step a signature is checked as: `prefill` sets the length and
+  /// page bounds, `decode` feeds one token, `append` any number.
+  enum class Step { Prefill, Decode, Append };
+  mnemo_status_t checkSignature(size_t function, Step step);
   mnemo_status_t run(mnemo_session_t *session, const Vector<Feed> &feeds);
   mnemo_status_t feed(mnemo_session_t *session, Vector<Feed> &feeds);
   void freeBehindWindow(Sequence &q);
@@ -122,7 +129,8 @@ mnemo_status_t signatureError(const mnemo_model_t *model, size_t function,
 } // namespace
 
 mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
-                                                 bool isDecode) {
+                                                 Step step) {
+  bool isDecode = step == Step::Decode;
   const FunctionPlan &p = model->functions[function];
   if (p.inputs.size() < kNumStepInputs + 2 || p.outputs.size() != 1)
     return signatureError(model, function,
@@ -149,7 +157,7 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
   vocab = logits.shape[2];
   int64_t batch = ids.maxShape[0];
   maxBatch = maxBatch ? std::min(maxBatch, batch) : batch;
-  if (!isDecode) {
+  if (step == Step::Prefill) {
     maxLength = ids.maxShape[1];
     maxPages = p.inputs[2].maxShape[1];
   }
@@ -351,11 +359,36 @@ static mnemo_status_t findLive(Map &sequences, uint64_t id, Iterator *out) {
   return nullptr;
 }
 
+/// Appends live sequence `id`'s feed of `count` tokens to `feeds`
+/// (INVALID_ARGUMENT, saying it was `fed` twice, when it is there already;
+/// NOT_FOUND when not live).
+static mnemo_status_t addLiveFeed(mnemo_generator_s &g, uint64_t id,
+                                  const int64_t *tokens, int64_t count,
+                                  const char *fed, Vector<Feed> &feeds) {
+  SortedMap<uint64_t, Sequence>::iterator it;
+  MNEMO_RETURN_IF_ERROR(findLive(g.sequences, id, &it));
+  for (const Feed &f : feeds)
+    if (f.id == id)
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "sequence %llu: %s twice in one call",
+                        static_cast<unsigned long long>(id), fed);
+  feeds.push_back({"sequence", id, &it->second, tokens, count});
+  return nullptr;
+}
+
+/// Whether `model` has function `name` (its index in `out_function`).
+static bool hasFunction(const mnemo_model_t *model, const char *name,
+                        size_t *out_function) {
+  mnemo_status_t missing = mnemo_model_find_function(model, name, out_function);
+  mnemo_status_free(missing);
+  return !missing;
+}
+
 /// A new generator holding `model` with its steps' signatures read and
 /// checked: no sessions, no pools yet.
 static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
   *out = nullptr;
-  size_t prefill = 0, decode = 0;
+  size_t prefill = 0, decode = 0, append = 0;
   mnemo_status_t missing = mnemo_model_find_function(model, "prefill", &prefill);
   if (!missing)
     missing = mnemo_model_find_function(model, "decode", &decode);
@@ -373,9 +406,12 @@ static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
     return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   retainModel(model);
   g->model = model;
-  mnemo_status_t status = g->checkSignature(prefill, false);
+  using Step = mnemo_generator_s::Step;
+  mnemo_status_t status = g->checkSignature(prefill, Step::Prefill);
   if (!status)
-    status = g->checkSignature(decode, true);
+    status = g->checkSignature(decode, Step::Decode);
+  if (!status && hasFunction(model, "append", &append))
+    status = g->checkSignature(append, Step::Append);
   if (status) {
     destroy(g);
     return status;
@@ -418,6 +454,9 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       mnemo_session_create_on(model, "prefill", device, &g->prefill);
   if (!status)
     status = mnemo_session_create_on(model, "decode", device, &g->decode);
+  size_t append = 0;
+  if (!status && hasFunction(model, "append", &append))
+    status = mnemo_session_create_on(model, "append", device, &g->append);
   for (size_t k = 0; !status && k < g->pools.size(); ++k) {
     Pool &p = g->pools[k];
     p.shape[0] = static_cast<int64_t>(num_pages);
@@ -464,6 +503,8 @@ mnemo_status_t mnemo_generator_set_threads(mnemo_generator_t *generator,
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_set_threads: NULL generator");
   MNEMO_RETURN_IF_ERROR(mnemo_session_set_threads(generator->prefill, threads));
+  if (generator->append)
+    MNEMO_RETURN_IF_ERROR(mnemo_session_set_threads(generator->append, threads));
   return mnemo_session_set_threads(generator->decode, threads);
 }
 
@@ -528,17 +569,44 @@ mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
                       generator ? "ids or tokens" : "generator");
   mnemo_generator_s &g = *generator;
   Vector<Feed> feeds;
-  for (size_t i = 0; i < count; ++i) {
-    SortedMap<uint64_t, Sequence>::iterator it;
-    MNEMO_RETURN_IF_ERROR(findLive(g.sequences, ids[i], &it));
-    for (const Feed &f : feeds)
-      if (f.id == ids[i])
-        return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
-                          "sequence %llu: stepped twice in one call",
-                          static_cast<unsigned long long>(ids[i]));
-    feeds.push_back({"sequence", ids[i], &it->second, &tokens[i], 1});
-  }
+  for (size_t i = 0; i < count; ++i)
+    MNEMO_RETURN_IF_ERROR(
+        addLiveFeed(g, ids[i], &tokens[i], 1, "stepped", feeds));
   return g.feed(g.decode, feeds);
+}
+
+mnemo_status_t mnemo_generator_append(mnemo_generator_t *generator,
+                                      size_t count, const uint64_t *ids,
+                                      const int64_t *const *tokens,
+                                      const size_t *lengths) {
+  if (!generator || (count && (!ids || !tokens || !lengths)))
+    return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                      "mnemo_generator_append: NULL %s",
+                      generator ? "ids, tokens or lengths" : "generator");
+  mnemo_generator_s &g = *generator;
+  if (!g.append)
+    return makeStatus(MNEMO_STATUS_NOT_FOUND,
+                      "%s: no 'append' step (mnemoc --append-step compiles "
+                      "it); mnemo_generator_step feeds one token at a time",
+                      g.model->name.c_str());
+  Vector<Feed> feeds;
+  for (size_t i = 0; i < count; ++i) {
+    if (lengths[i] < 1 || !tokens[i])
+      return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
+                        "mnemo_generator_append: the tokens of sequence %llu "
+                        "are %s",
+                        static_cast<unsigned long long>(ids[i]),
+                        tokens[i] ? "empty" : "NULL");
+    MNEMO_RETURN_IF_ERROR(addLiveFeed(
+        g, ids[i], tokens[i],
+        static_cast<int64_t>(std::min<size_t>(lengths[i], INT64_MAX)),
+        "appended to", feeds));
+  }
+  return g.feed(g.append, feeds);
+}
+
+int mnemo_generator_can_append(const mnemo_generator_t *generator) {
+  return generator && generator->append ? 1 : 0;
 }
 
 mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,

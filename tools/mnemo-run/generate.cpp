@@ -7,10 +7,13 @@
 //   mnemo-run OUT.mnemo --generate N --input input_ids=IDS.npy
 //             --output-dir DIR [--prompt-lengths L0,L1,...]
 //             [--teacher-force TOKENS.npy] [--threads N] [--kv-pages N]
+//             [--prompt-chunk N]
 //
 // Row i of IDS ([B, S] int64) is a prompt of its first Li tokens (default
 // S). All rows are added to one generator (one prefill over the ragged
-// batch), then each step picks every row's next token greedily from its
+// batch; with --prompt-chunk N, a prefill of each prompt's first N tokens
+// and appends of N tokens at a time, mnemo_generator_append, each over the
+// rows that still have some), then each step picks every row's next token greedily from its
 // logits (the first maximum) and feeds all rows in one decode call. With
 // --teacher-force, step i feeds TOKENS[:, i] instead (tokens.npy still
 // records the greedy choice), so that a lossy cache can be compared step by
@@ -134,8 +137,37 @@ int mnemo::run::generate(const GenerateOptions &options) {
   bool progress = isatty(STDERR_FILENO);
 
   double start = nowMs();
+  size_t chunk = options.promptChunk > 0
+                     ? static_cast<size_t>(options.promptChunk)
+                     : static_cast<size_t>(width);
+  std::vector<size_t> first(rows);
+  for (long r = 0; r < rows; ++r)
+    first[r] = std::min(lengths[r], chunk);
   status = mnemo_generator_add(gen, static_cast<size_t>(rows), prompts.data(),
-                               lengths.data(), seq.data());
+                               first.data(), seq.data());
+  if (!status && options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
+    // The append's own error says what is missing.
+    status = mnemo_generator_append(gen, 0, nullptr, nullptr, nullptr);
+    std::string message = mnemo_status_message(status);
+    mnemo_status_free(status);
+    mnemo_generator_free(gen);
+    return fail("--prompt-chunk", message);
+  }
+  for (size_t done = chunk; !status; done += chunk) {
+    std::vector<uint64_t> live;
+    std::vector<const int64_t *> parts;
+    std::vector<size_t> counts;
+    for (long r = 0; r < rows; ++r)
+      if (lengths[r] > done) {
+        live.push_back(seq[r]);
+        parts.push_back(prompts[r] + done);
+        counts.push_back(std::min(lengths[r] - done, chunk));
+      }
+    if (live.empty())
+      break;
+    status = mnemo_generator_append(gen, live.size(), live.data(),
+                                    parts.data(), counts.data());
+  }
   double ttft = nowMs() - start;
   if (status) {
     // "prompt I: ..." is row I of the ids file.

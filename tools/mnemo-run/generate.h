@@ -22,6 +22,7 @@ struct GenerateOptions {
   std::string device = "cpu";
   long threads = -1; // -1: not given
   long pages = 0;    // --kv-pages (0: what the batch needs)
+  long promptChunk = 0; // --prompt-chunk (0: each prompt in one prefill)
   std::vector<std::pair<std::string, std::string>> weights; // --weight
 };
 

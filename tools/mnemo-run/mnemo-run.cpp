@@ -11,6 +11,7 @@
 //   mnemo-run OUT.mnemo --generate N --input input_ids=IDS.npy
 //             --output-dir DIR [--prompt-lengths L0,L1,...]
 //             [--teacher-force TOKENS.npy] [--threads N] [--kv-pages N]
+//             [--prompt-chunk N]
 //
 // Loads the artifact, binds each input from a .npy file, runs the function
 // N times, prints every output's name, dtype and shape and the median
@@ -57,7 +58,7 @@ constexpr const char *kUsage =
     "[--weight NAME=FILE.npy ...] | OUT.mnemo "
     "--dump-plan | OUT.mnemo --generate N --input input_ids=IDS.npy "
     "--output-dir DIR [--prompt-lengths L0,L1,...] [--teacher-force "
-    "TOKENS.npy] [--kv-pages N]";
+    "TOKENS.npy] [--kv-pages N] [--prompt-chunk N]";
 
 constexpr const char *kOptions =
     "  --input NAME=FILE.npy  an input of the function (every one is needed)\n"
@@ -79,6 +80,9 @@ constexpr const char *kOptions =
     "  --prompt-lengths L,... row i's prompt is its first Li tokens\n"
     "  --teacher-force F.npy  step i feeds F[:, i] instead of its choice\n"
     "  --kv-pages N           KV cache pages (default: what the rows need)\n"
+    "  --prompt-chunk N       prefill the prompts' first N tokens, then\n"
+    "                         append the rest N at a time (mnemoc\n"
+    "                         --append-step)\n"
     "  --weight NAME=FILE.npy replace a replaceable weight (an adapter's\n"
     "                         factor, mnemoc --lora-attach) before running\n";
 
@@ -99,6 +103,7 @@ struct Options {
   std::vector<long> promptLengths; // --prompt-lengths
   std::string teacher;   // --teacher-force
   long kvPages = 0;      // --kv-pages
+  long promptChunk = 0;  // --prompt-chunk
 };
 
 /// Parses a positive count; false on anything else.
@@ -139,7 +144,7 @@ int parseArgs(int argc, char **argv, Options &options) {
                flag == "--device" || flag == "--cuda-graph" ||
                flag == "--threads" || flag == "--generate" ||
                flag == "--prompt-lengths" || flag == "--teacher-force" ||
-               flag == "--kv-pages") {
+               flag == "--kv-pages" || flag == "--prompt-chunk") {
       if (i + 1 >= argc)
         return fail(flag, "expects a value");
       value = argv[++i];
@@ -194,6 +199,10 @@ int parseArgs(int argc, char **argv, Options &options) {
       if (!parseCount(value, options.kvPages))
         return fail("--kv-pages",
                     "expected a positive page count, got '" + value + "'");
+    } else if (flag == "--prompt-chunk") {
+      if (!parseCount(value, options.promptChunk))
+        return fail("--prompt-chunk",
+                    "expected a positive token count, got '" + value + "'");
     } else if (flag == "--teacher-force") {
       if (value.empty())
         return fail(flag, "expects a value");
@@ -232,10 +241,12 @@ int parseArgs(int argc, char **argv, Options &options) {
   if (options.threads >= 0 && options.cuda)
     return fail("--threads", "needs --device=cpu");
   bool generationFlag = !options.promptLengths.empty() ||
-                        !options.teacher.empty() || options.kvPages;
+                        !options.teacher.empty() || options.kvPages ||
+                        options.promptChunk;
   if (generationFlag && !options.generate)
     return fail(!options.teacher.empty() ? "--teacher-force"
                 : options.kvPages        ? "--kv-pages"
+                : options.promptChunk    ? "--prompt-chunk"
                                          : "--prompt-lengths",
                 "needs --generate N");
   if (options.generate &&
@@ -333,6 +344,7 @@ int runGeneration(const Options &options) {
   g.device = options.device;
   g.threads = options.threads;
   g.pages = options.kvPages;
+  g.promptChunk = options.promptChunk;
   g.weights = options.weights;
   return generate(g);
 }

@@ -217,6 +217,13 @@ static cl::opt<bool> generationSteps(
              "key/values (default on, off with --input-shape; =false: "
              "forward only)"),
     cl::init(true), cl::cat(mnemocOptions));
+static cl::opt<bool> appendStep(
+    "append-step",
+    cl::desc("Also compile the generation step `append`, which feeds several "
+             "tokens to live sequences (mnemo_generator_append: a prompt "
+             "appended to a conversation, a long prompt in chunks); off by "
+             "default, as it lengthens a compile by about a quarter"),
+    cl::init(false), cl::cat(mnemocOptions));
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass, naming the pass that broke it "
@@ -354,11 +361,12 @@ int main(int argc, char **argv) {
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   bool cacheFlags = kvDType.getNumOccurrences() ||
                     kvPageSize.getNumOccurrences() ||
-                    generationSteps.getNumOccurrences();
+                    generationSteps.getNumOccurrences() ||
+                    appendStep.getNumOccurrences();
   const char *cacheFlagsApply =
-      "--generation, --kv-dtype and --kv-page-size apply to checkpoint "
-      "directories and ONNX decoders exported with past key/values (the "
-      "generation functions are built from them)";
+      "--generation, --append-step, --kv-dtype and --kv-page-size apply to "
+      "checkpoint directories and ONNX decoders exported with past "
+      "key/values (the generation functions are built from them)";
   if (!checkpoint && !onnx && cacheFlags)
     return fail(cacheFlagsApply);
   if (kvPageSize < 1 || kvPageSize > 4096)
@@ -373,6 +381,10 @@ int main(int argc, char **argv) {
                            ? generationSteps
                            : generationSteps && inputShapes.empty();
   kvCache.dtype = kvDType;
+  if (appendStep && !kvCache.generation)
+    return fail("--append-step needs the generation steps (it is one of "
+                "them; not with --generation=false or --input-shape)");
+  kvCache.appendStep = appendStep;
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (!checkpoint) {
     input = openInputFile(inputPath, &error);

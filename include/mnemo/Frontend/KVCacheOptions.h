@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the generation functions (`prefill` and `decode`, emitted beside a
-// model's `forward`) are built over: the frontends that build them (a
+// What the generation functions (`prefill` and `decode`, and `append` when
+// asked for, emitted beside a model's `forward`) are built over: the frontends that build them (a
 // checkpoint's, an ONNX decoder exported with past key/values) share these.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +25,9 @@ enum class KVCacheDType { F32, BF16, F16, FP8 };
 struct KVCacheOptions {
   /// false: `forward` only.
   bool generation = true;
+  /// Also `append`, the step that feeds several tokens to live sequences
+  /// (a prompt appended to a conversation, a long prompt in chunks).
+  bool appendStep = false;
   KVCacheDType dtype = KVCacheDType::F32;
   int64_t pageSize = 16;
 };

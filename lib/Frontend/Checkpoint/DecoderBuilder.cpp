@@ -738,7 +738,10 @@ OwningOpRef<ModuleOp> mnemo::buildDecoderModule(
       (failed(buildStepFunction(b, "prefill", kDyn, /*fresh=*/true, config,
                                 *cache, body)) ||
        failed(buildStepFunction(b, "decode", 1, /*fresh=*/false, config,
-                                *cache, body))))
+                                *cache, body)) ||
+       (config.kvCache.appendStep &&
+        failed(buildStepFunction(b, "append", kDyn, /*fresh=*/false, config,
+                                 *cache, body)))))
     return nullptr;
   return module;
 }

@@ -100,7 +100,7 @@ public:
   LogicalResult run(const KVCacheOptions &options) {
     if (failed(readSignature()))
       return failure();
-    for (StringRef name : {"prefill", "decode"})
+    for (StringRef name : {"prefill", "decode", "append"})
       if (module.lookupSymbol(name))
         return fail(("the graph already has a function '" + name +
                      "', the name of a generation step")
@@ -108,7 +108,9 @@ public:
     ImplicitLocOpBuilder b(sig.graph.getLoc(), module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     if (failed(buildStep(b, "prefill", kDyn, /*fresh=*/true, options)) ||
-        failed(buildStep(b, "decode", 1, /*fresh=*/false, options)))
+        failed(buildStep(b, "decode", 1, /*fresh=*/false, options)) ||
+        (options.appendStep &&
+         failed(buildStep(b, "append", kDyn, /*fresh=*/false, options))))
       return failure();
     return success();
   }

@@ -461,6 +461,19 @@ mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
 mnemo_status_t mnemo_generator_step(mnemo_generator_t *generator, size_t count,
                                     const uint64_t *ids,
                                     const int64_t *tokens);
+/* Feeds `lengths[i]` (at least 1) tokens `tokens[i]` to live sequence
+ * `ids[i]` for each i (each sequence at most once) in one run of the model's
+ * `append` step, which mnemoc compiles with --append-step: a prompt
+ * appended to a conversation, or a long prompt fed in chunks after
+ * mnemo_generator_add of its first part. The sequences' logits are then
+ * those of their last tokens. NOT_FOUND without an `append` step; on an
+ * error the sequences are as mnemo_generator_step leaves them. */
+mnemo_status_t mnemo_generator_append(mnemo_generator_t *generator,
+                                      size_t count, const uint64_t *ids,
+                                      const int64_t *const *tokens,
+                                      const size_t *lengths);
+/* 1 when the generator's model has an `append` step, else 0 (0 for NULL). */
+int mnemo_generator_can_append(const mnemo_generator_t *generator);
 /* The logits (vocab_size floats) of sequence `id`'s last token; owned by the
  * generator, valid until the next add, step or release. */
 mnemo_status_t mnemo_generator_logits(const mnemo_generator_t *generator,
