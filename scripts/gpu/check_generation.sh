@@ -29,7 +29,9 @@
 # For an f32 cache: greedy decoding of input_ids.npy (tokens up to the first
 # step whose reference margin is below 1e-3, logits within 1e-4), the ragged
 # batch (row 1 cut to its ragged/ prompt, decoded beside row 0) and the
-# teacher-forced logits within 1e-4; bf16 and FP8 caches: teacher-forced
+# teacher-forced logits within 1e-4 (with an `append` step, mnemoc
+# --append-step: greedy and ragged again with the prompts fed in chunks,
+# mnemo-run --prompt-chunk); bf16 and FP8 caches: teacher-forced
 # logits within a relative L2 of 1e-2 and 5e-2. The comparisons are
 # test/Frontend/Checkpoint/Inputs/generation.py's. Prints each check with
 # its timings and comparison lines, and a summary; exits 1 when a check
@@ -65,14 +67,19 @@ generate() { # artifact, out dir, extra flags...
     grep -E "first token|per output token"
 }
 
-greedy() { # artifact, ref dir, out dir
-  generate "$1" "$3" --input "input_ids=$2/input_ids.npy" &&
-    $PY $CHECK compare "$3" "$2"
+greedy() { # artifact, ref dir, out dir, mnemo-run flags...
+  local art=$1 ref=$2 out=$3
+  shift 3
+  generate "$art" "$out" --input "input_ids=$ref/input_ids.npy" "$@" &&
+    $PY $CHECK compare "$out" "$ref"
 }
 
-ragged() { # artifact, ref dir, out dir, prompt lengths
-  generate "$1" "$3" --input "input_ids=$3.npy" --prompt-lengths "$4" &&
-    $PY $CHECK compare "$3" "$2" --ragged
+ragged() { # artifact, ref dir, out dir, prompt lengths, mnemo-run flags...
+  local art=$1 ref=$2 out=$3 lengths=$4
+  shift 4
+  generate "$art" "$out" --input "input_ids=$(dirname "$out")/ragged.npy" \
+    --prompt-lengths "$lengths" "$@" &&
+    $PY $CHECK compare "$out" "$ref" --ragged
 }
 
 teacher() { # artifact, ref dir, out dir, tolerance flags...
@@ -98,6 +105,14 @@ for art in "$DIR"/gen/*.mnemo; do
     report "$name greedy" greedy "$art" "$ref" "$out/greedy"
     lengths=$($PY $CHECK ragged "$ref" "$out/ragged.npy")
     report "$name ragged $lengths" ragged "$art" "$ref" "$out/ragged" "$lengths"
+    # An artifact with an `append` step (mnemoc --append-step): the prompts
+    # fed 7 tokens at a time, the ragged rows 16 at a time.
+    if "$RUN" "$art" --dump-plan | grep -q '"append"'; then
+      report "$name greedy, prompt in chunks of 7" greedy "$art" "$ref" \
+        "$out/greedy-chunks" --prompt-chunk 7
+      report "$name ragged $lengths, prompts in chunks of 16" ragged "$art" \
+        "$ref" "$out/ragged-chunks" "$lengths" --prompt-chunk 16
+    fi
   elif [ "$kv" = fp8 ]; then
     tol=(--rel-l2 5e-2)
     [ "$sparse" = 1 ] && tol+=(--flips 2)
