@@ -354,7 +354,8 @@ private:
       break;
     default: {
       static const char *special[] = {"../weights.bin", "/", "main",
-                                      "prefill",        "decode", "%s%n",
+                                      "prefill",        "decode", "append",
+                                      "%s%n",
                                       "x86_64-unknown-linux-gnu",
                                       "aarch64-unknown-linux-gnu"};
       value = special[below(std::size(special))];
