@@ -210,10 +210,16 @@ Value AttentionTiler::tileOf(Value source, Value padded,
     return slice(padded, offsets, sizes);
   // Element i of the tile is element offset + i of the source; indices
   // past the source's end (the padding, masked) read its last element, so
-  // every read stays in bounds.
+  // every read stays in bounds. A dim the tile covers whole from 0 (a
+  // head's features) needs neither: its index stays the loop's own, so
+  // that reads along it are contiguous.
   Value full = g.getDpsInitOperand(0)->get();
+  auto fullType = cast<RankedTensorType>(full.getType());
   SmallVector<Value> starts, last;
+  SmallVector<bool> whole;
   for (auto [d, offset] : llvm::enumerate(offsets)) {
+    whole.push_back(isConstantIntValue(offset, 0) &&
+                    fullType.getDimSize(d) == sizes[d]);
     starts.push_back(getValueOrCreateConstantIndexOp(b, loc, offset));
     last.push_back(sub(tensor::DimOp::create(b, loc, full, d), idx(1)));
   }
@@ -229,6 +235,10 @@ Value AttentionTiler::tileOf(Value source, Value padded,
                for (Operation &op : body->without_terminator()) {
                  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
                    uint64_t d = index.getDim();
+                   if (whole[d]) {
+                     nb.clone(op, map);
+                     continue;
+                   }
                    Value at = arith::AddIOp::create(
                        nb, nl, linalg::IndexOp::create(nb, nl, d), starts[d]);
                    map.map(index.getResult(),

@@ -44,6 +44,45 @@ using namespace mlir;
 
 namespace {
 
+/// Whether `v`, computed in `body`, depends on the innermost loop's index
+/// (`linalg.index last`).
+bool dependsOnIndex(Value v, Block *body, unsigned last) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return false;
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return index.getDim() == last;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOnIndex(operand, body, last);
+  });
+}
+
+/// Whether every tensor.extract in `op`'s body reads one element per row
+/// (no index depends on the innermost loop: a block table's entry) or
+/// reads along the innermost loop (its last index is that loop's index
+/// itself and no other index depends on it: a page's row), so that a
+/// row's reads are scalars and contiguous loads.
+bool readsRowsContiguously(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  unsigned last = op.getNumLoops() - 1;
+  bool contiguous = true;
+  op->walk([&](tensor::ExtractOp extract) {
+    ValueRange indices = extract.getIndices();
+    if (extract->getBlock() != body || indices.empty()) {
+      contiguous = false;
+      return;
+    }
+    for (Value i : indices.drop_back())
+      if (dependsOnIndex(i, body, last))
+        contiguous = false;
+    auto index = indices.back().getDefiningOp<linalg::IndexOp>();
+    if (!(index && index.getDim() == last) &&
+        dependsOnIndex(indices.back(), body, last))
+      contiguous = false;
+  });
+  return contiguous;
+}
+
 /// A static op inside a loop whose innermost loop runs along every
 /// operand's innermost dim (or is absent from it: a broadcast or a row
 /// reduction), and whose only reductions are that loop.
@@ -62,10 +101,11 @@ bool isRowOp(linalg::LinalgOp op) {
   for (unsigned d = 0; d + 1 < numLoops; ++d)
     if (iterators[d] != utils::IteratorType::parallel)
       return false;
-  // Gathers (tensor.extract at computed indices) stay scalar loops.
+  // Gathers (tensor.extract at computed indices) stay scalar loops, but
+  // for those that read whole rows (a key tile gathered from its pages).
   bool gathers = false;
   op->walk([&](tensor::ExtractOp) { gathers = true; });
-  if (gathers)
+  if (gathers && !readsRowsContiguously(op))
     return false;
   AffineExpr last = getAffineDimExpr(numLoops - 1, op->getContext());
   for (AffineMap map : op.getIndexingMapsArray()) {
@@ -75,7 +115,9 @@ bool isRowOp(linalg::LinalgOp op) {
     if (at && *at + 1 != map.getNumResults())
       return false;
   }
-  return succeeded(linalg::vectorizeOpPrecondition(op));
+  return succeeded(linalg::vectorizeOpPrecondition(
+      op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+      /*vectorizeNDExtract=*/true));
 }
 
 struct VectorizeTileOpsPass final
@@ -110,7 +152,9 @@ struct VectorizeTileOpsPass final
       for (Operation *row : tiled->tiledOps) {
         rewriter.setInsertionPoint(row);
         FailureOr<linalg::VectorizationResult> vectorized =
-            linalg::vectorize(rewriter, row);
+            linalg::vectorize(rewriter, row, /*inputVectorSizes=*/{},
+                              /*inputScalableVecDims=*/{},
+                              /*vectorizeNDExtract=*/true);
         if (failed(vectorized)) {
           row->emitError("cannot vectorize a row");
           return signalPassFailure();

@@ -41,8 +41,8 @@ func.func @softmax_parts(%s: tensor<2x3x40xf32>, %m0: tensor<2x3xf32>, %n: index
 // -----
 
 // Left alone: an op outside any loop (a model's top level, parallelized
-// later), one that reads across rows (a transpose), one that gathers, and a
-// dynamic one.
+// later), one that reads across rows (a transpose), one that gathers along
+// a column (its row index is the innermost loop's), and a dynamic one.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #tr = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-LABEL: func.func @left_alone
@@ -64,7 +64,7 @@ func.func @left_alone(%a: tensor<8x8xf32>, %d: tensor<?x8xf32>, %n: index) -> (t
     %g = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%tr : tensor<8x8xf32>) {
     ^bb0(%out: f32):
       %j = linalg.index 1 : index
-      %x = tensor.extract %tr[%c0, %j] : tensor<8x8xf32>
+      %x = tensor.extract %tr[%j, %c0] : tensor<8x8xf32>
       linalg.yield %x : f32
     } -> tensor<8x8xf32>
     %dyn = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%u : tensor<?x8xf32>) {
@@ -101,4 +101,47 @@ func.func @row_sum(%p: tensor<4x64xf32>, %l0: tensor<4xf32>, %v: vector<8xf32>, 
     scf.yield %sum : tensor<4xf32>
   }
   return %r, %before : tensor<4xf32>, f32
+}
+
+// -----
+
+// A value tile gathered from a paged cache, as the attention tiling leaves
+// it in a decode step: each row's page is a block-table entry (one scalar
+// read per row, broadcast), the row's features one contiguous load, and rows past the
+// cached ones take the new token's (a select of whole rows). The loads stay
+// loads: no vector.gather.
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @page_rows
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.transfer_read %{{.*}} {in_bounds = [true], permutation_map = #{{.*}}} : tensor<2x4xi32>, vector<32xi32>
+// CHECK: vector.transfer_read %{{.*}} : tensor<8x2x16x32xf32>, vector<32xf32>
+// CHECK: vector.transfer_read %{{.*}} : tensor<2x2x1x32xf32>, vector<32xf32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<32xi1>, vector<32xf32>
+// CHECK-NOT: vector.gather
+// CHECK-NOT: linalg.generic
+func.func @page_rows(%pool: tensor<8x2x16x32xf32>, %table: tensor<2x4xi32>, %new: tensor<2x2x1x32xf32>, %cached: index, %n: index) -> tensor<1x1x64x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %init = tensor.empty() : tensor<1x1x64x32xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%t = %init) -> (tensor<1x1x64x32xf32>) {
+    %g = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%t : tensor<1x1x64x32xf32>) {
+    ^bb0(%out: f32):
+      %row = linalg.index 2 : index
+      %d = linalg.index 3 : index
+      %past = arith.cmpi ult, %row, %cached : index
+      %p = arith.divui %row, %c16 : index
+      %slot = arith.remui %row, %c16 : index
+      %q = arith.minui %p, %c1 : index
+      %entry = tensor.extract %table[%i, %q] : tensor<2x4xi32>
+      %page = arith.index_cast %entry : i32 to index
+      %x = tensor.extract %pool[%page, %c1, %slot, %d] : tensor<8x2x16x32xf32>
+      %y = tensor.extract %new[%i, %c1, %c0, %d] : tensor<2x2x1x32xf32>
+      %v = arith.select %past, %x, %y : f32
+      linalg.yield %v : f32
+    } -> tensor<1x1x64x32xf32>
+    scf.yield %g : tensor<1x1x64x32xf32>
+  }
+  return %r : tensor<1x1x64x32xf32>
 }
