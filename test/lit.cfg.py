@@ -53,6 +53,8 @@ runtime_tools_dir = (os.environ.get("MNEMO_RUNTIME_TOOLS_DIR")
 for name, tool in [("%mnemo_runtime_threads_test", "mnemo-runtime-threads-test"),
                    ("%mnemo_runtime_generator_test", "mnemo-runtime-generator-test"),
                    ("%mnemo_runtime_append_test", "mnemo-runtime-append-test"),
+                   ("%mnemo_runtime_random_generator_test",
+                    "mnemo-runtime-random-generator-test"),
                    ("%mnemo_runtime_adapters_test", "mnemo-runtime-adapters-test"),
                    ("%mnemo_runtime_shapes_test", "mnemo-runtime-shapes-test"),
                    ("%mnemo_runtime_load_test", "mnemo-runtime-load-test"),
