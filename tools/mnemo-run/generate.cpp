@@ -13,8 +13,9 @@
 // S). All rows are added to one generator (one prefill over the ragged
 // batch; with --prompt-chunk N, a prefill of each prompt's first N tokens
 // and appends of N tokens at a time, mnemo_generator_append, each over the
-// rows that still have some), then each step picks every row's next token greedily from its
-// logits (the first maximum) and feeds all rows in one decode call. With
+// rows that still have some), then each step picks every row's next token
+// greedily from its logits (the first maximum) and feeds all rows in one
+// decode call. With
 // --teacher-force, step i feeds TOKENS[:, i] instead (tokens.npy still
 // records the greedy choice), so that a lossy cache can be compared step by
 // step. Writes DIR/tokens.npy (int64 [B, N]) and DIR/step_logits.npy
@@ -143,9 +144,7 @@ int mnemo::run::generate(const GenerateOptions &options) {
   std::vector<size_t> first(rows);
   for (long r = 0; r < rows; ++r)
     first[r] = std::min(lengths[r], chunk);
-  status = mnemo_generator_add(gen, static_cast<size_t>(rows), prompts.data(),
-                               first.data(), seq.data());
-  if (!status && options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
+  if (options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
     // The append's own error says what is missing.
     status = mnemo_generator_append(gen, 0, nullptr, nullptr, nullptr);
     std::string message = mnemo_status_message(status);
@@ -153,6 +152,8 @@ int mnemo::run::generate(const GenerateOptions &options) {
     mnemo_generator_free(gen);
     return fail("--prompt-chunk", message);
   }
+  status = mnemo_generator_add(gen, static_cast<size_t>(rows), prompts.data(),
+                               first.data(), seq.data());
   for (size_t done = chunk; !status; done += chunk) {
     std::vector<uint64_t> live;
     std::vector<const int64_t *> parts;
