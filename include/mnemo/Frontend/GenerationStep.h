@@ -8,7 +8,7 @@
 // decoder exported with past key/values) gives them one shape, the one the
 // runtime's generator calls:
 //
-//   @prefill / @decode(input_ids [B, S] i64, positions [B, S] i64,
+//   @prefill / @decode / @append(input_ids [B, S] i64, positions [B, S] i64,
 //                      block_table [B, W] i32, context_lengths [B] i64,
 //                      for every layer L: cache.L.key [Pages, Hkv, P, Dk],
 //                      cache.L.value [Pages, Hkv, P, Dv] (FP8: then
@@ -18,7 +18,8 @@
 //                      cache.L.<name> [Pages, 1, P, d]))
 //       -> (logits [B, S, V] f32, the updated pools)
 //
-// S new tokens per sequence (S = 1 in `decode`) at their positions (-1 for
+// S new tokens per sequence (S = 1 in `decode`; `append`, with mnemoc
+// --append-step, is `decode` with S dynamic) at their positions (-1 for
 // the padding of a ragged batch); context_lengths counts each sequence's
 // tokens after the step. The pools are updated in place: each pool
 // argument carries `mnemo.in_place` and its result `mnemo.in_place_of`, so

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // What the generation functions (`prefill` and `decode`, and `append` when
-// asked for, emitted beside a model's `forward`) are built over: the frontends that build them (a
-// checkpoint's, an ONNX decoder exported with past key/values) share these.
+// asked for, emitted beside a model's `forward`) are built over: the
+// frontends that build them (a checkpoint's, an ONNX decoder exported with
+// past key/values) share these.
 //
 //===----------------------------------------------------------------------===//
 

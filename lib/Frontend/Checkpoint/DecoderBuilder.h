@@ -206,8 +206,9 @@ struct CacheLayout {
 
 /// A module with `@forward(input_ids) -> logits` whose body `body` emits
 /// and, with a `cache` layout, the generation steps `@prefill` and
-/// `@decode` over a paged KV cache (see buildStepFunction in
-/// DecoderBuilder.cpp); null with `error` set when the builder fails.
+/// `@decode` (and `@append` with `kvCache.appendStep`) over a paged KV
+/// cache (see buildStepFunction in DecoderBuilder.cpp); null with `error`
+/// set when the builder fails.
 OwningOpRef<ModuleOp> buildDecoderModule(const ModelConfig &config,
                                          const SafetensorsCheckpoint &weights,
                                          MLIRContext *context,
