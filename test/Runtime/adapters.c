@@ -22,19 +22,12 @@
  */
 
 #include "mnemo/runtime.h"
+#include "status_checks.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int check(mnemo_status_t status, const char *what) {
-  if (!status)
-    return 0;
-  fprintf(stderr, "error: %s: %s\n", what, mnemo_status_message(status));
-  mnemo_status_free(status);
-  return 1;
-}
 
 static void *readFile(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
@@ -107,18 +100,6 @@ static int runForward(mnemo_session_t *session, const int64_t *ids,
   return 0;
 }
 
-static int refused(mnemo_status_t status, mnemo_status_code_t code,
-                   const char *what) {
-  if (!status) {
-    fprintf(stderr, "error: %s was accepted\n", what);
-    return 1;
-  }
-  int ok = mnemo_status_code(status) == code;
-  printf("%s: %s: %s\n", what, mnemo_status_code_name(mnemo_status_code(status)),
-         mnemo_status_message(status));
-  mnemo_status_free(status);
-  return !ok;
-}
 
 int main(int argc, char **argv) {
   if (argc < 4) {

@@ -21,6 +21,7 @@
  */
 
 #include "mnemo/runtime.h"
+#include "status_checks.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -39,27 +40,6 @@ typedef struct {
 static mnemo_model_t *model;
 static size_t vocab;
 
-static int check(mnemo_status_t status, const char *what) {
-  if (!status)
-    return 0;
-  fprintf(stderr, "error: %s: %s\n", what, mnemo_status_message(status));
-  mnemo_status_free(status);
-  return 1;
-}
-
-/* A call that must fail with `code`: prints its message. */
-static int refused(mnemo_status_t status, mnemo_status_code_t code,
-                   const char *what) {
-  if (!status) {
-    fprintf(stderr, "error: %s was accepted\n", what);
-    return 1;
-  }
-  int ok = mnemo_status_code(status) == code;
-  printf("%s: %s: %s\n", what, mnemo_status_code_name(mnemo_status_code(status)),
-         mnemo_status_message(status));
-  mnemo_status_free(status);
-  return !ok;
-}
 
 static void makePrompt(Trace *t, size_t n, int64_t seed) {
   memset(t, 0, sizeof *t);

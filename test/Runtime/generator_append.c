@@ -27,6 +27,7 @@
  */
 
 #include "mnemo/runtime.h"
+#include "status_checks.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -36,27 +37,6 @@
 
 static size_t vocab;
 
-static int check(mnemo_status_t status, const char *what) {
-  if (!status)
-    return 0;
-  fprintf(stderr, "error: %s: %s\n", what, mnemo_status_message(status));
-  mnemo_status_free(status);
-  return 1;
-}
-
-/* A call that must fail with `code`: prints its message. */
-static int refused(mnemo_status_t status, mnemo_status_code_t code,
-                   const char *what) {
-  if (!status) {
-    fprintf(stderr, "error: %s was accepted\n", what);
-    return 1;
-  }
-  int ok = mnemo_status_code(status) == code;
-  printf("%s: %s: %s\n", what, mnemo_status_code_name(mnemo_status_code(status)),
-         mnemo_status_message(status));
-  mnemo_status_free(status);
-  return !ok;
-}
 
 /* max |a - b| over the logits of sequences `x` (in `gx`) and `y` (in `gy`);
  * INFINITY on an error or a NaN. */
