@@ -15,7 +15,9 @@
 //          vector.multi_reduction <maximumf> [64]   -> scalar
 //
 // Sums and products over a row may combine its lanes in any order
-// (reassoc), as a tree of vector ops.
+// (reassoc), as a tree of vector ops. A decode step's K/V tile gathered
+// from the pages is such an op too when each row reads its page once and
+// the row's features contiguously (one vector load each).
 //
 // MLIR's vectorizer does the rows (linalg::vectorize); what this pass
 // decides is which ops and how they are cut. LLVM would otherwise
@@ -103,9 +105,7 @@ bool isRowOp(linalg::LinalgOp op) {
       return false;
   // Gathers (tensor.extract at computed indices) stay scalar loops, but
   // for those that read whole rows (a key tile gathered from its pages).
-  bool gathers = false;
-  op->walk([&](tensor::ExtractOp) { gathers = true; });
-  if (gathers && !readsRowsContiguously(op))
+  if (!readsRowsContiguously(op))
     return false;
   AffineExpr last = getAffineDimExpr(numLoops - 1, op->getContext());
   for (AffineMap map : op.getIndexingMapsArray()) {
