@@ -96,8 +96,13 @@ def rope(x, pos, theta, r, interleaved, scaling):
     b, h, s, d = x.shape
     pos_bs = np.broadcast_to(pos.reshape((-1, s)) if pos.ndim == 2 else pos[None, :],
                              (b, s))
-    freq = inv_freq(theta, r, scaling, int(pos.max())).astype(np.float32)
-    angle = (pos_bs.astype(np.float32)[:, :, None] * freq[None, None, :])
+    # Dynamic NTK derives each row's frequencies from that row's largest
+    # position when the positions are [B, S] with B > 1, else from all.
+    own_rows = pos.ndim == 2 and pos.shape[0] != 1
+    freq = np.stack([inv_freq(theta, r, scaling,
+                              int(pos_bs[i].max() if own_rows else pos.max()))
+                     for i in range(b)]).astype(np.float32)
+    angle = (pos_bs.astype(np.float32)[:, :, None] * freq[:, None, :])
     angle = angle.astype(np.float64)
     af = attention_factor(scaling)
     cos = (np.cos(angle) * af)[:, None, :, :]

@@ -21,7 +21,7 @@ def MNEMO_RopeScalingAttr : MNEMO_Attr<"RopeScaling", "rope_scaling"> {
     |-----------|-----------------------------------------------------------------|
     | `none`    | –                                                               |
     | `linear`  | `factor`: positions are divided by it                           |
-    | `dynamic` | `factor`, `original_max_position`: NTK-aware base, re-derived from the largest position in the input (`seq = max(max(pos) + 1, original_max_position)`, `theta' = theta * (factor*seq/original - factor + 1)^(d/(d-2))`) |
+    | `dynamic` | `factor`, `original_max_position`: NTK-aware base, re-derived from the largest position of each row of `[B, S]` positions (of all of them for `[1, S]` or `[S]`): `seq = max(max(pos) + 1, original_max_position)`, `theta' = theta * (factor*seq/original - factor + 1)^(d/(d-2))` |
     | `yarn`    | `factor`, `original_max_position`, `beta_fast` (32), `beta_slow` (1), `attention_factor` (0.1 ln(factor) + 1), `truncate` (true) |
     | `llama3`  | `factor`, `original_max_position`, `low_freq_factor`, `high_freq_factor` |
 

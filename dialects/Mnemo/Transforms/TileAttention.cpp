@@ -120,8 +120,8 @@ private:
   }
 
   /// A rope producing `v` that may be applied per tile instead. Dynamic-NTK
-  /// scaling derives its base from the largest position of the whole
-  /// tensor, which a tile does not see, so such ropes stay whole.
+  /// scaling derives its base from the largest position of a whole row,
+  /// which a tile does not see, so such ropes stay whole.
   static RopeOp fusibleRope(Value v) {
     auto rope = v.getDefiningOp<RopeOp>();
     if (!rope || !rope->hasOneUse() ||

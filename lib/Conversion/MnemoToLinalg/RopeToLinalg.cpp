@@ -9,7 +9,7 @@
 // mnemo.rope it computes its angle from the position and a constant
 // inverse-frequency table (computed on the host from the scaling attribute;
 // dynamic-NTK scaling derives the table in the IR from the largest position
-// instead); mnemo.rope_tables reads cos and sin from its tables. With
+// of each row instead); mnemo.rope_tables reads cos and sin from its tables. With
 // `tables` (convert-mnemo-to-linalg's rope-tables, on for the CPU
 // targets), mnemo.rope becomes its own tables and a
 // mnemo.rope_tables: cos and sin once per position and feature rather than
@@ -32,13 +32,20 @@ using namespace mlir::mnemo::builders;
 
 namespace {
 
-/// inv_freq as an f32 tensor<r/2> computed on the host.
+/// Whether `op`'s positions have a batch of their own ([B, S] with B not
+/// 1), by which dynamic-NTK frequencies differ per row.
+bool rowsOwnFrequencies(RopeOp op) {
+  auto t = cast<RankedTensorType>(op.getPositions().getType());
+  return t.getRank() == 2 && t.getDimSize(0) != 1;
+}
+
+/// inv_freq as an f32 tensor<1 x r/2> computed on the host.
 Value constantInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
   int64_t r = op.getRotaryDimOrDefault();
   SmallVector<double> freqs = computeRopeInverseFrequencies(
       op.getTheta().convertToDouble(), r, op.getScalingOrDefault());
   SmallVector<float> values(freqs.begin(), freqs.end());
-  auto type = RankedTensorType::get({r / 2}, b.getF32Type());
+  auto type = RankedTensorType::get({1, r / 2}, b.getF32Type());
   return arith::ConstantOp::create(
       b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(values)));
 }
@@ -49,8 +56,10 @@ Value constantInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
 /// ln theta a constant: no f64 pow, which GPU targets have only through
 /// libdevice. An angle pos * inv_freq[k] is then off by at most about
 /// 2e-8 * pos, below the f32 rounding of the angle itself. The maximum is
-/// a one-element tensor reduced under a parallel loop of one iteration and
-/// read inside the table's generic, so GPU targets keep both in kernels.
+/// taken per row of [B, S] positions (each sequence its own length, which
+/// a batch of ragged sequences needs), over all of [1, S] or [S]: an f32
+/// tensor<P x r/2>, P the rows (or 1), read inside the table's generic, so
+/// GPU targets keep both in kernels.
 Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
   MLIRContext *ctx = op.getContext();
   RopeScalingAttr s = op.getScalingOrDefault();
@@ -58,30 +67,30 @@ Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
   Value positions = op.getPositions();
   auto posType = cast<RankedTensorType>(positions.getType());
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  bool perRow = rowsOwnFrequencies(op);
+  OpFoldResult rows =
+      perRow ? tensor::getMixedSize(b, loc, positions, 0) : b.getIndexAttr(1);
 
-  // max over all positions, as i64, in a tensor<1xi64>.
-  auto oneType = RankedTensorType::get({1}, i64);
+  // The largest position of each row, as i64, in a tensor<P x i64>: the
+  // loops are (row, positions' dims), the row dim parallel.
   Value zero = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
   Value maxInit =
-      linalg::FillOp::create(b, loc, zero,
-                             tensor::EmptyOp::create(b, loc, oneType.getShape(),
-                                                     i64)
-                                 .getResult())
+      linalg::FillOp::create(b, loc, zero, emptyTensor(b, loc, {rows}, i64))
           .getResult(0);
   unsigned rank = posType.getRank();
   SmallVector<unsigned> reduced;
   SmallVector<AffineExpr> posDims;
-  for (unsigned i = 1; i <= rank; ++i) {
-    reduced.push_back(i);
+  unsigned loops = perRow ? rank : rank + 1;
+  for (unsigned i = perRow ? 0 : 1; i < loops; ++i)
     posDims.push_back(getAffineDimExpr(i, ctx));
-  }
+  for (unsigned i = 1; i < loops; ++i)
+    reduced.push_back(i);
+  AffineMap rowMap = AffineMap::get(loops, 0, {getAffineDimExpr(0, ctx)}, ctx);
   Value maxPos =
       linalg::GenericOp::create(
-          b, loc, oneType, positions, maxInit,
-          ArrayRef<AffineMap>{
-              AffineMap::get(rank + 1, 0, posDims, ctx),
-              AffineMap::get(rank + 1, 0, {getAffineDimExpr(0, ctx)}, ctx)},
-          iterators(rank + 1, reduced),
+          b, loc, maxInit.getType(), positions, maxInit,
+          ArrayRef<AffineMap>{AffineMap::get(loops, 0, posDims, ctx), rowMap},
+          iterators(loops, reduced),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value p = args[0];
             if (p.getType() != i64)
@@ -94,13 +103,13 @@ Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
   double factor = s.factor();
   int64_t orig = s.getOriginalMaxPosition();
   double logTheta = std::log(op.getTheta().convertToDouble());
-  Value empty = emptyTensor(b, loc, {b.getIndexAttr(r / 2)}, f32);
+  Value empty = emptyTensor(b, loc, {rows, b.getIndexAttr(r / 2)}, f32);
   return linalg::GenericOp::create(
              b, loc, empty.getType(), ValueRange{maxPos}, empty,
              ArrayRef<AffineMap>{
-                 AffineMap::get(1, 0, {getAffineConstantExpr(0, ctx)}, ctx),
-                 AffineMap::getMultiDimIdentityMap(1, ctx)},
-             iterators(1),
+                 AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+                 AffineMap::getMultiDimIdentityMap(2, ctx)},
+             iterators(2),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                auto c = [&](double v) { return floatConst(nb, nl, f32, v); };
                Value seq = arith::MaxSIOp::create(
@@ -123,7 +132,7 @@ Value dynamicInverseFrequencies(OpBuilder &b, Location loc, RopeOp op) {
                    arith::MulFOp::create(nb, nl,
                                          math::LogOp::create(nb, nl, ratio),
                                          c(double(r) / double(r - 2))));
-               Value k = linalg::IndexOp::create(nb, nl, 0);
+               Value k = linalg::IndexOp::create(nb, nl, 1);
                Value kf = arith::SIToFPOp::create(
                    nb, nl, f32, arith::IndexCastOp::create(nb, nl, i64, k));
                Value expo = arith::MulFOp::create(
@@ -189,14 +198,20 @@ Value rotateFeature(OpBuilder &nb, Location nl, const RopePairing &pair,
   return castFloat(nb, nl, y, elem);
 }
 
-/// cos and sin of angle `pos * inv_freq[k]` (f32), times the attention
-/// factor: what every rope lowering evaluates, in this order.
+/// cos and sin of angle `pos * inv_freq[row, k]` (f32), times the
+/// attention factor: what every rope lowering evaluates, in this order.
+/// `row` is the positions' row (the loop's dim 0); a table of one row
+/// serves them all.
 std::pair<Value, Value> angleCosSin(OpBuilder &nb, Location nl, Value pos,
                                     Value invFreq, Value k,
                                     double attentionFactor) {
   Type f32 = nb.getF32Type();
   Value posF = arith::SIToFPOp::create(nb, nl, f32, pos);
-  Value freq = tensor::ExtractOp::create(nb, nl, invFreq, ValueRange{k});
+  Value row =
+      cast<RankedTensorType>(invFreq.getType()).getDimSize(0) == 1
+          ? arith::ConstantIndexOp::create(nb, nl, 0).getResult()
+          : linalg::IndexOp::create(nb, nl, 0).getResult();
+  Value freq = tensor::ExtractOp::create(nb, nl, invFreq, ValueRange{row, k});
   Value angle = arith::MulFOp::create(nb, nl, posF, freq);
   Value cosv = math::CosOp::create(nb, nl, angle);
   Value sinv = math::SinOp::create(nb, nl, angle);
