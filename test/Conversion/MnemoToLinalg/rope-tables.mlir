@@ -12,7 +12,7 @@
 
 // CHECK-LABEL: func.func @two_layers
 //  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<2x4x?x8xf32>, %[[Y:[a-z0-9]+]]: tensor<2x4x?x8xf32>, %[[P:[a-z0-9]+]]: tensor<2x?xi64>
-//       CHECK:   %[[FREQ:.+]] = arith.constant dense<{{.*}}> : tensor<3xf32>
+//       CHECK:   %[[FREQ:.+]] = arith.constant dense<{{.*}}> : tensor<1x3xf32>
 //       CHECK:   %[[T:.+]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<2x?xi64>) outs(%{{.+}}, %{{.+}} : tensor<2x?x6xf32>, tensor<2x?x6xf32>)
 //       CHECK:     %[[D:.+]] = linalg.index 2
 //       CHECK:     tensor.extract %[[FREQ]]

@@ -8,7 +8,7 @@
 // CHECK-DAG: #[[POS:.+]] = affine_map<(d0, d1, d2, d3) -> (0, d2)>
 // CHECK-LABEL: func.func @rotate_half_partial_yarn
 //  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<1x2x3x8xf32>, %[[P:[a-z0-9]+]]: tensor<1x3xi64>
-//       CHECK:   %[[FREQ:.+]] = arith.constant dense<[1.000000e+00, 2.500000e-03]> : tensor<2xf32>
+//       CHECK:   %[[FREQ:.+]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.500000e-03]]> : tensor<1x2xf32>
 //       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[POS]], #{{.+}}]{{.*}} ins(%[[X]], %[[P]] :
 //       CHECK:     %[[D:.+]] = linalg.index 3
 //       CHECK:     %[[ROT:.+]] = arith.cmpi slt, %[[D]], %c4
@@ -61,4 +61,25 @@ func.func @interleaved_dynamic(%x: tensor<1x2x3x8xf32>, %p: tensor<3xi32>)
       scaling(<dynamic, factor = 2.0, original_max_position = 64>)
       : tensor<1x2x3x8xf32>, tensor<3xi32> -> tensor<1x2x3x8xf32>
   return %y : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+// Dynamic NTK over [B, S] positions: each row's base from that row's
+// largest position (a [B] maximum, the reduction over S only), and the
+// frequency table [B, r/2] read at the element's batch row.
+
+// CHECK-LABEL: func.func @dynamic_per_row
+//       CHECK:   %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+//  CHECK-SAME:     ins(%{{.+}} : tensor<?x5xi64>) outs(%{{.+}} : tensor<?xi64>)
+//       CHECK:   %[[FREQ:.+]] = linalg.generic {{.+}} ins(%[[MAX]] : tensor<?xi64>) outs(%{{.+}} : tensor<?x4xf32>)
+//       CHECK:   linalg.generic
+//       CHECK:     %[[B:.+]] = linalg.index 0
+//       CHECK:     tensor.extract %[[FREQ]][%[[B]], %{{.+}}]
+func.func @dynamic_per_row(%x: tensor<?x2x5x8xf32>, %p: tensor<?x5xi64>)
+    -> tensor<?x2x5x8xf32> {
+  %y = mnemo.rope %x, %p theta(10000.0)
+      scaling(<dynamic, factor = 2.0, original_max_position = 4>)
+      : tensor<?x2x5x8xf32>, tensor<?x5xi64> -> tensor<?x2x5x8xf32>
+  return %y : tensor<?x2x5x8xf32>
 }
