@@ -528,6 +528,12 @@ class MnemoPlan:
         for kernel, grid, block, args, shared in self.launches[i % len(self.launches)]:
             kernel(grid, block, args, shared_mem=shared)
 
+    def launch(self, i, k):
+        """Launches only the plan's kernel k on input set i (mod the sets),
+        to time the kernels one by one."""
+        kernel, grid, block, args, shared = self.launches[i % len(self.launches)][k]
+        kernel(grid, block, args, shared_mem=shared)
+
     def output(self, shape, dtype):
         """The output buffer viewed as a tensor of `shape` and `dtype`."""
         numel = math.prod(shape)

@@ -294,6 +294,12 @@ def run(a):
                 stats = bench(plan, cap_s=5, max_reps=50)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,
                                       of_copy=nbytes / stats["ms"] / 1e6 / ceiling["GBps"])
+                # Each kernel alone (the attention, and with split-KV the
+                # combine), so that the combine's share shows.
+                if len(plan.kernels) > 1:
+                    entry["mnemo"]["kernel_ms"] = [
+                        bench(lambda i, k=k: plan.launch(i, k), cap_s=2, max_reps=30)["ms"]
+                        for k in range(len(plan.kernels))]
                 # The peers read bf16 caches (timed with the bf16 cases).
                 entry["peers"] = peers(case, nbytes) if case["kv"] == "bf16" else {}
         except Exception as e:  # recorded, the run goes on
@@ -360,6 +366,8 @@ def print_row(entry, flush=False):
         if "mnemo" in entry:
             m = entry["mnemo"]
             line += f" | mnemo {m['ms'] * 1e3:8.1f} us {m['GBps']:6.0f} GB/s {m['of_copy']:.2f} of copy"
+            if "kernel_ms" in m:
+                line += " (" + " + ".join(f"{t * 1e3:.1f}" for t in m["kernel_ms"]) + " us)"
             for name, p in entry["peers"].items():
                 if "ms" in p:
                     line += f" | {name} {p['GBps']:6.0f} GB/s x{p['ms'] / m['ms']:.2f}"
