@@ -17,7 +17,10 @@
 // Sums and products over a row may combine its lanes in any order
 // (reassoc), as a tree of vector ops. A decode step's K/V tile gathered
 // from the pages is such an op too when each row reads its page once and
-// the row's features contiguously (one vector load each).
+// the row's features contiguously (one vector load each). So is a gather
+// of whole rows outside any loop (the pages a sparse attention's decode
+// reads, its batch and token dims dynamic): its rows become the parallel
+// iterations of an scf.forall, which the runtime's threads share.
 //
 // MLIR's vectorizer does the rows (linalg::vectorize); what this pass
 // decides is which ops and how they are cut. LLVM would otherwise
@@ -85,48 +88,72 @@ bool readsRowsContiguously(linalg::LinalgOp op) {
   return contiguous;
 }
 
-/// A static op inside a loop whose innermost loop runs along every
-/// operand's innermost dim (or is absent from it: a broadcast or a row
-/// reduction), and whose only reductions are that loop.
-bool isRowOp(linalg::LinalgOp op) {
+/// Whether `op`'s body gathers (reads a tensor with tensor.extract).
+bool gathers(linalg::LinalgOp op) {
+  return op->walk([](tensor::ExtractOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// How `op` is cut into rows, if it is: inside a loop (a kernel tile), a
+/// static op whose innermost loop runs along every operand's innermost dim
+/// (or is absent from it: a broadcast or a row reduction), and whose only
+/// reductions are that loop. Outside loops, a gather of whole rows (a
+/// decode step's pages gathered for a sparse attention), whose outer dims
+/// may be dynamic but whose rows are static: its rows become the parallel
+/// iterations of an scf.forall.
+enum class RowCut { None, Loop, Forall };
+
+RowCut rowCut(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
-      !op.hasPureTensorSemantics() ||
-      !op->getParentOfType<LoopLikeOpInterface>())
-    return false;
+      !op.hasPureTensorSemantics())
+    return RowCut::None;
+  bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
   unsigned numLoops = op.getNumLoops();
-  if (numLoops == 0 || op.hasDynamicShape())
-    return false;
+  if (numLoops == 0)
+    return RowCut::None;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.back() < 2)
-    return false;
+  if (ShapedType::isDynamic(ranges.back()) || ranges.back() < 2)
+    return RowCut::None;
+  if (inLoop ? op.hasDynamicShape() : !gathers(op) || numLoops < 2)
+    return RowCut::None;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned d = 0; d + 1 < numLoops; ++d)
     if (iterators[d] != utils::IteratorType::parallel)
-      return false;
+      return RowCut::None;
+  // A row cut outside loops runs its rows in parallel: no reduction.
+  if (!inLoop && iterators.back() != utils::IteratorType::parallel)
+    return RowCut::None;
   // Gathers (tensor.extract at computed indices) stay scalar loops, but
   // for those that read whole rows (a key tile gathered from its pages).
   if (!readsRowsContiguously(op))
-    return false;
+    return RowCut::None;
   AffineExpr last = getAffineDimExpr(numLoops - 1, op->getContext());
   for (AffineMap map : op.getIndexingMapsArray()) {
     if (!map.isProjectedPermutation())
-      return false;
+      return RowCut::None;
     std::optional<unsigned> at = map.getResultPosition(last);
     if (at && *at + 1 != map.getNumResults())
-      return false;
+      return RowCut::None;
   }
-  return succeeded(linalg::vectorizeOpPrecondition(
-      op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
-      /*vectorizeNDExtract=*/true));
+  // The vectorizer will see one row: a static op, or (outside loops) the
+  // outer dims cut to 1.
+  SmallVector<int64_t> row(numLoops, 1);
+  row.back() = ranges.back();
+  if (failed(linalg::vectorizeOpPrecondition(
+          op, inLoop ? ArrayRef<int64_t>() : ArrayRef<int64_t>(row),
+          inLoop ? ArrayRef<bool>() : SmallVector<bool>(numLoops, false),
+          /*vectorizeNDExtract=*/true)))
+    return RowCut::None;
+  return inLoop ? RowCut::Loop : RowCut::Forall;
 }
 
 struct VectorizeTileOpsPass final
     : mnemo::impl::VectorizeTileOpsPassBase<VectorizeTileOpsPass> {
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
+    SmallVector<std::pair<linalg::LinalgOp, RowCut>> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (isRowOp(op))
-        ops.push_back(op);
+      if (RowCut cut = rowCut(op); cut != RowCut::None)
+        ops.push_back({op, cut});
     });
     if (ops.empty())
       return;
@@ -134,13 +161,15 @@ struct VectorizeTileOpsPass final
     getOperation()->walk(
         [&](vector::ReductionOp op) { earlier.insert(op.getOperation()); });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
+    for (auto [op, cut] : ops) {
       // Rows: every loop but the innermost cut to 1.
       SmallVector<OpFoldResult> sizes(op.getNumLoops(),
                                       rewriter.getIndexAttr(1));
       sizes.back() = rewriter.getIndexAttr(0);
       scf::SCFTilingOptions options;
       options.setTileSizes(sizes);
+      if (cut == RowCut::Forall)
+        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);

@@ -145,3 +145,55 @@ func.func @page_rows(%pool: tensor<8x2x16x32xf32>, %table: tensor<2x4xi32>, %new
   }
   return %r : tensor<1x1x64x32xf32>
 }
+
+// -----
+
+// A sparse attention's keys gathered from the pages outside any loop (a
+// decode step's standalone gather): the batch and token dims are dynamic,
+// the rows static. Its rows become the parallel iterations of an
+// scf.forall, each a block-table entry and one contiguous load. A
+// standalone op that reads no tensor (the scale) and a gather along a
+// column are left to the later passes.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @standalone_gather
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) shared_outs
+// CHECK: vector.transfer_read %{{.*}} : tensor<?x?xi32>, vector<48xi32>
+// CHECK: vector.transfer_read %{{.*}} : tensor<8x16x48xf32>, vector<48xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<48xf32>, tensor<1x1x48xf32>
+// CHECK-NOT: vector.gather
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: linalg.generic
+// CHECK: tensor.extract %{{.*}} : tensor<8x16x48xf32>
+func.func @standalone_gather(%pool: tensor<8x16x48xf32>, %table: tensor<?x?xi32>, %b: index, %t: index) -> (tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x16xf32>) {
+  %c16 = arith.constant 16 : index
+  %init = tensor.empty(%b, %t) : tensor<?x?x48xf32>
+  %g = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]} outs(%init : tensor<?x?x48xf32>) {
+  ^bb0(%out: f32):
+    %bi = linalg.index 0 : index
+    %ti = linalg.index 1 : index
+    %d = linalg.index 2 : index
+    %p = arith.divui %ti, %c16 : index
+    %slot = arith.remui %ti, %c16 : index
+    %entry = tensor.extract %table[%bi, %p] : tensor<?x?xi32>
+    %page = arith.index_cast %entry : i32 to index
+    %x = tensor.extract %pool[%page, %slot, %d] : tensor<8x16x48xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x?x48xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g : tensor<?x?x48xf32>) outs(%init : tensor<?x?x48xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %two = arith.constant 2.0 : f32
+    %y = arith.mulf %in, %two : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?x48xf32>
+  %init2 = tensor.empty(%b, %t) : tensor<?x?x16xf32>
+  %col = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]} outs(%init2 : tensor<?x?x16xf32>) {
+  ^bb0(%out: f32):
+    %ti = linalg.index 1 : index
+    %d = linalg.index 2 : index
+    %c1 = arith.constant 1 : index
+    %x = tensor.extract %pool[%c1, %d, %ti] : tensor<8x16x48xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x?x16xf32>
+  return %g, %s, %col : tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x16xf32>
+}
