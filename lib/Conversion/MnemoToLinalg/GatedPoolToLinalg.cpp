@@ -5,9 +5,15 @@
 //===----------------------------------------------------------------------===//
 //
 // mnemo.gated_pool as three linalg reductions over an entry's slots, per
-// channel, in f32 (loops b, n, c, j): the max of the biased gates, then in
+// channel, in f32 (loops b, n, j, c): the max of the biased gates, then in
 // one op the sum of their exponentials and the exponential-weighted sum of
-// the values, then their quotient. Each slot's token and channel follow
+// the values, then their quotient. The channel loop is innermost: a slot's
+// channels are one contiguous row of the gates and values, which the CPU
+// targets read as vectors, each channel's accumulator beside its
+// neighbours' (with the slot innermost, every read stepped a whole row);
+// each channel still takes its slots in order, so the values are the same,
+// and the GPU targets move the reduction innermost again
+// (mnemo-gpu-reductions-innermost). Each slot's token and channel follow
 // from the entry index; slots that do not exist (before the first window,
 // past the tokens, a negative entry) are masked out, and their reads are
 // clamped in bounds.
@@ -48,7 +54,7 @@ struct GatedPoolLowering final : OpRewritePattern<GatedPoolOp> {
     Value length = getValueOrCreateConstantIndexOp(b, loc, ks[1]);
     Value bias = castElements(b, loc, op.getBias(), ct);
 
-    // Slot (b, n, c, j): its biased gate, its value and whether it exists.
+    // Slot (b, n, j, c): its biased gate, its value and whether it exists.
     auto slot = [&](OpBuilder &nb, Location l, Value biasValue) {
       auto cst = [&](int64_t v) {
         return arith::ConstantIndexOp::create(nb, l, v);
@@ -56,8 +62,8 @@ struct GatedPoolLowering final : OpRewritePattern<GatedPoolOp> {
       using P = arith::CmpIPredicate;
       Value bi = linalg::IndexOp::create(nb, l, 0);
       Value n = linalg::IndexOp::create(nb, l, 1);
-      Value c = linalg::IndexOp::create(nb, l, 2);
-      Value j = linalg::IndexOp::create(nb, l, 3);
+      Value j = linalg::IndexOp::create(nb, l, 2);
+      Value c = linalg::IndexOp::create(nb, l, 3);
       Value w64 = tensor::ExtractOp::create(nb, l, entries, ValueRange{bi, n});
       Value valid = arith::CmpIOp::create(
           nb, l, P::sge, w64, arith::ConstantIntOp::create(nb, l, 0, 64));
@@ -91,9 +97,9 @@ struct GatedPoolLowering final : OpRewritePattern<GatedPoolOp> {
                              v, valid);
     };
     SmallVector<OpFoldResult> outSizes = {es[0], es[1], b.getIndexAttr(d)};
-    AffineMap biasMap = projection(ctx, 4, {3, 2}),
-              out = projection(ctx, 4, {0, 1, 2});
-    SmallVector<utils::IteratorType> its = iterators(4, {3});
+    AffineMap biasMap = projection(ctx, 4, {2, 3}),
+              out = projection(ctx, 4, {0, 1, 3});
+    SmallVector<utils::IteratorType> its = iterators(4, {2});
     double negInf = -std::numeric_limits<double>::infinity();
     Value mxInit = filledTensor(b, loc, outSizes, ct, negInf);
     Value mx =
