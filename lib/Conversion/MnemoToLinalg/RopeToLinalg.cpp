@@ -9,11 +9,11 @@
 // mnemo.rope it computes its angle from the position and a constant
 // inverse-frequency table (computed on the host from the scaling attribute;
 // dynamic-NTK scaling derives the table in the IR from the largest position
-// of each row instead); mnemo.rope_tables reads cos and sin from its tables. With
-// `tables` (convert-mnemo-to-linalg's rope-tables, on for the CPU
-// targets), mnemo.rope becomes its own tables and a
-// mnemo.rope_tables: cos and sin once per position and feature rather than
-// once per element of every head.
+// of each row instead); mnemo.rope_tables reads cos and sin from its
+// tables. With `tables` (convert-mnemo-to-linalg's rope-tables, on for the
+// CPU targets), mnemo.rope becomes its own tables and a mnemo.rope_tables:
+// cos and sin once per position and feature rather than once per element
+// of every head.
 //
 //===----------------------------------------------------------------------===//
 

@@ -136,13 +136,18 @@ RowCut rowCut(linalg::LinalgOp op) {
       return RowCut::None;
   }
   // The vectorizer will see one row: a static op, or (outside loops) the
-  // outer dims cut to 1.
-  SmallVector<int64_t> row(numLoops, 1);
-  row.back() = ranges.back();
-  if (failed(linalg::vectorizeOpPrecondition(
-          op, inLoop ? ArrayRef<int64_t>() : ArrayRef<int64_t>(row),
-          inLoop ? ArrayRef<bool>() : SmallVector<bool>(numLoops, false),
-          /*vectorizeNDExtract=*/true)))
+  // outer dims cut to 1. Outside loops the check takes vector sizes, at
+  // least each static dim (the dynamic ones 1), since it refuses dynamic
+  // shapes without them.
+  SmallVector<int64_t> sizes;
+  SmallVector<bool> scalable;
+  if (!inLoop) {
+    for (int64_t range : ranges)
+      sizes.push_back(ShapedType::isDynamic(range) ? 1 : range);
+    scalable.assign(numLoops, false);
+  }
+  if (failed(linalg::vectorizeOpPrecondition(op, sizes, scalable,
+                                             /*vectorizeNDExtract=*/true)))
     return RowCut::None;
   return inLoop ? RowCut::Loop : RowCut::Forall;
 }
