@@ -91,8 +91,13 @@ def VectorizeTileOpsPass
     sum) whose innermost loop is every operand's innermost dim, or a
     reduction along it, is cut into one op per row (`scf.for` over the other
     dims) and the row vectorized by MLIR's vectorizer: transfers of whole
-    rows, the row reduction a `vector.reduction`. Ops that gather
-    (`tensor.extract`) or read across rows are left alone.
+    rows, the row reduction a `vector.reduction`. A gather (`tensor.extract`)
+    is cut so only when each row reads its elements contiguously or one
+    element per row (a K/V tile read from its pages through the block
+    table). Outside loops, such a gather of whole rows with static rows and
+    any outer dims (a sparse attention's pages in a decode step) becomes an
+    `scf.forall` over its rows, each one vector. Other gathers and ops that
+    read across rows are left alone.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
