@@ -84,8 +84,10 @@ struct mnemo_generator_s {
   mnemo_model_t *model = nullptr;
   mnemo_session_t *prefill = nullptr;
   mnemo_session_t *decode = nullptr;
-  /// The `append` step's session, when the model has one.
+  /// The `append` step's session, when the model has one (hasAppend, which
+  /// the probe of its signature sets).
   mnemo_session_t *append = nullptr;
+  bool hasAppend = false;
   Vector<Pool> pools;
   int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
   /// The widest attention window of the layers when every layer has one
@@ -410,7 +412,8 @@ static mnemo_status_t probe(mnemo_model_t *model, mnemo_generator_s **out) {
   mnemo_status_t status = g->checkSignature(prefill, Step::Prefill);
   if (!status)
     status = g->checkSignature(decode, Step::Decode);
-  if (!status && hasFunction(model, "append", &append))
+  g->hasAppend = hasFunction(model, "append", &append);
+  if (!status && g->hasAppend)
     status = g->checkSignature(append, Step::Append);
   if (status) {
     destroy(g);
@@ -454,8 +457,7 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       mnemo_session_create_on(model, "prefill", device, &g->prefill);
   if (!status)
     status = mnemo_session_create_on(model, "decode", device, &g->decode);
-  size_t append = 0;
-  if (!status && hasFunction(model, "append", &append))
+  if (!status && g->hasAppend)
     status = mnemo_session_create_on(model, "append", device, &g->append);
   for (size_t k = 0; !status && k < g->pools.size(); ++k) {
     Pool &p = g->pools[k];
