@@ -366,7 +366,7 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
     auto shape = b.CreateVector(t.shape.data(), t.shape.size());
     auto maxShape = b.CreateVector(t.maxShape.data(), t.maxShape.size());
     return fb::CreateTensorSig(b, name, *dtype, shape, maxShape, t.inPlace,
-                               t.kvWindow);
+                               t.kvWindow, t.kvEvery, t.kvLast);
   };
 
   std::vector<flatbuffers::Offset<fb::Weight>> weights;

@@ -28,8 +28,11 @@ constexpr llvm::StringLiteral kNameAttr = "mnemo.name";
 constexpr llvm::StringLiteral kDimKindsAttr = "mnemo.dim_kinds";
 constexpr llvm::StringLiteral kInPlaceAttr = "mnemo.in_place";
 constexpr llvm::StringLiteral kInPlaceOfAttr = "mnemo.in_place_of";
-/// A KV cache pool argument: its layer's attention window.
+/// A KV cache pool argument: its layer's attention window, which of its
+/// rows the steps read (GenerationStep.h).
 constexpr llvm::StringLiteral kKVWindowAttr = "mnemo.kv_window";
+constexpr llvm::StringLiteral kKVEveryAttr = "mnemo.kv_every";
+constexpr llvm::StringLiteral kKVLastAttr = "mnemo.kv_last";
 
 /// The signature entry of a function argument or result.
 ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
@@ -59,9 +62,13 @@ ArtifactTensor signatureTensor(Type type, DictionaryAttr attrs,
     t.maxShape.push_back(dynamic ? max : d);
   }
   t.inPlace = attrs && attrs.get(kInPlaceAttr);
-  if (auto window = attrs ? attrs.getAs<IntegerAttr>(kKVWindowAttr)
-                          : IntegerAttr())
-    t.kvWindow = window.getInt();
+  auto i64 = [&](StringRef name) -> int64_t {
+    auto a = attrs ? attrs.getAs<IntegerAttr>(name) : IntegerAttr();
+    return a ? a.getInt() : 0;
+  };
+  t.kvWindow = i64(kKVWindowAttr);
+  t.kvEvery = i64(kKVEveryAttr);
+  t.kvLast = i64(kKVLastAttr);
   return t;
 }
 

@@ -8,10 +8,10 @@
 // sequence at a given context, counted from the step's pool arguments
 // ([Pages, ..., P, ...] with the page size at dim 2; a row of a pool is one
 // token's slice) and what their attributes say the steps use. Three
-// columns: what the runtime keeps, the rows the steps use (what a layout
-// that keeps only those would hold, to the row), and full attention (every
-// token's key and value rows). Pools of one kind, row size and use are
-// counted together, with the number of layers that have them.
+// columns: what the runtime keeps (on whole pages), the rows the steps use
+// (to the row), and full attention (every token's key and value rows).
+// Pools of one kind, row size and use are counted together, with the
+// number of layers that have them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,7 +117,7 @@ std::string useOf(const Pool &p) {
   if (p.every)
     return "1 per " + std::to_string(p.every) + " tokens";
   if (p.window)
-    return "last " + std::to_string(p.window) + " (pages freed)";
+    return "last " + std::to_string(p.window);
   if (p.last)
     return "last " + std::to_string(p.last);
   return "all";
@@ -138,23 +138,30 @@ bool mnemo::printKVCacheReport(ModuleOp module, int64_t context,
   if (pools.empty() || context < 1)
     return false;
 
-  // The runtime keeps a row per token in every pool, on whole pages, and
-  // frees the pages behind the widest window only when every pool has one
-  // (the generator's rule, freeBehindWindow in runtime/src/generator.cpp;
-  // the two change together).
+  // The runtime keeps whole pages: of P entries for a pool of one row per
+  // R tokens; of P tokens for the others, less the pages wholly behind the
+  // widest window their rows are read in when every one of them declares
+  // one (the generator's rule, pagesFor and freeBehindWindow in
+  // runtime/src/generator.cpp; the two change together).
   int64_t pageSize = pools.front().pageSize;
   int64_t widest = 0;
   bool allWindowed = true;
   for (const Pool &p : pools) {
-    allWindowed &= p.window > 0;
-    widest = std::max(widest, p.window);
+    if (p.every)
+      continue;
+    int64_t read = p.window ? p.window : p.last;
+    allWindowed &= read > 0;
+    widest = std::max(widest, read);
   }
-  int64_t pages = (context + pageSize - 1) / pageSize;
+  auto pagesOf = [&](int64_t rows) { return (rows + pageSize - 1) / pageSize; };
+  int64_t pages = pagesOf(context);
   if (allWindowed) {
     int64_t firstRead = context - widest + 1;
     pages -= std::max<int64_t>(0, firstRead) / pageSize;
   }
-  int64_t keptRows = pages * pageSize;
+  auto keptRows = [&](const Pool &p) {
+    return (p.every ? pagesOf(context / p.every) : pages) * pageSize;
+  };
 
   SmallVector<Group> groups; // in the order of their first pool
   auto same = [](const Pool &a, const Pool &b) {
@@ -170,14 +177,17 @@ bool mnemo::printKVCacheReport(ModuleOp module, int64_t context,
   }
 
   os << "KV cache of '" << step.getSymName() << "', one sequence at " << context
-     << " tokens (pages of " << pageSize << " tokens):\n";
+     << " tokens (pages of " << pageSize << " tokens";
+  if (allWindowed)
+    os << "; those wholly behind the last " << widest << " freed";
+  os << "):\n";
   os << llvm::format("  %-18s %6s %9s  %-26s %11s %11s %11s\n", "pool",
                      "layers", "B/token", "rows used", "kept", "used",
                      "full attn");
   double kept = 0, used = 0, full = 0;
   for (const Group &g : groups) {
     const Pool &p = g.pool;
-    double k = double(g.layers) * p.rowBytes * keptRows;
+    double k = double(g.layers) * p.rowBytes * keptRows(p);
     double u = double(g.layers) * p.rowBytes * usedRows(p, context);
     double f =
         isKeyOrValue(p.kind) ? double(g.layers) * p.rowBytes * context : 0.0;

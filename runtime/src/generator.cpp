@@ -9,17 +9,23 @@
 // --append-step):
 //
 //   (input_ids [B, S] i64, positions [B, S] i64, block_table [B, W] i32,
-//    context_lengths [B] i64, cache.L.key / cache.L.value [Pages, Hkv, P, D]
-//    updated in place) -> logits [B, S, V] f32
+//    context_lengths [B] i64, [block_table.every.R [B, W_R] i32, ...]
+//    cache.L.key / cache.L.value [Pages, Hkv, P, D] ... updated in place)
+//    -> logits [B, S, V] f32
 //
-// It owns the page pools (allocated once, zeroed; in device memory when its
-// sessions run on a CUDA device, where both steps update them in place with
-// no copy to the host), hands pages to
-// sequences from a free list (and takes back those behind the attention
-// window when every layer has one), builds each call's ragged batch (padding
-// tokens at position -1, which the step neither writes nor attends from)
-// and keeps each sequence's last logits. It computes nothing itself: the
-// steps' code writes the cache and computes the logits.
+// It owns the page pools (allocated once, zeroed; in host memory mapped
+// lazily, so that pages no sequence ever took cost nothing; in device
+// memory when its sessions run on a CUDA device, where the steps update
+// them in place with no copy to the host) and hands pages to sequences
+// from free lists, one per block table: the pools of a row per token are
+// paged through `block_table`, those of one row per R tokens (compressed
+// entries) through `block_table.every.R`, on pages of their own. It takes
+// back the pages behind the window the steps read when every pool of a
+// table declares one (mnemo.kv_window, mnemo.kv_last), builds each call's
+// ragged batch (padding tokens at position -1, which the step neither
+// writes nor attends from) and keeps each sequence's last logits. It
+// computes nothing itself: the steps' code writes the cache and computes
+// the logits.
 //
 // A call that fails (a bad token, an exhausted pool, a step of a released
 // sequence) fails before anything runs and leaves every sequence as it
@@ -40,33 +46,54 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 
 using namespace mnemo::rt;
 
 namespace {
 
-/// The inputs every generation step takes before its pools.
+/// The inputs every generation step takes before its pools (and before
+/// the block tables of its entry pools, kEntryTable followed by the rate).
 constexpr const char *kStepInputs[] = {"input_ids", "positions", "block_table",
                                        "context_lengths"};
 constexpr size_t kNumStepInputs = 4;
+constexpr const char kEntryTable[] = "block_table.every.";
 
 struct Pool {
   const char *name;
   mnemo_dtype_t dtype;
   Vector<int64_t> shape; // [Pages, Hkv, P, D], or FP8 scales [Pages, Hkv, P]
+  size_t pageClass = 0;  // index in mnemo_generator_s::classes
   void *data = nullptr;       // host memory (sessions on the CPU)
+  size_t mapped = 0;          // its size (mmap)
   /// Device memory (sessions on a CUDA device): the pool stays there, bound
   /// in place of the input by both steps.
   Owned<cuda::DeviceMemory> device;
+};
+
+/// The pools paged through one block table: those of a row per token
+/// (`block_table`, page k holding tokens [kP, (k+1)P)), or those of one
+/// row per `every` tokens (`block_table.every.R`, page k holding entries
+/// [kP, (k+1)P)).
+struct PageClass {
+  int64_t every = 0;      // 0: a row per token
+  const char *table = ""; // its block table input
+  /// The widest window of tokens its pools' rows are read in when every
+  /// one of them declares one (mnemo.kv_window, mnemo.kv_last): the pages
+  /// wholly behind it are freed. 0: none.
+  int64_t window = 0;
+  Vector<int32_t> freePages;
+  uint64_t pageBytes = 0; // one page of each of its pools
+  Vector<int32_t> rows;   // a call's block table, reused
 };
 
 /// A page a sequence no longer reads (freed behind its attention window).
 constexpr int32_t kFreedPage = -1;
 
 struct Sequence {
-  Vector<int32_t> pages; // page k holds tokens [kP, (k+1)P)
-  int64_t length = 0;         // tokens in the cache
-  Vector<float> logits;  // of the last token fed
+  Vector<Vector<int32_t>> pages; // per page class: the pages it holds
+  int64_t length = 0;            // tokens in the cache
+  Vector<float> logits;          // of the last token fed
 };
 
 /// The tokens one call feeds a sequence.
@@ -89,23 +116,21 @@ struct mnemo_generator_s {
   mnemo_session_t *append = nullptr;
   bool hasAppend = false;
   Vector<Pool> pools;
+  /// classes[0]: the pools of a row per token; then one per entry rate.
+  Vector<PageClass> classes;
   int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
-  /// The widest attention window of the layers when every layer has one
-  /// (pages before it are freed), else 0.
-  int64_t window = 0;
-  Vector<int32_t> freePages;
   SortedMap<uint64_t, Sequence> sequences;
   uint64_t nextId = 1;
   // A call's batch, reused between calls.
   Vector<int64_t> ids, positions, lengths;
-  Vector<int32_t> table;
 
   ~mnemo_generator_s() {
     mnemo_session_free(prefill);
     mnemo_session_free(decode);
     mnemo_session_free(append);
     for (Pool &p : pools)
-      std::free(p.data);
+      if (p.data)
+        munmap(p.data, p.mapped);
     mnemo_model_free(model);
   }
 
@@ -113,9 +138,17 @@ struct mnemo_generator_s {
   /// page bounds, `decode` feeds one token, `append` any number.
   enum class Step { Prefill, Decode, Append };
   mnemo_status_t checkSignature(size_t function, Step step);
+  mnemo_status_t checkTables(size_t function, Step step, size_t *numTables);
   mnemo_status_t run(mnemo_session_t *session, const Vector<Feed> &feeds);
   mnemo_status_t feed(mnemo_session_t *session, Vector<Feed> &feeds);
+  /// The pages of class `c` a sequence of `length` tokens holds.
+  int64_t pagesFor(const PageClass &c, int64_t length) const {
+    int64_t rows = c.every ? length / c.every : length;
+    return (rows + pageSize - 1) / pageSize;
+  }
   void freeBehindWindow(Sequence &q);
+  /// Returns every page `q` holds to its class's free list.
+  void releasePages(Sequence &q);
 };
 
 namespace {
@@ -130,11 +163,50 @@ mnemo_status_t signatureError(const mnemo_model_t *model, size_t function,
 
 } // namespace
 
+/// Checks the block tables of `function`'s entry pools, the inputs after
+/// the step inputs named kEntryTable + rate (prefill's make the page
+/// classes after the first; the other steps' must be the same) and stores
+/// their number in `numTables`.
+mnemo_status_t mnemo_generator_s::checkTables(size_t function, Step step,
+                                              size_t *numTables) {
+  const FunctionPlan &p = model->functions[function];
+  size_t n = 0;
+  while (kNumStepInputs + n < p.inputs.size() &&
+         !p.inputs[kNumStepInputs + n].inPlace)
+    ++n;
+  *numTables = n;
+  if (step == Step::Prefill)
+    classes.assign(1, PageClass{0, kStepInputs[2], 0, {}, 0, {}});
+  else if (n + 1 != classes.size())
+    return signatureError(model, function,
+                          "its block tables differ from prefill's");
+  for (size_t k = 0; k < n; ++k) {
+    const TensorSig &s = p.inputs[kNumStepInputs + k];
+    size_t prefix = sizeof(kEntryTable) - 1;
+    char *end = nullptr;
+    long long rate = std::strncmp(s.name, kEntryTable, prefix) == 0
+                         ? std::strtoll(s.name + prefix, &end, 10)
+                         : 0;
+    if (rate < 2 || !end || *end || s.dtype != MNEMO_DTYPE_I32 ||
+        s.shape.size() != 2)
+      return signatureError(model, function,
+                            "an input between the step inputs and the cache "
+                            "pools is not a block table "
+                            "block_table.every.R [B, W] of i32 (R > 1)");
+    if (step == Step::Prefill)
+      classes.push_back(PageClass{rate, s.name, 0, {}, 0, {}});
+    else if (std::strcmp(classes[k + 1].table, s.name))
+      return signatureError(model, function,
+                            "its block tables differ from prefill's");
+  }
+  return nullptr;
+}
+
 mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
                                                  Step step) {
   bool isDecode = step == Step::Decode;
   const FunctionPlan &p = model->functions[function];
-  if (p.inputs.size() < kNumStepInputs + 2 || p.outputs.size() != 1)
+  if (p.inputs.size() < kNumStepInputs + 1 || p.outputs.size() != 1)
     return signatureError(model, function,
                           "expected input_ids, positions, block_table, "
                           "context_lengths and cache pools, and one output");
@@ -163,11 +235,18 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
     maxLength = ids.maxShape[1];
     maxPages = p.inputs[2].maxShape[1];
   }
-  size_t numPools = p.inputs.size() - kNumStepInputs;
+  size_t numTables = 0;
+  MNEMO_RETURN_IF_ERROR(checkTables(function, step, &numTables));
+  size_t firstPool = kNumStepInputs + numTables;
+  size_t numPools = p.inputs.size() - firstPool;
+  if (numPools < 1)
+    return signatureError(model, function, "no cache pools");
   if (!pools.empty() && pools.size() != numPools)
     return signatureError(model, function, "another set of cache pools");
+  // Per class: whether every pool declares a window its rows are read in.
+  Vector<bool> windowed(classes.size(), true);
   for (size_t k = 0; k < numPools; ++k) {
-    const TensorSig &s = p.inputs[kNumStepInputs + k];
+    const TensorSig &s = p.inputs[firstPool + k];
     bool values = s.shape.size() == 4 &&
                   (s.dtype == MNEMO_DTYPE_F32 || s.dtype == MNEMO_DTYPE_BF16 ||
                    s.dtype == MNEMO_DTYPE_F16 ||
@@ -189,12 +268,32 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
                               "its cache pools differ from prefill's");
       continue;
     }
-    pools.push_back({s.name, s.dtype, s.shape, nullptr, nullptr});
-    window = k == 0 ? s.kvWindow
-                    : (s.kvWindow && window ? std::max(window, s.kvWindow) : 0);
+    size_t c = 0;
+    while (c < classes.size() && classes[c].every != s.kvEvery)
+      ++c;
+    if (c == classes.size())
+      return signatureError(model, function,
+                            "a cache pool of one row per R tokens has no "
+                            "block table block_table.every.R");
+    pools.push_back({s.name, s.dtype, s.shape, c, nullptr, 0, nullptr});
+    PageClass &pc = classes[c];
+    int64_t read = s.kvWindow ? s.kvWindow : s.kvLast;
+    windowed[c] = windowed[c] && read > 0 && !pc.every;
+    pc.window = std::max(pc.window, read);
+    uint64_t bytes = mnemo_dtype_size(s.dtype);
+    for (size_t d = 1; d < s.shape.size(); ++d)
+      bytes *= static_cast<uint64_t>(s.shape[d]);
+    pc.pageBytes += bytes;
     if (pageSize && s.shape[2] != pageSize)
       return signatureError(model, function, "pools of several page sizes");
     pageSize = s.shape[2];
+  }
+  for (size_t c = 0; c < classes.size(); ++c) {
+    if (!windowed[c])
+      classes[c].window = 0;
+    if (!classes[c].pageBytes)
+      return signatureError(model, function,
+                            "a block table pages no cache pool");
   }
   return nullptr;
 }
@@ -203,15 +302,12 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
 /// already taken) and stores each sequence's last logits.
 mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
                                       const Vector<Feed> &feeds) {
-  int64_t b = static_cast<int64_t>(feeds.size()), s = 0, w = 1;
-  for (const Feed &f : feeds) {
+  int64_t b = static_cast<int64_t>(feeds.size()), s = 0;
+  for (const Feed &f : feeds)
     s = std::max(s, f.count);
-    w = std::max(w, static_cast<int64_t>(f.sequence->pages.size()));
-  }
   ids.assign(b * s, 0);
   positions.assign(b * s, -1);
   lengths.assign(b, 0);
-  table.assign(b * w, 0);
   for (int64_t i = 0; i < b; ++i) {
     const Feed &f = feeds[i];
     for (int64_t t = 0; t < f.count; ++t) {
@@ -219,20 +315,31 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
       positions[i * s + t] = f.sequence->length + t;
     }
     lengths[i] = f.sequence->length + f.count;
-    // A freed page's tokens are outside every window: any page will do.
-    for (size_t k = 0; k < f.sequence->pages.size(); ++k)
-      table[i * w + k] = std::max(f.sequence->pages[k], 0);
   }
-  int64_t batchShape[] = {b, s}, tableShape[] = {b, w}, lengthShape[] = {b};
+  int64_t batchShape[] = {b, s}, lengthShape[] = {b};
   MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
       session, "input_ids", MNEMO_DTYPE_I64, batchShape, 2, ids.data()));
   MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
       session, "positions", MNEMO_DTYPE_I64, batchShape, 2, positions.data()));
-  MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
-      session, "block_table", MNEMO_DTYPE_I32, tableShape, 2, table.data()));
   MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(session, "context_lengths",
                                                 MNEMO_DTYPE_I64, lengthShape,
                                                 1, lengths.data()));
+  for (size_t c = 0; c < classes.size(); ++c) {
+    PageClass &pc = classes[c];
+    int64_t w = 1; // a table of no pages still has one (masked) column
+    for (const Feed &f : feeds)
+      w = std::max(w, static_cast<int64_t>(f.sequence->pages[c].size()));
+    pc.rows.assign(b * w, 0);
+    for (int64_t i = 0; i < b; ++i) {
+      // A freed page's tokens are outside every window: any page will do.
+      const Vector<int32_t> &held = feeds[i].sequence->pages[c];
+      for (size_t k = 0; k < held.size(); ++k)
+        pc.rows[i * w + k] = std::max(held[k], 0);
+    }
+    int64_t tableShape[] = {b, w};
+    MNEMO_RETURN_IF_ERROR(mnemo_session_set_input(
+        session, pc.table, MNEMO_DTYPE_I32, tableShape, 2, pc.rows.data()));
+  }
   for (Pool &p : pools)
     MNEMO_RETURN_IF_ERROR(
         p.device ? bindResidentInput(session, p.name, p.dtype, p.shape.data(),
@@ -258,22 +365,35 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
   return nullptr;
 }
 
-/// With a window W on every layer, the next query (at position `length`)
-/// reads no key before `length - W + 1`: the pages wholly before it return
-/// to the pool.
+/// With a window W on every pool of a class, the next query (at position
+/// `length`) reads no row of it before `length - W + 1`: the pages wholly
+/// before it return to the class's free list.
 /// `mnemoc --report` counts the pages kept by the same rule
 /// (lib/Compiler/KVCacheReport.cpp).
 void mnemo_generator_s::freeBehindWindow(Sequence &q) {
-  if (!window)
-    return;
-  int64_t firstRead = q.length - window + 1;
-  for (size_t k = 0; k < q.pages.size(); ++k) {
-    if (static_cast<int64_t>(k + 1) * pageSize > firstRead)
-      break;
-    if (q.pages[k] != kFreedPage) {
-      freePages.push_back(q.pages[k]);
-      q.pages[k] = kFreedPage;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    PageClass &pc = classes[c];
+    if (!pc.window)
+      continue;
+    int64_t firstRead = q.length - pc.window + 1;
+    Vector<int32_t> &held = q.pages[c];
+    for (size_t k = 0; k < held.size(); ++k) {
+      if (static_cast<int64_t>(k + 1) * pageSize > firstRead)
+        break;
+      if (held[k] != kFreedPage) {
+        pc.freePages.push_back(held[k]);
+        held[k] = kFreedPage;
+      }
     }
+  }
+}
+
+void mnemo_generator_s::releasePages(Sequence &q) {
+  for (size_t c = 0; c < q.pages.size(); ++c) {
+    for (int32_t page : q.pages[c])
+      if (page != kFreedPage)
+        classes[c].freePages.push_back(page);
+    q.pages[c].clear();
   }
 }
 
@@ -284,7 +404,9 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
                                        Vector<Feed> &feeds) {
   for (const Feed &f : feeds) {
     int64_t length = f.sequence->length + f.count;
-    if (length > maxLength || (length + pageSize - 1) / pageSize > maxPages)
+    if (f.sequence->pages.size() != classes.size())
+      f.sequence->pages.resize(classes.size());
+    if (length > maxLength || pagesFor(classes[0], length) > maxPages)
       return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                         "%s %llu: %lld tokens exceed the model's "
                         "maximum sequence length %lld (mnemoc --max-seq-len)",
@@ -301,38 +423,57 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
                           static_cast<long long>(t),
                           static_cast<long long>(vocab));
   }
-  // Pages taken for feed i: taken[i]. giveBack(first) returns those of
-  // the feeds from `first` on, which did not run.
-  Vector<size_t> taken(feeds.size(), 0);
+  // Pages of class c taken for feed i: taken[i * classes + c].
+  // giveBack(first) returns those of the feeds from `first` on, which did
+  // not run.
+  size_t numClasses = classes.size();
+  Vector<size_t> taken(feeds.size() * numClasses, 0);
   auto giveBack = [&](size_t first) {
     for (size_t i = first; i < feeds.size(); ++i)
-      for (; taken[i] > 0; --taken[i]) {
-        freePages.push_back(feeds[i].sequence->pages.back());
-        feeds[i].sequence->pages.pop_back();
-      }
+      for (size_t c = 0; c < numClasses; ++c)
+        for (size_t &n = taken[i * numClasses + c]; n > 0; --n) {
+          Vector<int32_t> &held = feeds[i].sequence->pages[c];
+          classes[c].freePages.push_back(held.back());
+          held.pop_back();
+        }
   };
   for (size_t i = 0; i < feeds.size(); ++i) {
     const Feed &f = feeds[i];
     int64_t length = f.sequence->length + f.count;
-    size_t need = static_cast<size_t>((length + pageSize - 1) / pageSize);
-    size_t have = f.sequence->pages.size();
-    if (need <= have)
-      continue;
-    if (need - have > freePages.size()) {
-      size_t missing = need - have - freePages.size();
-      giveBack(0);
-      return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
-                        "%s %llu: the KV cache pool is exhausted (%zu "
-                        "more page%s of %lld tokens needed); release a "
-                        "sequence or create the generator with more pages",
-                        f.kind, static_cast<unsigned long long>(f.id), missing,
-                        missing == 1 ? "" : "s",
-                        static_cast<long long>(pageSize));
-    }
-    taken[i] = need - have;
-    for (size_t k = have; k < need; ++k) {
-      f.sequence->pages.push_back(freePages.back());
-      freePages.pop_back();
+    for (size_t c = 0; c < numClasses; ++c) {
+      PageClass &pc = classes[c];
+      Vector<int32_t> &held = f.sequence->pages[c];
+      size_t need = static_cast<size_t>(pagesFor(pc, length));
+      size_t have = held.size();
+      if (need <= have)
+        continue;
+      if (need - have > pc.freePages.size()) {
+        size_t missing = need - have - pc.freePages.size();
+        giveBack(0);
+        if (!pc.every)
+          return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                            "%s %llu: the KV cache pool is exhausted (%zu "
+                            "more page%s of %lld tokens needed); release a "
+                            "sequence or create the generator with more "
+                            "pages",
+                            f.kind, static_cast<unsigned long long>(f.id),
+                            missing, missing == 1 ? "" : "s",
+                            static_cast<long long>(pageSize));
+        return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
+                          "%s %llu: the KV cache pool of compressed entries "
+                          "(one per %lld tokens) is exhausted (%zu more "
+                          "page%s of %lld entries needed); release a "
+                          "sequence or create the generator with more pages",
+                          f.kind, static_cast<unsigned long long>(f.id),
+                          static_cast<long long>(pc.every), missing,
+                          missing == 1 ? "" : "s",
+                          static_cast<long long>(pageSize));
+      }
+      taken[i * numClasses + c] = need - have;
+      for (size_t k = have; k < need; ++k) {
+        held.push_back(pc.freePages.back());
+        pc.freePages.pop_back();
+      }
     }
   }
   for (size_t first = 0; first < feeds.size();
@@ -467,7 +608,8 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
         bytes = UINT64_MAX;
     // Zeroed: a padding row of a page is read (and masked) as a number.
-    // On a CUDA device the pool lives in device memory for good.
+    // On a CUDA device the pool lives in device memory for good; on the
+    // host it is mapped, so that its pages take memory when first written.
     if (runsOnCuda(g->prefill)) {
       String what = formatString("%s: %zu pages of '%s'", model->name.c_str(),
                                  num_pages, p.name);
@@ -477,22 +619,31 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                                 "%s: too large", what.c_str());
       continue;
     }
-    size_t rounded = static_cast<size_t>((bytes + 63) / 64 * 64);
-    p.data = bytes < SIZE_MAX / 2 ? std::aligned_alloc(64, rounded) : nullptr;
-    if (!p.data)
+    void *data = bytes < SIZE_MAX / 2
+                     ? mmap(nullptr, static_cast<size_t>(bytes),
+                            PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                     : MAP_FAILED;
+    if (data == MAP_FAILED)
       status = makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
                           "%s: cannot allocate %zu pages of '%s'",
                           model->name.c_str(), num_pages, p.name);
-    else
-      std::memset(p.data, 0, rounded);
+    else {
+      p.data = data;
+      p.mapped = static_cast<size_t>(bytes);
+    }
   }
   if (status) {
     destroy(g);
     return status;
   }
-  g->freePages.reserve(num_pages);
-  for (size_t k = num_pages; k > 0; --k)
-    g->freePages.push_back(static_cast<int32_t>(k - 1));
+  // Every class has num_pages pages, the lowest handed out first (a host
+  // pool's memory is then the pages its sequences hold at most at once).
+  for (PageClass &pc : g->classes) {
+    pc.freePages.reserve(num_pages);
+    for (size_t k = num_pages; k > 0; --k)
+      pc.freePages.push_back(static_cast<int32_t>(k - 1));
+  }
   *out_generator = g;
   return nullptr;
 }
@@ -515,7 +666,19 @@ size_t mnemo_generator_page_size(const mnemo_generator_t *generator) {
 }
 
 size_t mnemo_generator_free_pages(const mnemo_generator_t *generator) {
-  return generator ? generator->freePages.size() : 0;
+  return generator ? generator->classes[0].freePages.size() : 0;
+}
+
+uint64_t mnemo_generator_cache_bytes(const mnemo_generator_t *generator) {
+  if (!generator)
+    return 0;
+  uint64_t bytes = 0;
+  for (const auto &[id, q] : generator->sequences)
+    for (size_t c = 0; c < q.pages.size(); ++c)
+      for (int32_t page : q.pages[c])
+        if (page != kFreedPage)
+          bytes += generator->classes[c].pageBytes;
+  return bytes;
 }
 
 size_t mnemo_generator_vocab_size(const mnemo_generator_t *generator) {
@@ -550,9 +713,7 @@ mnemo_status_t mnemo_generator_add(mnemo_generator_t *generator, size_t count,
     // No sequence is added; feed returned the pages of the prompts that
     // did not run, these are the others'.
     for (Sequence &q : fresh)
-      for (int32_t page : q.pages)
-        if (page != kFreedPage)
-          g.freePages.push_back(page);
+      g.releasePages(q);
     return status;
   }
   for (size_t i = 0; i < count; ++i) {
@@ -640,11 +801,9 @@ mnemo_status_t mnemo_generator_release(mnemo_generator_t *generator,
   if (!generator)
     return makeStatus(MNEMO_STATUS_INVALID_ARGUMENT,
                       "mnemo_generator_release: NULL generator");
-  SortedMap<uint64_t, Sequence>::const_iterator it;
+  SortedMap<uint64_t, Sequence>::iterator it;
   MNEMO_RETURN_IF_ERROR(findLive(generator->sequences, id, &it));
-  for (int32_t page : it->second.pages)
-    if (page != kFreedPage)
-      generator->freePages.push_back(page);
+  generator->releasePages(it->second);
   generator->sequences.erase(it);
   return nullptr;
 }

@@ -39,6 +39,8 @@ struct TensorSig {
   Vector<int64_t> maxShape; // equal to `shape` on static dims
   bool inPlace = false;          // an input the function updates
   int64_t kvWindow = 0;          // a KV cache pool's attention window
+  int64_t kvEvery = 0;           // a pool of one row per kvEvery tokens
+  int64_t kvLast = 0;            // a pool whose last kvLast rows are read
 };
 
 /// A constant tensor in the weights segment.

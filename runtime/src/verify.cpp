@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 using namespace mnemo::rt;
 namespace fb = ::mnemo::artifact;
@@ -147,12 +148,19 @@ mnemo_status_t verifyTensorSig(const char *what, const char *function,
   out.dtype = static_cast<mnemo_dtype_t>(dtype);
   out.inPlace = sig->in_place();
   out.kvWindow = sig->kv_window();
-  if (out.kvWindow < 0 || (out.kvWindow && !out.inPlace))
-    return makeStatus(MNEMO_STATUS_DATA_LOSS,
-                      "%s: function '%s': %s '%s': kv_window %lld on %s", what,
-                      function, role, name,
-                      static_cast<long long>(out.kvWindow),
-                      out.inPlace ? "a pool" : "a tensor that is no pool");
+  out.kvEvery = sig->kv_every();
+  out.kvLast = sig->kv_last();
+  const std::pair<const char *, int64_t> uses[] = {
+      {"kv_window", out.kvWindow},
+      {"kv_every", out.kvEvery},
+      {"kv_last", out.kvLast}};
+  for (auto [field, value] : uses)
+    if (value < 0 || (value && !out.inPlace))
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: function '%s': %s '%s': %s %lld on %s", what,
+                        function, role, name, field,
+                        static_cast<long long>(value),
+                        out.inPlace ? "a pool" : "a tensor that is no pool");
   if (out.inPlace && std::strcmp(role, "input") != 0)
     return makeStatus(MNEMO_STATUS_DATA_LOSS,
                       "%s: function '%s': %s '%s' is marked in place, which "

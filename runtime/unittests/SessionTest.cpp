@@ -16,6 +16,7 @@
 #include "ArtifactBuilder.h"
 #include "RuntimeTestUtil.h"
 
+#include <cstring>
 #include <thread>
 
 using namespace mnemo::test;
@@ -424,6 +425,73 @@ TEST(Session, InOutInputs) {
   EXPECT_EQ(tryLoad(window.build()).message(),
             "<memory>: function 'pass': input 'b': kv_window 16 on a tensor "
             "that is no pool");
+  ArtifactBuilder every;
+  buildPass(every);
+  every.artifact.functions[0]->inputs[1]->kv_every = 4;
+  EXPECT_EQ(tryLoad(every.build()).message(),
+            "<memory>: function 'pass': input 'b': kv_every 4 on a tensor "
+            "that is no pool");
+  ArtifactBuilder last;
+  buildPass(last);
+  last.artifact.functions[0]->inputs[0]->in_place = true;
+  last.artifact.functions[0]->inputs[0]->kv_last = -8;
+  EXPECT_EQ(tryLoad(last.build()).message(),
+            "<memory>: function 'pass': input 'a': kv_last -8 on a pool");
+}
+
+/// Generation steps `prefill` and `decode` with the step inputs, then
+/// `tables` (block tables of entry pools, by name) and one pool of a row
+/// per `every` tokens (0: per token), for the generator's signature checks.
+static void buildSteps(ArtifactBuilder &b, std::vector<std::string> tables,
+                       int64_t every) {
+  // The logits: a weight, slot I (after the I inputs).
+  uint32_t logits = b.addWeight("logits", {1, 1, 10}, std::vector<float>(10));
+  for (const char *name : {"prefill", "decode"}) {
+    fb::FunctionT &f = b.addFunction(name);
+    int64_t s = std::strcmp(name, "decode") ? -1 : 1, maxS = s < 0 ? 64 : 1;
+    f.inputs.push_back(sig("input_ids", DType::I64, {-1, s}, {4, maxS}));
+    f.inputs.push_back(sig("positions", DType::I64, {-1, s}, {4, maxS}));
+    f.inputs.push_back(sig("block_table", DType::I32, {-1, -1}, {4, 4}));
+    f.inputs.push_back(sig("context_lengths", DType::I64, {-1}, {4}));
+    for (const std::string &table : tables)
+      f.inputs.push_back(sig(table, DType::I32, {-1, -1}, {4, 4}));
+    auto pool = sig("cache.0.entries", DType::F32, {-1, 1, 16, 8},
+                    {1 << 20, 1, 16, 8});
+    pool->in_place = true;
+    pool->kv_every = every;
+    f.inputs.push_back(std::move(pool));
+    f.weights = {logits};
+    f.outputs.push_back(sig("logits", DType::F32, {1, 1, 10}));
+    f.output_slots = {static_cast<uint32_t>(f.inputs.size())};
+  }
+}
+
+// Pools of compressed entries are paged through a table of their own,
+// named for their rate; each table pages some pool.
+TEST(Generator, EntryTables) {
+  struct Case {
+    std::vector<std::string> tables;
+    int64_t every;
+    const char *error;
+  } cases[] = {
+      {{"block_table.every.x"}, 4,
+       "an input between the step inputs and the cache pools is not a block "
+       "table block_table.every.R [B, W] of i32 (R > 1)"},
+      {{}, 4,
+       "a cache pool of one row per R tokens has no block table "
+       "block_table.every.R"},
+      {{"block_table.every.4"}, 0, "a block table pages no cache pool"},
+  };
+  for (const Case &c : cases) {
+    ArtifactBuilder b;
+    buildSteps(b, c.tables, c.every);
+    Loaded l;
+    load(b, l, "prefill");
+    mnemo_generator_t *g = nullptr;
+    EXPECT_MNEMO_ERROR(mnemo_generator_create(l.model, nullptr, 4, &g),
+                       MNEMO_STATUS_INCOMPATIBLE, c.error);
+    EXPECT_EQ(g, nullptr);
+  }
 }
 
 // A generator needs the generation steps, with their signature.
@@ -463,6 +531,7 @@ TEST(Generator, Misuse) {
                      "cache pools, and one output");
   EXPECT_MNEMO_ERROR(mnemo_generator_step(nullptr, 0, nullptr, nullptr),
                      MNEMO_STATUS_INVALID_ARGUMENT, "NULL generator");
+  EXPECT_EQ(mnemo_generator_cache_bytes(nullptr), 0u);
   EXPECT_MNEMO_ERROR(mnemo_generator_release(nullptr, 1),
                      MNEMO_STATUS_INVALID_ARGUMENT, "NULL generator");
   mnemo_generator_free(nullptr);

@@ -21,7 +21,8 @@
 // step. Writes DIR/tokens.npy (int64 [B, N]) and DIR/step_logits.npy
 // (float32 [B, N, V], the logits each token was chosen from), and prints
 // the time to first token (the prefill), the time per output token (the
-// median decode step) and the decode throughput.
+// median decode step), the decode throughput and the KV cache the rows
+// hold at the end (mnemo_generator_cache_bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +199,14 @@ int mnemo::run::generate(const GenerateOptions &options) {
   }
   if (progress && steps > 1)
     std::fprintf(stderr, "\n");
+  // The tokens the rows hold: their prompts and every fed token.
+  uint64_t cacheBytes = mnemo_generator_cache_bytes(gen), held = 0;
+  for (long r = 0; r < rows; ++r) {
+    size_t length = 0;
+    if (!status &&
+        !(status = mnemo_generator_sequence_length(gen, seq[r], &length)))
+      held += length;
+  }
   mnemo_generator_free(gen);
   if (status)
     return fail(status);
@@ -232,5 +241,9 @@ int mnemo::run::generate(const GenerateOptions &options) {
                 tpot, stepTimes.size(),
                 total > 0 ? 1e3 * rows * stepTimes.size() / total : 0.0,
                 rows);
+  std::printf("kv cache: %llu B held for %llu tokens (%.1f B per token)\n",
+              static_cast<unsigned long long>(cacheBytes),
+              static_cast<unsigned long long>(held),
+              held ? double(cacheBytes) / double(held) : 0.0);
   return 0;
 }

@@ -31,6 +31,11 @@ struct ArtifactTensor {
   bool inPlace = false;
   /// A KV cache pool: its layer's attention window (0: none).
   int64_t kvWindow = 0;
+  /// A KV cache pool of one row per `kvEvery` tokens (0: one per token).
+  int64_t kvEvery = 0;
+  /// A KV cache pool whose steps read the last `kvLast` tokens' rows only
+  /// (0: all).
+  int64_t kvLast = 0;
 };
 
 /// A constant operand, stored in the weights segment.

@@ -10,6 +10,8 @@
 //
 //   @prefill / @decode / @append(input_ids [B, S] i64, positions [B, S] i64,
 //                      block_table [B, W] i32, context_lengths [B] i64,
+//                      for every rate R of entry pools:
+//                        block_table.every.R [B, W_R] i32,
 //                      for every layer L: cache.L.key [Pages, Hkv, P, Dk],
 //                      cache.L.value [Pages, Hkv, P, Dv] (FP8: then
 //                      cache.L.key_scale, cache.L.value_scale [Pages, Hkv, P];
@@ -26,7 +28,11 @@
 // the artifact passes the caller's pool and returns only the logits.
 // `mnemo.dim_kinds` says which bound a dynamic dim has (batch or pages);
 // `mnemo.kv_window`, a sliding-window layer's window (the runtime may free
-// the pages behind it).
+// the pages behind it). A pool's `mnemo.kv_last` W says the steps read only
+// the rows of its last W tokens (the runtime may free the pages behind
+// them too); `mnemo.kv_every` R marks a pool of one row per R tokens (entry
+// w at slot w), paged through its own table block_table.every.R, whose
+// page k holds entries [kP, (k+1)P).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,9 +51,9 @@ namespace mlir::mnemo {
 /// A pool a layer keeps besides its keys and values: [Pages, 1, P, width]
 /// named cache.L.<name>, in the cache's type (bf16 for an FP8 cache).
 /// `every` and `last` say which of its rows the steps read (declared on the
-/// pool as `mnemo.kv_every` and `mnemo.kv_last`; the runtime still keeps a
-/// row per token): one per `every` tokens (compressed entries, entry w at
-/// slot w), or those of the last `last` tokens; 0 for none of the two.
+/// pool as `mnemo.kv_every` and `mnemo.kv_last`): one per `every` tokens
+/// (compressed entries, entry w at slot w, through the step's table for
+/// `every`), or those of the last `last` tokens; 0 for none of the two.
 struct ExtraPool {
   std::string name;
   int64_t width;
@@ -68,9 +74,9 @@ struct StepLayerCache {
   /// Further pools, after the others: state a layer keeps besides its keys
   /// (DeepSeek-V4's compressor rows and compressed entries).
   SmallVector<ExtraPool> extraPools = {};
-  /// A window the attention reads the keys and values through whose pages
-  /// must stay (they hold other pools' rows too): `mnemo.kv_last` on the
-  /// key and value pools, and no `mnemo.kv_window`. 0: none.
+  /// The window of tokens whose keys and values the steps read, declared
+  /// as `mnemo.kv_last` on the key and value pools (a layer whose
+  /// attention itself has no window to declare). 0: none.
   int64_t readWindow = 0;
 };
 
@@ -79,6 +85,8 @@ struct StepLayerCache {
 struct GenerationStep {
   func::FuncOp func;
   Value inputIds, positions, blockTable, contextLengths;
+  /// Per rate R of the entry pools: block_table.every.R.
+  SmallVector<std::pair<int64_t, Value>> entryTables;
   SmallVector<Value> keys, values; // per layer: [Pages, Hkv, P, D]
   /// FP8 pools' scales, per layer ([Pages, Hkv, P] f32); empty otherwise.
   SmallVector<Value> keyScales, valueScales;
@@ -114,11 +122,17 @@ void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
 /// pool at the step's positions.
 void writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
                     int64_t layer, Value key);
+/// The block table of the pools of one row per `every` tokens (0: the
+/// step's block table, of the pools of a row per token).
+Value blockTableOf(const GenerationStep &step, int64_t every);
+
 /// Writes `rows` ([B, H, S, d]) into `pool` at `positions` ([B, S] i64, -1:
-/// none) through the step's block table (an FP8 pool: with its `scales`);
-/// `pool` (and `*scales`) become the updated ones.
+/// none) through the step's block table (the table of the pools of one row
+/// per `every` tokens; an FP8 pool: with its `scales`); `pool` (and
+/// `*scales`) become the updated ones.
 void writePool(ImplicitLocOpBuilder &b, GenerationStep &step, Value &pool,
-               Value rows, Value positions, Value *scales = nullptr);
+               Value rows, Value positions, Value *scales = nullptr,
+               int64_t every = 0);
 
 /// Returns `logits` (cast to the result type) and the pools.
 void finishGenerationStep(ImplicitLocOpBuilder &b, GenerationStep &step,

@@ -465,11 +465,10 @@ StepLayerCache DeepSeekV4Builder::cacheOf(const ModelConfig &config,
   const DeepSeekV4Config &v4 = *config.deepseekV4;
   using Memory = DeepSeekV4Config::Memory;
   int64_t d = config.headDim, di = v4.indexer.headDim;
-  // Pages are shared by a sequence's pools and entries sit at low slots,
-  // so no pool declares a window (the runtime keeps every page); what the
-  // steps read is declared for `mnemoc --report`: the keys of the last
-  // `window` tokens, one entry per `rate` tokens, and the compressor rows
-  // of the open window (and, overlapping, of the one before).
+  // What the steps read, which the runtime keeps (and `mnemoc --report`
+  // counts): the keys of the last `window` tokens, the compressor rows of
+  // the open window (and, overlapping, of the one before), one entry per
+  // `rate` tokens on pages of their own.
   StepLayerCache layer{1, d, /*valueDim=*/0, std::nullopt};
   layer.readWindow = v4.window;
   if (v4.memory[i] == Memory::Window)

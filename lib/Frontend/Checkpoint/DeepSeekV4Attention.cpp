@@ -206,8 +206,11 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
         SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
   };
   Value entries = poolEntries(*c, half(0), half(width), closes, ropePos);
-  writePool(b, *step, entryPool, unit(entries, dim), closes);
-  return gatherPages(b, b.getLoc(), entryPool, Value(), step->blockTable, f32);
+  // Entry w at slot w of the pool's own pages (block_table.every.<rate>).
+  writePool(b, *step, entryPool, unit(entries, dim), closes,
+            /*scales=*/nullptr, rate);
+  return gatherPages(b, b.getLoc(), entryPool, Value(),
+                     blockTableOf(*step, rate), f32);
 }
 
 Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,

@@ -9,6 +9,7 @@
 #include "dialects/Mnemo/IR/MnemoOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -92,11 +93,21 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
     }
     windows.resize(pools.size(), layer.window);
   }
+  auto tableType = RankedTensorType::get({kDyn, kDyn}, b.getI32Type());
   SmallVector<std::pair<std::string, Type>> inputs = {
       {"input_ids", RankedTensorType::get({kDyn, seqLen}, i64)},
       {"positions", RankedTensorType::get({kDyn, seqLen}, i64)},
-      {"block_table", RankedTensorType::get({kDyn, kDyn}, b.getI32Type())},
+      {"block_table", tableType},
       {"context_lengths", RankedTensorType::get({kDyn}, i64)}};
+  // A table per rate of the entry pools, in increasing order.
+  SmallVector<int64_t> rates;
+  for (auto [every, last] : reads)
+    if (every)
+      rates.push_back(every);
+  llvm::sort(rates);
+  rates.erase(llvm::unique(rates), rates.end());
+  for (int64_t rate : rates)
+    inputs.push_back({"block_table.every." + std::to_string(rate), tableType});
   unsigned firstPool = inputs.size();
   inputs.append(pools.begin(), pools.end());
   SmallVector<std::pair<std::string, Type>> results = {
@@ -129,6 +140,8 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   step.positions = func.getArgument(1);
   step.blockTable = func.getArgument(2);
   step.contextLengths = func.getArgument(3);
+  for (auto [i, rate] : llvm::enumerate(rates))
+    step.entryTables.push_back({rate, func.getArgument(4 + i)});
   unsigned next = firstPool;
   for (const StepLayerCache &layer : layers) {
     step.keys.push_back(func.getArgument(next++));
@@ -162,11 +175,21 @@ void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
   writePool(b, step, step.indexKeys[layer], key, step.positions);
 }
 
+Value mnemo::blockTableOf(const GenerationStep &step, int64_t every) {
+  if (!every)
+    return step.blockTable;
+  for (auto [rate, table] : step.entryTables)
+    if (rate == every)
+      return table;
+  llvm_unreachable("no block table for pools of this rate");
+}
+
 void mnemo::writePool(ImplicitLocOpBuilder &b, GenerationStep &step,
-                      Value &pool, Value rows, Value positions,
-                      Value *scales) {
+                      Value &pool, Value rows, Value positions, Value *scales,
+                      int64_t every) {
   SmallVector<Type> types = {pool.getType()};
-  SmallVector<Value> operands = {rows, pool, positions, step.blockTable};
+  SmallVector<Value> operands = {rows, pool, positions,
+                                 blockTableOf(step, every)};
   if (scales) {
     types.push_back(scales->getType());
     operands.push_back(*scales);

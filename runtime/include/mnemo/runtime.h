@@ -402,8 +402,13 @@ int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
  * A generator runs a model's generation steps, the functions `prefill` and
  * `decode` that mnemoc emits for a checkpoint, over a paged KV cache it
  * owns: per layer a key and a value pool of pages of P tokens (mnemoc
- * --kv-page-size, --kv-dtype), allocated once at creation. Each sequence
- * holds the pages its tokens fill; a sequence's logits are those of the
+ * --kv-page-size, --kv-dtype), allocated once at creation, and the pools
+ * a layer keeps besides (DeepSeek's indexer keys, compressor rows and
+ * compressed entries; entries of one per R tokens on pages of P entries of
+ * their own). Each sequence holds the pages its tokens fill, less those
+ * behind the window its layers read when every layer declares one (a
+ * sliding window, DeepSeek-V4's raw keys and compressor rows); a
+ * sequence's logits are those of the
  * last token it was fed, and equal the logits a plain forward over all of
  * its tokens gives at that position. Sequences join (mnemo_generator_add,
  * one prefill over a ragged batch of prompts) and leave
@@ -424,8 +429,10 @@ typedef struct mnemo_generator_s mnemo_generator_t;
 
 /* Creates a generator for `model` (which needs functions `prefill` and
  * `decode`: NOT_FOUND otherwise) on `device` (NULL: the CPU; a CUDA device
- * for a model compiled for a GPU target) with pools of `num_pages` pages.
- * The generator keeps the model alive. */
+ * for a model compiled for a GPU target) with pools of `num_pages` pages
+ * (each kind of page: of P tokens, of P entries of each rate). On the host
+ * a page takes memory when a sequence first writes it; on a CUDA device
+ * the pools are allocated whole. The generator keeps the model alive. */
 mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                                       const mnemo_device_t *device,
                                       size_t num_pages,
@@ -440,13 +447,16 @@ void mnemo_generator_free(mnemo_generator_t *generator);
 /* Threads for each step, as mnemo_session_set_threads. */
 mnemo_status_t mnemo_generator_set_threads(mnemo_generator_t *generator,
                                            size_t threads);
-/* Tokens per page; pages not held by a sequence; the vocabulary size (the
- * length of a logits row); the most tokens a sequence may hold. 0 for
- * NULL. */
+/* Tokens per page; pages of P tokens not held by a sequence; the
+ * vocabulary size (the length of a logits row); the most tokens a sequence
+ * may hold. 0 for NULL. */
 size_t mnemo_generator_page_size(const mnemo_generator_t *generator);
 size_t mnemo_generator_free_pages(const mnemo_generator_t *generator);
 size_t mnemo_generator_vocab_size(const mnemo_generator_t *generator);
 size_t mnemo_generator_max_length(const mnemo_generator_t *generator);
+/* The bytes of the pages the live sequences hold, over every pool (0 for
+ * NULL). */
+uint64_t mnemo_generator_cache_bytes(const mnemo_generator_t *generator);
 
 /* Adds `count` sequences, sequence i with prompt `prompts[i]` of
  * `lengths[i]` (at least 1) token ids, and runs the prefill over them;
