@@ -171,6 +171,13 @@ static cl::opt<int64_t> quantGroup(
     cl::desc("Input features per scale of --dtype=int8|int4|nf4 weights "
              "(default 32)"),
     cl::init(32), cl::cat(mnemocOptions));
+static cl::list<std::string> quantSkip(
+    "quant-skip",
+    cl::desc("Matrices --dtype=int8|int4|nf4 leaves out, stored in bf16 "
+             "instead: embedding, head (comma-separated; GPTQ's and AWQ's "
+             "convention is both)"),
+    cl::CommaSeparated, cl::value_desc("embedding,head"),
+    cl::cat(mnemocOptions));
 static cl::list<std::string> loraAdapters(
     "lora",
     cl::desc("Merge the PEFT LoRA adapter in DIR (adapter_config.json, "
@@ -346,10 +353,19 @@ int main(int argc, char **argv) {
   if (loraAttach && llvm::StringRef(targetName).starts_with("sm_"))
     return fail("--lora-attach is not supported for GPU targets yet (merge "
                 "the adapter: --lora without --lora-attach)");
-  bool quantFlags =
-      quantGroup.getNumOccurrences() || quantScheme.getNumOccurrences();
+  for (const std::string &skip : quantSkip) {
+    if (skip == "embedding")
+      weightOptions.skipEmbedding = true;
+    else if (skip == "head")
+      weightOptions.skipHead = true;
+    else
+      return fail("--quant-skip=" + skip + ": expected embedding or head");
+  }
+  bool quantFlags = quantGroup.getNumOccurrences() ||
+                    quantScheme.getNumOccurrences() ||
+                    quantSkip.getNumOccurrences();
   if (quantFlags && !weightOptions.quantized())
-    return fail("--quant-group and --quant-scheme apply to "
+    return fail("--quant-group, --quant-scheme and --quant-skip apply to "
                 "--dtype=int8, int4 or nf4");
   if (quantGroup < 1 || quantGroup > 65536)
     return fail("--quant-group=" + std::to_string(quantGroup) +

@@ -185,27 +185,43 @@ Value DecoderBuilder::prequantizedMatrix(const Twine &name,
 }
 
 Value DecoderBuilder::matrix(const Twine &name, ArrayRef<int64_t> shape) {
+  return storedMatrix(name, shape, config.weights.quantized(), storage);
+}
+
+Value DecoderBuilder::endMatrix(const Twine &name, ArrayRef<int64_t> shape,
+                                bool head) {
+  const WeightOptions &o = config.weights;
+  bool skip = config.tieWordEmbeddings ? o.skipEmbedding || o.skipHead
+              : head                   ? o.skipHead
+                                       : o.skipEmbedding;
+  if (!o.quantized() || !skip)
+    return matrix(name, shape);
+  return storedMatrix(name, shape, /*quantize=*/false, b.getBF16Type());
+}
+
+Value DecoderBuilder::storedMatrix(const Twine &name, ArrayRef<int64_t> shape,
+                                   bool quantize, FloatType type) {
   if (config.prequantized && isPrequantized(weights, moduleOf(name)))
     return prequantizedMatrix(name, shape);
-  if (storage.isF32() && !config.weights.quantized())
+  if (type.isF32() && !quantize)
     return weight(name, shape);
   const SafetensorsFile *file = nullptr;
   const SafetensorsTensor *tensor = lookup(name, shape, &file);
   if (!tensor)
     return {};
-  if (config.weights.quantized())
+  if (quantize)
     return quantizedMatrix(shape, readFloats(*tensor), tensorLoc(name),
                            name.str());
-  bool same = (storage.isBF16() && tensor->dtype == SafetensorsDType::BF16) ||
-              (storage.isF16() && tensor->dtype == SafetensorsDType::F16);
+  bool same = (type.isBF16() && tensor->dtype == SafetensorsDType::BF16) ||
+              (type.isF16() && tensor->dtype == SafetensorsDType::F16);
   if (same)
     return arith::ConstantOp::create(
         b, tensorLoc(name),
         DenseElementsAttr::getFromRawBuffer(
-            RankedTensorType::get(shape, storage),
+            RankedTensorType::get(shape, type),
             ArrayRef<char>(tensor->bytes.data(), tensor->bytes.size())));
   return arith::ConstantOp::create(
-      b, tensorLoc(name), storedAttr(storage, shape, readFloats(*tensor)));
+      b, tensorLoc(name), storedAttr(type, shape, readFloats(*tensor)));
 }
 
 Value DecoderBuilder::matrixConstant(ArrayRef<int64_t> shape,
@@ -616,11 +632,12 @@ Value DecoderBuilder::swigluMLP(Value x, Value wg, Value bg, Value wu,
 
 Value DecoderBuilder::build(Value ids) {
   int64_t vocab = config.vocabSize, hidden = config.hiddenSize;
-  Value embed = matrix("model.embed_tokens.weight", {vocab, hidden});
+  Value embed =
+      endMatrix("model.embed_tokens.weight", {vocab, hidden}, /*head=*/false);
   Value finalNorm = weight("model.norm.weight", {hidden});
   Value head = config.tieWordEmbeddings
                    ? embed
-                   : matrix("lm_head.weight", {vocab, hidden});
+                   : endMatrix("lm_head.weight", {vocab, hidden}, true);
   if (failed())
     return {};
   batch = tensor::DimOp::create(b, ids, 0);

@@ -65,6 +65,14 @@ protected:
   /// A weight matrix read by mnemo.linear or mnemo.embedding, which widen
   /// its elements on load: as `weight`, stored in the --dtype type.
   Value matrix(const llvm::Twine &name, ArrayRef<int64_t> shape);
+  /// The token embedding and the output head (`head` false: the embedding;
+  /// one matrix when they are tied): as `matrix`, but in bf16 where the
+  /// weight options leave them out of a quantized dtype.
+  Value endMatrix(const llvm::Twine &name, ArrayRef<int64_t> shape,
+                  bool head);
+  /// `matrix` stored in `type`, or quantized as the weight options say.
+  Value storedMatrix(const llvm::Twine &name, ArrayRef<int64_t> shape,
+                     bool quantize, FloatType type);
   Value optionalBias(bool present, const llvm::Twine &name, int64_t size) {
     return present ? weight(name, {size}) : Value();
   }

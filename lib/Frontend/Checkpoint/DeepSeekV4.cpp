@@ -408,13 +408,14 @@ Value DeepSeekV4Builder::forward(Value inputIds) {
   ids = inputIds;
   int64_t vocab = config.vocabSize, hidden = config.hiddenSize;
   int64_t n = v4.hcMult;
-  Value embed = matrix("model.embed_tokens.weight", {vocab, hidden});
+  Value embed =
+      endMatrix("model.embed_tokens.weight", {vocab, hidden}, /*head=*/false);
   Value finalNorm = weight("model.norm.weight", {hidden});
   Value head = config.tieWordEmbeddings
                    ? embed
-                   : matrix(hasWeight("head.weight") ? "head.weight"
-                                                     : "lm_head.weight",
-                            {vocab, hidden});
+                   : endMatrix(hasWeight("head.weight") ? "head.weight"
+                                                        : "lm_head.weight",
+                               {vocab, hidden}, /*head=*/true);
   std::optional<std::vector<float>> headBase =
       weightData("model.hc_head.hc_base", {n});
   std::optional<std::vector<float>> headScale =

@@ -47,6 +47,23 @@
 # EXACT: max |diff| {{.*}} ok
 # REL: relative {{.*}} ok
 #
+# --quant-skip=embedding,head leaves the two ends in bf16 (GPTQ's and AWQ's
+# convention): int8 with asymmetric codes is then within 1e-2 of the f32
+# references on the four models (qwen3_qknorm's head is its embedding).
+# RUN: mnemoc %S/Inputs/refs_public/llama_gqa --generation=false --dtype=int8 --quant-skip=embedding,head --emit=mnemo -o - | FileCheck %s --check-prefix=SKIP
+# SKIP: %[[E:.*]] = arith.constant dense<{{.*}}> : tensor<256x128xbf16>
+# SKIP: mnemo.embedding %[[E]]
+# SKIP: mnemo.dequantize {{.*}} format(int8) group(32)
+# RUN: %python %S/Inputs/fake_quantize.py %S/Inputs/refs_public/llama_gqa %t/fq-llama-int8s int8 32 asymmetric --skip=embedding,head
+# RUN: mnemoc %t/fq-llama-int8s --generation=false -o %t/fq-llama-int8s.mnemo
+# RUN: %mnemo_run %t/fq-llama-int8s.mnemo --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --output-dir %t/fq-llama-int8s
+# RUN: mnemoc %S/Inputs/refs_public/llama_gqa --generation=false --dtype=int8 --quant-scheme=asymmetric --quant-skip=embedding,head -o %t/llama-int8s.mnemo
+# RUN: %mnemo_run %t/llama-int8s.mnemo --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --output-dir %t/llama-int8s
+# RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/llama-int8s/logits.npy %t/fq-llama-int8s/logits.npy | FileCheck %s --check-prefix=EXACT
+# RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/llama-int8s/logits.npy %S/Inputs/refs_public/llama_gqa/logits.npy --rel 1e-2 | FileCheck %s --check-prefix=REL
+# RUN: for m in qwen3_qknorm mistral_swa deepseek_mla; do mnemoc %S/Inputs/refs_public/$m --generation=false --dtype=int8 --quant-scheme=asymmetric --quant-skip=embedding,head -o %t/$m-int8s.mnemo && %mnemo_run %t/$m-int8s.mnemo --input input_ids=%S/Inputs/refs_public/$m/input_ids.npy --output-dir %t/$m-int8s > /dev/null && %python %S/../ONNX/Inputs/compare_logits.py %t/$m-int8s/logits.npy %S/Inputs/refs_public/$m/logits.npy --rel 1e-2 || exit 1; done | FileCheck %s --check-prefix=REL3
+# REL3-COUNT-3: relative {{.*}} ok
+#
 # AArch64 (NEON micro-tiles of 12 columns: 6 bytes of nibbles per K step),
 # under qemu.
 # RUN: mnemoc %S/Inputs/refs_public/llama_gqa --generation=false --dtype=int4 --target=aarch64 -o %t/llama-int4-a64.mnemo
@@ -80,11 +97,13 @@
 #
 # Flags that do not fit are refused in one line.
 # RUN: not mnemoc %S/Inputs/refs_public/llama_gqa --quant-group=64 -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=ERR1
-# ERR1: error: --quant-group and --quant-scheme apply to --dtype=int8, int4 or nf4
+# ERR1: error: --quant-group, --quant-scheme and --quant-skip apply to --dtype=int8, int4 or nf4
 # RUN: not mnemoc %S/Inputs/refs_public/llama_gqa --dtype=int4 --quant-group=0 -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=ERR2
 # ERR2: error: --quant-group=0: expected 1 to 65536 input features
 # RUN: not mnemoc %S/Inputs/refs_public/llama_gqa --dtype=nf4 --quant-scheme=asymmetric -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=ERR3
 # ERR3: error: --quant-scheme=asymmetric does not apply to nf4
+# RUN: not mnemoc %S/Inputs/refs_public/llama_gqa --dtype=int8 --quant-skip=norm -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=ERR4
+# ERR4: error: --quant-skip=norm: expected embedding or head
 """Weight bytes of quantized artifacts against a bf16 one:
 quantized.py BF16 LIMIT FILE...: prints each FILE's share of BF16's bytes,
 `ok` when it is at most LIMIT."""

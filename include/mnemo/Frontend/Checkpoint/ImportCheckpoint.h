@@ -40,6 +40,11 @@ struct WeightOptions {
   WeightDType dtype = WeightDType::F32;
   int64_t groupSize = 32;
   bool asymmetric = false;
+  /// With a quantized dtype: the matrices left out of it, stored in bf16
+  /// instead (GPTQ's and AWQ's convention leaves both in 16 bits): the
+  /// token embedding, the output head (one matrix when they are tied: kept
+  /// when either is).
+  bool skipEmbedding = false, skipHead = false;
   /// PEFT LoRA adapter directories merged into the weights, in order.
   std::vector<std::string> loraAdapters;
   /// Keep the (one) adapter's factors apart, as weights the runtime may

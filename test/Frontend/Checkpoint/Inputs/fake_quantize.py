@@ -1,7 +1,9 @@
-"""fake_quantize.py SRC DST FORMAT GROUP [asymmetric]: copies the f32
-checkpoint SRC to DST with every weight matrix (each 2-D float tensor: the
-projections, the embedding and the output head) replaced by the values its
-quantized form decodes to, computed here independently of the compiler:
+"""fake_quantize.py SRC DST FORMAT GROUP [asymmetric] [--skip=embedding,head]:
+copies the f32 checkpoint SRC to DST with every weight matrix (each 2-D
+float tensor: the projections, the embedding and the output head) replaced
+by the values its quantized form decodes to, computed here independently
+of the compiler (those --skip names, as mnemoc --quant-skip: rounded to
+bf16 instead, to nearest even; a tied embedding is the head):
 
   symmetric int8/int4: scale = absmax / 127 or / 7, q = round(w / scale)
     clamped to [-128, 127] or [-8, 7];
@@ -67,7 +69,19 @@ def fake_quantize(w, fmt, group, asymmetric):
     return out.reshape(w.shape)
 
 
-def main(src, dst, fmt, group, asymmetric=False):
+def bf16(a):
+    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+# The tensor names of what --skip names (Llama-family and DeepSeek).
+ENDS = {"embedding": ("model.embed_tokens.weight",),
+        "head": ("lm_head.weight", "head.weight")}
+
+
+def main(src, dst, fmt, group, asymmetric=False, skip=()):
+    kept = {name for what in skip for name in ENDS[what]}
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.safetensors",
                                                             "*.onnx*"))
@@ -77,10 +91,14 @@ def main(src, dst, fmt, group, asymmetric=False):
         tensors = read_safetensors(os.path.join(src, name))
         for key, a in tensors.items():
             if a.dtype == np.float32 and a.ndim == 2:
-                tensors[key] = fake_quantize(a, fmt, group, asymmetric)
+                tensors[key] = (bf16(a) if key in kept else
+                                fake_quantize(a, fmt, group, asymmetric))
         write_safetensors(os.path.join(dst, name), tensors)
 
 
 if __name__ == "__main__":
+    rest = sys.argv[5:]
+    skips = [a[len("--skip="):].split(",") for a in rest
+             if a.startswith("--skip=")]
     main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
-         len(sys.argv) > 5 and sys.argv[5] == "asymmetric")
+         "asymmetric" in rest, skips[0] if skips else ())
