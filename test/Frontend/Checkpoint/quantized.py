@@ -63,6 +63,9 @@
 # RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/llama-int8s/logits.npy %S/Inputs/refs_public/llama_gqa/logits.npy --rel 1e-2 | FileCheck %s --check-prefix=REL
 # RUN: for m in qwen3_qknorm mistral_swa deepseek_mla; do mnemoc %S/Inputs/refs_public/$m --generation=false --dtype=int8 --quant-scheme=asymmetric --quant-skip=embedding,head -o %t/$m-int8s.mnemo && %mnemo_run %t/$m-int8s.mnemo --input input_ids=%S/Inputs/refs_public/$m/input_ids.npy --output-dir %t/$m-int8s > /dev/null && %python %S/../ONNX/Inputs/compare_logits.py %t/$m-int8s/logits.npy %S/Inputs/refs_public/$m/logits.npy --rel 1e-2 || exit 1; done | FileCheck %s --check-prefix=REL3
 # REL3-COUNT-3: relative {{.*}} ok
+# RUN: mnemoc %S/Inputs/refs_public/qwen3_qknorm --generation=false --dtype=int8 --quant-scheme=asymmetric --quant-skip=embedding,head --target=aarch64 -o %t/qwen-int8s-a64.mnemo
+# RUN: %aarch64_run %aarch64_bin/mnemo-run %t/qwen-int8s-a64.mnemo --input input_ids=%S/Inputs/refs_public/qwen3_qknorm/input_ids.npy --output-dir %t/qwen-int8s-a64
+# RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/qwen-int8s-a64/logits.npy %S/Inputs/refs_public/qwen3_qknorm/logits.npy --rel 1e-2 | FileCheck %s --check-prefix=REL
 #
 # AArch64 (NEON micro-tiles of 12 columns: 6 bytes of nibbles per K step),
 # under qemu.
