@@ -5,7 +5,8 @@
 keys and compressed entries) against an independent numpy model, on shapes
 that are no tile multiples: HCA (every closed entry), CSA (listed entries,
 -1, out-of-range and repeated indices), GQA, a padding query, a query that
-sees nothing, a scale, no sink."""
+sees nothing, a scale, no sink, raw keys that start later (raw_start: a
+generation step's window)."""
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from mnemo_numerics import Case, rng, run_cases
 
 
 def reference(q, raw, entries, positions, window, rate, indices=None,
-              sink=None, scale=None):
+              sink=None, scale=None, raw_start=None):
     b, h, s, d = q.shape
     hkv, r, t = raw.shape[1], raw.shape[2], entries.shape[2]
     scale = d ** -0.5 if scale is None else scale
@@ -26,7 +27,8 @@ def reference(q, raw, entries, positions, window, rate, indices=None,
                 p = positions[bi, si]
                 seen = np.zeros(r + t, bool)
                 if p >= 0:
-                    j = np.arange(r)
+                    j = np.arange(r) + (0 if raw_start is None
+                                        else raw_start[bi])
                     seen[:r] = (j <= p) & (p - j < window)
                     w = np.arange(t)
                     ok = w < (p + 1) // rate
@@ -54,13 +56,16 @@ def cases():
     out = []
 
     def case(name, b, h, hkv, s, rn, t, d, window, rate, positions, indices=None,
-             sink=True, scale=None):
+             sink=True, scale=None, raw_start=None):
         q = r.standard_normal((b, h, s, d)).astype(np.float32)
         raw = r.standard_normal((b, hkv, rn, d)).astype(np.float32)
         entries = r.standard_normal((b, hkv, t, d)).astype(np.float32)
         sk = r.standard_normal(h).astype(np.float32) if sink else None
         inputs = {"q": q, "raw": raw, "e": entries, "pos": positions.astype(np.int64)}
         attrs = ""
+        if raw_start is not None:
+            inputs["start"] = raw_start.astype(np.int64)
+            attrs += " raw_start(%start : {T:start})"
         if indices is not None:
             inputs["idx"] = indices
             attrs += " indices(%idx : {T:idx})"
@@ -73,8 +78,10 @@ def cases():
         body = (f"%result = mnemo.compressed_attention %q, %raw, %e positions(%pos){attrs}"
                 " : {T:q}, {T:raw}, {T:e}, {T:pos} -> {R}")
         out.append(Case(name, body, inputs,
-                        reference(q, raw, entries, positions, window, rate, indices, sk, scale),
-                        atol=2e-5, dynamic={"q": [0, 2], "raw": [0, 2], "e": [0, 2], "pos": [0, 1]},
+                        reference(q, raw, entries, positions, window, rate, indices, sk,
+                                  scale, raw_start),
+                        atol=2e-5, dynamic={"q": [0, 2], "raw": [0, 2], "e": [0, 2], "pos": [0, 1],
+                                            "start": [0]},
                         result_dynamic=[0, 2]))
 
     # A forward's layout: queries at 0..S-1 over their own raw keys.
@@ -96,6 +103,15 @@ def cases():
     idx32 = r.integers(-1, 6, size=(2, 5, 3)).astype(np.int32)
     case("CSA step rows, i32 indices, no sink", 2, 2, 1, 5, 48, 12, 12, 16, 4,
          np.array([[23, 24, 25, 26, 27], [3, 4, 5, 30, -1]]), indices=idx32, sink=False)
+    # A step over its window's raw keys only: sequence 0's keys start at
+    # position 32 (its queries at 40-42 see 33-42 with window 10), sequence
+    # 1's at 16 (a padding row); keys before a query's window and after it
+    # in the gathered rows are masked.
+    case("raw_start, HCA step rows", 2, 4, 1, 3, 24, 10, 16, 10, 4,
+         np.array([[40, 41, 42], [30, 31, -1]]), raw_start=np.array([32, 16]))
+    idx = r.integers(-1, 12, size=(1, 4, 3)).astype(np.int64)
+    case("raw_start, CSA", 1, 2, 1, 4, 13, 12, 8, 7, 4,
+         np.array([[45, 46, 47, 48]]), indices=idx, raw_start=np.array([40]))
     # A window of 1 and no closed entry: the first query sees only itself.
     case("window 1, rate 64", 1, 2, 1, 9, 9, 1, 8, 1, 64, np.arange(9)[None])
     return out

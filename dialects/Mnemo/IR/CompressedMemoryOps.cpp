@@ -47,6 +47,12 @@ LogicalResult CompressedAttentionOp::verify() {
       failed(checkDim(op, r, 2, seq, "result length", "query length")) ||
       failed(checkDim(op, r, 3, d, "result head dim", "query head dim")))
     return failure();
+  if (Value start = getRawStart()) {
+    auto st = cast<RankedTensorType>(start.getType());
+    if (failed(checkRank(op, st, 1, "raw_start", "[B]")) ||
+        failed(checkDim(op, st, 0, batch, "raw_start batch", "query batch")))
+      return failure();
+  }
   if (Value idx = getIndices()) {
     auto it = cast<RankedTensorType>(idx.getType());
     if (failed(checkRank(op, it, 3, "indices", "[B, S, K]")) ||

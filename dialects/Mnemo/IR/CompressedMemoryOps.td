@@ -21,7 +21,8 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
     `t = positions[b, i]`:
 
     ```
-    raw key j (0 <= j < R, at position j)  visible iff j <= t and t - j < window
+    raw key j (0 <= j < R, at position     visible iff p <= t and t - p < window
+      p = j, or raw_start[b] + j)
     entry w   (0 <= w < T)                 visible iff w < (t + 1) / rate
                                            and, with indices, w is listed in
                                            indices[b, i, :] (a set: -1 and
@@ -31,6 +32,10 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
     p      = softmax(s), with exp(sink[h]) added to the denominator
     O[b, h, i, :] = sum p * key
     ```
+
+    `raw_start` ([B] i64) says where each sequence's raw keys start: a
+    generation step passes the keys of its window only, not those of the
+    whole context.
 
     Entry `w` pools the tokens of compression window `w`, so it closes once
     the token at `(w + 1) * rate - 1` is in: HCA attends to every closed
@@ -55,6 +60,7 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
     RankedTensorOf<[AnyFloat]>:$raw,
     RankedTensorOf<[AnyFloat]>:$entries,
     RankedTensorOf<[I64]>:$positions,
+    Optional<RankedTensorOf<[I64]>>:$raw_start,
     Optional<RankedTensorOf<[I32, I64]>>:$indices,
     Optional<RankedTensorOf<[AnyFloat]>>:$sink,
     I64Attr:$window,
@@ -64,6 +70,7 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
     $query `,` $raw `,` $entries `positions` `(` $positions `)`
+    (`raw_start` `(` $raw_start^ `:` type($raw_start) `)`)?
     (`indices` `(` $indices^ `:` type($indices) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
     `window` `(` $window `)` `rate` `(` $rate `)`

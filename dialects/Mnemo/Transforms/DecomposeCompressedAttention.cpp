@@ -6,7 +6,8 @@
 //
 // mnemo.compressed_attention's reference form: the raw keys and the
 // entries concatenated on the key axis, one additive mask [B, 1, S, R + T]
-// saying what each query sees (the window's causality on raw keys; closed
+// saying what each query sees (the window's causality on raw keys, at their
+// positions from raw_start; closed
 // entries, and for CSA only the listed ones), and one mnemo.attention with
 // the sink, the keys as values. The pass runs it before the attention is
 // tiled or given a kernel; the MnemoToLinalg conversion uses the same
@@ -109,6 +110,7 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
   if (Value idx = op.getIndices())
     listed = listedEntries(b, loc, idx, qs[0], qs[2], es[2]);
   Value positions = op.getPositions();
+  Value rawStart = op.getRawStart();
   int64_t window = op.getWindow(), rate = op.getRate();
   Value mask = emptyTensor(b, loc, {qs[0], b.getIndexAttr(1), qs[2], total},
                            f32);
@@ -130,12 +132,21 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
             Value real = arith::CmpIOp::create(
                 nb, l, P::sge, t64, arith::ConstantIntOp::create(nb, l, 0, 64));
             Value t = arith::IndexCastOp::create(nb, l, nb.getIndexType(), t64);
-            // Raw key j: causal, within the window (t - j < window).
+            // Raw key j at position p = j (+ raw_start[b]): causal, within
+            // the window (t - p < window).
             Value isRaw = arith::CmpIOp::create(nb, l, P::ult, j, rawCount);
+            Value p = j;
+            if (rawStart)
+              p = arith::AddIOp::create(
+                  nb, l, j,
+                  arith::IndexCastOp::create(
+                      nb, l, nb.getIndexType(),
+                      tensor::ExtractOp::create(nb, l, rawStart,
+                                                ValueRange{bi})));
             Value rawSeen = arith::AndIOp::create(
-                nb, l, arith::CmpIOp::create(nb, l, P::sle, j, t),
+                nb, l, arith::CmpIOp::create(nb, l, P::sle, p, t),
                 arith::CmpIOp::create(nb, l, P::slt,
-                                      arith::SubIOp::create(nb, l, t, j),
+                                      arith::SubIOp::create(nb, l, t, p),
                                       cst(window)));
             // Entry w = j - R: closed before the query, w < (t + 1) / rate.
             Value w = arith::SelectOp::create(

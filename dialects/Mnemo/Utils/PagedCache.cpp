@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::builders;
@@ -83,6 +85,63 @@ Value mnemo::gatherPages(OpBuilder &b, Location loc, Value pool, Value scales,
           x = arith::SelectOp::create(nb, nl, valid, x,
                                       floatConst(nb, nl, elementType, 0.0));
         linalg::YieldOp::create(nb, nl, x);
+      });
+  return generic.getResult(0);
+}
+
+Value mnemo::pagesFrom(OpBuilder &b, Location loc, Value blockTable,
+                       Value firstPages) {
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type();
+  // The fewest pages skipped over the batch: a 0-d reduction.
+  Value init = linalg::FillOp::create(
+                   b, loc,
+                   ValueRange{arith::ConstantIntOp::create(
+                       b, loc, std::numeric_limits<int64_t>::max(), 64)},
+                   ValueRange{tensor::EmptyOp::create(b, loc,
+                                                      ArrayRef<int64_t>{}, i64)})
+                   .getResult(0);
+  auto fewest = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{firstPages}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx),
+                          AffineMap::get(1, 0, {}, ctx)},
+      iterators(1, {0}), [&](OpBuilder &nb, Location nl, ValueRange a) {
+        linalg::YieldOp::create(nb, nl,
+                                arith::MinSIOp::create(nb, nl, a[0], a[1])
+                                    .getResult());
+      });
+  Value skipped = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      tensor::ExtractOp::create(b, loc, fewest.getResult(0), ValueRange{}));
+  Value width = arith::SubIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, blockTable, 1), skipped);
+  auto tableType = cast<RankedTensorType>(blockTable.getType());
+  Value out = emptyTensor(
+      b, loc, {tensor::getMixedSize(b, loc, blockTable, 0), width},
+      tableType.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, out.getType(), ValueRange{firstPages}, ValueRange{out},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+                          AffineMap::getMultiDimIdentityMap(2, ctx)},
+      iterators(2), [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value bi = linalg::IndexOp::create(nb, nl, 0);
+        Value j = linalg::IndexOp::create(nb, nl, 1);
+        Value column = arith::AddIOp::create(
+            nb, nl, j,
+            arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]));
+        Value inside = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::slt, column,
+            tensor::DimOp::create(nb, nl, blockTable, 1));
+        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+        Value page = tensor::ExtractOp::create(
+            nb, nl, blockTable,
+            ValueRange{bi, arith::SelectOp::create(nb, nl, inside, column,
+                                                   zero)});
+        Value none = arith::ConstantOp::create(
+            nb, nl, nb.getZeroAttr(tableType.getElementType()));
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::SelectOp::create(nb, nl, inside, page, none).getResult());
       });
   return generic.getResult(0);
 }

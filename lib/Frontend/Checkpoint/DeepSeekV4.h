@@ -111,10 +111,11 @@ private:
                          const std::string &prefix, int64_t rate,
                          Value lengths);
   /// mnemo.compressed_attention of `q` over the raw K = V rows `raw`
-  /// ([B, 1, R, d], row j at position j) and `entries` ([B, 1, T, d]),
-  /// with CSA's `indices` (or null), at the queries' positions.
+  /// ([B, 1, R, d], row j at position j, or rawStart[b] + j) and `entries`
+  /// ([B, 1, T, d]), with CSA's `indices` (or null), at the queries'
+  /// positions.
   Value unionAttention(Value q, Value raw, Value entries, Value indices,
-                       Value sink, int64_t rate);
+                       Value sink, int64_t rate, Value rawStart = {});
   /// A generation step's attention of layer `i`.
   Value stepAttention(Value x, Value qLow, Value q, Value kv, Value sink,
                       int64_t i);

@@ -36,6 +36,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -190,9 +191,57 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
         return arith::MulIOp::create(
             nb, l, a[0], arith::ConstantIntOp::create(nb, l, rate, 64));
       });
-  // The cached rows of every token (this step's included): kv, then gate.
+  // The cached rows the closing entries read (this step's included): kv,
+  // then gate. The first entry a step closes pools the window of its first
+  // token (overlapping: and the one before), so its pages from there on
+  // are gathered, from a multiple of lcm(P, rate) tokens (`skip`) that
+  // keeps each window's slots where they were: entry w is then w - skip /
+  // rate of the gathered rows (w >= 1 keeps its previous window).
+  int64_t page = cast<RankedTensorType>(rowPool.getType()).getDimSize(2);
+  int64_t align = std::lcm(page, rate);
+  int64_t span = overlapping ? 2 * rate : rate;
+  AffineMap firstOfRow = AffineMap::get(
+      1, 0, {b.getAffineDimExpr(0), b.getAffineConstantExpr(0)},
+      b.getContext());
+  auto rowType = RankedTensorType::get({kDyn}, b.getI64Type());
+  Value skip = generic(
+      rowType, {batch}, {step->positions},
+      {firstOfRow, b.getMultiDimIdentityMap(1)}, {IT::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto i64 = [&](int64_t v) {
+          return arith::ConstantIntOp::create(nb, l, v, 64);
+        };
+        Value from = arith::MaxSIOp::create(
+            nb, l, i64(0),
+            arith::SubIOp::create(nb, l, a[0], i64(span - 1)));
+        return arith::MulIOp::create(
+            nb, l, arith::DivSIOp::create(nb, l, from, i64(align)),
+            i64(align));
+      });
+  Value firstPages = generic(
+      rowType, {batch}, {skip},
+      {b.getMultiDimIdentityMap(1), b.getMultiDimIdentityMap(1)},
+      {IT::parallel}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::DivSIOp::create(
+            nb, l, a[0], arith::ConstantIntOp::create(nb, l, page, 64));
+      });
+  Value shifted = generic(
+      posType, {batch, seq}, {closes, skip},
+      {id2, AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, b.getContext()),
+       id2},
+      par2, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value gone = arith::DivSIOp::create(
+            nb, l, a[1], arith::ConstantIntOp::create(nb, l, rate, 64));
+        Value none = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::slt, a[0],
+            arith::ConstantIntOp::create(nb, l, 0, 64));
+        return arith::SelectOp::create(
+            nb, l, none, a[0], arith::SubIOp::create(nb, l, a[0], gone));
+      });
   Value cached = gatherPages(b, b.getLoc(), rowPool, Value(),
-                             step->blockTable, f32);
+                             pagesFrom(b, b.getLoc(), step->blockTable,
+                                       firstPages),
+                             f32);
   Value tokens = tensor::DimOp::create(b, cached, 2);
   SmallVector<ReassociationIndices> drop = {{0, 1}, {2}, {3}};
   cached = tensor::CollapseShapeOp::create(
@@ -205,7 +254,7 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
         SmallVector<OpFoldResult>{batch, tokens, b.getIndexAttr(width)},
         SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
   };
-  Value entries = poolEntries(*c, half(0), half(width), closes, ropePos);
+  Value entries = poolEntries(*c, half(0), half(width), shifted, ropePos);
   // Entry w at slot w of the pool's own pages (block_table.every.<rate>).
   writePool(b, *step, entryPool, unit(entries, dim), closes,
             /*scales=*/nullptr, rate);
@@ -256,10 +305,11 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
 
 Value DeepSeekV4Builder::unionAttention(Value q, Value raw, Value entries,
                                         Value indices, Value sink,
-                                        int64_t rate) {
+                                        int64_t rate, Value rawStart) {
   auto type = cast<RankedTensorType>(q.getType());
-  return CompressedAttentionOp::create(b, type, q, raw, entries, pos, indices,
-                                       sink, b.getI64IntegerAttr(v4.window),
+  return CompressedAttentionOp::create(b, type, q, raw, entries, pos,
+                                       rawStart, indices, sink,
+                                       b.getI64IntegerAttr(v4.window),
                                        b.getI64IntegerAttr(rate),
                                        FloatAttr());
 }
@@ -275,9 +325,38 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
   bool fp8 = !step->keyScales.empty();
   writePool(b, *step, step->keys[i], kv, step->positions,
             fp8 ? &step->keyScales[i] : nullptr);
+  // The keys of the queries' window: from the page holding the first new
+  // token's first visible key on (raw_start: the gathered rows' first
+  // position).
+  int64_t page =
+      cast<RankedTensorType>(step->keys[i].getType()).getDimSize(2);
+  auto rowType = RankedTensorType::get({kDyn}, b.getI64Type());
+  AffineMap firstOfRow = AffineMap::get(
+      1, 0, {b.getAffineDimExpr(0), b.getAffineConstantExpr(0)},
+      b.getContext());
+  AffineMap idRow = b.getMultiDimIdentityMap(1);
+  Value firstPages = generic(
+      rowType, {batch}, {step->positions}, {firstOfRow, idRow}, {IT::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto i64 = [&](int64_t v) {
+          return arith::ConstantIntOp::create(nb, l, v, 64);
+        };
+        Value from = arith::MaxSIOp::create(
+            nb, l, i64(0),
+            arith::SubIOp::create(nb, l, a[0], i64(v4.window - 1)));
+        return arith::DivSIOp::create(nb, l, from, i64(page));
+      });
+  Value rawStart = generic(
+      rowType, {batch}, {firstPages}, {idRow, idRow}, {IT::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::MulIOp::create(
+            nb, l, a[0], arith::ConstantIntOp::create(nb, l, page, 64));
+      });
   Value keys = gatherPages(b, b.getLoc(), step->keys[i],
                            fp8 ? step->keyScales[i] : Value(),
-                           step->blockTable, f32);
+                           pagesFrom(b, b.getLoc(), step->blockTable,
+                                     firstPages),
+                           f32);
   // A window-only layer has no entries.
   Value entries = empty(RankedTensorType::get({kDyn, 1, 0, d}, f32), {batch});
   Value selected;
@@ -315,7 +394,7 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
         return {};
     }
   }
-  return unionAttention(q, keys, entries, selected, sink, rate);
+  return unionAttention(q, keys, entries, selected, sink, rate, rawStart);
 }
 
 Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {

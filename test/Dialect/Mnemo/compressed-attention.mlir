@@ -47,6 +47,26 @@ func.func @hca(%q: tensor<?x8x?x32xf32>, %raw: tensor<?x2x?x32xf32>,
   return %o : tensor<?x8x?x32xf32>
 }
 
+// A step over its window's raw keys: raw key j at raw_start[b] + j in the
+// mask.
+// ROUND-LABEL: func.func @window_keys
+// ROUND: mnemo.compressed_attention %{{.+}}, %{{.+}}, %{{.+}} positions(%{{.+}}) raw_start(%{{.+}} : tensor<?xi64>) window(16) rate(4)
+// CHECK-LABEL: func.func @window_keys
+// CHECK: linalg.generic
+// CHECK: %[[S:.+]] = tensor.extract %arg4
+// CHECK: %[[SI:.+]] = arith.index_cast %[[S]]
+// CHECK: arith.addi %{{.+}}, %[[SI]]
+// CHECK: mnemo.attention
+func.func @window_keys(%q: tensor<?x2x1x16xf32>, %raw: tensor<?x1x?x16xf32>,
+                       %e: tensor<?x1x?x16xf32>, %pos: tensor<?x1xi64>,
+                       %start: tensor<?xi64>) -> tensor<?x2x1x16xf32> {
+  %o = mnemo.compressed_attention %q, %raw, %e positions(%pos)
+      raw_start(%start : tensor<?xi64>) window(16) rate(4)
+      : tensor<?x2x1x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>,
+        tensor<?x1xi64> -> tensor<?x2x1x16xf32>
+  return %o : tensor<?x2x1x16xf32>
+}
+
 // The compressor's pool: round trip; its lowering is checked numerically
 // (Numerics/gated_pool.py).
 // ROUND-LABEL: func.func @pool

@@ -225,3 +225,11 @@ func.func @pool_gate(%kv: tensor<1x9x8xf32>, %g: tensor<1x7x8xf32>, %b: tensor<4
   %p = mnemo.gated_pool %kv, %g, %b, %e rate(4) : tensor<1x9x8xf32>, tensor<1x7x8xf32>, tensor<4x8xf32>, tensor<1x2xi64> -> tensor<1x2x8xf32>
   return %p : tensor<1x2x8xf32>
 }
+
+// -----
+
+func.func @compressed_raw_start(%q: tensor<2x2x5x16xf32>, %r: tensor<2x1x7x16xf32>, %e: tensor<2x1x2x16xf32>, %p: tensor<2x5xi64>, %s: tensor<3xi64>) -> tensor<2x2x5x16xf32> {
+  // expected-error @+1 {{raw_start batch (3) must match query batch (2)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) raw_start(%s : tensor<3xi64>) window(4) rate(2) : tensor<2x2x5x16xf32>, tensor<2x1x7x16xf32>, tensor<2x1x2x16xf32>, tensor<2x5xi64> -> tensor<2x2x5x16xf32>
+  return %o : tensor<2x2x5x16xf32>
+}

@@ -67,6 +67,15 @@
 # RUN: %mnemo_run %t/fp8.mnemo --generate 16 --input input_ids=%S/Inputs/refs_sparse_public/v4_csa_hca/input_ids.npy --teacher-force %S/Inputs/refs_sparse_public/v4_csa_hca/greedy_tokens.npy --output-dir %t/gen-fp8
 # RUN: %python %S/Inputs/generation.py compare %t/gen-fp8 %S/Inputs/refs_sparse_public/v4_csa_hca --teacher --rel-l2 5e-2 | FileCheck %s --check-prefix=TEACHER
 #
+# A decode step reads the pages of its window only: the raw keys from the
+# page of the first one a query sees (raw_start), the compressor rows from
+# the window the first closing entry pools.
+# RUN: mnemoc %S/Inputs/refs_sparse_public/v4_csa_hca --emit=mnemo -o %t/steps.mlir
+# RUN: FileCheck %s --check-prefix=STEP < %t/steps.mlir
+# STEP-LABEL: func.func @decode
+# STEP: mnemo.gated_pool
+# STEP: mnemo.compressed_attention {{.*}} raw_start({{.*}}) sink({{.*}}) window(32) rate(128)
+#
 # RUN: mnemoc %S/Inputs/refs_sparse_public/v4_csa_hca --generation=false --emit=mnemo -o %t/v4.mlir
 # RUN: FileCheck %s --check-prefix=IR < %t/v4.mlir
 # Layer 0 (HCA): the compressor's pool (mnemo.gated_pool); the rope on the
