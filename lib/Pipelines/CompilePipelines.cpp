@@ -50,6 +50,9 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   // from a refined op) reach the mnemo ops after it.
   pm.addPass(mnemo::createRefineShapesPass());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Reshapes to computed shapes whose source the refinement made static
+  // behind a tensor.cast (a step of one token) fold now.
+  pm.addNestedPass<func::FuncOp>(mnemo::createFoldShapeReshapesPass());
   // A contiguous past built from a paged cache and concatenated with the
   // new tokens is computed where the attention loads it.
   pm.addPass(mnemo::createGenerateConcatsPass());

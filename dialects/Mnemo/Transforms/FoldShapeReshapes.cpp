@@ -15,7 +15,8 @@
 // proven by ValueBoundsConstraintSet (`tensor.dim %x, 0` and the `%d0` the
 // graph computed are the same value through tensor.empty, linalg results and
 // the like); the one group left at the end takes what remains, as the
-// reshape keeps the element count.
+// reshape keeps the element count. A reshape of a tensor.cast reads the
+// cast's source (whose static sizes line groups up).
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,7 +68,10 @@ bool provenEqual(const Size &a, const Size &b) {
 /// Groups `target` sizes by the `source` dims they cover, in order: equal
 /// sizes pair up, static runs multiply out to a static size, and the last
 /// group takes the rest. Each group has one side of size one (a split or a
-/// merge). Fails where the sizes do not line up.
+/// merge). One size of the narrow side that nothing proves (an extent a
+/// graph computed as count / known) may pair with one dynamic dim of the
+/// other when every other group is proven, the last included: the element
+/// count makes them equal. Fails where the sizes do not line up.
 FailureOr<SmallVector<ReassociationIndices>>
 groups(ArrayRef<Size> source, ArrayRef<Size> target, bool expand) {
   // `wide` is the side with more dims; each group joins one dim of the
@@ -77,6 +81,7 @@ groups(ArrayRef<Size> source, ArrayRef<Size> target, bool expand) {
   auto isUnit = [](const Size &s) { return s.known && *s.known == 1; };
   SmallVector<ReassociationIndices> out;
   size_t j = 0;
+  bool wildcard = false; // a narrow size paired by the element count
   for (size_t i = 0; i < narrow.size(); ++i) {
     ReassociationIndices group;
     // Unit dims of the wide side join the group they precede, unless the
@@ -84,10 +89,13 @@ groups(ArrayRef<Size> source, ArrayRef<Size> target, bool expand) {
     while (j < wide.size() && isUnit(wide[j]) && !isUnit(narrow[i]))
       group.push_back(j++);
     if (i + 1 == narrow.size()) {
-      // The rest: the element count fixes it.
+      // The rest: the element count fixes it, unless it fixed a wildcard.
+      size_t first = j;
       for (; j < wide.size(); ++j)
         group.push_back(j);
       if (group.empty())
+        return failure();
+      if (wildcard && !(j == first + 1 && provenEqual(narrow[i], wide[first])))
         return failure();
       out.push_back(group);
       break;
@@ -98,6 +106,12 @@ groups(ArrayRef<Size> source, ArrayRef<Size> target, bool expand) {
       continue;
     }
     std::optional<int64_t> want = staticSize(narrow[i]);
+    if (!want && !wildcard && j < wide.size() && !staticSize(wide[j])) {
+      wildcard = true;
+      group.push_back(j++);
+      out.push_back(group);
+      continue;
+    }
     int64_t product = 1;
     size_t start = group.size();
     while (want && j < wide.size() && product < *want) {
@@ -134,6 +148,24 @@ dropUnitDims(ArrayRef<Size> sizes) {
   out.back().append(pending.begin(), pending.end());
   return out;
 }
+
+/// A reshape reads its source's elements in order, whatever its type says
+/// of their dims: reshape(cast(x)) is reshape(x), and x's static sizes are
+/// what lines the groups up (a step specialized to one token casts its
+/// static unit dim away).
+struct ReshapeOfCast final : OpRewritePattern<tensor::ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cast = op.getSource().getDefiningOp<tensor::CastOp>();
+    if (!cast || !isa<RankedTensorType>(cast.getSource().getType()))
+      return rewriter.notifyMatchFailure(op, "not a reshape of a cast");
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getSourceMutable().assign(cast.getSource()); });
+    return success();
+  }
+};
 
 struct ReshapeToListedShape final : OpRewritePattern<tensor::ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -282,7 +314,7 @@ struct FoldShapeReshapesPass final
     : mnemo::impl::FoldShapeReshapesPassBase<FoldShapeReshapesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ReshapeToListedShape>(&getContext());
+    patterns.add<ReshapeToListedShape, ReshapeOfCast>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation()->emitError("mnemo-fold-shape-reshapes did not converge");
       return signalPassFailure();

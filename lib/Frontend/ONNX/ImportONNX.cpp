@@ -269,6 +269,30 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "mnemo.name", b.getStringAttr(out.name()));
 
+  // An extent of an input named by a dim_param another input has first is
+  // that input's (ONNX: one name, one size): read it there, so that later
+  // passes can prove the sizes equal (a reshape to a computed shape then
+  // folds into an expand or collapse of its operand's dims).
+  SmallVector<tensor::DimOp> inputDims;
+  func.walk([&](tensor::DimOp dim) {
+    if (auto arg = dyn_cast<BlockArgument>(dim.getSource()))
+      if (arg.getOwner() == entry && dim.getConstantIndex())
+        inputDims.push_back(dim);
+  });
+  for (tensor::DimOp dim : inputDims) {
+    std::pair<Value, int64_t> extent = {dim.getSource(),
+                                        *dim.getConstantIndex()};
+    std::pair<Value, int64_t> canonical = canonicalExtent(extent);
+    if (canonical == extent)
+      continue;
+    b.setInsertionPoint(dim);
+    dim.replaceAllUsesWith(
+        tensor::DimOp::create(b, dim.getLoc(), canonical.first,
+                              canonical.second)
+            .getResult());
+  }
+  b.setInsertionPointToEnd(entry);
+
   // The interiors of raised subgraphs (and unused constants) have no users
   // left.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))

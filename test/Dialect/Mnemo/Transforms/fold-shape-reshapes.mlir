@@ -129,3 +129,45 @@ func.func @split_static_dim_computed_heads(%x: tensor<?x?x256xf32>, %h: index) -
   %r = tensor.reshape %x(%s) : (tensor<?x?x256xf32>, tensor<4xindex>) -> tensor<?x?x?x64xf32>
   return %r : tensor<?x?x?x64xf32>
 }
+
+// -----
+
+// GQA's repeated heads merged back ([B, 2, 2, S, 32] to [B, 4, S', 32])
+// with S' computed as the element count over the known sizes: nothing
+// proves S' = S, but every other group is proven (the last included), so
+// the count makes them equal. A reshape of a tensor.cast reads the cast's
+// source.
+// CHECK-LABEL: func.func @count_computed_extent
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] : tensor<?x2x2x?x32xf32> into tensor<?x4x?x32xf32>
+// CHECK-NOT: tensor.reshape
+func.func @count_computed_extent(%x: tensor<?x2x2x?x32xf32>) -> tensor<?x4x?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %b = tensor.dim %x, %c0 : tensor<?x2x2x?x32xf32>
+  %s = tensor.dim %x, %c3 : tensor<?x2x2x?x32xf32>
+  %n0 = arith.muli %b, %c4 : index
+  %n1 = arith.muli %n0, %s : index
+  %n = arith.muli %n1, %c32 : index
+  %k = arith.muli %b, %c128 : index
+  %rest = arith.divsi %n, %k : index
+  %shape = tensor.from_elements %b, %c4, %rest, %c32 : tensor<4xindex>
+  %c = tensor.cast %x : tensor<?x2x2x?x32xf32> to tensor<?x?x?x?x32xf32>
+  %r = tensor.reshape %c(%shape) : (tensor<?x?x?x?x32xf32>, tensor<4xindex>) -> tensor<?x4x?x32xf32>
+  return %r : tensor<?x4x?x32xf32>
+}
+
+// -----
+
+// Two sizes nothing proves: the count fixes only their product, so the
+// reshape stays.
+// CHECK-LABEL: func.func @two_unproven
+// CHECK: tensor.reshape
+func.func @two_unproven(%x: tensor<?x?x32xf32>, %p: index, %q: index) -> tensor<?x?x32xf32> {
+  %c32 = arith.constant 32 : index
+  %shape = tensor.from_elements %p, %q, %c32 : tensor<3xindex>
+  %r = tensor.reshape %x(%shape) : (tensor<?x?x32xf32>, tensor<3xindex>) -> tensor<?x?x32xf32>
+  return %r : tensor<?x?x32xf32>
+}
