@@ -14,8 +14,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include <limits>
-
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::builders;
@@ -90,31 +88,10 @@ Value mnemo::gatherPages(OpBuilder &b, Location loc, Value pool, Value scales,
 }
 
 Value mnemo::pagesFrom(OpBuilder &b, Location loc, Value blockTable,
-                       Value firstPages) {
+                       Value firstPages, Value pages) {
   MLIRContext *ctx = b.getContext();
-  Type i64 = b.getI64Type();
-  // The fewest pages skipped over the batch: a 0-d reduction.
-  Value init = linalg::FillOp::create(
-                   b, loc,
-                   ValueRange{arith::ConstantIntOp::create(
-                       b, loc, std::numeric_limits<int64_t>::max(), 64)},
-                   ValueRange{tensor::EmptyOp::create(b, loc,
-                                                      ArrayRef<int64_t>{}, i64)})
-                   .getResult(0);
-  auto fewest = linalg::GenericOp::create(
-      b, loc, init.getType(), ValueRange{firstPages}, ValueRange{init},
-      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx),
-                          AffineMap::get(1, 0, {}, ctx)},
-      iterators(1, {0}), [&](OpBuilder &nb, Location nl, ValueRange a) {
-        linalg::YieldOp::create(nb, nl,
-                                arith::MinSIOp::create(nb, nl, a[0], a[1])
-                                    .getResult());
-      });
-  Value skipped = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      tensor::ExtractOp::create(b, loc, fewest.getResult(0), ValueRange{}));
-  Value width = arith::SubIOp::create(
-      b, loc, tensor::DimOp::create(b, loc, blockTable, 1), skipped);
+  Value width = arith::MinSIOp::create(
+      b, loc, pages, tensor::DimOp::create(b, loc, blockTable, 1));
   auto tableType = cast<RankedTensorType>(blockTable.getType());
   Value out = emptyTensor(
       b, loc, {tensor::getMixedSize(b, loc, blockTable, 0), width},

@@ -39,13 +39,15 @@ Value gatherPages(OpBuilder &b, Location loc, Value pool, Value scales,
                   Value blockTable, Type elementType,
                   const PageGatherAlignment &alignment = {});
 
-/// The pages of `blockTable` [B, W] from page `firstPages[b]` (an i64
-/// tensor [B], each in [0, W]) on: [B, W - min_b firstPages[b]] of the
-/// table's type, column j holding blockTable[b, firstPages[b] + j], and
-/// page 0 past W (rows a reader masks). Gathering it reads a sequence's
-/// tokens from firstPages[b] * P on, token t at t - firstPages[b] * P.
+/// `pages` pages of `blockTable` [B, W] from page `firstPages[b]` (an i64
+/// tensor [B], each in [0, W]) on: [B, min(pages, W)] of the table's
+/// type, column j holding blockTable[b, firstPages[b] + j], and page 0
+/// past W (rows a reader masks). Gathering it reads a sequence's tokens
+/// from firstPages[b] * P on, token t at t - firstPages[b] * P. `pages`
+/// (an index) depends on shapes alone, so that a GPU launch plan can size
+/// what reads it.
 Value pagesFrom(OpBuilder &b, Location loc, Value blockTable,
-                Value firstPages);
+                Value firstPages, Value pages);
 
 } // namespace mlir::mnemo
 

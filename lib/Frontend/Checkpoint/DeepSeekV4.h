@@ -116,6 +116,8 @@ private:
   /// positions.
   Value unionAttention(Value q, Value raw, Value entries, Value indices,
                        Value sink, int64_t rate, Value rawStart = {});
+  /// The pages of `page` tokens that `tokens + extra` rows fill (an index).
+  Value pagesCovering(Value tokens, int64_t extra, int64_t page);
   /// A generation step's attention of layer `i`.
   Value stepAttention(Value x, Value qLow, Value q, Value kv, Value sink,
                       int64_t i);

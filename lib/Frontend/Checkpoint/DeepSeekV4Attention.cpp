@@ -145,6 +145,14 @@ Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
   return poolEntries(*c, kv, gate, entries, entryPos);
 }
 
+Value DeepSeekV4Builder::pagesCovering(Value tokens, int64_t extra,
+                                       int64_t page) {
+  Value rows = arith::AddIOp::create(
+      b, tokens, arith::ConstantIndexOp::create(b, extra + page - 1));
+  return arith::DivUIOp::create(b, rows,
+                                arith::ConstantIndexOp::create(b, page));
+}
+
 Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
                                      int64_t rate, int64_t dim,
                                      bool overlapping, Value &rowPool,
@@ -193,10 +201,12 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
       });
   // The cached rows the closing entries read (this step's included): kv,
   // then gate. The first entry a step closes pools the window of its first
-  // token (overlapping: and the one before), so its pages from there on
+  // token p (overlapping: and the one before), so its pages from there on
   // are gathered, from a multiple of lcm(P, rate) tokens (`skip`) that
   // keeps each window's slots where they were: entry w is then w - skip /
-  // rate of the gathered rows (w >= 1 keeps its previous window).
+  // rate of the gathered rows (w >= 1 keeps its previous window). The S
+  // new tokens end at p + S - 1, at most S + span + align - 2 rows after
+  // `skip`: as many pages, whatever the context (a size from shapes).
   int64_t page = cast<RankedTensorType>(rowPool.getType()).getDimSize(2);
   int64_t align = std::lcm(page, rate);
   int64_t span = overlapping ? 2 * rate : rate;
@@ -238,10 +248,11 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
         return arith::SelectOp::create(
             nb, l, none, a[0], arith::SubIOp::create(nb, l, a[0], gone));
       });
-  Value cached = gatherPages(b, b.getLoc(), rowPool, Value(),
-                             pagesFrom(b, b.getLoc(), step->blockTable,
-                                       firstPages),
-                             f32);
+  Value cached = gatherPages(
+      b, b.getLoc(), rowPool, Value(),
+      pagesFrom(b, b.getLoc(), step->blockTable, firstPages,
+                pagesCovering(seq, span + align - 2, page)),
+      f32);
   Value tokens = tensor::DimOp::create(b, cached, 2);
   SmallVector<ReassociationIndices> drop = {{0, 1}, {2}, {3}};
   cached = tensor::CollapseShapeOp::create(
@@ -327,7 +338,7 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
             fp8 ? &step->keyScales[i] : nullptr);
   // The keys of the queries' window: from the page holding the first new
   // token's first visible key on (raw_start: the gathered rows' first
-  // position).
+  // position), S + window + P - 2 rows at most.
   int64_t page =
       cast<RankedTensorType>(step->keys[i].getType()).getDimSize(2);
   auto rowType = RankedTensorType::get({kDyn}, b.getI64Type());
@@ -352,11 +363,11 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
         return arith::MulIOp::create(
             nb, l, a[0], arith::ConstantIntOp::create(nb, l, page, 64));
       });
-  Value keys = gatherPages(b, b.getLoc(), step->keys[i],
-                           fp8 ? step->keyScales[i] : Value(),
-                           pagesFrom(b, b.getLoc(), step->blockTable,
-                                     firstPages),
-                           f32);
+  Value keys = gatherPages(
+      b, b.getLoc(), step->keys[i], fp8 ? step->keyScales[i] : Value(),
+      pagesFrom(b, b.getLoc(), step->blockTable, firstPages,
+                pagesCovering(seq, v4.window + page - 2, page)),
+      f32);
   // A window-only layer has no entries.
   Value entries = empty(RankedTensorType::get({kDyn, 1, 0, d}, f32), {batch});
   Value selected;

@@ -72,6 +72,12 @@
 # the window the first closing entry pools.
 # RUN: mnemoc %S/Inputs/refs_sparse_public/v4_csa_hca --emit=mnemo -o %t/steps.mlir
 # RUN: FileCheck %s --check-prefix=STEP < %t/steps.mlir
+# The gathered pages are counted from the step's shapes (the new tokens,
+# the window, the rate), so a GPU launch plan holds the steps.
+# RUN: mnemoc %S/Inputs/refs_sparse_public/v4_csa_hca --target=sm_90a --kv-dtype=fp8 -o %t/gpu.mnemo
+# RUN: %mnemo_run %t/gpu.mnemo --dump-plan | FileCheck %s --check-prefix=PLAN
+# PLAN: {"name": "prefill",
+# PLAN: {"name": "decode",
 # STEP-LABEL: func.func @decode
 # STEP: mnemo.gated_pool
 # STEP: mnemo.compressed_attention {{.*}} raw_start({{.*}}) sink({{.*}}) window(32) rate(128)
