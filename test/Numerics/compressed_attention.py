@@ -6,7 +6,8 @@ keys and compressed entries) against an independent numpy model, on shapes
 that are no tile multiples: HCA (every closed entry), CSA (listed entries,
 -1, out-of-range and repeated indices), GQA, a padding query, a query that
 sees nothing, a scale, no sink, raw keys that start later (raw_start: a
-generation step's window)."""
+generation step's window), and decode rows (one static query row: the
+listed entries gathered rather than masked)."""
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def cases():
     out = []
 
     def case(name, b, h, hkv, s, rn, t, d, window, rate, positions, indices=None,
-             sink=True, scale=None, raw_start=None):
+             sink=True, scale=None, raw_start=None, static_rows=False):
         q = r.standard_normal((b, h, s, d)).astype(np.float32)
         raw = r.standard_normal((b, hkv, rn, d)).astype(np.float32)
         entries = r.standard_normal((b, hkv, t, d)).astype(np.float32)
@@ -80,9 +81,11 @@ def cases():
         out.append(Case(name, body, inputs,
                         reference(q, raw, entries, positions, window, rate, indices, sk,
                                   scale, raw_start),
-                        atol=2e-5, dynamic={"q": [0, 2], "raw": [0, 2], "e": [0, 2], "pos": [0, 1],
-                                            "start": [0]},
-                        result_dynamic=[0, 2]))
+                        atol=2e-5,
+                        dynamic={"q": [0] if static_rows else [0, 2], "raw": [0, 2],
+                                 "e": [0, 2], "pos": [0] if static_rows else [0, 1],
+                                 "start": [0], "idx": [0]},
+                        result_dynamic=[0] if static_rows else [0, 2]))
 
     # A forward's layout: queries at 0..S-1 over their own raw keys.
     s = 37
@@ -112,6 +115,18 @@ def cases():
     idx = r.integers(-1, 12, size=(1, 4, 3)).astype(np.int64)
     case("raw_start, CSA", 1, 2, 1, 4, 13, 12, 8, 7, 4,
          np.array([[45, 46, 47, 48]]), indices=idx, raw_start=np.array([40]))
+    # Decode rows (S = 1, static): the listed entries are gathered. Rows
+    # with -1, out-of-range (12, 40), repeated (5 twice) and not yet
+    # closed (entry 11 at position 30: 31 // 4 = 7 closed) listings, a
+    # padding row, and raw keys from raw_start.
+    idx = np.array([[[5, -1, 5, 2, 12, 0]], [[11, 6, 40, 1, 3, 3]],
+                    [[0, 1, 2, 3, 4, 5]], [[7, 6, 5, 4, 3, 2]]], np.int64)
+    case("CSA decode rows, gathered", 4, 4, 2, 1, 20, 12, 16, 8, 4,
+         np.array([[47], [30], [-1], [44]]), indices=idx, static_rows=True,
+         raw_start=np.array([32, 16, 0, 30]))
+    case("CSA decode rows, gathered, i32, no sink", 4, 2, 1, 1, 20, 12, 8, 8, 4,
+         np.array([[47], [30], [-1], [44]]), indices=idx.astype(np.int32),
+         sink=False, static_rows=True, raw_start=np.array([32, 16, 0, 30]))
     # A window of 1 and no closed entry: the first query sees only itself.
     case("window 1, rate 64", 1, 2, 1, 9, 9, 1, 8, 1, 64, np.arange(9)[None])
     return out

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // mnemo.compressed_attention's reference form: the raw keys and the
-// entries concatenated on the key axis, one additive mask [B, 1, S, R + T]
-// saying what each query sees (the window's causality on raw keys, at their
+// entries concatenated on the key axis (with one query row per sequence, a
+// decode step, and listed entries: the K listed rows gathered instead of
+// all T), one additive mask [B, 1, S, R + T] saying what each query sees (the window's causality on raw keys, at their
 // positions from raw_start; closed
 // entries, and for CSA only the listed ones), and one mnemo.attention with
 // the sink, the keys as values. The pass runs it before the attention is
@@ -63,6 +64,79 @@ Value listedEntries(OpBuilder &b, Location loc, Value indices,
       .getResult(0);
 }
 
+/// [B, K] f32: 1 where indices[b, 0, k] differs from every earlier index
+/// of its row (a set lists each entry once).
+Value firstListings(OpBuilder &b, Location loc, Value indices,
+                    OpFoldResult batch, OpFoldResult count) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value init = filledTensor(b, loc, {batch, count}, f32, 1.0);
+  // Loops (b, k, e): the listing k against each earlier one e, read as
+  // the input (which sizes e).
+  AffineMap earlier = AffineMap::get(
+      3, 0,
+      {getAffineDimExpr(0, ctx), getAffineConstantExpr(0, ctx),
+       getAffineDimExpr(2, ctx)},
+      ctx);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{indices}, ValueRange{init},
+             ArrayRef<AffineMap>{earlier, projection(ctx, 3, {0, 1})},
+             iterators(3, {2}),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value bi = linalg::IndexOp::create(nb, nl, 0);
+               Value k = linalg::IndexOp::create(nb, nl, 1);
+               Value e = linalg::IndexOp::create(nb, nl, 2);
+               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+               Value x = tensor::ExtractOp::create(nb, nl, indices,
+                                                   ValueRange{bi, zero, k});
+               Value y = a[0];
+               Value repeat = arith::AndIOp::create(
+                   nb, nl,
+                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, e,
+                                         k),
+                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x,
+                                         y));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, repeat,
+                                           floatConst(nb, nl, f32, 0.0), a[1])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// [B, Hkv, K, D]: the entries indices[b, 0, :] lists (entry 0 where an
+/// index is out of range; the mask drops those).
+Value listedRows(OpBuilder &b, Location loc, Value entries, Value indices,
+                 ArrayRef<OpFoldResult> sizes, Value entryCount) {
+  auto type = cast<RankedTensorType>(entries.getType());
+  Value init = emptyTensor(b, loc, sizes, type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4)}, iterators(4),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value bi = linalg::IndexOp::create(nb, nl, 0);
+               Value h = linalg::IndexOp::create(nb, nl, 1);
+               Value k = linalg::IndexOp::create(nb, nl, 2);
+               Value d = linalg::IndexOp::create(nb, nl, 3);
+               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+               Value w = arith::IndexCastOp::create(
+                   nb, nl, nb.getIndexType(),
+                   tensor::ExtractOp::create(nb, nl, indices,
+                                             ValueRange{bi, zero, k}));
+               // Unsigned: a negative index is out of range too.
+               Value inside = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::ult, w, entryCount);
+               w = arith::SelectOp::create(nb, nl, inside, w, zero);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   tensor::ExtractOp::create(nb, nl, entries,
+                                             ValueRange{bi, h, w, d})
+                       .getResult());
+             })
+      .getResult(0);
+}
+
 struct DecomposeCompressedAttentionPass final
     : mnemo::impl::DecomposeCompressedAttentionPassBase<
           DecomposeCompressedAttentionPass> {
@@ -95,7 +169,23 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
                             qs = tensorSizes(b, loc, q);
   Value rawCount = getValueOrCreateConstantIndexOp(b, loc, rs[2]);
   Value entryCount = getValueOrCreateConstantIndexOp(b, loc, es[2]);
-  Value total = arith::AddIOp::create(b, loc, rawCount, entryCount);
+  // One query row per sequence (a decode step) with listed entries: the
+  // listed rows are gathered and attended, not every entry under a mask.
+  Value idx = op.getIndices();
+  auto qType = cast<RankedTensorType>(q.getType());
+  bool gather = idx && qType.getDimSize(2) == 1 &&
+                cast<RankedTensorType>(idx.getType()).getDimSize(2) > 0;
+  Value listedCount = entryCount;
+  Value firsts;
+  if (gather) {
+    OpFoldResult k = tensor::getMixedSize(b, loc, idx, 2);
+    SmallVector<OpFoldResult> sizes = {es[0], es[1], k, es[3]};
+    entries = listedRows(b, loc, entries, idx, sizes, entryCount);
+    firsts = firstListings(b, loc, idx, qs[0], k);
+    es = tensorSizes(b, loc, entries);
+    listedCount = getValueOrCreateConstantIndexOp(b, loc, k);
+  }
+  Value total = arith::AddIOp::create(b, loc, rawCount, listedCount);
 
   // The keys (also the values): [raw, entries] on the key axis.
   Value keys = emptyTensor(b, loc, {rs[0], rs[1], total, rs[3]}, ct);
@@ -107,7 +197,7 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
   keys = tensor::InsertSliceOp::create(b, loc, entries, keys, at, es, strides);
 
   Value listed;
-  if (Value idx = op.getIndices())
+  if (idx && !gather)
     listed = listedEntries(b, loc, idx, qs[0], qs[2], es[2]);
   Value positions = op.getPositions();
   Value rawStart = op.getRawStart();
@@ -148,12 +238,32 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
                 arith::CmpIOp::create(nb, l, P::slt,
                                       arith::SubIOp::create(nb, l, t, p),
                                       cst(window)));
-            // Entry w = j - R: closed before the query, w < (t + 1) / rate.
+            // Entry w = j - R (gathered: listing k = j - R, of entry w =
+            // indices[b, 0, k], seen in range and at its first listing):
+            // closed before the query, w < (t + 1) / rate.
             Value w = arith::SelectOp::create(
                 nb, l, isRaw, cst(0), arith::SubIOp::create(nb, l, j, rawCount));
+            Value entrySeen;
+            if (gather) {
+              Value k = w;
+              w = arith::IndexCastOp::create(
+                  nb, l, nb.getIndexType(),
+                  tensor::ExtractOp::create(nb, l, idx,
+                                            ValueRange{bi, cst(0), k}));
+              Value first =
+                  tensor::ExtractOp::create(nb, l, firsts, ValueRange{bi, k});
+              entrySeen = arith::AndIOp::create(
+                  nb, l,
+                  arith::CmpIOp::create(nb, l, P::ult, w, entryCount),
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                        first, floatConst(nb, l, f32, 0.0)));
+            }
             Value closed = arith::DivSIOp::create(
                 nb, l, arith::AddIOp::create(nb, l, t, cst(1)), cst(rate));
-            Value entrySeen = arith::CmpIOp::create(nb, l, P::slt, w, closed);
+            Value isClosed = arith::CmpIOp::create(nb, l, P::slt, w, closed);
+            entrySeen = entrySeen
+                            ? arith::AndIOp::create(nb, l, entrySeen, isClosed)
+                            : isClosed;
             if (listed) {
               Value l1 =
                   tensor::ExtractOp::create(nb, l, listed, ValueRange{bi, i, w});

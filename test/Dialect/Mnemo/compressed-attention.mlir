@@ -67,6 +67,27 @@ func.func @window_keys(%q: tensor<?x2x1x16xf32>, %raw: tensor<?x1x?x16xf32>,
   return %o : tensor<?x2x1x16xf32>
 }
 
+// A decode step (one static query row) with listed entries: the K = 8
+// listed rows are gathered and attended ([raw, listed] keys), each listing
+// seen once (a reduction over the earlier listings), not all T entries
+// under a mask.
+// CHECK-LABEL: func.func @csa_decode
+// CHECK: %[[L:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK: tensor.extract %arg2
+// CHECK: -> tensor<1x1x8x64xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: tensor.insert_slice %[[L]]
+// CHECK: mnemo.attention {{.*}} : tensor<1x4x1x64xf32>, tensor<1x1x?x64xf32>
+func.func @csa_decode(%q: tensor<1x4x1x64xf32>, %raw: tensor<1x1x?x64xf32>,
+                      %e: tensor<1x1x?x64xf32>, %pos: tensor<1x1xi64>,
+                      %idx: tensor<1x1x8xi64>) -> tensor<1x4x1x64xf32> {
+  %o = mnemo.compressed_attention %q, %raw, %e positions(%pos)
+      indices(%idx : tensor<1x1x8xi64>) window(32) rate(4)
+      : tensor<1x4x1x64xf32>, tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>,
+        tensor<1x1xi64> -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
+
 // The compressor's pool: round trip; its lowering is checked numerically
 // (Numerics/gated_pool.py).
 // ROUND-LABEL: func.func @pool
