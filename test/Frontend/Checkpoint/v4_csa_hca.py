@@ -118,6 +118,11 @@
 # RUN: mnemoc %t/v/good/mixed --topk-ties=lowest-index -o %t/mixed-gen.mnemo
 # RUN: %mnemo_run %t/mixed-gen.mnemo --generate 12 --input input_ids=%t/v/good/mixed/input_ids.npy --output-dir %t/mixed-gen
 # RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/mixed-gen.mnemo %t/mixed-gen %t/v/good/mixed/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE12
+# Pages of 5 tokens, which neither rate (2, 16) divides: the steps gather
+# their windows from multiples of lcm(5, rate) tokens.
+# RUN: mnemoc %t/v/good/rates --topk-ties=lowest-index --kv-page-size=5 -o %t/rates-p5.mnemo
+# RUN: %mnemo_run %t/rates-p5.mnemo --generate 12 --input input_ids=%t/v/good/rates/input_ids.npy --output-dir %t/rates-p5
+# RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/rates-p5.mnemo %t/rates-p5 %t/v/good/rates/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE12
 # RECOMPUTE12-COUNT-12: greedy ok: ok
 #
 # Keys and tensors the builder cannot honour: one line naming file and key.
