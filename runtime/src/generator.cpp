@@ -622,7 +622,7 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
     void *data = bytes < SIZE_MAX / 2
                      ? mmap(nullptr, static_cast<size_t>(bytes),
                             PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
                      : MAP_FAILED;
     if (data == MAP_FAILED)
       status = makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
