@@ -450,24 +450,19 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
       if (need - have > pc.freePages.size()) {
         size_t missing = need - have - pc.freePages.size();
         giveBack(0);
-        if (!pc.every)
-          return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
-                            "%s %llu: the KV cache pool is exhausted (%zu "
-                            "more page%s of %lld tokens needed); release a "
-                            "sequence or create the generator with more "
-                            "pages",
-                            f.kind, static_cast<unsigned long long>(f.id),
-                            missing, missing == 1 ? "" : "s",
-                            static_cast<long long>(pageSize));
+        String pool =
+            pc.every ? formatString("pool of compressed entries (one per "
+                                    "%lld tokens)",
+                                    static_cast<long long>(pc.every))
+                     : String("pool");
         return makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
-                          "%s %llu: the KV cache pool of compressed entries "
-                          "(one per %lld tokens) is exhausted (%zu more "
-                          "page%s of %lld entries needed); release a "
-                          "sequence or create the generator with more pages",
+                          "%s %llu: the KV cache %s is exhausted (%zu more "
+                          "page%s of %lld %s needed); release a sequence or "
+                          "create the generator with more pages",
                           f.kind, static_cast<unsigned long long>(f.id),
-                          static_cast<long long>(pc.every), missing,
-                          missing == 1 ? "" : "s",
-                          static_cast<long long>(pageSize));
+                          pool.c_str(), missing, missing == 1 ? "" : "s",
+                          static_cast<long long>(pageSize),
+                          pc.every ? "entries" : "tokens");
       }
       taken[i * numClasses + c] = need - have;
       for (size_t k = have; k < need; ++k) {
