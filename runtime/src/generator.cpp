@@ -84,8 +84,13 @@ struct PageClass {
   int64_t window = 0;
   Vector<int32_t> freePages;
   uint64_t pageBytes = 0; // one page of each of its pools
-  Vector<int32_t> rows;   // a call's block table, reused
+  /// The pages its pools hold now (device pools grow up to the limit).
+  int64_t capacity = 0;
+  Vector<int32_t> rows; // a call's block table, reused
 };
+
+/// Pages a device pool starts with.
+constexpr int64_t kInitialDevicePages = 16;
 
 /// A page a sequence no longer reads (freed behind its attention window).
 constexpr int32_t kFreedPage = -1;
@@ -119,6 +124,8 @@ struct mnemo_generator_s {
   /// classes[0]: the pools of a row per token; then one per entry rate.
   Vector<PageClass> classes;
   int64_t pageSize = 0, vocab = 0, maxBatch = 0, maxLength = 0, maxPages = 0;
+  /// Pages of each class (mnemo_generator_create's num_pages).
+  int64_t pageLimit = 0;
   SortedMap<uint64_t, Sequence> sequences;
   uint64_t nextId = 1;
   // A call's batch, reused between calls.
@@ -149,6 +156,9 @@ struct mnemo_generator_s {
   void freeBehindWindow(Sequence &q);
   /// Returns every page `q` holds to its class's free list.
   void releasePages(Sequence &q);
+  /// Grows the device pools of class `c` to hold page `need - 1` (by half
+  /// at least, up to pageLimit), their pages copied over.
+  mnemo_status_t growClass(size_t c, int64_t need);
 };
 
 namespace {
@@ -175,11 +185,13 @@ mnemo_status_t mnemo_generator_s::checkTables(size_t function, Step step,
          !p.inputs[kNumStepInputs + n].inPlace)
     ++n;
   *numTables = n;
-  if (step == Step::Prefill)
-    classes.assign(1, PageClass{0, kStepInputs[2], 0, {}, 0, {}});
-  else if (n + 1 != classes.size())
+  if (step == Step::Prefill) {
+    classes.assign(1, PageClass());
+    classes[0].table = kStepInputs[2];
+  } else if (n + 1 != classes.size()) {
     return signatureError(model, function,
                           "its block tables differ from prefill's");
+  }
   for (size_t k = 0; k < n; ++k) {
     const TensorSig &s = p.inputs[kNumStepInputs + k];
     size_t prefix = sizeof(kEntryTable) - 1;
@@ -193,11 +205,14 @@ mnemo_status_t mnemo_generator_s::checkTables(size_t function, Step step,
                             "an input between the step inputs and the cache "
                             "pools is not a block table "
                             "block_table.every.R [B, W] of i32 (R > 1)");
-    if (step == Step::Prefill)
-      classes.push_back(PageClass{rate, s.name, 0, {}, 0, {}});
-    else if (std::strcmp(classes[k + 1].table, s.name))
+    if (step == Step::Prefill) {
+      classes.push_back(PageClass());
+      classes.back().every = rate;
+      classes.back().table = s.name;
+    } else if (std::strcmp(classes[k + 1].table, s.name)) {
       return signatureError(model, function,
                             "its block tables differ from prefill's");
+    }
   }
   return nullptr;
 }
@@ -388,6 +403,27 @@ void mnemo_generator_s::freeBehindWindow(Sequence &q) {
   }
 }
 
+mnemo_status_t mnemo_generator_s::growClass(size_t c, int64_t need) {
+  PageClass &pc = classes[c];
+  int64_t pages =
+      std::min(pageLimit, std::max(need, pc.capacity + pc.capacity / 2));
+  for (Pool &p : pools) {
+    if (p.pageClass != c || !p.device || p.shape[0] >= pages)
+      continue;
+    // No overflow: mnemo_generator_create checked pageLimit pages.
+    uint64_t bytes = mnemo_dtype_size(p.dtype) * static_cast<uint64_t>(pages);
+    for (size_t d = 1; d < p.shape.size(); ++d)
+      bytes *= static_cast<uint64_t>(p.shape[d]);
+    String what = formatString("%s: %lld pages of '%s'", model->name.c_str(),
+                               static_cast<long long>(pages), p.name);
+    MNEMO_RETURN_IF_ERROR(cuda::DeviceMemory::grow(p.device, bytes,
+                                                   what.c_str()));
+    p.shape[0] = pages;
+  }
+  pc.capacity = pages;
+  return nullptr;
+}
+
 void mnemo_generator_s::releasePages(Sequence &q) {
   for (size_t c = 0; c < q.pages.size(); ++c) {
     for (int32_t page : q.pages[c])
@@ -469,6 +505,19 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
         held.push_back(pc.freePages.back());
         pc.freePages.pop_back();
       }
+    }
+  }
+  // Device pools grow to hold every page the feeds took.
+  for (size_t c = 0; c < numClasses; ++c) {
+    int64_t highest = -1;
+    for (const Feed &f : feeds)
+      for (int32_t page : f.sequence->pages[c])
+        highest = std::max<int64_t>(highest, page);
+    if (highest < classes[c].capacity)
+      continue;
+    if (mnemo_status_t status = growClass(c, highest + 1)) {
+      giveBack(0);
+      return status;
     }
   }
   for (size_t first = 0; first < feeds.size();
@@ -603,15 +652,20 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
       if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
         bytes = UINT64_MAX;
     // Zeroed: a padding row of a page is read (and masked) as a number.
-    // On a CUDA device the pool lives in device memory for good; on the
-    // host it is mapped, so that its pages take memory when first written.
+    // On a CUDA device the pool lives in device memory, kInitialDevicePages
+    // at first, grown as sequences take pages (growClass); on the host it
+    // is mapped whole, so that its pages take memory when first written.
     if (runsOnCuda(g->prefill)) {
       String what = formatString("%s: %zu pages of '%s'", model->name.c_str(),
                                  num_pages, p.name);
+      int64_t first = std::min<int64_t>(static_cast<int64_t>(num_pages),
+                                        kInitialDevicePages);
       status = bytes < UINT64_MAX
-                   ? cuda::DeviceMemory::create(bytes, what.c_str(), p.device)
+                   ? cuda::DeviceMemory::create(bytes / num_pages * first,
+                                                what.c_str(), p.device)
                    : makeStatus(MNEMO_STATUS_RESOURCE_EXHAUSTED,
                                 "%s: too large", what.c_str());
+      p.shape[0] = first;
       continue;
     }
     void *data = bytes < SIZE_MAX / 2
@@ -633,8 +687,11 @@ mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
     return status;
   }
   // Every class has num_pages pages, the lowest handed out first (a host
-  // pool's memory is then the pages its sequences hold at most at once).
+  // pool's memory is then the pages its sequences hold at most at once,
+  // and a device pool grows as far as they need).
+  g->pageLimit = static_cast<int64_t>(num_pages);
   for (PageClass &pc : g->classes) {
+    pc.capacity = g->pools.empty() ? 0 : g->pools[0].shape[0];
     pc.freePages.reserve(num_pages);
     for (size_t k = num_pages; k > 0; --k)
       pc.freePages.push_back(static_cast<int32_t>(k - 1));

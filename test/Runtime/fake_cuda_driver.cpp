@@ -127,6 +127,12 @@ CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return kSuccess;
 }
+CUresult cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes) {
+  std::memcpy(reinterpret_cast<void *>(dst),
+              reinterpret_cast<const void *>(src), bytes);
+  std::fprintf(stderr, "fake-cuda: cuMemcpyDtoD %zu\n", bytes);
+  return kSuccess;
+}
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
                               void *stream) {
   if (fails("cuMemcpyHtoDAsync_v2"))

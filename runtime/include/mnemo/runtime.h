@@ -402,7 +402,7 @@ int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
  * A generator runs a model's generation steps, the functions `prefill` and
  * `decode` that mnemoc emits for a checkpoint, over a paged KV cache it
  * owns: per layer a key and a value pool of pages of P tokens (mnemoc
- * --kv-page-size, --kv-dtype), allocated once at creation, and the pools
+ * --kv-page-size, --kv-dtype), made at creation, and the pools
  * a layer keeps besides (DeepSeek's indexer keys, compressor rows and
  * compressed entries; entries of one per R tokens on pages of P entries of
  * their own). Each sequence holds the pages its tokens fill, less those
@@ -421,8 +421,7 @@ int mnemo_session_uses_cuda_graph(const mnemo_session_t *session);
  * it was. One thread at a time uses a generator, as a session; it may use
  * several threads for each step (mnemo_generator_set_threads). The pools
  * live in host memory on the CPU, and in device memory on a CUDA device
- * (allocated once, never copied to the host: both steps update them in
- * place there).
+ * (never copied to the host: the steps update them in place there).
  *===------------------------------------------------------------------===*/
 
 typedef struct mnemo_generator_s mnemo_generator_t;
@@ -432,7 +431,9 @@ typedef struct mnemo_generator_s mnemo_generator_t;
  * for a model compiled for a GPU target) with pools of `num_pages` pages
  * (each kind of page: of P tokens, of P entries of each rate). On the host
  * a page takes memory when a sequence first writes it; on a CUDA device
- * the pools are allocated whole. The generator keeps the model alive. */
+ * the pools start with 16 pages and grow as sequences take pages (by half
+ * at least, up to `num_pages`, copied on the device before the step that
+ * needs them). The generator keeps the model alive. */
 mnemo_status_t mnemo_generator_create(mnemo_model_t *model,
                                       const mnemo_device_t *device,
                                       size_t num_pages,

@@ -9,6 +9,7 @@
 #include "status.h"
 
 #include <cstdlib>
+#include <utility>
 
 using namespace mnemo::rt;
 using namespace mnemo::rt::cuda;
@@ -36,6 +37,21 @@ mnemo_status_t DeviceMemory::create(uint64_t bytes, const char *what,
     d.memFree(ptr);
     return outOfMemory();
   }
+  return nullptr;
+}
+
+mnemo_status_t DeviceMemory::grow(Owned<DeviceMemory> &memory,
+                                  uint64_t bytes, const char *what) {
+  Owned<DeviceMemory> larger;
+  MNEMO_RETURN_IF_ERROR(create(bytes, what, larger));
+  const Driver *driver = nullptr;
+  MNEMO_RETURN_IF_ERROR(getDriver(&driver));
+  // Synchronous: the steps that wrote the old memory are done (a step
+  // waits for its logits), and the next one reads the new.
+  if (CUresult r =
+          driver->memcpyDtoD(larger->ptr, memory->ptr, memory->bytes))
+    return driverError(*driver, r, what, "cuMemcpyDtoD");
+  memory = std::move(larger);
   return nullptr;
 }
 

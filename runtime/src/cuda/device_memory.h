@@ -25,6 +25,10 @@ public:
   /// `bytes` of device memory, zeroed; `what` names it in errors.
   static mnemo_status_t create(uint64_t bytes, const char *what,
                                Owned<DeviceMemory> &out);
+  /// Replaces `memory` by `bytes` (more than it has) of zeroed device
+  /// memory holding its contents first (copied, then the old freed).
+  static mnemo_status_t grow(Owned<DeviceMemory> &memory, uint64_t bytes,
+                             const char *what);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory &) = delete;
   DeviceMemory &operator=(const DeviceMemory &) = delete;

@@ -54,6 +54,7 @@ mnemo_status_t load(Driver &d) {
             lookup(library, "cuMemAlloc_v2", d.memAlloc) &&
             lookup(library, "cuMemFree_v2", d.memFree) &&
             lookup(library, "cuMemcpyHtoD_v2", d.memcpyHtoD) &&
+            lookup(library, "cuMemcpyDtoD_v2", d.memcpyDtoD) &&
             lookup(library, "cuLaunchKernel", d.launchKernel) &&
             lookup(library, "cuStreamCreate", d.streamCreate) &&
             lookup(library, "cuStreamDestroy_v2", d.streamDestroy) &&

@@ -43,6 +43,7 @@ struct Driver {
   CUresult (*memAlloc)(CUdeviceptr *ptr, size_t bytes);
   CUresult (*memFree)(CUdeviceptr ptr);
   CUresult (*memcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+  CUresult (*memcpyDtoD)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
   CUresult (*launchKernel)(CUfunction fn, unsigned gridX, unsigned gridY,
                            unsigned gridZ, unsigned blockX, unsigned blockY,
                            unsigned blockZ, unsigned sharedBytes,
