@@ -116,6 +116,12 @@ private:
   /// positions.
   Value unionAttention(Value q, Value raw, Value entries, Value indices,
                        Value sink, int64_t rate, Value rawStart = {});
+  /// Per sequence of a step ([B] i64): its first new token's position less
+  /// `back`, rounded down to a multiple of `align` (0 at least): where the
+  /// rows the step reads start.
+  Value readStart(int64_t back, int64_t align);
+  /// [B] i64 `rows` / `divisor`.
+  Value dividedBy(Value rows, int64_t divisor);
   /// The pages of `page` tokens that `tokens + extra` rows fill (an index).
   Value pagesCovering(Value tokens, int64_t extra, int64_t page);
   /// A generation step's attention of layer `i`.

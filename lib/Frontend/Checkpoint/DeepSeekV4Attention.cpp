@@ -145,6 +145,35 @@ Value DeepSeekV4Builder::compress(Value x, const std::string &prefix,
   return poolEntries(*c, kv, gate, entries, entryPos);
 }
 
+Value DeepSeekV4Builder::readStart(int64_t back, int64_t align) {
+  AffineMap firstOfRow = AffineMap::get(
+      1, 0, {b.getAffineDimExpr(0), b.getAffineConstantExpr(0)},
+      b.getContext());
+  return generic(
+      RankedTensorType::get({kDyn}, b.getI64Type()), {batch},
+      {step->positions}, {firstOfRow, b.getMultiDimIdentityMap(1)},
+      {IT::parallel}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto i64 = [&](int64_t v) {
+          return arith::ConstantIntOp::create(nb, l, v, 64);
+        };
+        Value from = arith::MaxSIOp::create(
+            nb, l, i64(0), arith::SubIOp::create(nb, l, a[0], i64(back)));
+        return arith::MulIOp::create(
+            nb, l, arith::DivSIOp::create(nb, l, from, i64(align)),
+            i64(align));
+      });
+}
+
+Value DeepSeekV4Builder::dividedBy(Value rows, int64_t divisor) {
+  AffineMap id = b.getMultiDimIdentityMap(1);
+  return generic(
+      cast<RankedTensorType>(rows.getType()), {batch}, {rows}, {id, id},
+      {IT::parallel}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::DivSIOp::create(
+            nb, l, a[0], arith::ConstantIntOp::create(nb, l, divisor, 64));
+      });
+}
+
 Value DeepSeekV4Builder::pagesCovering(Value tokens, int64_t extra,
                                        int64_t page) {
   Value rows = arith::AddIOp::create(
@@ -210,31 +239,8 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
   int64_t page = cast<RankedTensorType>(rowPool.getType()).getDimSize(2);
   int64_t align = std::lcm(page, rate);
   int64_t span = overlapping ? 2 * rate : rate;
-  AffineMap firstOfRow = AffineMap::get(
-      1, 0, {b.getAffineDimExpr(0), b.getAffineConstantExpr(0)},
-      b.getContext());
-  auto rowType = RankedTensorType::get({kDyn}, b.getI64Type());
-  Value skip = generic(
-      rowType, {batch}, {step->positions},
-      {firstOfRow, b.getMultiDimIdentityMap(1)}, {IT::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        auto i64 = [&](int64_t v) {
-          return arith::ConstantIntOp::create(nb, l, v, 64);
-        };
-        Value from = arith::MaxSIOp::create(
-            nb, l, i64(0),
-            arith::SubIOp::create(nb, l, a[0], i64(span - 1)));
-        return arith::MulIOp::create(
-            nb, l, arith::DivSIOp::create(nb, l, from, i64(align)),
-            i64(align));
-      });
-  Value firstPages = generic(
-      rowType, {batch}, {skip},
-      {b.getMultiDimIdentityMap(1), b.getMultiDimIdentityMap(1)},
-      {IT::parallel}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::DivSIOp::create(
-            nb, l, a[0], arith::ConstantIntOp::create(nb, l, page, 64));
-      });
+  Value skip = readStart(span - 1, align);
+  Value firstPages = dividedBy(skip, page);
   Value shifted = generic(
       posType, {batch, seq}, {closes, skip},
       {id2, AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, b.getContext()),
@@ -341,28 +347,8 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
   // position), S + window + P - 2 rows at most.
   int64_t page =
       cast<RankedTensorType>(step->keys[i].getType()).getDimSize(2);
-  auto rowType = RankedTensorType::get({kDyn}, b.getI64Type());
-  AffineMap firstOfRow = AffineMap::get(
-      1, 0, {b.getAffineDimExpr(0), b.getAffineConstantExpr(0)},
-      b.getContext());
-  AffineMap idRow = b.getMultiDimIdentityMap(1);
-  Value firstPages = generic(
-      rowType, {batch}, {step->positions}, {firstOfRow, idRow}, {IT::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        auto i64 = [&](int64_t v) {
-          return arith::ConstantIntOp::create(nb, l, v, 64);
-        };
-        Value from = arith::MaxSIOp::create(
-            nb, l, i64(0),
-            arith::SubIOp::create(nb, l, a[0], i64(v4.window - 1)));
-        return arith::DivSIOp::create(nb, l, from, i64(page));
-      });
-  Value rawStart = generic(
-      rowType, {batch}, {firstPages}, {idRow, idRow}, {IT::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::MulIOp::create(
-            nb, l, a[0], arith::ConstantIntOp::create(nb, l, page, 64));
-      });
+  Value rawStart = readStart(v4.window - 1, page);
+  Value firstPages = dividedBy(rawStart, page);
   Value keys = gatherPages(
       b, b.getLoc(), step->keys[i], fp8 ? step->keyScales[i] : Value(),
       pagesFrom(b, b.getLoc(), step->blockTable, firstPages,
