@@ -71,7 +71,7 @@ greedy() { # artifact, ref dir, out dir, mnemo-run flags...
   local art=$1 ref=$2 out=$3
   shift 3
   generate "$art" "$out" --input "input_ids=$ref/input_ids.npy" "$@" &&
-    $PY $CHECK compare "$out" "$ref"
+    $PY $CHECK compare "$out" "$ref" "${f32tol[@]}"
 }
 
 ragged() { # artifact, ref dir, out dir, prompt lengths, mnemo-run flags...
@@ -79,7 +79,7 @@ ragged() { # artifact, ref dir, out dir, prompt lengths, mnemo-run flags...
   shift 4
   generate "$art" "$out" --input "input_ids=$(dirname "$out")/ragged.npy" \
     --prompt-lengths "$lengths" "$@" &&
-    $PY $CHECK compare "$out" "$ref" --ragged
+    $PY $CHECK compare "$out" "$ref" --ragged "${f32tol[@]}"
 }
 
 teacher() { # artifact, ref dir, out dir, tolerance flags...
@@ -100,6 +100,12 @@ for art in "$DIR"/gen/*.mnemo; do
   steps=$($PY -c "import numpy; print(numpy.load('$ref/greedy_tokens.npy').shape[1])")
   sparse=0
   grep -q '"index_topk"' "$ref/config.json" && sparse=1
+  # DeepSeek-V4 (compress_rates): a cache departs from the recomputed
+  # references by up to 3.1e-3 where a CSA entry closes and PyTorch's tie
+  # order re-selects earlier rows (docs/DeepSeekV4.md; the host test's
+  # bound).
+  f32tol=()
+  grep -q '"compress_rates"' "$ref/config.json" && f32tol=(--max-abs 5e-3)
   tol=()
   if [ "$kv" = f32 ]; then
     report "$name greedy" greedy "$art" "$ref" "$out/greedy"
@@ -120,6 +126,7 @@ for art in "$DIR"/gen/*.mnemo; do
     tol=(--rel-l2 1e-2)
     [ "$sparse" = 1 ] && tol+=(--flips 1)
   fi
+  [ "$kv" = f32 ] && tol=("${f32tol[@]}")
   report "$name teacher-forced ${tol[*]:-(max |d| 1e-4)}" teacher "$art" \
     "$ref" "$out/teacher" "${tol[@]}"
 done
