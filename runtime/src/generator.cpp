@@ -507,12 +507,18 @@ mnemo_status_t mnemo_generator_s::feed(mnemo_session_t *session,
       }
     }
   }
-  // Device pools grow to hold every page the feeds took.
+  // Device pools grow to hold every page the feeds took (host pools hold
+  // all pageLimit pages from the start).
   for (size_t c = 0; c < numClasses; ++c) {
+    if (classes[c].capacity >= pageLimit)
+      continue;
     int64_t highest = -1;
-    for (const Feed &f : feeds)
-      for (int32_t page : f.sequence->pages[c])
-        highest = std::max<int64_t>(highest, page);
+    for (size_t i = 0; i < feeds.size(); ++i) {
+      const Vector<int32_t> &held = feeds[i].sequence->pages[c];
+      for (size_t k = held.size() - taken[i * numClasses + c];
+           k < held.size(); ++k)
+        highest = std::max<int64_t>(highest, held[k]);
+    }
     if (highest < classes[c].capacity)
       continue;
     if (mnemo_status_t status = growClass(c, highest + 1)) {
