@@ -233,6 +233,9 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.ropeTables = !ptx;
   tiling.topKRowScratch = !ptx;
   tiling.expertsAlongOutputs = !ptx;
+  // A loop of small attentions suits the CPU's threads; the GPU plans keep
+  // one attention per layer.
+  tiling.compressedQueryChunk = ptx ? 0 : 64;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

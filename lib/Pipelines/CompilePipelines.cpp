@@ -39,9 +39,11 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::DecomposeMLAPassOptions mla;
   mla.form = options.mlaForm;
   pm.addPass(mnemo::createDecomposeMLAPass(mla));
-  // DeepSeek-V4's attention over raw keys and entries: a masked
-  // mnemo.attention.
-  pm.addPass(mnemo::createDecomposeCompressedAttentionPass());
+  // DeepSeek-V4's attention over raw keys and entries: masked
+  // mnemo.attention ops (on CPUs, a prefill's by chunks of queries).
+  mnemo::DecomposeCompressedAttentionPassOptions compressed;
+  compressed.queryChunk = options.compressedQueryChunk;
+  pm.addPass(mnemo::createDecomposeCompressedAttentionPass(compressed));
   // Sizes fixed by --input-shape reach the mnemo ops, for kernels that
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());

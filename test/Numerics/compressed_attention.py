@@ -1,13 +1,19 @@
 # RUN: %python %s | FileCheck %s
 # CHECK-NOT: FAIL
 # CHECK: compressed attention: [[N:[0-9]+]] of [[N]] cases passed
+# CHECK: compressed attention, chunks of 5: [[N]] of [[N]] cases passed
+# CHECK: compressed attention, chunks of 16, tiled q3/kv5: [[N]] of [[N]] cases passed
 """mnemo.compressed_attention (DeepSeek-V4's attention over a window of raw
 keys and compressed entries) against an independent numpy model, on shapes
 that are no tile multiples: HCA (every closed entry), CSA (listed entries,
 -1, out-of-range and repeated indices), GQA, a padding query, a query that
 sees nothing, a scale, no sink, raw keys that start later (raw_start: a
 generation step's window), and decode rows (one static query row: the
-listed entries gathered rather than masked)."""
+listed entries gathered rather than masked). The same cases run through
+mnemo-decompose-compressed-attention's query chunks (each chunk over the raw
+keys its windows reach; with indices, each query over its own window and
+listings), alone and tiled, at chunk sizes that divide none of the
+lengths."""
 
 import numpy as np
 
@@ -129,7 +135,29 @@ def cases():
          sink=False, static_rows=True, raw_start=np.array([32, 16, 0, 30]))
     # A window of 1 and no closed entry: the first query sees only itself.
     case("window 1, rate 64", 1, 2, 1, 9, 9, 1, 8, 1, 64, np.arange(9)[None])
+    # Longer prompts, several chunks each: a window wider than a chunk, a
+    # padded tail inside a chunk, a window wider than the raw keys.
+    s = 71
+    pos = np.tile(np.arange(s), (2, 1))
+    pos[1, 60:] = -1
+    case("HCA prompt of 71, window 23, padded tail", 2, 4, 2, s, s, s // 16, 8,
+         23, 16, pos)
+    idx = r.integers(-1, s // 4 + 1, size=(2, s, 4)).astype(np.int64)
+    case("CSA prompt of 71, window 23, padded tail", 2, 2, 1, s, s, s // 4, 8,
+         23, 4, pos, indices=idx)
+    idx = r.integers(-1, 9, size=(1, 12, 3)).astype(np.int64)
+    case("CSA rows, window 40 over 19 raw keys", 1, 2, 1, 12, 19, 9, 8, 40, 4,
+         np.arange(24, 36)[None], indices=idx, raw_start=np.array([17]))
+    case("HCA rows, window 40 over 19 raw keys", 1, 2, 1, 12, 19, 9, 8, 40, 4,
+         np.arange(24, 36)[None], raw_start=np.array([17]))
     return out
 
 
-run_cases("compressed attention", cases())
+CASES = cases()
+run_cases("compressed attention", CASES)
+run_cases("compressed attention, chunks of 5", CASES,
+          passes="mnemo-decompose-compressed-attention{query-chunk=5}")
+run_cases("compressed attention, chunks of 16, tiled q3/kv5", CASES,
+          passes="mnemo-decompose-compressed-attention{query-chunk=16},"
+                 "func.func(mnemo-tile-attention{block-q=3 block-kv=5 "
+                 "group-in-block=true mask-edges-only=true})")

@@ -30,9 +30,22 @@ def DecomposeCompressedAttentionPass
     `j <= t` and `t - j < window`; entry w when `w < (t + 1) / rate` and,
     with indices, listed), and one `mnemo.attention` with the sink and the
     keys as values, which the attention passes tile or give a kernel.
+
+    With `query-chunk` N > 0, an op with more than one query row per
+    sequence (a prefill, an appended chunk) is computed N queries at a time
+    in a loop: each chunk attends to the raw keys its positions' windows
+    reach and, with indices, each query to its own window and its listed
+    entries gathered, so the work grows with S (W + K) rather than
+    S (S + T).
   }];
+  let options = [
+    Option<"queryChunk", "query-chunk", "int64_t", /*default=*/"0",
+           "Queries per chunk of a prefill's attention (0: one attention "
+           "over every key)">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

@@ -33,8 +33,12 @@ Value buildMLADecomposition(OpBuilder &b, MLAAttentionOp op, MLAForm form);
 /// mnemo.compressed_attention as one mnemo.attention over the raw keys and
 /// entries concatenated, with an additive mask [B, 1, S, R + T] that says
 /// what each query sees, its sink, and the keys as values.
+/// `queryChunk` > 0: the attention of more than one query row per
+/// sequence is computed that many queries at a time, each chunk over the
+/// keys it can see (CompressedAttention.h).
 Value buildCompressedAttentionDecomposition(OpBuilder &b,
-                                            CompressedAttentionOp op);
+                                            CompressedAttentionOp op,
+                                            int64_t queryChunk = 0);
 
 } // namespace mlir::mnemo
 

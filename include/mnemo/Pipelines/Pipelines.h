@@ -40,6 +40,10 @@ struct TilingOptions {
   /// experts-along-outputs).
   bool expertsAlongOutputs = false;
   bool tileLinear = true;
+  /// Queries per chunk of a DeepSeek-V4 prefill's attention
+  /// (mnemo-decompose-compressed-attention's query-chunk; 0: one attention
+  /// over every key).
+  int64_t compressedQueryChunk = 0;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// The target's kernel selection, run after MLA is decomposed and before

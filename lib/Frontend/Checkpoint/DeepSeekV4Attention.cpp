@@ -191,39 +191,61 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
     return {};
   int64_t width = c->width;
   SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
-  auto unit = [&](Value rows, int64_t d) {
+  auto unit = [&](Value rows, int64_t d, Value count) {
     return tensor::ExpandShapeOp::create(
         b, RankedTensorType::get({kDyn, 1, kDyn, d}, f32), rows, groups,
-        SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), seq,
+        SmallVector<OpFoldResult>{batch, b.getIndexAttr(1), count,
                                   b.getIndexAttr(d)});
   };
-  writePool(b, *step, rowPool, unit(compressorRows(x, *c), 2 * width),
+  writePool(b, *step, rowPool, unit(compressorRows(x, *c), 2 * width, seq),
             step->positions);
-  // The entry each token closes ((t + 1) % rate == 0: entry (t + 1) / rate
-  // - 1), else -1; rotated at entry * rate.
+  // The entries the step's tokens close, listed from the first: a row's
+  // tokens are its last ones, from p = positions[b, 0] to context - 1, and
+  // token t closes entry (t + 1) / rate - 1 when (t + 1) % rate == 0, so
+  // entries (p + rate) / rate - 1 to context / rate - 1 close, at most
+  // S / rate + 1 of them (-1 fills the list; a row of padding lists none).
+  // Each is rotated at entry * rate.
+  Value listed = arith::AddIOp::create(
+      b, arith::DivUIOp::create(b, seq, arith::ConstantIndexOp::create(b, rate)),
+      arith::ConstantIndexOp::create(b, 1));
   AffineMap id2 = b.getMultiDimIdentityMap(2);
+  AffineMap perRow = AffineMap::get(2, 0, {b.getAffineDimExpr(0)},
+                                    b.getContext());
   auto posType = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
   SmallVector<IT> par2(2, IT::parallel);
+  Value firstPos = tensor::ExtractSliceOp::create(
+      b, RankedTensorType::get({kDyn}, b.getI64Type()), step->positions,
+      SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{batch, b.getIndexAttr(1)},
+      SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
   Value closes = generic(
-      posType, {batch, seq}, {step->positions}, {id2, id2}, par2,
+      posType, {batch, listed}, {firstPos, step->contextLengths},
+      {perRow, perRow, id2}, par2,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         auto i64 = [&](int64_t v) {
           return arith::ConstantIntOp::create(nb, l, v, 64);
         };
-        Value next = arith::AddIOp::create(nb, l, a[0], i64(1));
-        Value done = arith::AndIOp::create(
+        Value first = arith::SubIOp::create(
             nb, l,
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, next,
+            arith::DivSIOp::create(nb, l,
+                                   arith::AddIOp::create(nb, l, a[0], i64(rate)),
+                                   i64(rate)),
+            i64(1));
+        Value last = arith::SubIOp::create(
+            nb, l, arith::DivSIOp::create(nb, l, a[1], i64(rate)), i64(1));
+        Value w = arith::AddIOp::create(
+            nb, l, first,
+            arith::IndexCastOp::create(nb, l, nb.getI64Type(),
+                                       linalg::IndexOp::create(nb, l, 1)));
+        Value real = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, a[0],
                                   i64(0)),
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                  arith::RemSIOp::create(nb, l, next, i64(rate)),
-                                  i64(0)));
-        Value w = arith::SubIOp::create(
-            nb, l, arith::DivSIOp::create(nb, l, next, i64(rate)), i64(1));
-        return arith::SelectOp::create(nb, l, done, w, i64(-1));
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, w, last));
+        return arith::SelectOp::create(nb, l, real, w, i64(-1));
       });
   Value ropePos = generic(
-      posType, {batch, seq}, {closes}, {id2, id2}, par2,
+      posType, {batch, listed}, {closes}, {id2, id2}, par2,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return arith::MulIOp::create(
             nb, l, a[0], arith::ConstantIntOp::create(nb, l, rate, 64));
@@ -242,9 +264,7 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
   Value skip = readStart(span - 1, align);
   Value firstPages = dividedBy(skip, page);
   Value shifted = generic(
-      posType, {batch, seq}, {closes, skip},
-      {id2, AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, b.getContext()),
-       id2},
+      posType, {batch, listed}, {closes, skip}, {id2, perRow, id2},
       par2, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value gone = arith::DivSIOp::create(
             nb, l, a[1], arith::ConstantIntOp::create(nb, l, rate, 64));
@@ -273,7 +293,7 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
   };
   Value entries = poolEntries(*c, half(0), half(width), shifted, ropePos);
   // Entry w at slot w of the pool's own pages (block_table.every.<rate>).
-  writePool(b, *step, entryPool, unit(entries, dim), closes,
+  writePool(b, *step, entryPool, unit(entries, dim, listed), closes,
             /*scales=*/nullptr, rate);
   return gatherPages(b, b.getLoc(), entryPool, Value(),
                      blockTableOf(*step, rate), f32);

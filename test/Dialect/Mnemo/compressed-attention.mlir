@@ -1,5 +1,6 @@
 // RUN: mnemo-opt %s | mnemo-opt | FileCheck %s --check-prefix=ROUND
 // RUN: mnemo-opt %s --mnemo-decompose-compressed-attention | FileCheck %s
+// RUN: mnemo-opt %s --mnemo-decompose-compressed-attention=query-chunk=64 | FileCheck %s --check-prefix=CHUNK
 
 // DeepSeek-V4's attention over a window of raw keys (K = V) and the
 // entries of closed windows: round trip, then its reference form, one
@@ -20,6 +21,22 @@
 // CHECK: arith.divsi
 // CHECK: mnemo.attention %arg0, %[[K]], %[[K]] mask(%[[MASK]] : tensor<1x1x?x?xf32>) sink(%arg5 : tensor<4xf32>)
 // CHECK-NOT: mnemo.compressed_attention
+// By chunks of 64 queries of each sequence: with indices, each query is a
+// row of its own (a [64, 4, 1, 64] query) over its window's raw keys
+// (min(32, R) rows, gathered) and its 8 listings (no test for repeats: they are not a
+// mnemo.top_k's here, so they are tested).
+// CHUNK-LABEL: func.func @csa
+// CHUNK: scf.for %[[B:.+]] = %c0 to %{{.+}} step %c1
+// CHUNK: scf.for %[[C0:.+]] = %c0 to %{{.+}} step %c64
+// CHUNK: %[[N:.+]] = arith.minsi %c64
+// CHUNK: tensor.extract_slice %arg0[%[[B]], 0, %[[C0]], 0] [1, 4, %[[N]], 64]
+// CHUNK: tensor.extract %arg1[%[[B]]
+// CHUNK: -> tensor<?x1x?x64xf32>
+// CHUNK: linalg.transpose {{.*}} permutation = [2, 1, 0, 3]
+// CHUNK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHUNK: mnemo.attention {{.*}} : tensor<?x4x1x64xf32>, tensor<?x1x?x64xf32>
+// CHUNK: linalg.transpose {{.*}} permutation = [2, 1, 0, 3]
+// CHUNK: tensor.insert_slice {{.*}}[%[[B]], 0, %[[C0]], 0] [1, 4, %[[N]], 64]
 func.func @csa(%q: tensor<1x4x?x64xf32>, %raw: tensor<1x1x?x64xf32>,
                %e: tensor<1x1x?x64xf32>, %pos: tensor<1x?xi64>,
                %idx: tensor<1x?x8xi64>, %sink: tensor<4xf32>)
@@ -37,6 +54,17 @@ func.func @csa(%q: tensor<1x4x?x64xf32>, %raw: tensor<1x1x?x64xf32>,
 // CHECK-LABEL: func.func @hca
 // CHECK-NOT: arith.cmpi eq
 // CHECK: mnemo.attention {{.*}} scale(1.250000e-01) mask(
+// Without indices a chunk shares the raw keys from the first its windows
+// reach (the smallest real position less 127) to its last query's.
+// CHUNK-LABEL: func.func @hca
+// CHUNK: scf.for
+// CHUNK: scf.for
+// CHUNK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHUNK: arith.minsi
+// CHUNK: arith.maxsi
+// CHUNK: %[[LO:.+]] = arith.index_cast
+// CHUNK: tensor.extract_slice %arg1[%{{.+}}, 0, %[[LO]], 0] [1, 2, %{{.+}}, 32]
+// CHUNK: mnemo.attention {{.*}} : tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>
 func.func @hca(%q: tensor<?x8x?x32xf32>, %raw: tensor<?x2x?x32xf32>,
                %e: tensor<?x2x?x32xf32>, %pos: tensor<?x?xi64>)
     -> tensor<?x8x?x32xf32> {

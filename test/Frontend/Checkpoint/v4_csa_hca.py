@@ -26,6 +26,11 @@
 # RUN: %python %S/Inputs/generation.py ragged %S/Inputs/refs_sparse_public/v4_csa_hca %t/ragged.npy
 # RUN: %mnemo_run %t/host.mnemo --generate 16 --input input_ids=%t/ragged.npy --prompt-lengths 300,61 --output-dir %t/gen-ragged
 # RUN: %python %S/Inputs/generation.py compare %t/gen-ragged %S/Inputs/refs_sparse_public/v4_csa_hca --ragged --max-abs 5e-3 | FileCheck %s --check-prefixes=MATCH,MATCH1
+# The ragged pair prefilled 50 tokens at a time (--append-step): chunks
+# that end inside CSA and HCA blocks and list the entries they close.
+# RUN: mnemoc %S/Inputs/refs_sparse_public/v4_csa_hca --append-step -o %t/append.mnemo
+# RUN: %mnemo_run %t/append.mnemo --generate 16 --input input_ids=%t/ragged.npy --prompt-lengths 300,61 --prompt-chunk 50 --output-dir %t/gen-append
+# RUN: %python %S/Inputs/generation.py compare %t/gen-append %S/Inputs/refs_sparse_public/v4_csa_hca --ragged --max-abs 5e-3 | FileCheck %s --check-prefixes=MATCH,MATCH1
 # MATCH: row 0: tokens 16/16 match{{.*}}: ok
 # MATCH1: row 1: tokens 16/16 match{{.*}}: ok
 # TEACHER: row 0: {{.*}}: ok

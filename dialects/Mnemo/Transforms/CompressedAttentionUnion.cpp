@@ -1,0 +1,267 @@
+//===- CompressedAttentionUnion.cpp - V4 attention as attention -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// mnemo.compressed_attention's reference form: the raw keys and the
+// entries concatenated on the key axis (with one query row per sequence, a
+// decode step, and listed entries: the K listed rows gathered instead of
+// all T), one additive mask [B, 1, S, R + T] saying what each query sees
+// (the window's causality on raw keys, at their positions from raw_start;
+// closed entries, and for CSA only the listed ones), and one
+// mnemo.attention with the sink, the keys as values. The mask is computed
+// from indices alone, so the attention's tiling computes it tile by tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Transforms/CompressedAttention.h"
+#include "dialects/Mnemo/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::mnemo;
+using namespace mlir::mnemo::builders;
+
+namespace {
+
+/// [B, S, T] f32: 1 where entry t is listed in indices[b, s, :].
+Value listedEntries(OpBuilder &b, Location loc, Value indices,
+                    OpFoldResult batch, OpFoldResult seq, OpFoldResult count) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value init = filledTensor(b, loc, {batch, seq, count}, f32, 0.0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{indices}, ValueRange{init},
+             ArrayRef<AffineMap>{projection(ctx, 4, {0, 1, 3}),
+                                 projection(ctx, 4, {0, 1, 2})},
+             iterators(4, {3}),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Type it = a[0].getType();
+               Value t = arith::IndexCastOp::create(
+                   nb, nl, it, linalg::IndexOp::create(nb, nl, 2));
+               Value hit = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::eq, a[0], t);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, hit,
+                                           floatConst(nb, nl, f32, 1.0), a[1])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// [B, K] f32: 1 where indices[b, 0, k] differs from every earlier index
+/// of its row (a set lists each entry once).
+Value firstListings(OpBuilder &b, Location loc, Value indices,
+                    OpFoldResult batch, OpFoldResult count) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value init = filledTensor(b, loc, {batch, count}, f32, 1.0);
+  // Loops (b, k, e): the listing k against each earlier one e, read as
+  // the input (which sizes e).
+  AffineMap earlier = AffineMap::get(
+      3, 0,
+      {getAffineDimExpr(0, ctx), getAffineConstantExpr(0, ctx),
+       getAffineDimExpr(2, ctx)},
+      ctx);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{indices}, ValueRange{init},
+             ArrayRef<AffineMap>{earlier, projection(ctx, 3, {0, 1})},
+             iterators(3, {2}),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value bi = linalg::IndexOp::create(nb, nl, 0);
+               Value k = linalg::IndexOp::create(nb, nl, 1);
+               Value e = linalg::IndexOp::create(nb, nl, 2);
+               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+               Value x = tensor::ExtractOp::create(nb, nl, indices,
+                                                   ValueRange{bi, zero, k});
+               Value y = a[0];
+               Value repeat = arith::AndIOp::create(
+                   nb, nl,
+                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, e,
+                                         k),
+                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x,
+                                         y));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, repeat,
+                                           floatConst(nb, nl, f32, 0.0), a[1])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// [B, Hkv, K, D]: the entries indices[b, 0, :] lists (entry 0 where an
+/// index is out of range; the mask drops those), read from batch
+/// `entryBatch` of `entries` when it is set.
+Value listedRows(OpBuilder &b, Location loc, Value entries, Value indices,
+                 ArrayRef<OpFoldResult> sizes, Value entryCount,
+                 Value entryBatch) {
+  auto type = cast<RankedTensorType>(entries.getType());
+  Value init = emptyTensor(b, loc, sizes, type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4)}, iterators(4),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value bi = linalg::IndexOp::create(nb, nl, 0);
+               Value h = linalg::IndexOp::create(nb, nl, 1);
+               Value k = linalg::IndexOp::create(nb, nl, 2);
+               Value d = linalg::IndexOp::create(nb, nl, 3);
+               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+               Value w = arith::IndexCastOp::create(
+                   nb, nl, nb.getIndexType(),
+                   tensor::ExtractOp::create(nb, nl, indices,
+                                             ValueRange{bi, zero, k}));
+               // Unsigned: a negative index is out of range too.
+               Value inside = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::ult, w, entryCount);
+               w = arith::SelectOp::create(nb, nl, inside, w, zero);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   tensor::ExtractOp::create(
+                       nb, nl, entries,
+                       ValueRange{entryBatch ? entryBatch : bi, h, w, d})
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+} // namespace
+
+Value mnemo::attendUnion(OpBuilder &b, Location loc, const UnionOperands &u) {
+  Value q = u.query, raw = u.raw, entries = u.entries;
+  Type ct = cast<RankedTensorType>(q.getType()).getElementType();
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> rs = tensorSizes(b, loc, raw),
+                            es = tensorSizes(b, loc, entries),
+                            qs = tensorSizes(b, loc, q);
+  Value rawCount = getValueOrCreateConstantIndexOp(b, loc, rs[2]);
+  Value entryCount = getValueOrCreateConstantIndexOp(b, loc, es[2]);
+  // One query row per sequence (a decode step) with listed entries: the
+  // listed rows are gathered and attended, not every entry under a mask.
+  Value idx = u.indices;
+  auto qType = cast<RankedTensorType>(q.getType());
+  bool gather = idx && qType.getDimSize(2) == 1 &&
+                cast<RankedTensorType>(idx.getType()).getDimSize(2) > 0;
+  Value listedCount = entryCount;
+  Value firsts;
+  if (gather) {
+    OpFoldResult k = tensor::getMixedSize(b, loc, idx, 2);
+    SmallVector<OpFoldResult> sizes = {qs[0], es[1], k, es[3]};
+    entries = listedRows(b, loc, entries, idx, sizes, entryCount,
+                         u.entryBatch);
+    if (!u.distinctListings)
+      firsts = firstListings(b, loc, idx, qs[0], k);
+    es = tensorSizes(b, loc, entries);
+    listedCount = getValueOrCreateConstantIndexOp(b, loc, k);
+  }
+  Value total = arith::AddIOp::create(b, loc, rawCount, listedCount);
+
+  // The keys (also the values): [raw, entries] on the key axis.
+  Value keys = emptyTensor(b, loc, {rs[0], rs[1], total, rs[3]}, ct);
+  SmallVector<OpFoldResult> zero(4, b.getIndexAttr(0)),
+      strides(4, b.getIndexAttr(1));
+  keys = tensor::InsertSliceOp::create(b, loc, raw, keys, zero, rs, strides);
+  SmallVector<OpFoldResult> at = zero;
+  at[2] = rawCount;
+  keys = tensor::InsertSliceOp::create(b, loc, entries, keys, at, es, strides);
+
+  Value listed;
+  if (idx && !gather)
+    listed = listedEntries(b, loc, idx, qs[0], qs[2], es[2]);
+  Value positions = u.positions;
+  Value rawStart = u.rawStart;
+  int64_t window = u.window, rate = u.rate;
+  Value mask = emptyTensor(b, loc, {qs[0], b.getIndexAttr(1), qs[2], total},
+                           f32);
+  mask =
+      linalg::GenericOp::create(
+          b, loc, mask.getType(), ValueRange{}, ValueRange{mask},
+          ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4)}, iterators(4),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            auto cst = [&](int64_t v) {
+              return arith::ConstantIndexOp::create(nb, l, v);
+            };
+            using P = arith::CmpIPredicate;
+            Value bi = linalg::IndexOp::create(nb, l, 0);
+            Value i = linalg::IndexOp::create(nb, l, 2);
+            Value j = linalg::IndexOp::create(nb, l, 3);
+            // The query's position t (-1: padding, sees nothing).
+            Value t64 =
+                tensor::ExtractOp::create(nb, l, positions, ValueRange{bi, i});
+            Value real = arith::CmpIOp::create(
+                nb, l, P::sge, t64, arith::ConstantIntOp::create(nb, l, 0, 64));
+            Value t = arith::IndexCastOp::create(nb, l, nb.getIndexType(), t64);
+            // Raw key j at position p = j (+ raw_start[b]): causal, within
+            // the window (t - p < window).
+            Value isRaw = arith::CmpIOp::create(nb, l, P::ult, j, rawCount);
+            Value p = j;
+            if (rawStart)
+              p = arith::AddIOp::create(
+                  nb, l, j,
+                  arith::IndexCastOp::create(
+                      nb, l, nb.getIndexType(),
+                      tensor::ExtractOp::create(nb, l, rawStart,
+                                                ValueRange{bi})));
+            Value rawSeen = arith::AndIOp::create(
+                nb, l, arith::CmpIOp::create(nb, l, P::sle, p, t),
+                arith::CmpIOp::create(nb, l, P::slt,
+                                      arith::SubIOp::create(nb, l, t, p),
+                                      cst(window)));
+            // Entry w = j - R (gathered: listing k = j - R, of entry w =
+            // indices[b, 0, k], seen in range and at its first listing):
+            // closed before the query, w < (t + 1) / rate.
+            Value w = arith::SelectOp::create(
+                nb, l, isRaw, cst(0), arith::SubIOp::create(nb, l, j, rawCount));
+            Value entrySeen;
+            if (gather) {
+              Value k = w;
+              w = arith::IndexCastOp::create(
+                  nb, l, nb.getIndexType(),
+                  tensor::ExtractOp::create(nb, l, idx,
+                                            ValueRange{bi, cst(0), k}));
+              entrySeen = arith::CmpIOp::create(nb, l, P::ult, w, entryCount);
+              if (firsts)
+                entrySeen = arith::AndIOp::create(
+                    nb, l, entrySeen,
+                    arith::CmpFOp::create(
+                        nb, l, arith::CmpFPredicate::OGT,
+                        tensor::ExtractOp::create(nb, l, firsts,
+                                                  ValueRange{bi, k}),
+                        floatConst(nb, l, f32, 0.0)));
+            }
+            Value closed = arith::DivSIOp::create(
+                nb, l, arith::AddIOp::create(nb, l, t, cst(1)), cst(rate));
+            Value isClosed = arith::CmpIOp::create(nb, l, P::slt, w, closed);
+            entrySeen = entrySeen
+                            ? arith::AndIOp::create(nb, l, entrySeen, isClosed)
+                            : isClosed;
+            if (listed) {
+              Value l1 =
+                  tensor::ExtractOp::create(nb, l, listed, ValueRange{bi, i, w});
+              entrySeen = arith::AndIOp::create(
+                  nb, l, entrySeen,
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, l1,
+                                        floatConst(nb, l, f32, 0.0)));
+            }
+            Value seen = arith::AndIOp::create(
+                nb, l, real,
+                arith::SelectOp::create(nb, l, isRaw, rawSeen, entrySeen));
+            Value v = arith::SelectOp::create(
+                nb, l, seen, floatConst(nb, l, f32, 0.0),
+                floatConst(nb, l, f32,
+                           -std::numeric_limits<double>::infinity()));
+            linalg::YieldOp::create(nb, l, v);
+          })
+          .getResult(0);
+  return AttentionOp::create(b, loc, q.getType(), q, keys, keys, mask, u.sink,
+                             /*q_offset=*/Value(), /*causal=*/false,
+                             IntegerAttr(), u.scale, FloatAttr());
+}
