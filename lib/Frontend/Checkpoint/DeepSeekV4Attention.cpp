@@ -434,30 +434,25 @@ Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {
       int64_t old = c - k + (k < r ? d - r + k : k - r);
       permuted[row * per + c] = (*wa)[row * per + old];
     }
-  Value waT = constant({groups, rank, per}, permuted);
-  MLIRContext *ctx = b.getContext();
-  SmallVector<ReassociationIndices> split = {{0}, {1}, {2, 3}};
-  Value grouped = tensor::ExpandShapeOp::create(
-      b, act({groups, per}), mergeHeads(o), split,
-      SmallVector<OpFoldResult>{batch, seq, b.getIndexAttr(groups),
-                                b.getIndexAttr(per)});
-  auto lowType = act({groups, rank});
-  Value init = linalg::FillOp::create(b, ValueRange{f32Const(b, b.getLoc(), 0.0)},
-                                      ValueRange{empty(lowType, {batch, seq})})
-                   .getResult(0);
-  // (b, s, g, o, c): sum over c of grouped[b, s, g, c] * wa[g, o, c].
-  Value low = generic(
-      lowType, {}, {grouped, waT},
-      {builders::projection(ctx, 5, {0, 1, 2, 4}), builders::projection(ctx, 5, {2, 3, 4}),
-       builders::projection(ctx, 5, {0, 1, 2, 3})},
-      {IT::parallel, IT::parallel, IT::parallel, IT::parallel, IT::reduction},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::AddFOp::create(nb, l, a[2],
-                                     arith::MulFOp::create(nb, l, a[0], a[1]));
-      },
-      init);
-  Value flat = tensor::CollapseShapeOp::create(b, act({groups * rank}), low,
-                                               split);
+  // One linear per group (each a plain [rank, per] matrix for the GEMM
+  // kernels and --dtype), its rank outputs side by side.
+  Value merged = mergeHeads(o);
+  Value flat = empty(act({groups * rank}), {batch, seq});
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  for (int64_t g = 0; g < groups; ++g) {
+    ArrayRef<float> rows(permuted.data() + g * rank * per, rank * per);
+    Value wg = matrixConstant({rank, per}, rows);
+    Value xg = tensor::ExtractSliceOp::create(
+        b, act({per}), merged,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                  b.getIndexAttr(g * per)},
+        SmallVector<OpFoldResult>{batch, seq, b.getIndexAttr(per)}, strides);
+    flat = tensor::InsertSliceOp::create(
+        b, linear(xg, wg, Value(), rank), flat,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                  b.getIndexAttr(g * rank)},
+        SmallVector<OpFoldResult>{batch, seq, b.getIndexAttr(rank)}, strides);
+  }
   return linear(flat, wb, Value(), hidden);
 }
 
