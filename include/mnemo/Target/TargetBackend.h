@@ -30,6 +30,9 @@ struct TargetInfo {
   /// Vector registers of the ISA (16 for AVX2, 32 for AVX-512 and NEON),
   /// which size the register tiles of generated GEMMs.
   unsigned vectorRegisters = 32;
+  /// Whether the generated kernels' vectors are scalable (SVE: lanes x
+  /// vscale, the vector length known at run time).
+  bool scalableVectors = false;
   /// Default FlashAttention tile sizes (query rows, key/value rows).
   int64_t attentionBlockQ = 32;
   int64_t attentionBlockKV = 64;

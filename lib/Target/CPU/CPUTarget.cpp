@@ -40,6 +40,15 @@ CPULinearKernelPassOptions linearKernelOptions(const TargetInfo &info) {
   linear.lanes = std::max(4u, info.vectorBits / 32);
   linear.vectors = info.vectorRegisters >= 32 && linear.lanes < 8 ? 3 : 2;
   linear.rows = linear.lanes >= 16 ? 12 : info.vectorRegisters >= 32 ? 8 : 6;
+  if (info.scalableVectors) {
+    // SVE: 12 x 2 vectors of 4 x vscale lanes (24 of the 32 registers;
+    // two vectors per row keep the column tiles whole panels at every
+    // vector length).
+    linear.scalable = true;
+    linear.lanes = 4;
+    linear.vectors = 2;
+    linear.rows = 12;
+  }
   return linear;
 }
 } // namespace
@@ -121,13 +130,16 @@ mnemo::createCPUTargetBackend(llvm::StringRef name) {
   if (name == "aarch64")
     return std::make_unique<CPUTargetBackend>(
         "aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon", info);
-  // SVE: LLVM vectorizes the loops no generated kernel covers with scalable
-  // vectors (vector-length agnostic: the same code at 128 to 2048 bits);
-  // the register-tiled GEMM and the attention tiles keep 128-bit vectors,
-  // which every SVE machine runs.
-  if (name == "aarch64-sve")
+  // SVE: the register-tiled GEMM (and so an attention tile's products) in
+  // scalable vectors, and LLVM vectorizes the loops no generated kernel
+  // covers with them too (vector-length agnostic: the same code at 128 to
+  // 2048 bits); the attention tiles' softmax keeps 128-bit vectors, which
+  // every SVE machine runs.
+  if (name == "aarch64-sve") {
+    info.scalableVectors = true;
     return std::make_unique<CPUTargetBackend>("aarch64-sve",
                                               "aarch64-unknown-linux-gnu",
                                               "generic", "+neon,+sve", info);
+  }
   return nullptr;
 }

@@ -91,7 +91,14 @@ struct Tiling {
   int64_t kBlock;      // K steps per block (a panel's block stays cached)
   bool exactRows;      // every micro-tile is whole (static M, MR | M)
   bool exactCols;      // NR | N: no column past N is read or written
+  bool scalable = false; // lanes x vscale per vector (SVE): NR known at
+                         // run time only
+  /// NR, or with scalable vectors its least value (vscale 1).
   int64_t nr() const { return lanes * vectors; }
+  /// What column tiles are multiples of: NR, or with scalable vectors
+  /// NR at the largest vscale (16: 2048-bit vectors), so that whole
+  /// panels fill a tile at every vector length.
+  int64_t colGranule() const { return scalable ? nr() * 16 : nr(); }
 };
 
 /// The weight `[K, N]` (in_out) or `[N, K]` (out_in) as panels
@@ -239,7 +246,17 @@ private:
   Value minIndex(Value a, Value c) {
     return arith::MinSIOp::create(b, loc, a, c).getResult();
   }
-  VectorType vec(Type e) { return VectorType::get({t.lanes}, e); }
+  VectorType vec(Type e) {
+    return VectorType::get({t.lanes}, e, {t.scalable});
+  }
+  /// The first column of vector `j` of a panel.
+  Value vectorColumn(Value col, int64_t j) {
+    return j == 0 ? col
+                  : arith::AddIOp::create(
+                        b, loc, col,
+                        arith::MulIOp::create(b, loc, lanesValue, idx(j)))
+                        .getResult();
+  }
   Value toF32(Value v) {
     Type want = isa<VectorType>(v.getType()) ? Type(vec(f32)) : Type(f32);
     return v.getType() == want ? v
@@ -286,6 +303,9 @@ private:
   Type f32;
   int64_t k, n;
   Value x, m, weights, bias;
+  // Lanes of a vector and NR as values (vscale x lanes with scalable
+  // vectors).
+  Value lanesValue, nrValue;
   bool packed = false;
   // A quantized weight: its codes, scales and zero points as panels.
   DequantizeOp quantized;
@@ -364,6 +384,24 @@ Value KernelBuilder::weightSource(
   // A cast only changes what the type says about the constant's shape.
   arith::ConstantOp constant;
   DenseElementsAttr value = constantValue(w, &constant);
+  if (value && t.scalable) {
+    // Panels of NR columns need NR at compile time: scalable vectors read
+    // the constant as [K, N] (transposed here once when it is [N, K]).
+    if (!outIn)
+      return w;
+    Value &inOut = packedOf[{constant, -2}];
+    if (!inOut) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(constant);
+      DenseElementsAttr one = packPanels(value, outIn, n);
+      inOut = arith::ConstantOp::create(
+          b, constant.getLoc(),
+          DenseElementsAttr::getFromRawBuffer(
+              RankedTensorType::get({k, n}, one.getElementType()),
+              one.getRawData()));
+    }
+    return inOut;
+  }
   if (value) {
     packed = true;
     Value &panels = packedOf[{constant, -1}];
@@ -396,7 +434,7 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
         b, loc, vec(e), weights, ValueRange{panel, kk, idx(j * t.lanes)}, pad,
         ArrayRef<bool>{true});
   } else {
-    Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
+    Value c = vectorColumn(col, j);
     // Columns past N read the padding.
     v = vector::TransferReadOp::create(b, loc, vec(e), weights,
                                        ValueRange{kk, c}, pad,
@@ -503,7 +541,7 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
             continue;
           }
           Type e = cast<RankedTensorType>(bias.getType()).getElementType();
-          Value c = arith::AddIOp::create(b, loc, col, idx(j * t.lanes));
+          Value c = vectorColumn(col, j);
           rowInit.push_back(toF32(vector::TransferReadOp::create(
               b, loc, vec(e), bias, ValueRange{c}, floatConst(b, loc, e, 0.0),
               ArrayRef<bool>{t.exactCols})));
@@ -515,8 +553,23 @@ SmallVector<Value> KernelBuilder::accumulate(Value tile, Value panelsOfX,
       },
       [&](OpBuilder &nb, Location) {
         InsertHere here(b, nb);
-        // The partial sums as one 2-D transfer; rows past the tile read
-        // zeros (they are not written).
+        // The partial sums as one 2-D transfer (scalable: one per vector
+        // of a row); rows past the tile read zeros (they are not written).
+        if (t.scalable) {
+          SmallVector<Value> sums(mt.height * nv);
+          auto blockType =
+              VectorType::get({mt.height, t.lanes}, f32, {false, true});
+          for (int64_t j = 0; j < nv; ++j) {
+            Value block = vector::TransferReadOp::create(
+                b, loc, blockType, tile, ValueRange{r, vectorColumn(pc, j)},
+                zero, ArrayRef<bool>{mt.inBounds, false});
+            for (int64_t i = 0; i < mt.height; ++i)
+              sums[i * nv + j] = vector::ExtractOp::create(
+                  b, loc, block, ArrayRef<int64_t>{i});
+          }
+          scf::YieldOp::create(b, loc, sums);
+          return;
+        }
         auto blockType = VectorType::get({mt.height, t.nr()}, f32);
         Value block = vector::TransferReadOp::create(
             b, loc, blockType, tile, ValueRange{r, pc}, zero,
@@ -593,6 +646,24 @@ Value KernelBuilder::writeRows(Value tile, ValueRange acc, Value r, Value pc,
   // analyse): rows past the tile and columns past N are masked; the
   // lowering writes it row by row from the same registers.
   int64_t nv = t.vectors;
+  if (t.scalable) {
+    // One 2-D transfer per vector of a row: a scalable vector's columns
+    // are known at run time only.
+    auto blockType = VectorType::get({mt.height, t.lanes}, f32, {false, true});
+    Value zeroBlock = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(blockType, b.getF32FloatAttr(0.0f)));
+    for (int64_t j = 0; j < nv; ++j) {
+      Value block = zeroBlock;
+      for (int64_t i = 0; i < mt.height; ++i)
+        block = vector::InsertOp::create(b, loc, acc[i * nv + j], block,
+                                         ArrayRef<int64_t>{i});
+      tile = vector::TransferWriteOp::create(
+                 b, loc, block, tile, ValueRange{r, vectorColumn(pc, j)},
+                 ArrayRef<bool>{mt.inBounds, false})
+                 .getResult();
+    }
+    return tile;
+  }
   auto rowType = VectorType::get({t.nr()}, f32);
   auto blockType = VectorType::get({mt.height, t.nr()}, f32);
   Value block = arith::ConstantOp::create(
@@ -668,6 +739,14 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
   if (packBefore)
     packedOnce = packRows(idx(0), m);
   b.restoreInsertionPoint(here);
+  lanesValue = idx(t.lanes);
+  if (t.scalable)
+    lanesValue = arith::MulIOp::create(b, loc, lanesValue,
+                                       vector::VectorScaleOp::create(b, loc));
+  nrValue = t.scalable
+                ? arith::MulIOp::create(b, loc, lanesValue, idx(t.vectors))
+                      .getResult()
+                : idx(t.nr());
   weights = weightSource(packedOf);
   bias = op.getBias();
 
@@ -705,9 +784,10 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
   // of two threads and 3 for the other.
   Value rowTiles = b.createOrFold<arith::CeilDivSIOp>(loc, m, rowTile);
   Value colTile = idx(t.tileCols);
+  int64_t granule = t.colGranule();
   int64_t minCols = std::min<int64_t>(
       t.tileCols,
-      llvm::divideCeil(kMinTileCols * (packsRows ? 4 : 1), t.nr()) * t.nr());
+      llvm::divideCeil(kMinTileCols * (packsRows ? 4 : 1), granule) * granule);
   if (colTiles < kMinTiles && minCols < std::min(t.tileCols, n) &&
       !op->getParentOfType<scf::ForallOp>()) {
     auto ceilDiv = [&](Value x, Value y) {
@@ -715,7 +795,7 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
     };
     Value wanted = ceilDiv(idx(kMinTiles), rowTiles);
     Value width = b.createOrFold<arith::MulIOp>(
-        loc, ceilDiv(ceilDiv(idx(n), wanted), idx(t.nr())), idx(t.nr()));
+        loc, ceilDiv(ceilDiv(idx(n), wanted), idx(granule)), idx(granule));
     colTile = b.createOrFold<arith::MinSIOp>(
         loc, idx(t.tileCols),
         b.createOrFold<arith::MaxSIOp>(loc, width, idx(minCols)));
@@ -747,7 +827,7 @@ Value KernelBuilder::build(PackedConstants &packedOf) {
     // Per panel, K in blocks of `kBlock` steps: a block's weights stay in
     // cache while every micro-tile of the tile's rows reads them.
     auto panels = scf::ForOp::create(
-        b, loc, idx(0), cols, idx(t.nr()), ValueRange{tile},
+        b, loc, idx(0), cols, nrValue, ValueRange{tile},
         [&](OpBuilder &nb, Location, Value pc, ValueRange panelArgs) {
           InsertHere here(b, nb);
           Value col = arith::AddIOp::create(b, loc, n0, pc);
@@ -845,11 +925,16 @@ struct LinearKernelPass final
       int64_t needed = llvm::divideCeil(n, lanes);
       Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0, 0,
                false, false};
+      // Scalable vectors read weights as [K, N]; a quantized weight's codes
+      // decode from panels of a known width, in fixed-length vectors.
+      t.scalable = scalable && !quantizedWeight(op);
       // A K block of one panel's weights takes 64 KiB (at least 64 steps):
       // in the L2 cache with the tile's packed rows; on a 1024^3 GEMM on
       // one thread, 86% of the FMA peak against 83% with 32 KiB blocks
-      // (the accumulators go through memory half as often).
-      t.kBlock = std::max<int64_t>(64, 65536 / (t.nr() * 4) / 8 * 8);
+      // (the accumulators go through memory half as often). Scalable
+      // vectors count on 256 bits.
+      t.kBlock = std::max<int64_t>(
+          64, 65536 / (t.nr() * (t.scalable ? 2 : 1) * 4) / 8 * 8);
       // A static row count keeps the full micro-tile height when the last
       // micro-tile's unused rows are few (under 1/16 of the rows: a 12-row
       // step does 24 FMAs per 14 loads, an 8-row one 16 per 10, and LLVM's
@@ -872,7 +957,7 @@ struct LinearKernelPass final
         }
         t.exactRows = m % t.rows == 0;
       }
-      t.exactCols = n % t.nr() == 0;
+      t.exactCols = !t.scalable && n % t.nr() == 0;
       // A row tile's inputs (MC x K f32) stay within `cacheBytes`, between
       // one and 16 micro-tiles high; column tiles of about 1024 columns, for
       // each of which the tile packs its rows of x again (a 1024^3 GEMM on
@@ -880,7 +965,7 @@ struct LinearKernelPass final
       // block's 2048-column projections 2% faster than with 512 or 2048).
       int64_t fit = cacheBytes / (op.getInFeatures() * 4 * t.rows);
       t.tileRows = t.rows * std::clamp<int64_t>(fit, 1, 16);
-      t.tileCols = t.nr() * std::max<int64_t>(1, 1024 / t.nr());
+      t.tileCols = t.colGranule() * std::max<int64_t>(1, 1024 / t.colGranule());
       rewriter.setInsertionPoint(op);
       Value y = KernelBuilder(rewriter, op, t).build(packedOf);
       Operation *weight = op.getWeight().getDefiningOp();

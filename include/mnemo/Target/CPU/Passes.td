@@ -74,6 +74,10 @@ def CPULinearKernelPass : Pass<"mnemo-cpu-linear-kernel", "::mlir::func::FuncOp"
            "Bytes of input rows a tile may keep in the core's cache">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark for each linear left to the generic tiling">,
+    Option<"scalable", "scalable", "bool", /*default=*/"false",
+           "Vectors of `lanes` x vscale lanes (SVE): the same code at every "
+           "vector length, reading weights as [K, N] (the panels' width "
+           "would depend on it)">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",

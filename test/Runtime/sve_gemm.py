@@ -1,0 +1,132 @@
+# REQUIRES: aarch64-runtime
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t mnemoc %aarch64_bin/mnemo-run %aarch64_run | FileCheck %s
+# CHECK-NOT: FAIL
+# CHECK: asm: ld1rw found
+# CHECK: asm: fmla found
+# CHECK: asm: cntw found
+# CHECK: asm: cmpgt found
+# CHECK: sve gemm: 9 of 9 runs passed
+"""The register-tiled GEMM in scalable vectors (--target=aarch64-sve), one
+artifact run under qemu at 128, 256 and 512 bits, against numpy row by row:
+a constant weight with a bias, a constant bf16 weight 300 columns wide
+(several column tiles, the last panel partial at every vector length), and
+weights given at run time in both layouts; 1, 26 and 77 rows (no multiple
+of the micro-tile's 12), K = 29 and N = 37 (no multiple of any vector)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+out_dir, mnemoc, runner = sys.argv[1:4]
+qemu = sys.argv[4:]
+rng = np.random.default_rng(7)
+K, N, WIDE = 29, 37, 300
+
+
+def bf16(a):
+    """`a` rounded down to bf16's precision (exactly representable)."""
+    bits = a.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32)
+
+
+def dense(a, element):
+    """A dense attribute of `a`'s bits (bf16: the high halves)."""
+    a = np.ascontiguousarray(a, np.float32)
+    if element == "bf16":
+        a = (a.view(np.uint32) >> 16).astype("<u2")
+    shape = "x".join(str(d) for d in a.shape)
+    return f'dense<"0x{a.tobytes().hex().upper()}"> : tensor<{shape}x{element}>'
+
+
+c1 = rng.standard_normal((N, K)).astype(np.float32)
+b1 = rng.standard_normal(N).astype(np.float32)
+c2 = bf16(rng.standard_normal((WIDE, K)))
+model = f"""
+func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
+                 %w: tensor<{K}x{N}xf32> {{mnemo.name = "w"}},
+                 %wt: tensor<{N}x{K}xf32> {{mnemo.name = "wt"}})
+    -> (tensor<?x{N}xf32> {{mnemo.name = "constant_bias"}},
+        tensor<?x{WIDE}xf32> {{mnemo.name = "wide_bf16"}},
+        tensor<?x{N}xf32> {{mnemo.name = "in_out"}},
+        tensor<?x{N}xf32> {{mnemo.name = "out_in"}}) {{
+  %c1 = arith.constant {dense(c1, "f32")}
+  %b1 = arith.constant {dense(b1, "f32")}
+  %c2 = arith.constant {dense(c2, "bf16")}
+  %y1 = mnemo.linear %x, %c1 layout(out_in) bias(%b1 : tensor<{N}xf32>)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  %y2 = mnemo.linear %x, %c2 layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{WIDE}x{K}xbf16> -> tensor<?x{WIDE}xf32>
+  %y3 = mnemo.linear %x, %w layout(in_out)
+      : tensor<?x{K}xf32>, tensor<{K}x{N}xf32> -> tensor<?x{N}xf32>
+  %y4 = mnemo.linear %x, %wt layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  return %y1, %y2, %y3, %y4
+      : tensor<?x{N}xf32>, tensor<?x{WIDE}xf32>, tensor<?x{N}xf32>,
+        tensor<?x{N}xf32>
+}}
+"""
+source = os.path.join(out_dir, "gemms.mlir")
+artifact = os.path.join(out_dir, "gemms.mnemo")
+with open(source, "w") as f:
+    f.write(model)
+subprocess.run([mnemoc, source, "--target=aarch64-sve", "--max-batch=80",
+                "-o", artifact],
+               check=True)
+
+# The micro-tiles are SVE code: broadcast loads of x, FMAs on z registers,
+# the panel's step read from the vector length (cntw), the columns past N
+# masked by a predicate from a compare.
+asm = subprocess.run([mnemoc, source, "--target=aarch64-sve",
+                      "--max-batch=80", "--emit=asm", "-o", "-"],
+                     check=True, capture_output=True, text=True).stdout
+for pattern in ("ld1rw\t{ z", "fmla\tz", "cntw\tx", "cmpgt\tp"):
+    print(f"asm: {pattern.split(chr(9))[0]} {'found' if pattern in asm else 'missing FAIL'}")
+w = rng.standard_normal((K, N)).astype(np.float32)
+wt = rng.standard_normal((N, K)).astype(np.float32)
+np.save(os.path.join(out_dir, "w.npy"), w)
+np.save(os.path.join(out_dir, "wt.npy"), wt)
+passed = runs = 0
+for rows in (1, 26, 77):
+    x = rng.standard_normal((rows, K)).astype(np.float32)
+    xs = os.path.join(out_dir, f"x{rows}.npy")
+    np.save(xs, x)
+    x64 = x.astype(np.float64)
+    expected = {
+        "constant_bias": x64 @ c1.T.astype(np.float64) + b1,
+        "wide_bf16": x64 @ c2.T.astype(np.float64),
+        "in_out": x64 @ w.astype(np.float64),
+        "out_in": x64 @ wt.T.astype(np.float64),
+    }
+    for bits in (128, 256, 512):
+        runs += 1
+        result = os.path.join(out_dir, f"r{rows}_{bits}")
+        subprocess.run(qemu + ["-cpu", f"max,sve{bits}=on", runner, artifact,
+                               "--input", f"x={xs}", "--input",
+                               f"w={os.path.join(out_dir, 'w.npy')}",
+                               "--input", f"wt={os.path.join(out_dir, 'wt.npy')}",
+                               "--output-dir", result],
+                       check=True, stdout=subprocess.DEVNULL)
+        ok = True
+        for name, want in expected.items():
+            got = np.load(os.path.join(result, f"{name}.npy"))
+            if got.shape != want.shape:
+                print(f"{rows} rows, {bits} bits, {name}: shape {got.shape}, "
+                      f"expected {want.shape} FAIL")
+                ok = False
+                continue
+            # Row by row, so that a wrong tile cannot hide in the norm.
+            worst = np.abs(got - want).max(axis=1)
+            bad = np.nonzero(worst > 3e-5 * np.sqrt(K))[0]
+            if bad.size:
+                print(f"{rows} rows, {bits} bits, {name}: rows {bad[:8].tolist()} "
+                      f"off by up to {worst.max():.3g} FAIL")
+                ok = False
+        print(f"{rows} rows, {bits} bits: worst "
+              f"{max(np.abs(np.load(os.path.join(result, n + '.npy')) - e).max() for n, e in expected.items()):.3g} "
+              f"{'ok' if ok else 'FAIL'}")
+        passed += ok
+print(f"sve gemm: {passed} of {runs} runs passed")
+sys.exit(0 if passed == runs else 1)
