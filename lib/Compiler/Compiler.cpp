@@ -236,6 +236,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   // A loop of small attentions suits the CPU's threads; the GPU plans keep
   // one attention per layer.
   tiling.compressedQueryChunk = ptx ? 0 : 64;
+  tiling.indexerHeadRows = ptx ? 0 : 64;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

@@ -44,6 +44,11 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::DecomposeCompressedAttentionPassOptions compressed;
   compressed.queryChunk = options.compressedQueryChunk;
   pm.addPass(mnemo::createDecomposeCompressedAttentionPass(compressed));
+  // A prefill's lightning indexer and its top-k by chunks of queries (after
+  // the decomposition above, which reads the top-k's listings as distinct).
+  mnemo::ChunkIndexerTopKPassOptions indexerChunks;
+  indexerChunks.headRows = options.indexerHeadRows;
+  pm.addPass(mnemo::createChunkIndexerTopKPass(indexerChunks));
   // Sizes fixed by --input-shape reach the mnemo ops, for kernels that
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());

@@ -2,6 +2,9 @@
 # CHECK-NOT: FAIL
 # CHECK: lightning indexer: [[N:[0-9]+]] of [[N]] cases passed
 # CHECK: top-k: [[M:[0-9]+]] of [[M]] cases passed
+# CHECK: indexer top-k: [[J:[0-9]+]] of [[J]] cases passed
+# CHECK: indexer top-k, chunks of 2 rows: [[J]] of [[J]] cases passed
+# CHECK: indexer top-k, chunks of 1 row: [[J]] of [[J]] cases passed
 # CHECK: sparse attention: [[P:[0-9]+]] of [[P]] cases passed
 # CHECK: sparse mla reference: [[Q:[0-9]+]] of [[Q]] cases passed
 # CHECK: sparse mla expanded: [[Q]] of [[Q]] cases passed
@@ -65,6 +68,46 @@ def indexer_cases():
                                                   np.full((b, s), t, np.int64)),
              atol=2e-5),
     ]
+    return cases
+
+
+def indexer_topk_cases():
+    """top_k(lightning_indexer(...)): the pair mnemo-chunk-indexer-top-k cuts
+    into chunks of query rows (scores with ReLU zeros that tie, masked
+    keys, padding rows, positions given or the row index)."""
+    r = rng(37)
+    b, s, h, d, t = 2, 7, 3, 5, 9
+    q = r.standard_normal((b, s, h, d)).astype(np.float32)
+    k = r.standard_normal((b, t, d)).astype(np.float32)
+    w = r.standard_normal((b, s, h)).astype(np.float32)
+    pos = np.array([[2, 3, 4, 5, 6, 7, 8], [-1, 0, 1, 2, 3, 4, 5]], np.int64)
+    lens = np.array([9, 6], np.int64)
+    ks = k[:, :s]
+    cases = []
+    for ties in ("introselect", "lowest_index"):
+        scores = indexer_ref(q, k, w, 0.3, pos, lens).astype(np.float32)
+        cases.append(Case(
+            f"positions lengths {ties} k4",
+            "%scores = mnemo.lightning_indexer %q, %k, %w positions(%p : {T:p})"
+            " lengths(%l : {T:l}) causal scale(0.3) : {T:q}, {T:k}, {T:w}"
+            " -> tensor<?x?x?xf32>\n"
+            f"%result = mnemo.top_k %scores lengths(%l : {{T:l}}) k(4) ties({ties})"
+            " : tensor<?x?x?xf32> -> {R}",
+            {"q": q, "k": k, "w": w, "p": pos, "l": lens},
+            top_k(scores, 4, ties, lens), dtype=np.int64, atol=0,
+            dynamic={"q": [0, 1], "k": [0, 1], "w": [0, 1], "p": [0, 1],
+                     "l": [0]},
+            result_dynamic=[0, 1]))
+    scores = indexer_ref(q, ks, w, d ** -0.5).astype(np.float32)
+    cases.append(Case(
+        "row positions k3",
+        "%scores = mnemo.lightning_indexer %q, %k, %w causal"
+        " : {T:q}, {T:k}, {T:w} -> tensor<?x?x?xf32>\n"
+        "%result = mnemo.top_k %scores k(3) ties(introselect)"
+        " : tensor<?x?x?xf32> -> {R}",
+        {"q": q, "k": ks, "w": w}, top_k(scores, 3, "introselect"),
+        dtype=np.int64, atol=0, dynamic={"q": [1], "k": [1], "w": [1]},
+        result_dynamic=[1]))
     return cases
 
 
@@ -193,6 +236,11 @@ def mla_sparse_cases():
 
 run_cases("lightning indexer", indexer_cases())
 run_cases("top-k", topk_cases())
+run_cases("indexer top-k", indexer_topk_cases())
+run_cases("indexer top-k, chunks of 2 rows", indexer_topk_cases(),
+          passes="mnemo-chunk-indexer-top-k{head-rows=6}")
+run_cases("indexer top-k, chunks of 1 row", indexer_topk_cases(),
+          passes="mnemo-chunk-indexer-top-k{head-rows=1}")
 run_cases("sparse attention", sparse_cases())
 run_cases("sparse mla reference", mla_sparse_cases())
 for form in ("expanded", "absorbed"):

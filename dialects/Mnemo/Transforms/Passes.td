@@ -204,6 +204,33 @@ def TileLinearPass
   ];
 }
 
+def ChunkIndexerTopKPass : Pass<"mnemo-chunk-indexer-top-k"> {
+  let summary = "Computes a lightning indexer and its top-k a chunk of "
+                "queries at a time";
+  let description = [{
+    A `mnemo.top_k` of a `mnemo.lightning_indexer`'s scores (their only
+    use) over more than one query row per sequence (a prefill) holds the
+    scores of every query for every key, S x T floats, and the indexer's
+    reference form its heads' products, S x heads x T: a prompt of 16,384
+    tokens with V3.2's 64 indexer heads would take 64 GiB. This pass
+    computes both in an `scf.forall` over the sequences and chunks of
+    queries (the threads share them), each chunk the same two ops on its
+    rows, whose listings are inserted into the result: in flight, a chunk's
+    scores and products only. A chunk has `head-rows / heads` queries (at
+    least one); `head-rows` 0 leaves the ops whole. The indexer's keys and
+    lengths, the top-k's order and ties are those of the whole rows, so the
+    listings are the same.
+  }];
+  let options = [
+    Option<"headRows", "head-rows", "int64_t", /*default=*/"0",
+           "Query rows times indexer heads per chunk (0: no chunks)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def GenerateConcatsPass : Pass<"mnemo-generate-concats"> {
   let summary = "Computes a concat of a generated tensor element by element";
   let description = [{

@@ -44,6 +44,9 @@ struct TilingOptions {
   /// (mnemo-decompose-compressed-attention's query-chunk; 0: one attention
   /// over every key).
   int64_t compressedQueryChunk = 0;
+  /// Query rows times indexer heads per chunk of a lightning indexer and its
+  /// top-k (mnemo-chunk-indexer-top-k's head-rows; 0: whole).
+  int64_t indexerHeadRows = 0;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// The target's kernel selection, run after MLA is decomposed and before
