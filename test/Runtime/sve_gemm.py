@@ -6,12 +6,14 @@
 # CHECK: asm: fmla found
 # CHECK: asm: cntw found
 # CHECK: asm: cmpgt found
+# CHECK: asm: ld1b found
 # CHECK: sve gemm: 9 of 9 runs passed
 """The register-tiled GEMM in scalable vectors (--target=aarch64-sve), one
 artifact run under qemu at 128, 256 and 512 bits, against numpy row by row:
 a constant weight with a bias, a constant bf16 weight 300 columns wide
-(several column tiles, the last panel partial at every vector length), and
-weights given at run time in both layouts; 1, 26 and 77 rows (no multiple
+(several column tiles, the last panel partial at every vector length),
+int8 weights decoded in the loop (signed, and unsigned with zero points;
+groups of 8 along K), and weights given at run time in both layouts; 1, 26 and 77 rows (no multiple
 of the micro-tile's 12), K = 29 and N = 37 (no multiple of any vector)."""
 
 import os
@@ -44,6 +46,26 @@ def dense(a, element):
 c1 = rng.standard_normal((N, K)).astype(np.float32)
 b1 = rng.standard_normal(N).astype(np.float32)
 c2 = bf16(rng.standard_normal((WIDE, K)))
+GROUP = 8
+GROUPS = -(-K // GROUP)
+codes_s = rng.integers(-128, 128, (N, K)).astype(np.int8)
+scales_s = (0.01 * rng.random((N, GROUPS)) + 0.001).astype(np.float32)
+codes_u = rng.integers(0, 256, (N, K)).astype(np.uint8)
+scales_u = (0.01 * rng.random((N, GROUPS)) + 0.001).astype(np.float32)
+zeros_u = rng.integers(100, 156, (N, GROUPS)).astype(np.uint8)
+
+
+def dequantized(codes, scales, zeros=None):
+    group = np.arange(K) // GROUP
+    q = codes.astype(np.float64)
+    if zeros is not None:
+        q = q - zeros[:, group].astype(np.float64)
+    return q * scales[:, group].astype(np.float64)
+
+
+def dense_bytes(a, shape_type):
+    return f'dense<"0x{np.ascontiguousarray(a).tobytes().hex().upper()}"> : {shape_type}'
+
 model = f"""
 func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
                  %w: tensor<{K}x{N}xf32> {{mnemo.name = "w"}},
@@ -51,7 +73,9 @@ func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
     -> (tensor<?x{N}xf32> {{mnemo.name = "constant_bias"}},
         tensor<?x{WIDE}xf32> {{mnemo.name = "wide_bf16"}},
         tensor<?x{N}xf32> {{mnemo.name = "in_out"}},
-        tensor<?x{N}xf32> {{mnemo.name = "out_in"}}) {{
+        tensor<?x{N}xf32> {{mnemo.name = "out_in"}},
+        tensor<?x{N}xf32> {{mnemo.name = "int8"}},
+        tensor<?x{N}xf32> {{mnemo.name = "int8_zero_points"}}) {{
   %c1 = arith.constant {dense(c1, "f32")}
   %b1 = arith.constant {dense(b1, "f32")}
   %c2 = arith.constant {dense(c2, "bf16")}
@@ -63,9 +87,23 @@ func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
       : tensor<?x{K}xf32>, tensor<{K}x{N}xf32> -> tensor<?x{N}xf32>
   %y4 = mnemo.linear %x, %wt layout(out_in)
       : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  return %y1, %y2, %y3, %y4
+  %qs = arith.constant {dense_bytes(codes_s, f"tensor<{N}x{K}xi8>")}
+  %ss = arith.constant {dense(scales_s, "f32")}
+  %ws = mnemo.dequantize %qs, %ss format(int8) group({GROUP})
+      : tensor<{N}x{K}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
+  %y5 = mnemo.linear %x, %ws layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  %qu = arith.constant {dense_bytes(codes_u, f"tensor<{N}x{K}xi8>")}
+  %su = arith.constant {dense(scales_u, "f32")}
+  %zu = arith.constant {dense_bytes(zeros_u, f"tensor<{N}x{GROUPS}xi8>")}
+  %wu = mnemo.dequantize %qu, %su zero_points(%zu : tensor<{N}x{GROUPS}xi8>)
+      format(int8) group({GROUP})
+      : tensor<{N}x{K}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
+  %y6 = mnemo.linear %x, %wu layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  return %y1, %y2, %y3, %y4, %y5, %y6
       : tensor<?x{N}xf32>, tensor<?x{WIDE}xf32>, tensor<?x{N}xf32>,
-        tensor<?x{N}xf32>
+        tensor<?x{N}xf32>, tensor<?x{N}xf32>, tensor<?x{N}xf32>
 }}
 """
 source = os.path.join(out_dir, "gemms.mlir")
@@ -78,11 +116,11 @@ subprocess.run([mnemoc, source, "--target=aarch64-sve", "--max-batch=80",
 
 # The micro-tiles are SVE code: broadcast loads of x, FMAs on z registers,
 # the panel's step read from the vector length (cntw), the columns past N
-# masked by a predicate from a compare.
+# masked by a predicate from a compare, int8 codes loaded as bytes (ld1b).
 asm = subprocess.run([mnemoc, source, "--target=aarch64-sve",
                       "--max-batch=80", "--emit=asm", "-o", "-"],
                      check=True, capture_output=True, text=True).stdout
-for pattern in ("ld1rw\t{ z", "fmla\tz", "cntw\tx", "cmpgt\tp"):
+for pattern in ("ld1rw\t{ z", "fmla\tz", "cntw\tx", "cmpgt\tp", "ld1b\t{ z"):
     print(f"asm: {pattern.split(chr(9))[0]} {'found' if pattern in asm else 'missing FAIL'}")
 w = rng.standard_normal((K, N)).astype(np.float32)
 wt = rng.standard_normal((N, K)).astype(np.float32)
@@ -99,6 +137,8 @@ for rows in (1, 26, 77):
         "wide_bf16": x64 @ c2.T.astype(np.float64),
         "in_out": x64 @ w.astype(np.float64),
         "out_in": x64 @ wt.T.astype(np.float64),
+        "int8": x64 @ dequantized(codes_s, scales_s).T,
+        "int8_zero_points": x64 @ dequantized(codes_u, scales_u, zeros_u).T,
     }
     for bits in (128, 256, 512):
         runs += 1

@@ -133,14 +133,16 @@ static Value constLike(OpBuilder &b, Location loc, Value like, Type scalar,
                        Attribute value) {
   if (auto v = dyn_cast<VectorType>(like.getType()))
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(VectorType::get(v.getShape(), scalar),
-                                       value));
+        b, loc,
+        DenseElementsAttr::get(
+            VectorType::get(v.getShape(), scalar, v.getScalableDims()),
+            value));
   return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
 }
 
 static Type withElement(Value like, Type scalar) {
   if (auto v = dyn_cast<VectorType>(like.getType()))
-    return VectorType::get(v.getShape(), scalar);
+    return VectorType::get(v.getShape(), scalar, v.getScalableDims());
   return scalar;
 }
 

@@ -273,6 +273,9 @@ private:
   /// The NR weights of step `kk` of the panel at column `col` decoded from
   /// a quantized weight's codes, as the micro-tile's vectors.
   SmallVector<Value> decodeWeights(Value kk, Value col);
+  /// The [R, C] constant behind `source` as [C, R], made once per
+  /// constant (scalable vectors' weights, scales and zero points).
+  Value transposedConstant(Value source, PackedConstants &packedOf);
   /// A packed constant for `source`, made once per constant.
   Value packedConstant(Value source,
                        PackedConstants &packedOf,
@@ -369,11 +372,40 @@ Value KernelBuilder::packedConstant(
   return panels;
 }
 
+Value KernelBuilder::transposedConstant(Value source,
+                                        PackedConstants &packedOf) {
+  arith::ConstantOp constant;
+  DenseElementsAttr value = constantValue(source, &constant);
+  Value &inOut = packedOf[{constant, -2}];
+  if (!inOut) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(constant);
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    // One panel as wide as the rows: [1, cols, rows], read as [cols, rows].
+    DenseElementsAttr one = packPanels(value, /*outIn=*/true, rows);
+    inOut = arith::ConstantOp::create(
+        b, constant.getLoc(),
+        DenseElementsAttr::getFromRawBuffer(
+            RankedTensorType::get({cols, rows}, one.getElementType()),
+            one.getRawData()));
+  }
+  return inOut;
+}
+
 Value KernelBuilder::weightSource(
     PackedConstants &packedOf) {
   Value w = op.getWeight();
   bool outIn = op.getLayout() == WeightLayout::OutIn;
-  if ((quantized = quantizedWeight(op))) {
+  if ((quantized = quantizedWeight(op)) && t.scalable) {
+    // int8 codes, scales and zero points as [K, N], [groups, N]: rows that
+    // scalable vectors read at any length.
+    if (Value z = quantized.getZeroPoints())
+      zeros = transposedConstant(z, packedOf);
+    scales = transposedConstant(quantized.getScales(), packedOf);
+    return transposedConstant(quantized.getCodes(), packedOf);
+  }
+  if (quantized) {
     packed = true;
     scales = packedConstant(quantized.getScales(), packedOf);
     if (Value z = quantized.getZeroPoints())
@@ -387,20 +419,7 @@ Value KernelBuilder::weightSource(
   if (value && t.scalable) {
     // Panels of NR columns need NR at compile time: scalable vectors read
     // the constant as [K, N] (transposed here once when it is [N, K]).
-    if (!outIn)
-      return w;
-    Value &inOut = packedOf[{constant, -2}];
-    if (!inOut) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(constant);
-      DenseElementsAttr one = packPanels(value, outIn, n);
-      inOut = arith::ConstantOp::create(
-          b, constant.getLoc(),
-          DenseElementsAttr::getFromRawBuffer(
-              RankedTensorType::get({k, n}, one.getElementType()),
-              one.getRawData()));
-    }
-    return inOut;
+    return outIn ? transposedConstant(w, packedOf) : w;
   }
   if (value) {
     packed = true;
@@ -444,6 +463,32 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
 }
 
 SmallVector<Value> KernelBuilder::decodeWeights(Value kk, Value col) {
+  if (t.scalable) {
+    // int8 codes as [K, N], scales and zero points as [groups, N]: each
+    // vector of a row decoded from its own columns, past N masked.
+    Value group = arith::DivUIOp::create(b, loc, kk,
+                                         idx(quantized.getGroupSize()));
+    auto read = [&](Value source, Value row, Value c) {
+      Type e = cast<RankedTensorType>(source.getType()).getElementType();
+      Value pad = isa<FloatType>(e) ? floatConst(b, loc, e, 0.0)
+                                    : arith::ConstantIntOp::create(b, loc, e, 0)
+                                          .getResult();
+      return vector::TransferReadOp::create(b, loc, vec(e), source,
+                                            ValueRange{row, c}, pad,
+                                            ArrayRef<bool>{false})
+          .getResult();
+    };
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < t.vectors; ++j) {
+      Value c = vectorColumn(col, j);
+      Value q = quant::decodeCodes(b, loc, quantized.getFormat(),
+                                   zeros != nullptr, read(weights, kk, c),
+                                   /*high=*/false);
+      out.push_back(quant::scaleCodes(b, loc, q, read(scales, group, c),
+                                      zeros ? read(zeros, group, c) : Value()));
+    }
+    return out;
+  }
   int64_t nr = t.nr();
   Value panel = arith::DivUIOp::create(b, loc, col, idx(nr)).getResult();
   auto read = [&](Value source, int64_t width, Value row) {
@@ -925,9 +970,11 @@ struct LinearKernelPass final
       int64_t needed = llvm::divideCeil(n, lanes);
       Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0, 0,
                false, false};
-      // Scalable vectors read weights as [K, N]; a quantized weight's codes
-      // decode from panels of a known width, in fixed-length vectors.
-      t.scalable = scalable && !quantizedWeight(op);
+      // Scalable vectors read weights (int8 codes too) as [K, N]; 4-bit
+      // codes, two per byte, decode from panels of a known width, in
+      // fixed-length vectors.
+      DequantizeOp dq = quantizedWeight(op);
+      t.scalable = scalable && (!dq || !dq.isPacked());
       // A K block of one panel's weights takes 64 KiB (at least 64 steps):
       // in the L2 cache with the tile's packed rows; on a 1024^3 GEMM on
       // one thread, 86% of the FMA peak against 83% with 32 KiB blocks

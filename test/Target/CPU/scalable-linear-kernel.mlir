@@ -29,16 +29,45 @@ func.func @scalable(%x: tensor<37x45xf32>) -> tensor<37x71xf32> {
 
 // -----
 
-// A quantized weight keeps fixed 128-bit vectors: its codes decode from
-// panels of a known width.
-// CHECK-LABEL: func.func @quantized
-// CHECK-NOT: vector.vscale
-// CHECK: vector.fma {{.*}} : vector<4xf32>
-func.func @quantized(%x: tensor<5x64xf32>) -> tensor<5x8xf32> {
+// An int8 weight with zero points: its codes [N=8, K=64] stored as
+// [64, 8], its scales and zero points [8, 2] as [2, 8]; each K step reads
+// a scalable vector of codes per vector of a row and decodes it with its
+// group's scales and zero points.
+// CHECK-LABEL: func.func @int8
+// CHECK-DAG: arith.constant dense<3> : tensor<64x8xi8>
+// CHECK-DAG: arith.constant dense<2.500000e-01> : tensor<2x8xf32>
+// CHECK-DAG: arith.constant dense<5> : tensor<2x8xi8>
+// CHECK: vector.vscale
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} : tensor<64x8xi8>, vector<[4]xi8>
+// CHECK: arith.uitofp {{.*}} : vector<[4]xi8> to vector<[4]xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<2x8xf32>, vector<[4]xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<2x8xi8>, vector<[4]xi8>
+// CHECK: vector.fma {{.*}} : vector<[4]xf32>
+func.func @int8(%x: tensor<5x64xf32>) -> tensor<5x8xf32> {
   %codes = arith.constant dense<3> : tensor<8x64xi8>
   %scales = arith.constant dense<0.25> : tensor<8x2xf32>
-  %w = mnemo.dequantize %codes, %scales format(int8) group(32)
+  %zeros = arith.constant dense<5> : tensor<8x2xi8>
+  %w = mnemo.dequantize %codes, %scales zero_points(%zeros : tensor<8x2xi8>)
+      format(int8) group(32)
       : tensor<8x64xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
+  %y = mnemo.linear %x, %w layout(out_in)
+      : tensor<5x64xf32>, tensor<8x64xf32> -> tensor<5x8xf32>
+  return %y : tensor<5x8xf32>
+}
+
+// -----
+
+// 4-bit codes (two per byte) keep fixed 128-bit vectors: they decode from
+// panels of a known width.
+// CHECK-LABEL: func.func @int4
+// CHECK-NOT: vector.vscale
+// CHECK: vector.fma {{.*}} : vector<4xf32>
+func.func @int4(%x: tensor<5x64xf32>) -> tensor<5x8xf32> {
+  %codes = arith.constant dense<3> : tensor<8x32xi8>
+  %scales = arith.constant dense<0.25> : tensor<8x2xf32>
+  %w = mnemo.dequantize %codes, %scales format(int4) group(32)
+      : tensor<8x32xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
   %y = mnemo.linear %x, %w layout(out_in)
       : tensor<5x64xf32>, tensor<8x64xf32> -> tensor<5x8xf32>
   return %y : tensor<5x8xf32>
