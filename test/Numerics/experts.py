@@ -1,10 +1,14 @@
 # RUN: %python %s | FileCheck %s
 # CHECK-NOT: FAIL
 # CHECK: experts: [[N:[0-9]+]] of [[N]] cases passed
+# CHECK: experts, CPU forms: [[N]] of [[N]] cases passed
 """mnemo.experts against an independent numpy model: each token through its
 selected SwiGLU experts only, weighted, on shapes that are no tile
 multiples; an index outside the experts skipped; i32 indices; f16 expert
-weights (widened as read)."""
+weights (widened as read). Run twice: the reference lowering, and the CPU
+targets' forms with the weights constant (experts-along-outputs: a
+prefill's tokens grouped by expert, GroupedExperts.cpp; a decode row token
+by token)."""
 
 import numpy as np
 
@@ -60,7 +64,16 @@ def cases():
         Case("f16 weights", body,
              {"x": x, "g": half["g"], "u": half["u"], "d": half["d"], "i": idx, "w": w},
              experts_ref(x, half["g"], half["u"], half["d"], idx, w), atol=2e-5),
+        # One token per sequence (a decode step), an expert two rows share.
+        Case("decode rows, shared expert", body,
+             {"x": x[:, :1], "g": gate, "u": up, "d": down,
+              "i": skipped[:, 2:3], "w": w[:, :1]},
+             experts_ref(x[:, :1], gate, up, down, skipped[:, 2:3], w[:, :1]),
+             atol=2e-5, dynamic={"x": [0], "i": [0], "w": [0]},
+             result_dynamic=[0]),
     ]
 
 
 run_cases("experts", cases())
+run_cases("experts, CPU forms", cases(),
+          passes="canonicalize,convert-mnemo-to-linalg{experts-along-outputs=true}")

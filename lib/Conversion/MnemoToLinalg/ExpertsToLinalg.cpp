@@ -20,12 +20,17 @@
 // expert's index once, around rows of the result accumulating rows of the
 // transposed weights: the output feature is the innermost loop, its steps
 // independent and its addresses affine, which the CPU targets vectorize.
+// A prefill (more than one token per sequence) on the CPU targets goes
+// expert by expert instead (GroupedExperts.cpp), reading each expert's
+// weights once for all its tokens.
 // In the default form the inner loop is a dot product whose every step
 // waits for the one before (the sum lives in memory), with the expert's
 // index read inside it. Each result still sums its products in the same
 // order (h, or j then i, ascending), so the values are the same.
 //
 //===----------------------------------------------------------------------===//
+
+#include "GroupedExperts.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
@@ -237,6 +242,20 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
       gateT = transposedExperts(b, loc, op.getGate());
       upT = transposedExperts(b, loc, op.getUp());
       downT = transposedExperts(b, loc, op.getDown());
+    }
+
+    // More than one token per sequence (a prefill) with every weight
+    // transposed: expert by expert, each expert's weights read once for
+    // all its tokens (GroupedExperts.cpp). A decode step's few tokens run
+    // token by token below (an expert rarely has two of them).
+    int64_t seq = cast<RankedTensorType>(x.getType()).getDimSize(1);
+    if (gateT && upT && downT && seq != 1) {
+      Value out = groupedExperts(b, loc, op, gateT, upT, downT, ct);
+      b.replaceOp(
+          op, castToType(b, loc,
+                         castElements(b, loc, out, resultType.getElementType()),
+                         resultType));
+      return success();
     }
 
     // [B, S, K, I] = x against the selected experts' rows of `w` (loops b,
