@@ -237,6 +237,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   // one attention per layer.
   tiling.compressedQueryChunk = ptx ? 0 : 64;
   tiling.indexerHeadRows = ptx ? 0 : 64;
+  tiling.groupExperts = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

@@ -49,6 +49,10 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   mnemo::ChunkIndexerTopKPassOptions indexerChunks;
   indexerChunks.headRows = options.indexerHeadRows;
   pm.addPass(mnemo::createChunkIndexerTopKPass(indexerChunks));
+  // A prefill's experts expert by expert, their products mnemo.linear ops
+  // for the kernels selected below.
+  if (options.groupExperts)
+    pm.addPass(mnemo::createGroupExpertsPass());
   // Sizes fixed by --input-shape reach the mnemo ops, for kernels that
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());

@@ -2,13 +2,15 @@
 # CHECK-NOT: FAIL
 # CHECK: experts: [[N:[0-9]+]] of [[N]] cases passed
 # CHECK: experts, CPU forms: [[N]] of [[N]] cases passed
+# CHECK: experts, CPU forms and GEMM kernel: [[N]] of [[N]] cases passed
 """mnemo.experts against an independent numpy model: each token through its
 selected SwiGLU experts only, weighted, on shapes that are no tile
 multiples; an index outside the experts skipped; i32 indices; f16 expert
 weights (widened as read). Run twice: the reference lowering, and the CPU
-targets' forms with the weights constant (experts-along-outputs: a
-prefill's tokens grouped by expert, GroupedExperts.cpp; a decode row token
-by token)."""
+targets' forms with the weights constant (a prefill's tokens grouped by
+expert, mnemo-group-experts, whose products are mnemo.linear ops, run
+plain and as the register-tiled GEMM; a decode row token by token,
+experts-along-outputs)."""
 
 import numpy as np
 
@@ -75,5 +77,9 @@ def cases():
 
 
 run_cases("experts", cases())
-run_cases("experts, CPU forms", cases(),
-          passes="canonicalize,convert-mnemo-to-linalg{experts-along-outputs=true}")
+CPU = "canonicalize,mnemo-group-experts,"
+LOWER = "convert-mnemo-to-linalg{experts-along-outputs=true}"
+run_cases("experts, CPU forms", cases(), passes=CPU + LOWER)
+run_cases("experts, CPU forms and GEMM kernel", cases(),
+          passes=CPU + "func.func(mnemo-cpu-linear-kernel{lanes=8 vectors=2 "
+                       "rows=6})," + LOWER)

@@ -231,6 +231,27 @@ def ChunkIndexerTopKPass : Pass<"mnemo-chunk-indexer-top-k"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def GroupExpertsPass : Pass<"mnemo-group-experts"> {
+  let summary = "Computes a prefill's mnemo.experts expert by expert";
+  let description = [{
+    Rewrites each `mnemo.experts` with constant weights and more than one
+    token per sequence (a prefill) so that every expert's weights are read
+    once for all the tokens routed to it: a counting sort of the (token,
+    slot) pairs by expert, an `scf.forall` over the experts in which each
+    gathers its rows and runs `mnemo.linear` against its gate and up
+    (transposed per expert at compile time and read as in_out slices),
+    `mnemo.swiglu` and `mnemo.linear` against its down, each row times its
+    routing weight, written at its offset in the sorted order; then each
+    token sums its slots from there. The linears are the target's GEMMs.
+    Decode steps (one token per sequence) and weights computed at run time
+    keep the op.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def GenerateConcatsPass : Pass<"mnemo-generate-concats"> {
   let summary = "Computes a concat of a generated tensor element by element";
   let description = [{

@@ -6,6 +6,9 @@
 
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
+#include <cstring>
+#include <vector>
+
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::builders;
@@ -108,6 +111,31 @@ std::pair<Value, Value> builders::clampedIndex(OpBuilder &b, Location loc,
       b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, zero),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, bound));
   return {arith::SelectOp::create(b, loc, valid, i, zero), valid};
+}
+
+Value builders::transposedExperts(OpBuilder &b, Location loc, Value w) {
+  auto constant = w.getDefiningOp<arith::ConstantOp>();
+  auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!value || value.getType().getRank() != 3 ||
+      value.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+    return {};
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t e = type.getDimSize(0), r = type.getDimSize(1),
+          c = type.getDimSize(2);
+  auto transposed = RankedTensorType::get({e, c, r}, type.getElementType());
+  if (value.isSplat())
+    return arith::ConstantOp::create(b, loc, value.reshape(transposed));
+  size_t bytes = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> raw = value.getRawData();
+  std::vector<char> out(raw.size());
+  for (int64_t x = 0; x < e; ++x)
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        std::memcpy(&out[((x * c + j) * r + i) * bytes],
+                    &raw[((x * r + i) * c + j) * bytes], bytes);
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::getFromRawBuffer(transposed, out));
 }
 
 SmallVector<utils::IteratorType>

@@ -86,6 +86,10 @@ Value castElements(OpBuilder &b, Location loc, Value v, Type elementType);
 std::pair<Value, Value> clampedIndex(OpBuilder &b, Location loc, Value raw,
                                      Value bound);
 
+/// `w` [E, R, C] with each expert's matrix transposed ([E, C, R]), when it
+/// is a dense constant of byte-sized elements; else null.
+Value transposedExperts(OpBuilder &b, Location loc, Value w);
+
 /// Iterator types: all parallel, except the listed reduction loops.
 SmallVector<utils::IteratorType>
 iterators(unsigned numDims, ArrayRef<unsigned> reductions = {});

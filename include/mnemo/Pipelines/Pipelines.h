@@ -47,6 +47,8 @@ struct TilingOptions {
   /// Query rows times indexer heads per chunk of a lightning indexer and its
   /// top-k (mnemo-chunk-indexer-top-k's head-rows; 0: whole).
   int64_t indexerHeadRows = 0;
+  /// A prefill's mnemo.experts grouped by expert (mnemo-group-experts).
+  bool groupExperts = false;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// The target's kernel selection, run after MLA is decomposed and before

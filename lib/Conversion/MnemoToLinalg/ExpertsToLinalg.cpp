@@ -20,17 +20,14 @@
 // expert's index once, around rows of the result accumulating rows of the
 // transposed weights: the output feature is the innermost loop, its steps
 // independent and its addresses affine, which the CPU targets vectorize.
-// A prefill (more than one token per sequence) on the CPU targets goes
-// expert by expert instead (GroupedExperts.cpp), reading each expert's
-// weights once for all its tokens.
+// (A prefill on the CPU targets is grouped by expert before this lowering:
+// mnemo-group-experts.)
 // In the default form the inner loop is a dot product whose every step
 // waits for the one before (the sum lives in memory), with the expert's
 // index read inside it. Each result still sums its products in the same
 // order (h, or j then i, ascending), so the values are the same.
 //
 //===----------------------------------------------------------------------===//
-
-#include "GroupedExperts.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
@@ -39,41 +36,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include <cstring>
-#include <vector>
 
 using namespace mlir;
 using namespace mlir::mnemo;
 using namespace mlir::mnemo::builders;
 
 namespace {
-
-/// `w` [E, R, C] with each expert's matrix transposed ([E, C, R]), when it
-/// is a dense constant of byte-sized elements; else null.
-Value transposedExperts(OpBuilder &b, Location loc, Value w) {
-  auto constant = w.getDefiningOp<arith::ConstantOp>();
-  auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                        : DenseElementsAttr();
-  if (!value || value.getType().getRank() != 3 ||
-      value.getElementType().getIntOrFloatBitWidth() % 8 != 0)
-    return {};
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t e = type.getDimSize(0), r = type.getDimSize(1),
-          c = type.getDimSize(2);
-  auto transposed = RankedTensorType::get({e, c, r}, type.getElementType());
-  if (value.isSplat())
-    return arith::ConstantOp::create(b, loc, value.reshape(transposed));
-  size_t bytes = type.getElementTypeBitWidth() / 8;
-  ArrayRef<char> raw = value.getRawData();
-  std::vector<char> out(raw.size());
-  for (int64_t x = 0; x < e; ++x)
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j)
-        std::memcpy(&out[((x * c + j) * r + i) * bytes],
-                    &raw[((x * r + i) * c + j) * bytes], bytes);
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::getFromRawBuffer(transposed, out));
-}
 
 /// `init` with each row along its last dim replaced by `row(ivs, acc)`:
 /// a parallel loop over init's other dims (ivs), each iteration reading its
@@ -242,20 +210,6 @@ struct ExpertsLowering final : OpRewritePattern<ExpertsOp> {
       gateT = transposedExperts(b, loc, op.getGate());
       upT = transposedExperts(b, loc, op.getUp());
       downT = transposedExperts(b, loc, op.getDown());
-    }
-
-    // More than one token per sequence (a prefill) with every weight
-    // transposed: expert by expert, each expert's weights read once for
-    // all its tokens (GroupedExperts.cpp). A decode step's few tokens run
-    // token by token below (an expert rarely has two of them).
-    int64_t seq = cast<RankedTensorType>(x.getType()).getDimSize(1);
-    if (gateT && upT && downT && seq != 1) {
-      Value out = groupedExperts(b, loc, op, gateT, upT, downT, ct);
-      b.replaceOp(
-          op, castToType(b, loc,
-                         castElements(b, loc, out, resultType.getElementType()),
-                         resultType));
-      return success();
     }
 
     // [B, S, K, I] = x against the selected experts' rows of `w` (loops b,

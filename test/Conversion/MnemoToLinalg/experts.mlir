@@ -5,13 +5,12 @@
 // [E, H, I]. By default each contraction's innermost loop runs along the
 // input features (a dot product per output, the expert's index read inside
 // it). With experts-along-outputs (the CPU targets) every expert's matrices
-// are transposed at compile time, and four tokens per sequence (a
-// prefill) go expert by expert (GroupedExperts.cpp): a counting sort of
-// the (token, slot) pairs by expert (three scalar loops), a parallel loop
-// over the experts in which each gathers its rows and accumulates rows of
-// its transposed weights into them (loops h, i per row), its rows of the
-// output written at its offset in the sorted order, then each token's
-// slots summed from there.
+// are transposed at compile time; each projection becomes a parallel loop
+// over (token, selected expert) that reads the index once, around a row of
+// I outputs accumulating the rows of the transposed weight (loops h, i);
+// the down projection a parallel loop over tokens, in it the selected
+// experts in order, each a row of outputs accumulating along i. The
+// reductions keep their order (h; j then i), so each sum is the same.
 func.func @moe(%x: tensor<1x4x3xf32>, %i: tensor<1x4x1xi64>, %w: tensor<1x4x1xf32>) -> tensor<1x4x3xf32> {
   %g = arith.constant dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]]> : tensor<2x2x3xf32>
   %u = arith.constant dense<0.5> : tensor<2x2x3xf32>
@@ -31,45 +30,15 @@ func.func @moe(%x: tensor<1x4x3xf32>, %i: tensor<1x4x1xi64>, %w: tensor<1x4x1xf3
 // OUTS-DAG: arith.constant dense<{{\[\[\[}}1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]], {{\[\[}}7.000000e+00, 1.000000e+01]{{.*}} : tensor<2x3x2xf32>
 // OUTS-DAG: arith.constant dense<5.000000e-01> : tensor<2x3x2xf32>
 // OUTS-DAG: arith.constant dense<{{\[\[\[}}1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]{{.*}} : tensor<2x2x3xf32>
-// OUTS: scf.for
-// OUTS: scf.for
-// OUTS: scf.for
-// OUTS: %[[SORTED:.+]] = scf.forall (%[[E:.*]]) in (2) shared_outs(%[[OUT:.*]] =
-// OUTS: %[[START:.+]] = tensor.extract %{{.*}}[%[[E]]] : tensor<4xindex>
-// OUTS: scf.for
-// OUTS: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<2xf32>)
-// OUTS: scf.for
-// OUTS: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<3xf32>)
-// OUTS: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[START]], 0] [%{{.*}}, 3]
-// OUTS: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
-// OUTS: tensor.extract %[[SORTED]]
-
-// -----
-
-// One token per sequence (a decode step) goes token by token: each
-// projection a parallel loop over (token, selected expert) that reads the
-// index once, around a row of I outputs accumulating the rows of the
-// transposed weight (loops h, i); the down projection a parallel loop over
-// tokens, in it the selected experts in order, each a row of outputs
-// accumulating along i. The reductions keep their order (h; j then i), so
-// each sum is the default form's.
-func.func @moe_decode(%x: tensor<?x1x3xf32>, %i: tensor<?x1x1xi64>, %w: tensor<?x1x1xf32>) -> tensor<?x1x3xf32> {
-  %g = arith.constant dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]]> : tensor<2x2x3xf32>
-  %u = arith.constant dense<0.5> : tensor<2x2x3xf32>
-  %d = arith.constant dense<[[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [[7.0, 8.0], [9.0, 10.0], [11.0, 12.0]]]> : tensor<2x3x2xf32>
-  %y = mnemo.experts %x, %g, %u, %d, %i, %w : tensor<?x1x3xf32>, tensor<2x2x3xf32>, tensor<2x2x3xf32>, tensor<2x3x2xf32>, tensor<?x1x1xi64>, tensor<?x1x1xf32> -> tensor<?x1x3xf32>
-  return %y : tensor<?x1x3xf32>
-}
-// OUTS-LABEL: func.func @moe_decode
-// OUTS: scf.forall (%[[B:.*]], %[[S:.*]], %[[J:.*]]) in (%{{.*}}, 1, 1)
-// OUTS: tensor.extract %arg1[%[[B]], %[[S]], %[[J]]] : tensor<?x1x1xi64>
+// OUTS: scf.forall (%[[B:.*]], %[[S:.*]], %[[J:.*]]) in (1, 4, 1)
+// OUTS: tensor.extract %arg1[%[[B]], %[[S]], %[[J]]] : tensor<1x4x1xi64>
 // OUTS: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<2xf32>)
 // OUTS: tensor.parallel_insert_slice
 // OUTS: scf.forall
 // OUTS: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<2xf32>)
-// OUTS: scf.forall (%[[B2:.*]], %[[S2:.*]]) in (%{{.*}}, 1)
+// OUTS: scf.forall (%[[B2:.*]], %[[S2:.*]]) in (1, 4)
 // OUTS: scf.for %[[J2:[a-z0-9_]+]] =
-// OUTS: tensor.extract %arg1[%[[B2]], %[[S2]], %[[J2]]] : tensor<?x1x1xi64>
+// OUTS: tensor.extract %arg1[%[[B2]], %[[S2]], %[[J2]]] : tensor<1x4x1xi64>
 // OUTS: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<3xf32>)
 // OUTS: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B2]], %[[S2]], 0] [1, 1, 3]
 

@@ -1,13 +1,14 @@
-//===- GroupedExperts.cpp - mnemo.experts grouped by expert -----*- C++ -*-===//
+//===- GroupExperts.cpp - mnemo.experts grouped by expert -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// mnemo.experts with each expert's tokens together, so that an expert's
-// weights are read once for all of them rather than once per token: a
-// prefill of 256 tokens routed to 8 of 256 experts reads each expert for
-// about 8 tokens.
+// mnemo.experts over a prefill's tokens (more than one per sequence), with
+// constant weights, computed expert by expert so that each expert's
+// weights are read once for all its tokens rather than once per token (a
+// prefill of 256 tokens routed to 8 of 256 experts reads each for about 8
+// tokens), and its products are GEMMs the target's kernels take:
 //
 //   1. The (token, slot) pairs, P = B S K of them, sorted by expert with a
 //      counting sort (three scalar loops over the pairs): offsets[e] is
@@ -15,22 +16,20 @@
 //      at q, position[p] where pair p went. Pairs naming no expert go last
 //      and are never read.
 //   2. An scf.forall over the experts (the threads share them): expert e
-//      gathers its n rows of x, then g and u [n, I] (per row, loops h, i:
-//      rows of its transposed gate and up accumulated), the SwiGLU, and its
-//      rows of the output [n, O] scaled by each pair's routing weight (per
-//      row, loops i, o), written at offsets[e] of the sorted output
-//      [P, O]. The expert's weights stay in the cache across its rows.
+//      gathers its n rows of x, then mnemo.linear against its gate and up
+//      (the weights transposed per expert at compile time, [E, H, I], read
+//      as [H, I] in_out slices), mnemo.swiglu, mnemo.linear against its
+//      down ([E, I, O]), each row times its pair's routing weight, written
+//      at offsets[e] of the sorted output [P, O].
 //   3. out[t, o] = sum over the token's slots j (in order) of the sorted
 //      output at position[t K + j] (zero for a slot naming no expert).
 //
-// The products are those of the per-token lowering; each slot's sum over
-// the expert's width is now complete before the slots are added, so the
-// values differ from it in the last bits only.
+// The products are the per-token lowering's, summed in another order.
 //
 //===----------------------------------------------------------------------===//
 
-#include "GroupedExperts.h"
-
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Transforms/Passes.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,6 +37,12 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_GROUPEXPERTSPASS
+#include "dialects/Mnemo/Transforms/Passes.h.inc"
+} // namespace mlir::mnemo
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -128,68 +133,26 @@ Routing sortByExpert(OpBuilder &b, Location loc, Value indices,
   return {offsets, placed[1], placed[2]};
 }
 
-/// acc [n, N] plus rows [n, M] against the rows of `wT` [E, M, N] of expert
-/// e, each row's terms times scale(r) when given: a loop over the rows r, each a
-/// generic over (m, c), c innermost (contiguous in the weights and the
-/// row: the form the CPU targets vectorize). The expert's weights, read
-/// again for each of its rows, stay in the cache between them.
-Value accumulate(OpBuilder &b, Location loc, Value rows, Value wT, Value e,
-                 Value acc, FloatType ct,
-                 function_ref<Value(OpBuilder &, Location, Value r)> scale) {
-  MLIRContext *ctx = b.getContext();
-  auto accType = cast<RankedTensorType>(acc.getType());
-  auto rowsType = cast<RankedTensorType>(rows.getType());
-  int64_t width = accType.getDimSize(1), depth = rowsType.getDimSize(1);
-  Value n = tensor::DimOp::create(b, loc, acc, 0);
-  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  return loop(
-      b, loc, n, ValueRange{acc},
-      [&](Value r, ValueRange args) -> SmallVector<Value> {
-        auto row = [&](Value t, int64_t size, Type elem) {
-          return tensor::ExtractSliceOp::create(
-                     b, loc, RankedTensorType::get({size}, elem), t,
-                     SmallVector<OpFoldResult>{r, zero},
-                     SmallVector<OpFoldResult>{one, b.getIndexAttr(size)},
-                     SmallVector<OpFoldResult>{one, one})
-              .getResult();
-        };
-        Value in = row(rows, depth, rowsType.getElementType());
-        Value out = row(args[0], width, ct);
-        Value factor = scale ? scale(b, loc, r) : Value();
-        out = linalg::GenericOp::create(
-                  b, loc, out.getType(), ValueRange{in}, ValueRange{out},
-                  ArrayRef<AffineMap>{projection(ctx, 2, {0}),
-                                      projection(ctx, 2, {1})},
-                  iterators(2, {0}),
-                  [&](OpBuilder &nb, Location nl, ValueRange a) {
-                    Value w = tensor::ExtractOp::create(
-                        nb, nl, wT,
-                        ValueRange{e, linalg::IndexOp::create(nb, nl, 0),
-                                   linalg::IndexOp::create(nb, nl, 1)});
-                    Value v = castFloat(nb, nl, a[0], ct);
-                    if (factor)
-                      v = arith::MulFOp::create(nb, nl, factor, v);
-                    Value p = arith::MulFOp::create(nb, nl, v,
-                                                    castFloat(nb, nl, w, ct));
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::AddFOp::create(nb, nl, a[1], p).getResult());
-                  })
-                  .getResult(0);
-        return {tensor::InsertSliceOp::create(
-                    b, loc, out, args[0], SmallVector<OpFoldResult>{r, zero},
-                    SmallVector<OpFoldResult>{one, b.getIndexAttr(width)},
-                    SmallVector<OpFoldResult>{one, one})
-                    .getResult()};
-      })[0];
+/// Expert e's [rows, cols] matrix of the per-expert weights `w` [E, rows,
+/// cols].
+Value expertMatrix(OpBuilder &b, Location loc, Value w, Value e) {
+  auto type = cast<RankedTensorType>(w.getType());
+  OpFoldResult z = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({type.getDimSize(1), type.getDimSize(2)},
+                            type.getElementType()),
+      w, SmallVector<OpFoldResult>{e, z, z},
+      SmallVector<OpFoldResult>{one, b.getIndexAttr(type.getDimSize(1)),
+                                b.getIndexAttr(type.getDimSize(2))},
+      SmallVector<OpFoldResult>{one, one, one});
 }
 
-} // namespace
-
-Value mnemo::groupedExperts(OpBuilder &b, Location loc, ExpertsOp op,
-                            Value gateT, Value upT, Value downT,
-                            FloatType ct) {
+Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
+                     Value upT, Value downT) {
   MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  FloatType ct = cast<FloatType>(f32);
   Value x = op.getInput();
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t experts = op.getGate().getType().getDimSize(0);
@@ -197,6 +160,7 @@ Value mnemo::groupedExperts(OpBuilder &b, Location loc, ExpertsOp op,
   int64_t inter = op.getGate().getType().getDimSize(1);
   int64_t outs = op.getDown().getType().getDimSize(1);
   int64_t slots = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(2);
+  constexpr int64_t kDyn = ShapedType::kDynamic;
   // Tokens [T, H] and pairs [P] (P = T K).
   SmallVector<ReassociationIndices> tokens = {{0, 1}, {2}}, flat = {{0, 1, 2}};
   Value x2 = tensor::CollapseShapeOp::create(b, loc, x, tokens);
@@ -219,8 +183,8 @@ Value mnemo::groupedExperts(OpBuilder &b, Location loc, ExpertsOp op,
     Value end = tensor::ExtractOp::create(
         b, loc, routing.offsets,
         ValueRange{arith::AddIOp::create(b, loc, e, cIdx(b, loc, 1))});
-    Value n = arith::SubIOp::create(b, loc, end, start);
-    OpFoldResult rows = getAsOpFoldResult(n);
+    OpFoldResult rows =
+        getAsOpFoldResult(arith::SubIOp::create(b, loc, end, start).getResult());
     Value slotsC = cIdx(b, loc, slots);
     // The pair at row r of this expert.
     auto pairOf = [&](OpBuilder &nb, Location nl, Value r) {
@@ -247,21 +211,28 @@ Value mnemo::groupedExperts(OpBuilder &b, Location loc, ExpertsOp op,
                        .getResult());
              })
              .getResult(0);
-    auto project = [&](Value wT) {
-      Value acc = filledTensor(b, loc, {rows, b.getIndexAttr(inter)}, ct, 0.0);
-      return accumulate(b, loc, xg, wT, e, acc, ct, {});
+    auto project = [&](Value in, Value wT, int64_t width) {
+      return LinearOp::create(b, loc, RankedTensorType::get({kDyn, width}, f32),
+                              in, expertMatrix(b, loc, wT, e), Value(),
+                              WeightLayout::InOut)
+          .getResult();
     };
-    Value g = project(gateT), u = project(upT);
+    Value g = project(xg, gateT, inter), u = project(xg, upT, inter);
     Value act = SwiGluOp::create(b, loc, g.getType(), g, u, op.getLimitAttr());
-    Value y = filledTensor(b, loc, {rows, b.getIndexAttr(outs)}, ct, 0.0);
-    y = accumulate(b, loc, act, downT, e, y, ct,
-                   [&](OpBuilder &nb, Location nl, Value r) -> Value {
-                     return castFloat(
-                         nb, nl,
-                         tensor::ExtractOp::create(nb, nl, rw,
-                                                   ValueRange{pairOf(nb, nl, r)}),
-                         ct);
-                   });
+    Value y = project(act, downT, outs);
+    // Each row times its pair's routing weight.
+    y = linalg::GenericOp::create(
+            b, loc, y.getType(), ValueRange{}, ValueRange{y},
+            ArrayRef<AffineMap>{b.getMultiDimIdentityMap(2)}, iterators(2),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value w = tensor::ExtractOp::create(
+                  nb, nl, rw,
+                  ValueRange{
+                      pairOf(nb, nl, linalg::IndexOp::create(nb, nl, 0))});
+              linalg::YieldOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, a[0], w).getResult());
+            })
+            .getResult(0);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     OpFoldResult one = b.getIndexAttr(1);
     tensor::ParallelInsertSliceOp::create(
@@ -326,3 +297,38 @@ Value mnemo::groupedExperts(OpBuilder &b, Location loc, ExpertsOp op,
                                     ct),
       out, tokens, SmallVector<OpFoldResult>{xs[0], xs[1], b.getIndexAttr(outs)});
 }
+
+struct GroupExpertsPass final
+    : mnemo::impl::GroupExpertsPassBase<GroupExpertsPass> {
+  void runOnOperation() override {
+    SmallVector<ExpertsOp> ops;
+    getOperation()->walk([&](ExpertsOp op) {
+      // A decode step's few tokens stay token by token (an expert rarely
+      // has two of them); weights computed at run time are not grouped.
+      if (op.getInput().getType().getDimSize(1) != 1)
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (ExpertsOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      Location loc = op.getLoc();
+      Value gateT = transposedExperts(rewriter, loc, op.getGate());
+      Value upT = transposedExperts(rewriter, loc, op.getUp());
+      Value downT = transposedExperts(rewriter, loc, op.getDown());
+      if (!gateT || !upT || !downT) {
+        for (Value v : {gateT, upT, downT})
+          if (v)
+            rewriter.eraseOp(v.getDefiningOp());
+        continue;
+      }
+      RankedTensorType type = op.getResult().getType();
+      Value out = groupedExperts(rewriter, loc, op, gateT, upT, downT);
+      rewriter.replaceOp(op, castToType(rewriter, loc,
+                                        castElements(rewriter, loc, out,
+                                                     type.getElementType()),
+                                        type));
+    }
+  }
+};
+
+} // namespace
