@@ -39,15 +39,23 @@ def indexer_ref(q, k, w, scale, positions=None, lengths=None):
     return score
 
 
-def indexer_cases():
-    r = rng(31)
+def indexer_inputs(seed):
+    """Queries, keys, weights (2 sequences of 7 queries, 3 heads of 5, 9
+    keys), positions with a padding query, lengths, and the keys cut to 7."""
+    r = rng(seed)
     b, s, h, d, t = 2, 7, 3, 5, 9
     q = r.standard_normal((b, s, h, d)).astype(np.float32)
     k = r.standard_normal((b, t, d)).astype(np.float32)
     w = r.standard_normal((b, s, h)).astype(np.float32)
     pos = np.array([[2, 3, 4, 5, 6, 7, 8], [-1, 0, 1, 2, 3, 4, 5]], np.int64)
     lens = np.array([9, 6], np.int64)
-    ks = k[:, :s]
+    return q, k, w, pos, lens, k[:, :s]
+
+
+def indexer_cases():
+    q, k, w, pos, lens, ks = indexer_inputs(31)
+    b, s, h, d = q.shape
+    t = k.shape[1]
     cases = [
         Case("causal S7 T7 default scale",
              "%result = mnemo.lightning_indexer %q, %k, %w causal : "
@@ -75,14 +83,8 @@ def indexer_topk_cases():
     """top_k(lightning_indexer(...)): the pair mnemo-chunk-indexer-top-k cuts
     into chunks of query rows (scores with ReLU zeros that tie, masked
     keys, padding rows, positions given or the row index)."""
-    r = rng(37)
-    b, s, h, d, t = 2, 7, 3, 5, 9
-    q = r.standard_normal((b, s, h, d)).astype(np.float32)
-    k = r.standard_normal((b, t, d)).astype(np.float32)
-    w = r.standard_normal((b, s, h)).astype(np.float32)
-    pos = np.array([[2, 3, 4, 5, 6, 7, 8], [-1, 0, 1, 2, 3, 4, 5]], np.int64)
-    lens = np.array([9, 6], np.int64)
-    ks = k[:, :s]
+    q, k, w, pos, lens, ks = indexer_inputs(37)
+    d = q.shape[3]
     cases = []
     for ties in ("introselect", "lowest_index"):
         scores = indexer_ref(q, k, w, 0.3, pos, lens).astype(np.float32)

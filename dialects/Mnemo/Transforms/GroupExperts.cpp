@@ -50,15 +50,11 @@ using namespace mlir::mnemo::builders;
 
 namespace {
 
-Value cIdx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 /// A 1-D index tensor of `size` zeros.
 Value zeros(OpBuilder &b, Location loc, OpFoldResult size) {
   Type index = b.getIndexType();
   Value empty = emptyTensor(b, loc, {size}, index);
-  return linalg::FillOp::create(b, loc, cIdx(b, loc, 0), empty).getResult(0);
+  return linalg::FillOp::create(b, loc, indexConst(b, loc, 0), empty).getResult(0);
 }
 
 /// The expert pair p names, or `experts` when it names none.
@@ -66,15 +62,15 @@ Value expertOf(OpBuilder &b, Location loc, Value indices, Value p,
                int64_t experts) {
   auto [e, valid] = clampedIndex(
       b, loc, tensor::ExtractOp::create(b, loc, indices, p),
-      cIdx(b, loc, experts));
-  return arith::SelectOp::create(b, loc, valid, e, cIdx(b, loc, experts));
+      indexConst(b, loc, experts));
+  return arith::SelectOp::create(b, loc, valid, e, indexConst(b, loc, experts));
 }
 
 /// A sequential loop over [0, n) carrying `init`.
 ValueRange loop(OpBuilder &b, Location loc, Value n, ValueRange init,
                 function_ref<SmallVector<Value>(Value, ValueRange)> body) {
   return scf::ForOp::create(
-             b, loc, cIdx(b, loc, 0), n, cIdx(b, loc, 1), init,
+             b, loc, indexConst(b, loc, 0), n, indexConst(b, loc, 1), init,
              [&](OpBuilder &nb, Location, Value i, ValueRange args) {
                // `body` builds with `b`, moved into the loop for it.
                OpBuilder::InsertionGuard guard(b);
@@ -95,7 +91,7 @@ struct Routing {
 Routing sortByExpert(OpBuilder &b, Location loc, Value indices,
                      int64_t experts) {
   Value pairs = tensor::DimOp::create(b, loc, indices, 0);
-  Value one = cIdx(b, loc, 1);
+  Value one = indexConst(b, loc, 1);
   auto at = [&](Value t, Value i) {
     return tensor::ExtractOp::create(b, loc, t, i).getResult();
   };
@@ -112,7 +108,7 @@ Routing sortByExpert(OpBuilder &b, Location loc, Value indices,
                       })[0];
   // offsets[e + 1] = offsets[e] + counts[e].
   Value offsets =
-      loop(b, loc, cIdx(b, loc, experts + 1),
+      loop(b, loc, indexConst(b, loc, experts + 1),
            zeros(b, loc, b.getIndexAttr(experts + 2)),
            [&](Value e, ValueRange o) -> SmallVector<Value> {
              Value next = arith::AddIOp::create(b, loc, at(o[0], e),
@@ -182,10 +178,10 @@ Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
     Value start = tensor::ExtractOp::create(b, loc, routing.offsets, e);
     Value end = tensor::ExtractOp::create(
         b, loc, routing.offsets,
-        ValueRange{arith::AddIOp::create(b, loc, e, cIdx(b, loc, 1))});
+        ValueRange{arith::AddIOp::create(b, loc, e, indexConst(b, loc, 1))});
     OpFoldResult rows =
         getAsOpFoldResult(arith::SubIOp::create(b, loc, end, start).getResult());
-    Value slotsC = cIdx(b, loc, slots);
+    Value slotsC = indexConst(b, loc, slots);
     // The pair at row r of this expert.
     auto pairOf = [&](OpBuilder &nb, Location nl, Value r) {
       return tensor::ExtractOp::create(
@@ -281,7 +277,7 @@ Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
             iterators(3, {1}),
             [&](OpBuilder &nb, Location nl, ValueRange a) {
               Value valid =
-                  clampedIndex(nb, nl, a[0], cIdx(nb, nl, experts)).second;
+                  clampedIndex(nb, nl, a[0], indexConst(nb, nl, experts)).second;
               Value v = tensor::ExtractOp::create(
                   nb, nl, forall.getResult(0),
                   ValueRange{a[1], linalg::IndexOp::create(nb, nl, 2)});

@@ -138,6 +138,10 @@ Value builders::transposedExperts(OpBuilder &b, Location loc, Value w) {
       b, loc, DenseElementsAttr::getFromRawBuffer(transposed, out));
 }
 
+Value builders::indexConst(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
 SmallVector<utils::IteratorType>
 builders::iterators(unsigned numDims, ArrayRef<unsigned> reductions) {
   SmallVector<utils::IteratorType> types(numDims,

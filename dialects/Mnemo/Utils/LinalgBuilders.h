@@ -90,6 +90,9 @@ std::pair<Value, Value> clampedIndex(OpBuilder &b, Location loc, Value raw,
 /// is a dense constant of byte-sized elements; else null.
 Value transposedExperts(OpBuilder &b, Location loc, Value w);
 
+/// An index constant.
+Value indexConst(OpBuilder &b, Location loc, int64_t value);
+
 /// Iterator types: all parallel, except the listed reduction loops.
 SmallVector<utils::IteratorType>
 iterators(unsigned numDims, ArrayRef<unsigned> reductions = {});
