@@ -95,41 +95,44 @@ Value chunked(OpBuilder &b, TopKOp topK, LightningIndexerOp indexer,
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>{qs[0], chunks}, ValueRange{init},
       std::nullopt);
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = forall.getBody();
-  b.setInsertionPoint(body->getTerminator());
-  Value bi = body->getArgument(0);
-  Value s0 = arith::MulIOp::create(b, loc, body->getArgument(1),
-                                   arith::ConstantIndexOp::create(b, loc, rows));
-  OpFoldResult n =
-      arith::MinSIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, rows),
-                             arith::SubIOp::create(b, loc, seq, s0))
-          .getResult();
-  OpFoldResult z = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  Value qc = slice(b, loc, q, {bi, s0, z, z}, {one, n, qs[2], qs[3]});
-  Value kc = slice(b, loc, k, {bi, z, z}, {one, ks[1], ks[2]});
-  Value wc = slice(b, loc, w, {bi, s0, z}, {one, n, ws[2]});
-  Value pc;
-  if (positions)
-    pc = slice(b, loc, positions, {bi, s0}, {one, n});
-  else if (indexer.getCausal())
-    pc = rowPositions(b, loc, s0, n);
-  Value lc = lengths ? slice(b, loc, lengths, {bi}, {one}) : Value();
-  constexpr int64_t kDyn = ShapedType::kDynamic;
-  Value scores = LightningIndexerOp::create(
-      b, loc, RankedTensorType::get({1, kDyn, kDyn}, b.getF32Type()), qc, kc,
-      wc, pc, lc, indexer.getCausal(), indexer.getScaleAttr());
-  Value listed = TopKOp::create(
-      b, loc,
-      RankedTensorType::get({1, kDyn, resultType.getDimSize(2)},
-                            resultType.getElementType()),
-      scores, lc, topK.getKAttr(), topK.getTiesAttr());
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, listed, body->getArguments().back(),
-      SmallVector<OpFoldResult>{bi, s0, z},
-      SmallVector<OpFoldResult>{one, n, count},
-      SmallVector<OpFoldResult>(3, one));
+  {
+    // The body; the builder returns after the forall for the cast below.
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = forall.getBody();
+    b.setInsertionPoint(body->getTerminator());
+    Value bi = body->getArgument(0);
+    Value s0 = arith::MulIOp::create(b, loc, body->getArgument(1),
+                                     arith::ConstantIndexOp::create(b, loc, rows));
+    OpFoldResult n =
+        arith::MinSIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, rows),
+                               arith::SubIOp::create(b, loc, seq, s0))
+            .getResult();
+    OpFoldResult z = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    Value qc = slice(b, loc, q, {bi, s0, z, z}, {one, n, qs[2], qs[3]});
+    Value kc = slice(b, loc, k, {bi, z, z}, {one, ks[1], ks[2]});
+    Value wc = slice(b, loc, w, {bi, s0, z}, {one, n, ws[2]});
+    Value pc;
+    if (positions)
+      pc = slice(b, loc, positions, {bi, s0}, {one, n});
+    else if (indexer.getCausal())
+      pc = rowPositions(b, loc, s0, n);
+    Value lc = lengths ? slice(b, loc, lengths, {bi}, {one}) : Value();
+    constexpr int64_t kDyn = ShapedType::kDynamic;
+    Value scores = LightningIndexerOp::create(
+        b, loc, RankedTensorType::get({1, kDyn, kDyn}, b.getF32Type()), qc, kc,
+        wc, pc, lc, indexer.getCausal(), indexer.getScaleAttr());
+    Value listed = TopKOp::create(
+        b, loc,
+        RankedTensorType::get({1, kDyn, resultType.getDimSize(2)},
+                              resultType.getElementType()),
+        scores, lc, topK.getKAttr(), topK.getTiesAttr());
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, listed, body->getArguments().back(),
+        SmallVector<OpFoldResult>{bi, s0, z},
+        SmallVector<OpFoldResult>{one, n, count},
+        SmallVector<OpFoldResult>(3, one));
+  }
   return castToType(b, loc, forall.getResult(0), resultType);
 }
 

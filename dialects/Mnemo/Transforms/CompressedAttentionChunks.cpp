@@ -55,8 +55,8 @@ Value clamp(OpBuilder &b, Location loc, Value v, Value lo, Value hi) {
                                 arith::MaxSIOp::create(b, loc, v, lo), hi);
 }
 
-/// max(v - w, 0) for i64 v and a window w >= 1, without overflow for any
-/// w: where the window's first key would be, as an offset from 0.
+/// max(v - (w - 1), 0) for i64 v and a window w >= 1, without overflow for
+/// any w: where the window of a query at v starts, as an offset from 0.
 Value windowStart(OpBuilder &b, Location loc, Value v, int64_t window) {
   Value back = i64Const(b, loc, window - 1);
   Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, v,

@@ -11,10 +11,11 @@
 // tokens), and its products are GEMMs the target's kernels take:
 //
 //   1. The (token, slot) pairs, P = B S K of them, sorted by expert with a
-//      counting sort (three scalar loops over the pairs): offsets[e] is
-//      where expert e's pairs start in the sorted order, sorted[q] the pair
-//      at q, position[p] where pair p went. Pairs naming no expert go last
-//      and are never read.
+//      counting sort (scalar loops: counts over the pairs, offsets over the
+//      experts, places over the pairs): offsets[e] is where expert e's
+//      pairs start in the sorted order, sorted[q] the pair at q,
+//      position[p] where pair p went. Pairs naming no expert go last; no
+//      expert writes their rows, and step 3 selects zero for them.
 //   2. An scf.forall over the experts (the threads share them): expert e
 //      gathers its n rows of x, then mnemo.linear against its gate and up
 //      (the weights transposed per expert at compile time, [E, H, I], read

@@ -43,3 +43,18 @@ func.func @decode(%q: tensor<?x1x4x32xf32>, %k: tensor<?x?x32xf32>,
   %i = mnemo.top_k %s k(8) : tensor<?x1x?xf32> -> tensor<?x1x8xi64>
   return %i : tensor<?x1x8xi64>
 }
+
+// A top-k typed with less static information than its query (batch 1
+// against ?): the result is cast after the forall, not inside it.
+// CHECK-LABEL: func.func @cast_result
+// CHECK: %[[F:.+]] = scf.forall
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.cast %[[F]] : tensor<1x?x8xi64> to tensor<?x?x8xi64>
+func.func @cast_result(%q: tensor<1x?x4x32xf32>, %k: tensor<1x?x32xf32>,
+                       %w: tensor<1x?x4xf32>) -> tensor<?x?x8xi64> {
+  %s = mnemo.lightning_indexer %q, %k, %w causal
+      : tensor<1x?x4x32xf32>, tensor<1x?x32xf32>, tensor<1x?x4xf32>
+      -> tensor<?x?x?xf32>
+  %i = mnemo.top_k %s k(8) : tensor<?x?x?xf32> -> tensor<?x?x8xi64>
+  return %i : tensor<?x?x8xi64>
+}
