@@ -145,6 +145,21 @@ def window_cases(dtype, seqs, window=1024):
                       s, s, 128, True, dtype, window=window) for s in seqs]
 
 
+def head_dim_cases(dtype):
+    """Head dims 64 and 256 (Gemma-2's: 16 query and 8 KV heads), causal and
+    not (issue #18: at least cuDNN's speed)."""
+    cases = []
+    for d, (hq, hkv), b in ((64, (32, 8), 8), (256, (16, 8), 4)):
+        for s in (4096, 8192):
+            for causal in (True, False):
+                kind = "causal" if causal else "non-causal"
+                cases.append(make_case(
+                    f"prefill_gqa_{'causal_' if causal else ''}s{s}_d{d}",
+                    f"prefill GQA {hq}/{hkv} {kind}, B{b} D{d}", "prefill", b, hq, hkv, s,
+                    s, d, causal, dtype))
+    return cases
+
+
 def benchmark_cases(dtype, quick):
     """The benchmark's shapes (issue #6 item 5); `quick` keeps a small subset."""
     gqa = "prefill GQA 32/8 causal, B4 D128"
@@ -176,6 +191,7 @@ def benchmark_cases(dtype, quick):
     cases += dynamic
     cases.append(make_case("prefill_mha_d64_causal_s2048", "prefill MHA causal, B8 H16 D64",
                            "prefill", 8, 16, 16, 2048, 2048, 64, True, dtype))
+    cases += head_dim_cases(dtype)
     cases += [make_case(f"decode_gqa_kv{n}", decode, "decode", 32, 32, 8, 1, n, 128, False,
                         dtype) for n in DECODE_KV]
     # One sequence: too few blocks for the GPU without split-KV.

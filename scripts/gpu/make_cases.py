@@ -245,6 +245,19 @@ def attention_cases():
                     causal=True, sink=True)
     yield attention("att_bf16_dv_ne_d_40x70_d96", 1, 4, 2, 40, 70, 96, 64, "bf16", causal=True)
     yield attention("att_bf16_d32_1x2048", 1, 8, 8, 1, 2048, 32, 32, "bf16")
+    # Head dims above 128: wgmma with one N = Dv product (Gemma's 256,
+    # DeepSeek's expanded MLA 192 / 128), mma.sync where D is no multiple of
+    # 64 (160); split-KV decode and a window with a softcap at D 256.
+    yield attention("att_bf16_gqa2_causal_s150_d256", 1, 8, 4, 150, 150, 256, 256, "bf16",
+                    causal=True)
+    yield attention("att_bf16_mla_causal_s100_d192_dv128", 2, 4, 4, 100, 100, 192, 128,
+                    "bf16", causal=True)
+    yield attention("att_bf16_d160_70x90", 1, 4, 2, 70, 90, 160, 160, "bf16")
+    yield attention("att_bf16_split_decode_kv900_d256", 2, 8, 2, 1, 900, 256, 256, "bf16",
+                    causal=True, offset=899)
+    yield attention("att_bf16_window50_softcap_s130_d256", 1, 4, 2, 130, 130, 256, 256,
+                    "bf16", causal=True, window=50, softcap=30.0)
+    yield attention("att_f16_dv256_d64_45x77", 1, 4, 1, 45, 77, 64, 256, "f16")
     yield attention("att_f16_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, "f16",
                     causal=True)
     # Split-KV (few blocks, many KV tiles): partials and their combine, with

@@ -43,14 +43,15 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
                         std::string &why) {
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
-  // Q fragments (mma.sync) and O accumulators live in registers.
-  if (p.d > 128 || p.dv > 128)
-    return why = "head dim above 128", failure();
+  // Q fragments (mma.sync) and O accumulators live in registers: Dv / 2
+  // f32 a thread with wgmma (128 at Dv 256), Dv / 2 + D / 4 with mma.sync.
+  if (p.d > kMaxHeadDim || p.dv > kMaxHeadDim)
+    return why = "head dim above " + std::to_string(kMaxHeadDim), failure();
   p.blockQ = blockQ;
   // One warpgroup owns the 64 rows of a block on sm_90a; its PV product
-  // keeps Dv / 2 accumulators per thread.
-  p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 &&
-            (p.dv == 64 || p.dv == 128);
+  // (one wgmma of N = Dv) keeps Dv / 2 accumulators per thread. The panels
+  // of the 128-byte swizzle are 64 columns wide.
+  p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 && p.dv % 64 == 0;
   // TMA boxes cover the packed heads of a Q tile: 64 / G positions each.
   p.tma = p.wgmma && tma;
   // 64-key tiles: with mma.sync the S accumulators share the registers

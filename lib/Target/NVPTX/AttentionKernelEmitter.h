@@ -29,6 +29,10 @@
 
 namespace mlir::mnemo::nvptx::attention {
 
+/// The largest head dim (D and Dv) the kernel takes: wgmma's widest N, and
+/// with it Dv / 2 = 128 accumulators a thread.
+constexpr int64_t kMaxHeadDim = 256;
+
 /// Facts of one attention op the kernel is generated for. The batch and
 /// the sequence lengths may be dynamic (kDynamic), and then so are the
 /// split count and the number of query tiles: the kernel reads them from
@@ -94,12 +98,14 @@ struct Problem {
   /// fills: as many as shared memory allows (228 KiB a multiprocessor on
   /// sm_90, 164 on sm_80, 1 KiB of each block's reserved), at most 3 with
   /// wgmma (170 registers a thread; at 4, 128 registers, the bf16 kernel
-  /// spills) and 2 with mma.sync. The paged kernel declares it
-  /// (.minnctapersm), so that ptxas keeps its registers in that bound.
+  /// spills) and 2 with mma.sync or above Dv 128 (the O accumulators alone
+  /// take Dv / 2 registers). The paged kernel declares it (.minnctapersm),
+  /// so that ptxas keeps its registers in that bound.
   int64_t residentBlocks() const {
     int64_t perSM = (wgmma ? 228 : 164) * 1024;
+    int64_t byRegisters = wgmma && dv <= 128 ? 3 : 2;
     return std::max<int64_t>(
-        1, std::min<int64_t>(wgmma ? 3 : 2, perSM / (sharedBytes() + 1024)));
+        1, std::min<int64_t>(byRegisters, perSM / (sharedBytes() + 1024)));
   }
 };
 

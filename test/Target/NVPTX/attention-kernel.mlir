@@ -109,22 +109,22 @@ func.func @f16_everything(%q: tensor<1x4x3x64xf16>, %k: tensor<1x2x19x64xf16>,
 // CHECK-LABEL: func.func @fallbacks
 // CHECK-COUNT-5: mnemo.attention
 func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
-                     %q: tensor<1x4x9x256xbf16>, %k: tensor<1x4x9x256xbf16>,
+                     %q: tensor<1x4x9x576xbf16>, %k: tensor<1x4x9x576xbf16>,
                      %q40: tensor<1x4x9x40xbf16>, %k40: tensor<1x4x9x40xbf16>,
                      %qs: tensor<1x4x9x64xbf16>, %ks: tensor<1x4x9x64xbf16>,
                      %mask: tensor<9x9xbf16>)
-    -> (tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>) {
+    -> (tensor<1x4x9x64xf32>, tensor<1x4x9x576xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>) {
   // expected-remark @below {{keeps the tiled path: element type is not bf16 or f16}}
   %a = mnemo.attention %q32, %k32, %k32 : tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32> -> tensor<1x4x9x64xf32>
-  // expected-remark @below {{keeps the tiled path: head dim above 128}}
-  %b = mnemo.attention %q, %k, %k : tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16>, tensor<1x4x9x256xbf16> -> tensor<1x4x9x256xbf16>
+  // expected-remark @below {{keeps the tiled path: head dim above 256}}
+  %b = mnemo.attention %q, %k, %k : tensor<1x4x9x576xbf16>, tensor<1x4x9x576xbf16>, tensor<1x4x9x576xbf16> -> tensor<1x4x9x576xbf16>
   // expected-remark @below {{keeps the tiled path: head dim not a multiple of 16}}
   %d = mnemo.attention %q40, %k40, %k40 : tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16> -> tensor<1x4x9x40xbf16>
   // expected-remark @below {{keeps the tiled path: additive mask}}
   %e = mnemo.attention %qs, %ks, %ks mask(%mask : tensor<9x9xbf16>) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
   // expected-remark @below {{keeps the tiled path: non-positive scale}}
   %f = mnemo.attention %qs, %ks, %ks causal scale(-0.125) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
-  return %a, %b, %d, %e, %f : tensor<1x4x9x64xf32>, tensor<1x4x9x256xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>
+  return %a, %b, %d, %e, %f : tensor<1x4x9x64xf32>, tensor<1x4x9x576xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>
 }
 
 // Split-KV: with one block per (batch, KV head) the KV range is split
