@@ -91,6 +91,8 @@ def check_cases():
         dict(base, name="check_split_long", B=1, Hq=32, Sq=1, capacity=40000),
         dict(base, name="check_mha_d64", B=6, Hq=8, Hkv=8, Sq=2, D=64, capacity=300,
              padding=True),
+        # Gemma's head dim (two resident blocks a multiprocessor).
+        dict(base, name="check_d256", B=3, Hq=16, Sq=2, D=256, capacity=900, padding=True),
     ]
     # Values past 2^7 * 448 (scales of 2^7 and more) take the FP8 kernel's
     # second dequantization path; keys stay small so that the scores do not

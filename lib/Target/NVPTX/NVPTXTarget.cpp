@@ -43,12 +43,16 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(
   AttentionKernelPassOptions options;
   options.chip = chip;
   options.smCount = info.multiprocessors;
+  // A block may take what one block per multiprocessor may (an FP8 pool's
+  // ring beside D 256 tiles, 129 KiB); Problem::residentBlocks counts how
+  // many fit.
+  options.sharedBytesLimit = info.blockSharedBytes;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
   LinearKernelPassOptions linear;
   linear.chip = chip;
   // The GEMM runs one block per multiprocessor: the shared memory one
   // block may take holds its stages.
-  linear.sharedBytesLimit = info.gemmSharedBytes;
+  linear.sharedBytesLimit = info.blockSharedBytes;
   linear.smCount = info.multiprocessors;
   linear.maxBatch = maxBatch;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));

@@ -26,8 +26,9 @@ struct ChipInfo {
   int64_t multiprocessors;
   /// Warpgroup MMA (wgmma) and TMA tensor maps.
   bool warpgroupMma;
-  /// Dynamic shared memory a one-block-per-multiprocessor GEMM may take.
-  int64_t gemmSharedBytes;
+  /// Dynamic shared memory one block may take (the GEMM and attention
+  /// kernels' limit).
+  int64_t blockSharedBytes;
   /// LLVM NVPTX features (the PTX ISA version).
   llvm::StringLiteral ptxFeatures;
 };
