@@ -132,15 +132,19 @@ def inputs(a, s):
 def run_one(a, runner, kind, names):
     out = os.path.join(a.dir, f"out_{kind}")
     args = [runner, os.path.join(a.dir, f"{kind}.mnemo"), "--repeat",
-            str(a.repeat), "--threads", str(a.threads), "--output-dir", out,
-            "--device", a.device]
+            str(a.repeat), "--output-dir", out, "--device", a.device]
+    if a.device == "cpu":
+        args += ["--threads", str(a.threads)]
     for n in ("x", "gate", "up", "down"):
         if n in names:
             args += ["--input", f"{n}={names[n]}"]
     args += ["--input", f"indices={names[kind + '_indices']}",
              "--input", f"weights={names[kind + '_weights']}"]
-    text = subprocess.run(args, check=True, capture_output=True,
-                          text=True).stdout
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{kind}: mnemo-run failed (exit {done.returncode}): "
+                 f"{done.stderr.strip() or done.stdout.strip()}")
+    text = done.stdout
     ms = float(re.search(r"latency: ([0-9.eE+-]+) ms", text).group(1))
     return ms, np.load(os.path.join(out, "y.npy"))
 

@@ -366,6 +366,7 @@ def main():
             row.update(ok=False, error=f"{type(e).__name__}: {e}")
         failed += not row["ok"]
         results.append(row)
+    os.makedirs(a.out, exist_ok=True)
     json.dump(results, open(os.path.join(a.out, "check_ptx.json"), "w"), indent=1)
     print(f"{'case':32} {'launches':>8} {'max|diff|':>10} {'row rel':>9} {'mnemo-run':>10}  result")
     for r in results:
