@@ -3,8 +3,9 @@
 
     scripts/bench_moe.py prepare DIR [--target host|sm_90a] [--experts 256]
         [--top 8] [--hidden 7168] [--inter 2048] [--tokens 256]
+        [--constant-weights] [--mnemoc PATH]
     scripts/bench_moe.py run DIR [--device cpu|cuda] [--rounds 3]
-        [--repeat 5] [--threads 0]
+        [--repeat 5] [--threads 0 (CPU only)] [--mnemo-run PATH]
 
 `prepare` (where mnemoc is) writes two functions of one `mnemo.experts`
 layer, DeepSeek-V3's by default (256 SwiGLU experts of hidden 7168 and
@@ -72,7 +73,7 @@ def model(k, t, h, i, e, width, constants=None):
 
 def prepare(a):
     os.makedirs(a.dir, exist_ok=True)
-    mnemoc = os.path.join(ROOT, "build", "bin", "mnemoc")
+    mnemoc = a.mnemoc or os.path.join(ROOT, "build", "bin", "mnemoc")
     constants = None
     if a.constant_weights:
         constants = {name: np.stack(list(parts)) for name, _, parts in
@@ -152,8 +153,8 @@ def run_one(a, runner, kind, names):
 def run(a):
     with open(os.path.join(a.dir, "shape.json")) as f:
         s = json.load(f)
-    runner = os.path.join(a.dir, "bin", "mnemo-run")
-    if not os.path.exists(runner):
+    runner = a.mnemo_run or os.path.join(a.dir, "bin", "mnemo-run")
+    if not a.mnemo_run and not os.path.exists(runner):
         runner = os.path.join(ROOT, "build", "bin", "mnemo-run")
     names = inputs(a, s)
     print(f"MoE layer: {s['experts']} experts of hidden {s['hidden']} and "
@@ -192,12 +193,15 @@ def main():
     p.add_argument("--constant-weights", action="store_true",
                    help="the weights as constants of the artifacts, as a "
                         "compiled checkpoint has them (small shapes only)")
+    p.add_argument("--mnemoc", help="the compiler (default build/bin/mnemoc)")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("--device", default="cpu")
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--repeat", type=int, default=5)
     r.add_argument("--threads", type=int, default=0)
+    r.add_argument("--mnemo-run", help="the runner (default DIR/bin/mnemo-run, "
+                                       "else build/bin/mnemo-run)")
     a = ap.parse_args()
     prepare(a) if a.cmd == "prepare" else run(a)
 
