@@ -93,6 +93,14 @@ def check_cases():
              padding=True),
         # Gemma's head dim (two resident blocks a multiprocessor).
         dict(base, name="check_d256", B=3, Hq=16, Sq=2, D=256, capacity=900, padding=True),
+        # The decode kernel's other shapes (FP8): 16 query rows of one KV
+        # head; pages of 8 keys (a warp's 16 keys on two pages) with two
+        # query tokens; pages of 32 under a window.
+        dict(base, name="check_mqa16", B=4, Hq=16, Hkv=1, Sq=1, capacity=2000),
+        dict(base, name="check_page8", B=3, Hq=32, Sq=2, capacity=1500, page=8,
+             padding=True),
+        dict(base, name="check_page32_window", B=2, Hq=64, Sq=1, capacity=5000, page=32,
+             window=1000),
     ]
     # Values past 2^7 * 448 (scales of 2^7 and more) take the FP8 kernel's
     # second dequantization path; keys stay small so that the scores do not
@@ -104,7 +112,7 @@ def check_cases():
 
 
 def pages_per_seq(case):
-    return -(-case["capacity"] // PAGE)
+    return -(-case["capacity"] // case.get("page", PAGE))
 
 
 def input_sets(case):
@@ -121,8 +129,9 @@ def paged_mlir(case):
     pages = input_sets(case) * b * m
     q = f"tensor<{b}x{hq}x{sq}x{d}xbf16>"
     fp8 = case["kv"] == "fp8"
-    pool = f"tensor<{pages}x{hkv}x{PAGE}x{d}x{'f8E4M3FN' if fp8 else 'bf16'}>"
-    scales = f"tensor<{pages}x{hkv}x{PAGE}xf32>"
+    page = case.get("page", PAGE)
+    pool = f"tensor<{pages}x{hkv}x{page}x{d}x{'f8E4M3FN' if fp8 else 'bf16'}>"
+    scales = f"tensor<{pages}x{hkv}x{page}xf32>"
     table, lens, pos = f"tensor<{b}x{m}xi32>", f"tensor<{b}xi64>", f"tensor<{b}x{sq}xi64>"
     attrs = " causal" if case["causal"] else ""
     if case.get("window"):
@@ -169,8 +178,9 @@ def make_inputs(case, seed):
     b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
     m, sets = pages_per_seq(case), case["sets"]
     pages = sets * b * m
-    kp = torch.randn(pages, hkv, PAGE, d, generator=gd, device="cuda", dtype=torch.bfloat16)
-    vp = torch.randn(pages, hkv, PAGE, d, generator=gd, device="cuda", dtype=torch.bfloat16)
+    page = case.get("page", PAGE)
+    kp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda", dtype=torch.bfloat16)
+    vp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda", dtype=torch.bfloat16)
     if case.get("large_values"):  # every third row's values near 2^17
         vp[:, :, ::3] *= 2.0 ** 17
     scales = None

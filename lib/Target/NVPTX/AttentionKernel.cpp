@@ -475,14 +475,18 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   Value raw = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                          MemRefLayoutAttrInterface(), workgroup));
-  tiles = memref::ViewOp::create(
-      b,
-      MemRefType::get({p.sharedElements()}, p.elem,
-                      MemRefLayoutAttrInterface(), workgroup),
-      raw, idx(0), ValueRange{});
+  // The decode kernel keeps its tiles in registers; its shared memory
+  // (the warps' results) is its own.
+  tiles = raw;
+  if (!p.decode)
+    tiles = memref::ViewOp::create(b,
+                                   MemRefType::get({p.sharedElements()}, p.elem,
+                                                   MemRefLayoutAttrInterface(),
+                                                   workgroup),
+                                   raw, idx(0), ValueRange{});
   kTile = {p.kBase(), p.blockKV, p.d};
   vTile = {p.vBase(), p.blockKV, p.dv};
-  if (p.fp8) {
+  if (p.fp8 && !p.decode) {
     ringRows = memref::ViewOp::create(
         b,
         MemRefType::get({Problem::kRing * p.ringSlotBytes()},
@@ -528,7 +532,8 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   }
   headBase = mul(kvHead, p.group);
   q0 = mul(qBlock, p.rowsPerHead);
-  rowA = add(mul(warp, 16), quadRow);
+  // Decode: every warp holds the block's 16 rows.
+  rowA = p.decode ? quadRow : add(mul(warp, 16), quadRow);
   rowB = add(rowA, idx(8));
   if (p.paged) {
     // The sequence's own length (clamped to the table's capacity) and
@@ -1070,7 +1075,10 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     emitter.qpos = in.qpos;
     emitter.kScales = in.kScales;
     emitter.vScales = in.vScales;
-    emitter.emit(launch, q, k, v, out, in.sink, in.qOffset, maps);
+    if (p.decode)
+      emitter.emitDecode(launch, q, k, v, out, in.sink);
+    else
+      emitter.emit(launch, q, k, v, out, in.sink, in.qOffset, maps);
   }
   if (p.splits != 1)
     emitCombine(b, p, n, part, lse, out);
@@ -1261,7 +1269,7 @@ struct AttentionKernelPass
     for (mnemo::PagedAttentionOp op : paged) {
       auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
         return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
-                       smCount, sharedBytesLimit, why);
+                       smCount, sharedBytesLimit, decodeKernel, why);
       };
       if (roundF32)
         op = roundQuery(op, [&](mnemo::PagedAttentionOp r) {
@@ -1276,7 +1284,8 @@ struct AttentionKernelPass
         continue;
       }
       if (report)
-        op.emitRemark("reads its pages in the kernel");
+        op.emitRemark(p->decode ? "reads its pages in the decode kernel"
+                                : "reads its pages in the kernel");
       rewrite(op, *p);
     }
   }

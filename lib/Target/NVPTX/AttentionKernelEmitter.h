@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -51,6 +52,11 @@ struct Problem {
   /// share (used one after the other).
   bool fp8 = false;
   static constexpr int64_t kRing = 4;
+  /// The decode kernel (PagedDecodeKernel.cpp): FP8 pools read straight
+  /// into mma.sync fragments, 16 query rows (the group's heads times the
+  /// query tokens), each of the 4 warps its own 16 keys of a 64-key tile.
+  bool decode = false;
+  static constexpr int64_t kDecodeWarps = 4;
   int64_t group;                   // query heads per KV head
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
@@ -72,7 +78,21 @@ struct Problem {
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
   bool tma = false;                // sm_90a TMA loads (else cp.async)
 
-  int64_t threads() const { return 2 * blockQ; }
+  int64_t threads() const { return decode ? 32 * kDecodeWarps : 2 * blockQ; }
+  /// Decode: each warp's O (f32, rows of Dv + 8 against bank conflicts),
+  /// running max and sum of the 16 rows, combined once at the end.
+  int64_t decodeRowStride() const { return dv + 8; }
+  int64_t decodeStatsOffset() const {
+    return kDecodeWarps * 16 * decodeRowStride();
+  }
+  /// Decode: each warp's ring of kDecodeStages tiles (16 K rows, 16 V rows,
+  /// raw bytes), then their scales (16 K, 16 V a stage, f32); the combine
+  /// buffer above reuses it after the loop.
+  static constexpr int64_t kDecodeStages = 4;
+  int64_t decodeStageBytes() const { return 16 * (d + dv); }
+  int64_t decodeScalesOffset() const {
+    return kDecodeWarps * kDecodeStages * decodeStageBytes();
+  }
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
   /// order (Q and the first K tile load together).
   int64_t kBase() const { return 0; }
@@ -90,6 +110,10 @@ struct Problem {
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
   int64_t sharedBytes() const {
+    if (decode)
+      return std::max(4 * (decodeStatsOffset() + 2 * kDecodeWarps * 16),
+                      decodeScalesOffset() +
+                          4 * kDecodeWarps * kDecodeStages * 32);
     if (fp8)
       return ringScalesOffset() + kRing * blockKV * 4;
     return barrierOffset() + (tma ? 16 : 0);
@@ -102,6 +126,10 @@ struct Problem {
   /// take Dv / 2 registers). The paged kernel declares it (.minnctapersm),
   /// so that ptxas keeps its registers in that bound.
   int64_t residentBlocks() const {
+    // Decode: Q's fragments, O and one tile in registers (168 a thread
+    // at D 128), the ring in shared memory.
+    if (decode)
+      return std::min<int64_t>(3, 228 * 1024 / (sharedBytes() + 1024));
     int64_t perSM = (wgmma ? 228 : 164) * 1024;
     int64_t byRegisters = wgmma && dv <= 128 ? 3 : 2;
     return std::max<int64_t>(
@@ -158,6 +186,10 @@ public:
   /// `qOffset` (index) may be null.
   void emit(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
             Value sink, Value qOffset, ArrayRef<Value> tensorMaps);
+  /// The decode kernel's body (PagedDecodeKernel.cpp) for a paged
+  /// attention with `p.decode`.
+  void emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v, Value out,
+                  Value sink);
   /// With split-KV: the f32 partial outputs [splits, B, Hq, Sq, Dv] and
   /// their log2-sum-exp [splits, B, Hq, Sq] that `emit` writes instead of
   /// `out`.
@@ -217,6 +249,26 @@ private:
   /// `nextIsV`, of KV tile t + `ahead`) takes the slot tile j - 1 left.
   void ringStep(const SharedTile &tile, Value j, Value t, int64_t ahead,
                 bool nextIsV);
+  /// Decode (PagedDecodeKernel.cpp): the raw rows and scales of this
+  /// warp's 16 keys from `kw0`; this lane's Q fragments (f16, each row
+  /// scaled by a power of two, returned in `rowScale`); one tile's step;
+  /// the warps' results combined and stored.
+  struct DecodeTile {
+    SmallVector<Value> k, v; // i32 words of K rows g, g + 8; of V rows
+    Value kScale[4], vScale[4];
+  };
+  /// Starts the copies of tile `t`'s rows and scales (this warp's 16
+  /// keys; zero bytes past the length or the block's tiles) into stage
+  /// `slot` of the warp's ring; returns the group's token.
+  Value decodeIssue(Value t, Value slot);
+  /// The lane's words and scales of stage `slot`.
+  DecodeTile decodeRead(Value slot);
+  SmallVector<Fragment> decodeQuery(Value q, Value rowScale[2]);
+  SmallVector<Value> decodeStep(Value kw0, const DecodeTile &tile,
+                                ArrayRef<Fragment> qf, Value unit[2],
+                                ValueRange state);
+  void decodeStore(ValueRange state, Value out);
+  bool decodeTwoRows() const { return p.group * p.rowsPerHead > 8; }
   /// The smallest non-negative and the largest query position of the
   /// block's rows (a paged attention's; no row: 2^62 and -1).
   std::pair<Value, Value> positionRange();
@@ -330,7 +382,7 @@ Operation *keepNarrowed(Operation *op, IRMapping &map,
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,
-                           std::string &why);
+                           bool decodeKernel, std::string &why);
 
 /// Replaces a paged `op` with buffers, the kernel launches and the result.
 void rewrite(mnemo::PagedAttentionOp op, const Problem &p);

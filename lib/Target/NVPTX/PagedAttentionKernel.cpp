@@ -24,13 +24,24 @@ using namespace mlir::mnemo::nvptx;
 
 namespace mlir::mnemo::nvptx::attention {
 
+/// Whether the decode kernel takes problem `p` (sizes and pools set) with
+/// `sq` query tokens: FP8 pools on a chip with FP8 conversions (sm_90a
+/// here), all query rows in one 16-row tile, head dims that are multiples
+/// of 64 up to 128 (a lane's bytes of a row are 16-byte pieces; above 128
+/// the warps' rings leave one block a multiprocessor).
+static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90) {
+  return p.fp8 && sm90 && !ShapedType::isDynamic(sq) && sq >= 1 &&
+         p.group * sq <= 16 && p.d % 64 == 0 && p.dv % 64 == 0 && p.d <= 128 &&
+         p.dv <= 128;
+}
+
 /// Why a paged attention keeps the decomposition, or the problem to
 /// generate. Its queries have the pools' 16-bit type here (the pass rounds
 /// an f32 query first); pages are gathered by cp.async, not TMA.
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,
-                           std::string &why) {
+                           bool decodeKernel, std::string &why) {
   RankedTensorType q = op.getQuery().getType(),
                    k = op.getKeyPool().getType(),
                    v = op.getValuePool().getType(),
@@ -71,9 +82,21 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   p.group = op.getGroupSize();
   if (IntegerAttr w = op.getWindowAttr())
     p.window = w.getInt();
-  if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
-                       smCount, sharedLimit, why)))
+  if (decodeKernel && takesDecodeKernel(p, q.getDimSize(2), wgmma)) {
+    // One query tile of the group's heads times the tokens, 64-key tiles
+    // of 16 keys a warp.
+    p.decode = true;
+    p.blockQ = 16;
+    p.blockKV = 64;
+    p.rowsPerHead = q.getDimSize(2);
+    p.splitKV = splitKV;
+    p.smCount = smCount;
+    if (p.sharedBytes() > sharedLimit)
+      return why = "tiles exceed the shared memory limit", failure();
+  } else if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
+                              smCount, sharedLimit, why))) {
     return failure();
+  }
   p.scale = scale;
   p.softcap = softcap;
   p.causal = op.getCausal();

@@ -159,10 +159,13 @@ Fragment TensorCoreBuilder::ldmatrix(const SharedTile &r, Value row, Value col,
 }
 
 Accumulator TensorCoreBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                                   ArrayRef<Value> c) {
+                                   ArrayRef<Value> c, Type operands) {
   auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                {f32, f32, f32, f32});
-  NVVM::MMATypes t = elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  if (!operands)
+    operands = elem;
+  NVVM::MMATypes t =
+      operands.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   Value d = NVVM::MmaOp::create(
       b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
       std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
@@ -178,6 +181,12 @@ Value TensorCoreBuilder::pack(Value lo, Value hi) {
   Value pair = vector::FromElementsOp::create(
       b, VectorType::get({2}, f32), ValueRange{lo, hi});
   return toReg(arith::TruncFOp::create(b, VectorType::get({2}, elem), pair));
+}
+
+Value TensorCoreBuilder::packF16(Value lo, Value hi) {
+  Value pair = vector::FromElementsOp::create(b, VectorType::get({2}, f32),
+                                              ValueRange{lo, hi});
+  return arith::TruncFOp::create(b, VectorType::get({2}, b.getF16Type()), pair);
 }
 
 Value TensorCoreBuilder::toReg(Value pair) {

@@ -120,10 +120,14 @@ protected:
   /// ldmatrix.x4 (optionally .trans) at (row, col) of `r` for this lane;
   /// the four registers in `reg` form.
   Fragment ldmatrix(const SharedTile &r, Value row, Value col, bool transpose);
-  /// D = A B + C with mma.sync.m16n8k16 (f32 accumulators).
-  Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c);
+  /// D = A B + C with mma.sync.m16n8k16 (f32 accumulators), A and B of
+  /// `type` (null: elem; f16 pairs as vector<2xf16>, bf16 pairs as i32).
+  Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c,
+                  Type type = {});
   /// Two f32 values rounded to a 16-bit pair in `reg` form.
   Value pack(Value lo, Value hi);
+  /// Two f32 values rounded to an f16 pair (vector<2xf16>).
+  Value packF16(Value lo, Value hi);
   /// A vector<2 x elem> in `reg` form.
   Value toReg(Value pair);
   /// TMA: copies the box of `map` (a memref<128xi8>) at `coords` (i32,

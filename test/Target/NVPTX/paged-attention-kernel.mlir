@@ -1,6 +1,7 @@
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a" | FileCheck %s
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a round-f32=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=KEEP
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERAL
 
 // A decode step over bf16 pools: the f32 query is rounded to bf16, one
 // block per (batch x split, KV head) reads the sequence's length and its
@@ -89,4 +90,67 @@ func.func @other_pools(%q: tensor<2x4x1x32xf32>, %kp: tensor<64x2x16x32xf32>,
       : tensor<2x4x1x32xf32>, tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16x32xf8E4M3FN>,
         tensor<2x8xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x4x1x32xf32>
   return %a, %b : tensor<2x4x1x32xf32>, tensor<2x4x1x32xf32>
+}
+
+// -----
+
+// A decode step over FP8 pools on sm_90a takes the decode kernel: the
+// query rounded to bf16, each warp's 16 keys of a tile copied raw into its
+// own ring of 4 stages (3 tiles in flight, the warp's barrier around the
+// wait, no block barrier in the loop), E4M3 pairs converted to f16 for
+// mma.sync, the warps' results combined through shared memory after the
+// loop. With decode-kernel=false, the general kernel.
+// REMARK: :[[@LINE+24]]:8: remark: reads its pages in the decode kernel
+// GENERAL: :[[@LINE+23]]:8: remark: reads its pages in the kernel{{$}}
+// CHECK-LABEL: func.func @decode_fp8
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_mma)
+// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x128xf8E4M3FN> to memref<65536xf8E4M3FN, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvvm.bar.warp.sync
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
+// CHECK-NEXT: nvvm.bar.warp.sync
+// CHECK: vector.load %{{.*}} : memref<65536xf8E4M3FN, #gpu.address_space<workgroup>>, vector<16xf8E4M3FN>
+// CHECK: nvvm.convert.f8x2.to.f16x2
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.prmt
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_combine)
+func.func @decode_fp8(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xf8E4M3FN>,
+    %vp: tensor<64x2x16x128xf8E4M3FN>, %ks: tensor<64x2x16xf32>,
+    %vs: tensor<64x2x16xf32>, %table: tensor<?x32xi32>,
+    %lens: tensor<?xi64>, %pos: tensor<?x1xi64>) -> tensor<?x8x1x128xf32> {
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos causal
+      : tensor<?x8x1x128xf32>, tensor<64x2x16x128xf8E4M3FN>, tensor<64x2x16x128xf8E4M3FN>,
+        tensor<?x32xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x8x1x128xf32>
+  return %o : tensor<?x8x1x128xf32>
+}
+
+// -----
+
+// More query rows than one 16-row tile (4 heads x 5 tokens) and a head
+// dim that is no multiple of 64 keep the general kernel.
+// REMARK: :[[@LINE+9]]:8: remark: reads its pages in the kernel
+// REMARK: :[[@LINE+12]]:8: remark: reads its pages in the kernel
+// CHECK-LABEL: func.func @not_decode
+// CHECK-COUNT-2: nvgpu.device_async_copy %{{.*}} : memref<{{.*}}f8E4M3FN> to memref<{{[0-9]+}}xf8E4M3FN, #gpu.address_space<workgroup>>
+func.func @not_decode(%q: tensor<2x8x5x128xbf16>, %kp: tensor<64x2x16x128xf8E4M3FN>,
+    %vp: tensor<64x2x16x128xf8E4M3FN>, %ks: tensor<64x2x16xf32>, %vs: tensor<64x2x16xf32>,
+    %q2: tensor<2x8x1x96xbf16>, %kp2: tensor<64x2x16x96xf8E4M3FN>,
+    %vp2: tensor<64x2x16x96xf8E4M3FN>, %table: tensor<2x32xi32>, %lens: tensor<2xi64>,
+    %pos: tensor<2x5xi64>, %pos1: tensor<2x1xi64>) -> (tensor<2x8x5x128xbf16>, tensor<2x8x1x96xbf16>) {
+  %a = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos causal
+      : tensor<2x8x5x128xbf16>, tensor<64x2x16x128xf8E4M3FN>, tensor<64x2x16x128xf8E4M3FN>,
+        tensor<2x32xi32>, tensor<2xi64>, tensor<2x5xi64> -> tensor<2x8x5x128xbf16>
+  %b = mnemo.paged_attention %q2, %kp2, %vp2 scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos1 causal
+      : tensor<2x8x1x96xbf16>, tensor<64x2x16x96xf8E4M3FN>, tensor<64x2x16x96xf8E4M3FN>,
+        tensor<2x32xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x8x1x96xbf16>
+  return %a, %b : tensor<2x8x5x128xbf16>, tensor<2x8x1x96xbf16>
 }

@@ -1,0 +1,565 @@
+//===- PagedDecodeKernel.cpp - paged decode over FP8 pools ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The decode kernel of mnemo.paged_attention over FP8 E4M3 pools
+// (Problem::decode): a generation step's few query rows (the GQA group's
+// heads times the query tokens, at most 16) against a long paged context.
+// The general kernel computes 64 query rows of which a decode step fills
+// 4 or 8 and stages every tile through shared memory and barriers; here
+//
+// - each of the 4 warps owns 16 keys of a block's 64-key tile and keeps
+//   its own running max, sum and O; the warps' results are combined once,
+//   through shared memory, at the end (no block barrier in the loop);
+// - each warp copies its keys' raw rows and scales into its own ring of
+//   4 stages in shared memory (cp.async, 16-byte pieces; rows past the
+//   length zero-filled), three tiles in flight, and waits for them with
+//   the warp's own barrier; a lane then loads its fragments' bytes;
+// - `cvt.rn.f16x2.e4m3x2` converts a byte pair into an f16 pair exactly
+//   (every E4M3 value is an f16); the per-row scales stay out of the
+//   tiles: K's multiply the scores' columns, V's the probabilities' (P's
+//   columns), relative to a power of two per tile so that P stays in
+//   [0, 1] in f16, and the query row is scaled by a power of two into
+//   f16's range, undone in the softmax's unit.
+//
+// Fragment layouts (lane = 4 g + t): S = Q K^T has the queries as rows and
+// the warp's 16 keys as two n8 blocks. A lane's B fragment of K is key g
+// (and 8 + g) at four head-dim places; the head dim is permuted the same
+// way in Q and K so that those places are four consecutive bytes: k-step
+// kk = 4 i + w reads bytes 16 (4 i + t) + 4 w .. + 3 of the row, so a
+// lane loads 16-byte pieces. Its accumulators are keys 2t, 2t + 1, 8 + 2t,
+// 9 + 2t, which are also the k index of P's A fragment, so the lane loads
+// those four V rows; output column (Dv / 8) n + j is column n of O's n8
+// block j, so a lane's V bytes are Dv / 8 consecutive ones of each row,
+// byte-permuted (PRMT) into pairs of rows. docs/GPU.md, "Paged decode
+// attention".
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernelEmitter.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mnemo::nvptx;
+
+namespace mlir::mnemo::nvptx::attention {
+
+namespace {
+/// Keys a warp takes of each 64-key tile.
+constexpr int64_t kWarpKeys = 16;
+/// Offsets of a lane's four keys (its accumulator columns) from 2t.
+constexpr int64_t kLaneKeys[4] = {0, 1, 8, 9};
+} // namespace
+
+/// Byte offset of this warp's stage `slot` in the ring, and the f32 index
+/// of its scales.
+static std::pair<Value, Value>
+stageBase(ImplicitLocOpBuilder &b, const Problem &p, Value warp, Value slot) {
+  Value i = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, warp, indexConstant(b, Problem::kDecodeStages)),
+      slot);
+  return {
+      arith::MulIOp::create(b, i, indexConstant(b, p.decodeStageBytes())),
+      arith::AddIOp::create(b, indexConstant(b, p.decodeScalesOffset() / 4),
+                            arith::MulIOp::create(b, i, indexConstant(b, 32)))};
+}
+
+Value KernelEmitter::decodeIssue(Value t, Value slot) {
+  // Lane l copies half of row l / 2 of K and of V (16-byte pieces) and,
+  // below 16, K's scale of row l, else V's of row l - 16. A row past the
+  // length, or of a tile at or past the block's last, copies zero bytes:
+  // its bytes and scale read as zeros (V's may be any, NaN included).
+  auto [rows, scales] = stageBase(b, p, warp, slot);
+  Value kw0 = add(mul(t, p.blockKV), mul(warp, kWarpKeys));
+  Value exists = lt(t, tHi);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  SmallVector<Value> copies;
+  Value half = rem(lane, 2);
+  {
+    Value r = div(lane, 2);
+    auto [page, inPage, valid] = pagedKey(add(kw0, r));
+    valid = both(valid, exists);
+    Value bytes = select(valid, idx(16), idx(0));
+    for (auto [pool, width, base] :
+         {std::tuple{k, p.d, int64_t(0)}, std::tuple{v, p.dv, 16 * p.d}}) {
+      int64_t pieces = width / 32;
+      for (int64_t i = 0; i < pieces; ++i) {
+        Value col = mul(add(mul(half, pieces), idx(i)), 16);
+        copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, tokenType, ringRows,
+            ValueRange{add(rows, add(idx(base), add(mul(r, width), col)))},
+            pool, ValueRange{page, kvHead, inPage, col}, b.getIndexAttr(16),
+            bytes, b.getUnitAttr()));
+      }
+    }
+  }
+  Value r = rem(lane, 16);
+  auto [page, inPage, valid] = pagedKey(add(kw0, r));
+  valid = both(valid, exists);
+  Value isK = lt(lane, idx(16));
+  auto scaleCopy = [&](Value pool, int64_t at) {
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, ringScales, ValueRange{add(scales, add(idx(at), r))},
+        pool, ValueRange{page, kvHead, inPage}, b.getIndexAttr(1),
+        select(valid, idx(1), idx(0)), UnitAttr());
+  };
+  auto ifOp = scf::IfOp::create(b, isK, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    scaleCopy(kScales, 0);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    scaleCopy(vScales, 16);
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, copies);
+}
+
+KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
+  auto [rows, scales] = stageBase(b, p, warp, slot);
+  Type i8 = b.getI8Type(), f8 = b.getType<Float8E4M3FNType>();
+  auto words = [&](Value at, int64_t bytes) {
+    Value raw = vector::LoadOp::create(
+        b, VectorType::get({bytes}, f8), ringRows, ValueRange{at},
+        /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+    Value w = vector::BitCastOp::create(
+        b, VectorType::get({bytes / 4}, i32),
+        arith::BitcastOp::create(b, VectorType::get({bytes}, i8), raw));
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < bytes / 4; ++i)
+      out.push_back(vector::ExtractOp::create(b, w, i));
+    return out;
+  };
+  DecodeTile tile;
+  // K: keys g and 8 + g, 16-byte pieces 4 i + t of the row.
+  for (int64_t j = 0; j < 2; ++j) {
+    Value row = add(rows, mul(add(rowA, idx(8 * j)), p.d));
+    for (int64_t i = 0; i < p.d / 64; ++i)
+      llvm::append_range(
+          tile.k, words(add(row, mul(add(idx(4 * i), quadCol), 16)), 16));
+  }
+  // V and both scales: keys 2t + {0, 1, 8, 9}, bytes (Dv / 8) g .. + Dv / 8
+  // of each V row.
+  int64_t run = p.dv / 8, piece = std::min<int64_t>(run, 16);
+  for (int64_t r = 0; r < 4; ++r) {
+    Value key = add(mul(quadCol, 2), idx(kLaneKeys[r]));
+    Value row = add(rows, add(idx(16 * p.d), mul(key, p.dv)));
+    for (int64_t c = 0; c < run; c += piece)
+      llvm::append_range(tile.v,
+                         words(add(row, add(mul(rowA, run), idx(c))), piece));
+    tile.kScale[r] =
+        memref::LoadOp::create(b, ringScales, ValueRange{add(scales, key)});
+    tile.vScale[r] = memref::LoadOp::create(
+        b, ringScales, ValueRange{add(scales, add(idx(16), key))});
+  }
+  return tile;
+}
+
+SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
+  // Row h (g, g + 8) of the tile; padding rows read row 0 and are zero.
+  int64_t rows = decodeTwoRows() ? 2 : 1, steps = p.d / 16;
+  auto f32x4 = VectorType::get({4}, f32);
+  SmallVector<SmallVector<Value>> vals(rows);
+  Value amax[2];
+  for (int64_t h = 0; h < rows; ++h) {
+    Value row = h ? rowB : rowA;
+    Value valid = rowValid(row);
+    Value head = arith::MinUIOp::create(b, rowHead(row), idx(p.hq - 1));
+    Value query = arith::MinUIOp::create(b, rowQuery(row), sub(sq(), idx(1)));
+    amax[h] = cf(0.0);
+    for (int64_t kk = 0; kk < steps; ++kk) {
+      Value d0 =
+          add(mul(add(idx(4 * (kk / 4)), quadCol), 16), idx(4 * (kk % 4)));
+      Value x =
+          vector::LoadOp::create(b, VectorType::get({4}, p.elem), q,
+                                 ValueRange{batch, head, query, d0},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(8));
+      x = arith::ExtFOp::create(b, f32x4, x);
+      x = select(
+          valid, x,
+          arith::ConstantOp::create(b, DenseElementsAttr::get(f32x4, 0.0f)));
+      vals[h].push_back(x);
+      for (int64_t e = 0; e < 4; ++e)
+        amax[h] = arith::MaximumFOp::create(
+            b, amax[h],
+            math::AbsFOp::create(b, vector::ExtractOp::create(b, x, e)));
+    }
+  }
+  // The row's power of two 2^(141 - E) puts its largest magnitude (of
+  // exponent field E) in [2^14, 2^15): in f16's range, exact. E is at
+  // least 15, so that both factors are normal f32.
+  Value factor[2];
+  for (int64_t h = 0; h < rows; ++h) {
+    Value bits = arith::BitcastOp::create(b, i32, quadReduce(amax[h], true));
+    Value e = arith::MaxSIOp::create(
+        b, arith::ShRUIOp::create(b, bits, i32c(23)), i32c(15));
+    factor[h] = arith::BitcastOp::create(
+        b, f32,
+        arith::ShLIOp::create(b, arith::SubIOp::create(b, i32c(268), e),
+                              i32c(23)));
+    rowScale[h] = arith::BitcastOp::create(
+        b, f32,
+        arith::ShLIOp::create(b, arith::SubIOp::create(b, e, i32c(14)),
+                              i32c(23)));
+  }
+  if (rows == 1)
+    rowScale[1] = rowScale[0];
+  Value zeroPair = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({2}, b.getF16Type()),
+                                b.getF16FloatAttr(0.0).getValue()));
+  auto half = [&](int64_t h, int64_t kk, int64_t e) {
+    if (h >= rows)
+      return zeroPair;
+    Value x = vals[h][kk];
+    return packF16(fmul(vector::ExtractOp::create(b, x, e), factor[h]),
+                   fmul(vector::ExtractOp::create(b, x, e + 1), factor[h]));
+  };
+  // A fragment: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..),
+  // k indices 2t, 2t + 1 being bytes d0, d0 + 1 and 2t + 8, 2t + 9 bytes
+  // d0 + 2, d0 + 3 of the row.
+  SmallVector<Fragment> frags;
+  for (int64_t kk = 0; kk < steps; ++kk)
+    frags.push_back(
+        {half(0, kk, 0), half(1, kk, 0), half(0, kk, 2), half(1, kk, 2)});
+  return frags;
+}
+
+/// The f16 pair of E4M3 bytes 2 `hi`, 2 `hi` + 1 of i32 `word`.
+static Value convertPair(ImplicitLocOpBuilder &b, Value word, int64_t hi) {
+  Value bytes = vector::BitCastOp::create(
+      b, VectorType::get({4}, b.getI8Type()),
+      vector::BroadcastOp::create(b, VectorType::get({1}, b.getI32Type()),
+                                  word));
+  Value pair = vector::ShuffleOp::create(b, bytes, bytes,
+                                         ArrayRef<int64_t>{2 * hi, 2 * hi + 1});
+  return NVVM::ConvertF8x2ToF16x2Op::create(
+      b, VectorType::get({2}, b.getF16Type()), pair, /*relu=*/false,
+      b.getType<Float8E4M3FNType>());
+}
+
+SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
+                                             ArrayRef<Fragment> qf,
+                                             Value unit[2], ValueRange state) {
+  bool two = decodeTwoRows();
+  int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
+  Type f16 = b.getF16Type();
+  // S = Q K^T, keys 8j + g of the lane's B fragments.
+  SmallVector<Accumulator> s(2, Accumulator(4, cf(0.0)));
+  int64_t steps = p.d / 16;
+  for (int64_t j = 0; j < 2; ++j)
+    for (int64_t kk = 0; kk < steps; ++kk) {
+      Value word = tile.k[j * steps + kk];
+      s[j] = mma(qf[kk], {convertPair(b, word, 0), convertPair(b, word, 1)},
+                 s[j], f16);
+    }
+  // The scores (the query's power of two is in `unit`): accumulator e of
+  // block j is key 2t + kLaneKeys[2 j + e % 2].
+  for (int64_t j = 0; j < 2; ++j)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value &x = s[j][e];
+      x = fmul(x, tile.kScale[2 * j + e % 2]);
+      if (p.softcap) {
+        Value t = math::TanhOp::create(b, fmul(x, unit[e / 2]),
+                                       arith::FastMathFlags::afn);
+        x = fmul(t, cf(*p.softcap * M_LOG2E));
+      }
+    }
+  s = maskScores(s, kw0);
+
+  // Online softmax per row, in log2 units (m); l is the lane's part.
+  Value m[2], l[2], alpha[2];
+  for (int64_t h = 0; h < rows; ++h) {
+    m[h] = state[oBlocks * perBlock + h];
+    l[h] = state[oBlocks * perBlock + rows + h];
+    Value u = p.softcap ? cf(1.0) : unit[h];
+    Value mx = cf(-INFINITY);
+    for (const Accumulator &acc : s)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
+        mx = arith::MaximumFOp::create(b, mx, acc[e]);
+    mx = arith::MaximumFOp::create(b, m[h], fmul(quadReduce(mx, true), u));
+    Value none =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
+    Value base = select(none, cf(0.0), mx);
+    alpha[h] = exp2(fsub(m[h], base));
+    Value negBase = arith::NegFOp::create(b, base);
+    Value sum = cf(0.0);
+    for (Accumulator &acc : s)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
+        acc[e] = exp2(math::FmaOp::create(b, acc[e], u, negBase));
+        sum = fadd(sum, acc[e]);
+      }
+    l[h] = fadd(fmul(l[h], alpha[h]), sum);
+    m[h] = mx;
+  }
+
+  // V's scales relative to the tile's largest, rounded up to a power of
+  // two (at least 2^-100: a tile of zero scales), so that P times them
+  // stays in [0, 1]; O is kept in units of that power (`c`).
+  Value vmax = cf(std::ldexp(1.0, -100));
+  for (Value x : tile.vScale)
+    vmax = arith::MaximumFOp::create(b, vmax, x);
+  Value bits = arith::BitcastOp::create(b, i32, quadReduce(vmax, true));
+  bits = arith::AndIOp::create(
+      b, arith::AddIOp::create(b, bits, i32c(0x7fffff)), i32c(0x7f800000));
+  Value unitV = arith::BitcastOp::create(b, f32, bits);
+  Value invV = arith::BitcastOp::create(
+      b, f32, arith::SubIOp::create(b, i32c(0x7f000000), bits));
+  Value c = state[oBlocks * perBlock + 2 * rows];
+  Value ratio = fmul(c, invV);
+  Value vf[4];
+  for (int64_t r = 0; r < 4; ++r)
+    vf[r] = fmul(tile.vScale[r], invV);
+  Value zeroPair = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({2}, f16),
+                                b.getF16FloatAttr(0.0).getValue()));
+  auto pPair = [&](int64_t j, int64_t h) {
+    if (h >= rows)
+      return zeroPair;
+    return packF16(fmul(s[j][2 * h], vf[2 * j]),
+                   fmul(s[j][2 * h + 1], vf[2 * j + 1]));
+  };
+  Fragment pa = {pPair(0, 0), pPair(0, 1), pPair(1, 0), pPair(1, 1)};
+
+  // O = O alpha c / 2^e + P' V. V rows r0, r1 (keys 2t, 2t + 1) and r2, r3
+  // (8 + 2t, 9 + 2t): byte i of each of a lane's words is column 4 w + i of
+  // its run; PRMT interleaves two rows' bytes 0, 1 (then 2, 3) into pairs.
+  int64_t wordsPerRow = p.dv / 32;
+  Value rescale[2];
+  for (int64_t h = 0; h < rows; ++h)
+    rescale[h] = fmul(alpha[h], ratio);
+  SmallVector<Value> next;
+  for (int64_t w = 0; w < wordsPerRow; ++w) {
+    Value inter[2][2];
+    for (int64_t pr = 0; pr < 2; ++pr)
+      for (int64_t sel = 0; sel < 2; ++sel)
+        inter[pr][sel] = NVVM::PermuteOp::create(
+            b, i32, tile.v[(2 * pr) * wordsPerRow + w],
+            tile.v[(2 * pr + 1) * wordsPerRow + w], i32c(sel ? 0x7362 : 0x5140),
+            NVVM::PermuteMode::DEFAULT);
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t j = 4 * w + i;
+      Accumulator o;
+      for (int64_t e = 0; e < 4; ++e)
+        o.push_back(e / 2 < rows ? fmul(state[j * perBlock + e], rescale[e / 2])
+                                 : cf(0.0));
+      o = mma(pa,
+              {convertPair(b, inter[0][i / 2], i % 2),
+               convertPair(b, inter[1][i / 2], i % 2)},
+              o, f16);
+      next.append(o.begin(), o.begin() + perBlock);
+    }
+  }
+  next.append(m, m + rows);
+  next.append(l, l + rows);
+  next.push_back(unitV);
+  return next;
+}
+
+void KernelEmitter::decodeStore(ValueRange state, Value out) {
+  bool two = decodeTwoRows();
+  int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
+  int64_t stride = p.decodeRowStride(), stats = p.decodeStatsOffset();
+  int64_t run = p.dv / 8, warps = Problem::kDecodeWarps;
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value shared = memref::ViewOp::create(
+      b,
+      MemRefType::get({p.sharedBytes() / 4}, f32, MemRefLayoutAttrInterface(),
+                      workgroup),
+      tiles, idx(0), ValueRange{});
+  // Each warp's O (times its unit c), in fragment order: row r, block j,
+  // column n at r * stride + 8 j + n; its maxima and sums.
+  Value c = state[oBlocks * perBlock + 2 * rows];
+  Value warpRow0 = mul(warp, 16);
+  for (int64_t h = 0; h < rows; ++h) {
+    Value row = add(warpRow0, h ? rowB : rowA);
+    for (int64_t j = 0; j < oBlocks; ++j) {
+      Value pair = vector::FromElementsOp::create(
+          b, VectorType::get({2}, f32),
+          ValueRange{fmul(state[j * perBlock + 2 * h], c),
+                     fmul(state[j * perBlock + 2 * h + 1], c)});
+      vector::StoreOp::create(
+          b, pair, shared,
+          ValueRange{add(mul(row, stride), add(idx(8 * j), mul(quadCol, 2)))},
+          /*nontemporal=*/false, llvm::MaybeAlign(8));
+    }
+    Value sum = quadReduce(state[oBlocks * perBlock + rows + h], false);
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0)),
+           [&] {
+             memref::StoreOp::create(b, state[oBlocks * perBlock + h], shared,
+                                     ValueRange{add(idx(stats), row)});
+             memref::StoreOp::create(
+                 b, sum, shared, ValueRange{add(idx(stats + warps * 16), row)});
+           });
+  }
+  gpu::BarrierOp::create(b);
+
+  // Element e of the used rows x Dv: O = sum_w 2^(m_w - M) O_w over
+  // L = sum_w 2^(m_w - M) l_w.
+  int64_t used = p.group * p.rowsPerHead, elements = used * p.dv;
+  for (int64_t e0 = 0; e0 < elements; e0 += p.threads()) {
+    Value e = add(tid, idx(e0));
+    OpBuilder::InsertionGuard guard(b);
+    if (e0 + p.threads() > elements) {
+      auto inRange = scf::IfOp::create(b, lt(e, idx(elements)), false);
+      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    }
+    Value row = div(e, p.dv), col = rem(e, p.dv);
+    Value at = add(mul(rem(col, run), 8), div(col, run));
+    Value ms[Problem::kDecodeWarps];
+    Value top = cf(-INFINITY);
+    for (int64_t w = 0; w < warps; ++w) {
+      ms[w] = memref::LoadOp::create(b, shared,
+                                     ValueRange{add(idx(stats + 16 * w), row)});
+      top = arith::MaximumFOp::create(b, top, ms[w]);
+    }
+    Value none =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, top, cf(-INFINITY));
+    Value base = select(none, cf(0.0), top);
+    Value o = cf(0.0), lsum = cf(0.0);
+    for (int64_t w = 0; w < warps; ++w) {
+      Value wt = exp2(fsub(ms[w], base));
+      Value lw = memref::LoadOp::create(
+          b, shared, ValueRange{add(idx(stats + warps * 16 + 16 * w), row)});
+      Value ow = memref::LoadOp::create(
+          b, shared, ValueRange{add(mul(add(idx(16 * w), row), stride), at)});
+      o = fadd(o, fmul(wt, ow));
+      lsum = fadd(lsum, fmul(wt, lw));
+    }
+    // A paged attention's padding query (position -1) yields zeros.
+    Value seen =
+        both(arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, lsum, cf(0.0)),
+             ge(rowPosition(row), idx(0)));
+    Value value = select(seen, arith::DivFOp::create(b, o, lsum), cf(0.0));
+    Value head = rowHead(row), query = rowQuery(row);
+    auto store = [&](bool partial) {
+      if (!partial) {
+        memref::StoreOp::create(b, arith::TruncFOp::create(b, p.elem, value),
+                                out, ValueRange{batch, head, query, col});
+        return;
+      }
+      memref::StoreOp::create(b, value, part,
+                              ValueRange{split, batch, head, query, col});
+      Value log2l = LLVM::CallIntrinsicOp::create(
+                        b, f32, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+                        ValueRange{lsum})
+                        .getResult(0);
+      Value lseRow = select(seen, fadd(base, log2l), cf(-INFINITY));
+      ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, idx(0)),
+             [&] {
+               memref::StoreOp::create(b, lseRow, lse,
+                                       ValueRange{split, batch, head, query});
+             });
+    };
+    ifThen(rowValid(row), [&] {
+      if (!split)
+        return store(false);
+      if (p.splits != ShapedType::kDynamic)
+        return store(true);
+      auto ifOp = scf::IfOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, splits(), idx(1)),
+          /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      store(true);
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      store(false);
+    });
+  }
+}
+
+void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
+                               Value out, Value sink) {
+  b.setInsertionPoint(launch.getBody().front().getTerminator());
+  this->k = k;
+  this->v = v;
+  setUp(launch, /*qOffset=*/nullptr, {});
+  bool two = decodeTwoRows();
+  int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
+  Value rowScale[2];
+  SmallVector<Fragment> qf = decodeQuery(q, rowScale);
+  // Scores in log2 units are unit * x (with a softcap, unit scales x into
+  // the tanh).
+  double u = p.softcap ? p.scale / *p.softcap : p.scale * M_LOG2E;
+  Value unit[2] = {fmul(cf(u), rowScale[0]), fmul(cf(u), rowScale[1])};
+
+  // State: O (c0, c1 and with two rows c2, c3 of each n8 block), the rows'
+  // running maxima and the lane's sums, and O's unit. A sink's term starts
+  // warp 0's rows (of the first split).
+  SmallVector<Value> state(oBlocks * perBlock, cf(0.0));
+  Value lead = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, idx(0));
+  if (split)
+    lead = both(lead, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split,
+                                            idx(0)));
+  Value ms[2], ls[2];
+  for (int64_t h = 0; h < rows; ++h) {
+    ms[h] = cf(-INFINITY);
+    ls[h] = cf(0.0);
+    if (!sink)
+      continue;
+    Value head =
+        arith::MinUIOp::create(b, rowHead(h ? rowB : rowA), idx(p.hq - 1));
+    Value x = memref::LoadOp::create(b, sink, ValueRange{head});
+    if (x.getType() != f32)
+      x = arith::ExtFOp::create(b, f32, x);
+    ms[h] = select(lead, fmul(x, cf(M_LOG2E)), cf(-INFINITY));
+    ls[h] = select(both(lead, arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                    quadCol, idx(0))),
+                   cf(1.0), cf(0.0));
+  }
+  state.append(ms, ms + rows);
+  state.append(ls, ls + rows);
+  state.push_back(cf(1.0));
+
+  // The warp's ring: tiles tLo, tLo + 1, tLo + 2 in flight before the
+  // loop; step t starts tile t + 3 in the stage tile t - 1 left (every
+  // lane has read it: the warp's barrier), waits for tile t (3 groups may
+  // pend) and makes its bytes visible to the warp.
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  ringRows = memref::ViewOp::create(
+      b,
+      MemRefType::get({p.decodeScalesOffset()}, b.getType<Float8E4M3FNType>(),
+                      MemRefLayoutAttrInterface(), workgroup),
+      tiles, idx(0), ValueRange{});
+  ringScales = memref::ViewOp::create(
+      b,
+      MemRefType::get({p.decodeScalesOffset() / 4 +
+                       Problem::kDecodeWarps * Problem::kDecodeStages * 32},
+                      f32, MemRefLayoutAttrInterface(), workgroup),
+      tiles, idx(0), ValueRange{});
+  int64_t stages = Problem::kDecodeStages;
+  for (int64_t i = 0; i + 1 < stages; ++i)
+    decodeIssue(add(tLo, idx(i)), idx(i));
+  Value allLanes = i32c(-1);
+  auto loop = scf::ForOp::create(b, tLo, tHi, idx(1), state);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    Value rel = sub(t, tLo);
+    NVVM::SyncWarpOp::create(b, allLanes);
+    Value group = decodeIssue(add(t, idx(stages - 1)),
+                              rem(add(rel, idx(stages - 1)), stages));
+    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(stages - 1));
+    NVVM::SyncWarpOp::create(b, allLanes);
+    scf::YieldOp::create(
+        b, decodeStep(add(mul(t, p.blockKV), mul(warp, kWarpKeys)),
+                      decodeRead(rem(rel, stages)), qf, unit,
+                      loop.getRegionIterArgs()));
+  }
+  // The combine buffer takes the ring's place once every warp is done.
+  nvgpu::DeviceAsyncWaitOp::create(
+      b,
+      nvgpu::DeviceAsyncCreateGroupOp::create(
+          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{}),
+      b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b);
+  decodeStore(loop.getResults(), out);
+}
+
+} // namespace mlir::mnemo::nvptx::attention
