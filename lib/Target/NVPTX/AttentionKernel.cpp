@@ -1269,7 +1269,8 @@ struct AttentionKernelPass
     for (mnemo::PagedAttentionOp op : paged) {
       auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
         return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
-                       smCount, sharedBytesLimit, decodeKernel, why);
+                       smCount, sharedBytesLimit, decodeKernel, decodeKernel16,
+                       why);
       };
       if (roundF32)
         op = roundQuery(op, [&](mnemo::PagedAttentionOp r) {

@@ -88,10 +88,18 @@ struct Problem {
   /// Decode: each warp's ring of kDecodeStages tiles (16 K rows, 16 V rows,
   /// raw bytes), then their scales (16 K, 16 V a stage, f32); the combine
   /// buffer above reuses it after the loop.
-  static constexpr int64_t kDecodeStages = 4;
-  int64_t decodeStageBytes() const { return 16 * (d + dv); }
+  /// Bytes of a pool element; stages of the ring (16-bit rows take twice
+  /// the bytes: three stages keep two blocks a multiprocessor).
+  int64_t poolBytes() const { return fp8 ? 1 : 2; }
+  int64_t decodeStages() const { return fp8 ? 4 : 3; }
+  /// The pieces of a K row a lane reads: 16 bytes, or a quarter of a
+  /// short row.
+  int64_t decodePieceBytes() const {
+    return std::min<int64_t>(16, d * poolBytes() / 4);
+  }
+  int64_t decodeStageBytes() const { return 16 * (d + dv) * poolBytes(); }
   int64_t decodeScalesOffset() const {
-    return kDecodeWarps * kDecodeStages * decodeStageBytes();
+    return kDecodeWarps * decodeStages() * decodeStageBytes();
   }
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
   /// order (Q and the first K tile load together).
@@ -113,7 +121,7 @@ struct Problem {
     if (decode)
       return std::max(4 * (decodeStatsOffset() + 2 * kDecodeWarps * 16),
                       decodeScalesOffset() +
-                          4 * kDecodeWarps * kDecodeStages * 32);
+                          4 * kDecodeWarps * decodeStages() * 32);
     if (fp8)
       return ringScalesOffset() + kRing * blockKV * 4;
     return barrierOffset() + (tma ? 16 : 0);
@@ -127,7 +135,7 @@ struct Problem {
   /// so that ptxas keeps its registers in that bound.
   int64_t residentBlocks() const {
     // Decode: Q's fragments, O and one tile in registers (168 a thread
-    // at D 128), the ring in shared memory.
+    // at D 128 with FP8 pools), the ring in shared memory.
     if (decode)
       return std::min<int64_t>(3, 228 * 1024 / (sharedBytes() + 1024));
     int64_t perSM = (wgmma ? 228 : 164) * 1024;
@@ -382,7 +390,8 @@ Operation *keepNarrowed(Operation *op, IRMapping &map,
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,
-                           bool decodeKernel, std::string &why);
+                           bool decodeKernel, bool decodeKernel16,
+                           std::string &why);
 
 /// Replaces a paged `op` with buffers, the kernel launches and the result.
 void rewrite(mnemo::PagedAttentionOp op, const Problem &p);

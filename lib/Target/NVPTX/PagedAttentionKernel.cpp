@@ -26,13 +26,16 @@ namespace mlir::mnemo::nvptx::attention {
 
 /// Whether the decode kernel takes problem `p` (sizes and pools set) with
 /// `sq` query tokens: FP8 pools on a chip with FP8 conversions (sm_90a
-/// here), all query rows in one 16-row tile, head dims that are multiples
-/// of 64 up to 128 (a lane's bytes of a row are 16-byte pieces; above 128
-/// the warps' rings leave one block a multiprocessor).
-static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90) {
-  return p.fp8 && sm90 && !ShapedType::isDynamic(sq) && sq >= 1 &&
-         p.group * sq <= 16 && p.d % 64 == 0 && p.dv % 64 == 0 && p.d <= 128 &&
-         p.dv <= 128;
+/// here; 16-bit pools too when `sixteenBit`), all query rows in one 16-row
+/// tile, head dims up to 128 (above, the warps' rings leave one block a
+/// multiprocessor) that are multiples of 16 (a lane reads a quarter of a K
+/// row's k-steps) and, for V, of 32 with FP8 pools (a lane's columns of a row
+/// fill words).
+static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90,
+                              bool sixteenBit) {
+  return (p.fp8 || sixteenBit) && sm90 && !ShapedType::isDynamic(sq) &&
+         sq >= 1 && p.group * sq <= 16 && p.d % 16 == 0 &&
+         p.dv % (p.fp8 ? 32 : 16) == 0 && p.d <= 128 && p.dv <= 128;
 }
 
 /// Why a paged attention keeps the decomposition, or the problem to
@@ -41,7 +44,8 @@ static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90) {
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,
-                           bool decodeKernel, std::string &why) {
+                           bool decodeKernel, bool decodeKernel16,
+                           std::string &why) {
   RankedTensorType q = op.getQuery().getType(),
                    k = op.getKeyPool().getType(),
                    v = op.getValuePool().getType(),
@@ -82,13 +86,18 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   p.group = op.getGroupSize();
   if (IntegerAttr w = op.getWindowAttr())
     p.window = w.getInt();
-  if (decodeKernel && takesDecodeKernel(p, q.getDimSize(2), wgmma)) {
+  // The query tokens: static in Q or in the positions (a decode step's
+  // [B, 1] positions beside a Q whose length shape inference left open).
+  int64_t sq = q.getDimSize(2);
+  if (ShapedType::isDynamic(sq))
+    sq = op.getQPositions().getType().getDimSize(1);
+  if (decodeKernel && takesDecodeKernel(p, sq, wgmma, decodeKernel16)) {
     // One query tile of the group's heads times the tokens, 64-key tiles
     // of 16 keys a warp.
     p.decode = true;
     p.blockQ = 16;
     p.blockKV = 64;
-    p.rowsPerHead = q.getDimSize(2);
+    p.rowsPerHead = sq;
     p.splitKV = splitKV;
     p.smCount = smCount;
     if (p.sharedBytes() > sharedLimit)

@@ -59,8 +59,7 @@ constexpr int64_t kLaneKeys[4] = {0, 1, 8, 9};
 static std::pair<Value, Value>
 stageBase(ImplicitLocOpBuilder &b, const Problem &p, Value warp, Value slot) {
   Value i = arith::AddIOp::create(
-      b,
-      arith::MulIOp::create(b, warp, indexConstant(b, Problem::kDecodeStages)),
+      b, arith::MulIOp::create(b, warp, indexConstant(b, p.decodeStages())),
       slot);
   return {
       arith::MulIOp::create(b, i, indexConstant(b, p.decodeStageBytes())),
@@ -73,7 +72,9 @@ Value KernelEmitter::decodeIssue(Value t, Value slot) {
   // below 16, K's scale of row l, else V's of row l - 16. A row past the
   // length, or of a tile at or past the block's last, copies zero bytes:
   // its bytes and scale read as zeros (V's may be any, NaN included).
-  auto [rows, scales] = stageBase(b, p, warp, slot);
+  auto [bytes0, scales] = stageBase(b, p, warp, slot);
+  int64_t eb = p.poolBytes();
+  Value rows = div(bytes0, eb);
   Value kw0 = add(mul(t, p.blockKV), mul(warp, kWarpKeys));
   Value exists = lt(t, tHi);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
@@ -83,20 +84,24 @@ Value KernelEmitter::decodeIssue(Value t, Value slot) {
     Value r = div(lane, 2);
     auto [page, inPage, valid] = pagedKey(add(kw0, r));
     valid = both(valid, exists);
-    Value bytes = select(valid, idx(16), idx(0));
     for (auto [pool, width, base] :
          {std::tuple{k, p.d, int64_t(0)}, std::tuple{v, p.dv, 16 * p.d}}) {
-      int64_t pieces = width / 32;
+      // Half a row, in copies of 16 bytes (or the half of a short row).
+      int64_t perPiece = std::min<int64_t>(16, width * eb / 2) / eb;
+      int64_t pieces = width / (2 * perPiece);
+      Value elements = select(valid, idx(perPiece), idx(0));
       for (int64_t i = 0; i < pieces; ++i) {
-        Value col = mul(add(mul(half, pieces), idx(i)), 16);
+        Value col = mul(add(mul(half, pieces), idx(i)), perPiece);
         copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, tokenType, ringRows,
             ValueRange{add(rows, add(idx(base), add(mul(r, width), col)))},
-            pool, ValueRange{page, kvHead, inPage, col}, b.getIndexAttr(16),
-            bytes, b.getUnitAttr()));
+            pool, ValueRange{page, kvHead, inPage, col},
+            b.getIndexAttr(perPiece), elements, b.getUnitAttr()));
       }
     }
   }
+  if (!p.fp8)
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, copies);
   Value r = rem(lane, 16);
   auto [page, inPage, valid] = pagedKey(add(kw0, r));
   valid = both(valid, exists);
@@ -119,43 +124,59 @@ Value KernelEmitter::decodeIssue(Value t, Value slot) {
 }
 
 KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
-  auto [rows, scales] = stageBase(b, p, warp, slot);
-  Type i8 = b.getI8Type(), f8 = b.getType<Float8E4M3FNType>();
+  auto [bytes0, scales] = stageBase(b, p, warp, slot);
+  int64_t eb = p.poolBytes(), pieceBytes = p.decodePieceBytes();
+  int64_t perPiece = pieceBytes / eb;
+  Value rows = div(bytes0, eb);
+  Type pool = cast<MemRefType>(ringRows.getType()).getElementType();
+  // `bytes` bytes from element `at` as i32 words.
   auto words = [&](Value at, int64_t bytes) {
     Value raw = vector::LoadOp::create(
-        b, VectorType::get({bytes}, f8), ringRows, ValueRange{at},
+        b, VectorType::get({bytes / eb}, pool), ringRows, ValueRange{at},
         /*nontemporal=*/false, llvm::MaybeAlign(bytes));
-    Value w = vector::BitCastOp::create(
-        b, VectorType::get({bytes / 4}, i32),
-        arith::BitcastOp::create(b, VectorType::get({bytes}, i8), raw));
+    if (p.fp8)
+      raw = arith::BitcastOp::create(b, VectorType::get({bytes}, b.getI8Type()),
+                                     raw);
+    Value w =
+        vector::BitCastOp::create(b, VectorType::get({bytes / 4}, i32), raw);
     SmallVector<Value> out;
     for (int64_t i = 0; i < bytes / 4; ++i)
       out.push_back(vector::ExtractOp::create(b, w, i));
     return out;
   };
   DecodeTile tile;
-  // K: keys g and 8 + g, 16-byte pieces 4 i + t of the row.
+  // K: keys g and 8 + g, pieces 4 i + t of the row.
   for (int64_t j = 0; j < 2; ++j) {
     Value row = add(rows, mul(add(rowA, idx(8 * j)), p.d));
-    for (int64_t i = 0; i < p.d / 64; ++i)
+    for (int64_t i = 0; i < p.d / (4 * perPiece); ++i)
       llvm::append_range(
-          tile.k, words(add(row, mul(add(idx(4 * i), quadCol), 16)), 16));
+          tile.k,
+          words(add(row, mul(add(idx(4 * i), quadCol), perPiece)), pieceBytes));
   }
   // V and both scales: keys 2t + {0, 1, 8, 9}, bytes (Dv / 8) g .. + Dv / 8
   // of each V row.
-  int64_t run = p.dv / 8, piece = std::min<int64_t>(run, 16);
+  int64_t run = p.dv / 8, piece = std::min<int64_t>(run, 16 / eb);
   for (int64_t r = 0; r < 4; ++r) {
     Value key = add(mul(quadCol, 2), idx(kLaneKeys[r]));
     Value row = add(rows, add(idx(16 * p.d), mul(key, p.dv)));
     for (int64_t c = 0; c < run; c += piece)
-      llvm::append_range(tile.v,
-                         words(add(row, add(mul(rowA, run), idx(c))), piece));
+      llvm::append_range(
+          tile.v, words(add(row, add(mul(rowA, run), idx(c))), piece * eb));
+    if (!p.fp8)
+      continue;
     tile.kScale[r] =
         memref::LoadOp::create(b, ringScales, ValueRange{add(scales, key)});
     tile.vScale[r] = memref::LoadOp::create(
         b, ringScales, ValueRange{add(scales, add(idx(16), key))});
   }
   return tile;
+}
+
+/// An f16 pair of zeros (vector<2xf16>).
+static Value zeroF16Pair(ImplicitLocOpBuilder &b) {
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({2}, b.getF16Type()),
+                                b.getF16FloatAttr(0.0).getValue()));
 }
 
 SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
@@ -171,8 +192,11 @@ SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
     Value query = arith::MinUIOp::create(b, rowQuery(row), sub(sq(), idx(1)));
     amax[h] = cf(0.0);
     for (int64_t kk = 0; kk < steps; ++kk) {
-      Value d0 =
-          add(mul(add(idx(4 * (kk / 4)), quadCol), 16), idx(4 * (kk % 4)));
+      // k-step kk = (E / 4) i + w of the lane's E-element pieces.
+      int64_t elements = p.decodePieceBytes() / p.poolBytes();
+      int64_t perStep = elements / 4;
+      Value d0 = add(mul(add(idx(4 * (kk / perStep)), quadCol), elements),
+                     idx(4 * (kk % perStep)));
       Value x =
           vector::LoadOp::create(b, VectorType::get({4}, p.elem), q,
                                  ValueRange{batch, head, query, d0},
@@ -192,7 +216,9 @@ SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
   // exponent field E) in [2^14, 2^15): in f16's range, exact. E is at
   // least 15, so that both factors are normal f32.
   Value factor[2];
-  for (int64_t h = 0; h < rows; ++h) {
+  for (int64_t h = 0; h < rows && !p.fp8; ++h)
+    factor[h] = rowScale[h] = cf(1.0);
+  for (int64_t h = 0; h < rows && p.fp8; ++h) {
     Value bits = arith::BitcastOp::create(b, i32, quadReduce(amax[h], true));
     Value e = arith::MaxSIOp::create(
         b, arith::ShRUIOp::create(b, bits, i32c(23)), i32c(15));
@@ -207,15 +233,15 @@ SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
   }
   if (rows == 1)
     rowScale[1] = rowScale[0];
-  Value zeroPair = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(VectorType::get({2}, b.getF16Type()),
-                                b.getF16FloatAttr(0.0).getValue()));
+  // 16-bit pools: the query's own pairs (f16 for FP8 pools).
+  Value zeroPair = p.fp8 ? zeroF16Pair(b) : pack(cf(0.0), cf(0.0));
   auto half = [&](int64_t h, int64_t kk, int64_t e) {
     if (h >= rows)
       return zeroPair;
     Value x = vals[h][kk];
-    return packF16(fmul(vector::ExtractOp::create(b, x, e), factor[h]),
-                   fmul(vector::ExtractOp::create(b, x, e + 1), factor[h]));
+    Value lo = fmul(vector::ExtractOp::create(b, x, e), factor[h]);
+    Value hi = fmul(vector::ExtractOp::create(b, x, e + 1), factor[h]);
+    return p.fp8 ? packF16(lo, hi) : pack(lo, hi);
   };
   // A fragment: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..),
   // k indices 2t, 2t + 1 being bytes d0, d0 + 1 and 2t + 8, 2t + 9 bytes
@@ -245,22 +271,39 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
                                              Value unit[2], ValueRange state) {
   bool two = decodeTwoRows();
   int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
-  Type f16 = b.getF16Type();
-  // S = Q K^T, keys 8j + g of the lane's B fragments.
+  // FP8 tiles multiply as f16, 16-bit ones in their own type; a 16-bit
+  // word (two elements) is an MMA register as it is.
+  Type mmaType = p.fp8 ? b.getF16Type() : p.elem;
+  auto asReg = [&](Value word) {
+    if (reg == word.getType())
+      return word;
+    return Value(vector::BitCastOp::create(
+        b, reg,
+        vector::BroadcastOp::create(b, VectorType::get({1}, i32), word)));
+  };
+  // S = Q K^T, keys 8j + g of the lane's B fragments: k-step kk is word kk
+  // of the row's (two pairs of bytes), or words 2 kk and 2 kk + 1.
   SmallVector<Accumulator> s(2, Accumulator(4, cf(0.0)));
   int64_t steps = p.d / 16;
   for (int64_t j = 0; j < 2; ++j)
     for (int64_t kk = 0; kk < steps; ++kk) {
-      Value word = tile.k[j * steps + kk];
-      s[j] = mma(qf[kk], {convertPair(b, word, 0), convertPair(b, word, 1)},
-                 s[j], f16);
+      Fragment f;
+      if (p.fp8) {
+        Value word = tile.k[j * steps + kk];
+        f = {convertPair(b, word, 0), convertPair(b, word, 1)};
+      } else {
+        f = {asReg(tile.k[2 * (j * steps + kk)]),
+             asReg(tile.k[2 * (j * steps + kk) + 1])};
+      }
+      s[j] = mma(qf[kk], f, s[j], mmaType);
     }
   // The scores (the query's power of two is in `unit`): accumulator e of
   // block j is key 2t + kLaneKeys[2 j + e % 2].
   for (int64_t j = 0; j < 2; ++j)
     for (int64_t e = 0; e < 4; ++e) {
       Value &x = s[j][e];
-      x = fmul(x, tile.kScale[2 * j + e % 2]);
+      if (p.fp8)
+        x = fmul(x, tile.kScale[2 * j + e % 2]);
       if (p.softcap) {
         Value t = math::TanhOp::create(b, fmul(x, unit[e / 2]),
                                        arith::FastMathFlags::afn);
@@ -298,40 +341,63 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
   // V's scales relative to the tile's largest, rounded up to a power of
   // two (at least 2^-100: a tile of zero scales), so that P times them
   // stays in [0, 1]; O is kept in units of that power (`c`).
-  Value vmax = cf(std::ldexp(1.0, -100));
-  for (Value x : tile.vScale)
-    vmax = arith::MaximumFOp::create(b, vmax, x);
-  Value bits = arith::BitcastOp::create(b, i32, quadReduce(vmax, true));
-  bits = arith::AndIOp::create(
-      b, arith::AddIOp::create(b, bits, i32c(0x7fffff)), i32c(0x7f800000));
-  Value unitV = arith::BitcastOp::create(b, f32, bits);
-  Value invV = arith::BitcastOp::create(
-      b, f32, arith::SubIOp::create(b, i32c(0x7f000000), bits));
-  Value c = state[oBlocks * perBlock + 2 * rows];
-  Value ratio = fmul(c, invV);
-  Value vf[4];
-  for (int64_t r = 0; r < 4; ++r)
-    vf[r] = fmul(tile.vScale[r], invV);
-  Value zeroPair = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(VectorType::get({2}, f16),
-                                b.getF16FloatAttr(0.0).getValue()));
+  // (16-bit pools have no scales: P as it is, in their type.)
+  Value one = cf(1.0), unitV = one, ratio = one, vf[4] = {one, one, one, one};
+  if (p.fp8) {
+    Value vmax = cf(std::ldexp(1.0, -100));
+    for (Value x : tile.vScale)
+      vmax = arith::MaximumFOp::create(b, vmax, x);
+    Value bits = arith::BitcastOp::create(b, i32, quadReduce(vmax, true));
+    bits = arith::AndIOp::create(
+        b, arith::AddIOp::create(b, bits, i32c(0x7fffff)), i32c(0x7f800000));
+    unitV = arith::BitcastOp::create(b, f32, bits);
+    Value invV = arith::BitcastOp::create(
+        b, f32, arith::SubIOp::create(b, i32c(0x7f000000), bits));
+    Value c = state[oBlocks * perBlock + 2 * rows];
+    ratio = fmul(c, invV);
+    for (int64_t r = 0; r < 4; ++r)
+      vf[r] = fmul(tile.vScale[r], invV);
+  }
+  Value zeroPair = p.fp8 ? zeroF16Pair(b) : pack(cf(0.0), cf(0.0));
   auto pPair = [&](int64_t j, int64_t h) {
     if (h >= rows)
       return zeroPair;
-    return packF16(fmul(s[j][2 * h], vf[2 * j]),
-                   fmul(s[j][2 * h + 1], vf[2 * j + 1]));
+    Value lo = s[j][2 * h], hi = s[j][2 * h + 1];
+    if (!p.fp8)
+      return pack(lo, hi);
+    return packF16(fmul(lo, vf[2 * j]), fmul(hi, vf[2 * j + 1]));
   };
   Fragment pa = {pPair(0, 0), pPair(0, 1), pPair(1, 0), pPair(1, 1)};
 
   // O = O alpha c / 2^e + P' V. V rows r0, r1 (keys 2t, 2t + 1) and r2, r3
   // (8 + 2t, 9 + 2t): byte i of each of a lane's words is column 4 w + i of
   // its run; PRMT interleaves two rows' bytes 0, 1 (then 2, 3) into pairs.
-  int64_t wordsPerRow = p.dv / 32;
+  // 16-bit rows: element i of a word is column 2 w + i; PRMT pairs two
+  // rows' low (then high) halves.
+  int64_t wordsPerRow = p.dv * p.poolBytes() / 32;
   Value rescale[2];
   for (int64_t h = 0; h < rows; ++h)
     rescale[h] = fmul(alpha[h], ratio);
   SmallVector<Value> next;
-  for (int64_t w = 0; w < wordsPerRow; ++w) {
+  auto accumulate = [&](int64_t j, Fragment f) {
+    Accumulator o;
+    for (int64_t e = 0; e < 4; ++e)
+      o.push_back(e / 2 < rows ? fmul(state[j * perBlock + e], rescale[e / 2])
+                               : cf(0.0));
+    o = mma(pa, f, o, mmaType);
+    next.append(o.begin(), o.begin() + perBlock);
+  };
+  for (int64_t w = 0; w < wordsPerRow && !p.fp8; ++w)
+    for (int64_t i = 0; i < 2; ++i) {
+      Fragment f;
+      for (int64_t pr = 0; pr < 2; ++pr)
+        f.push_back(asReg(NVVM::PermuteOp::create(
+            b, i32, tile.v[(2 * pr) * wordsPerRow + w],
+            tile.v[(2 * pr + 1) * wordsPerRow + w], i32c(i ? 0x7632 : 0x5410),
+            NVVM::PermuteMode::DEFAULT)));
+      accumulate(2 * w + i, f);
+    }
+  for (int64_t w = 0; w < wordsPerRow && p.fp8; ++w) {
     Value inter[2][2];
     for (int64_t pr = 0; pr < 2; ++pr)
       for (int64_t sel = 0; sel < 2; ++sel)
@@ -339,18 +405,9 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
             b, i32, tile.v[(2 * pr) * wordsPerRow + w],
             tile.v[(2 * pr + 1) * wordsPerRow + w], i32c(sel ? 0x7362 : 0x5140),
             NVVM::PermuteMode::DEFAULT);
-    for (int64_t i = 0; i < 4; ++i) {
-      int64_t j = 4 * w + i;
-      Accumulator o;
-      for (int64_t e = 0; e < 4; ++e)
-        o.push_back(e / 2 < rows ? fmul(state[j * perBlock + e], rescale[e / 2])
-                                 : cf(0.0));
-      o = mma(pa,
-              {convertPair(b, inter[0][i / 2], i % 2),
-               convertPair(b, inter[1][i / 2], i % 2)},
-              o, f16);
-      next.append(o.begin(), o.begin() + perBlock);
-    }
+    for (int64_t i = 0; i < 4; ++i)
+      accumulate(4 * w + i, {convertPair(b, inter[0][i / 2], i % 2),
+                             convertPair(b, inter[1][i / 2], i % 2)});
   }
   next.append(m, m + rows);
   next.append(l, l + rows);
@@ -523,16 +580,17 @@ void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   ringRows = memref::ViewOp::create(
       b,
-      MemRefType::get({p.decodeScalesOffset()}, b.getType<Float8E4M3FNType>(),
+      MemRefType::get({p.decodeScalesOffset() / p.poolBytes()},
+                      cast<MemRefType>(k.getType()).getElementType(),
                       MemRefLayoutAttrInterface(), workgroup),
       tiles, idx(0), ValueRange{});
   ringScales = memref::ViewOp::create(
       b,
       MemRefType::get({p.decodeScalesOffset() / 4 +
-                       Problem::kDecodeWarps * Problem::kDecodeStages * 32},
+                       Problem::kDecodeWarps * p.decodeStages() * 32},
                       f32, MemRefLayoutAttrInterface(), workgroup),
       tiles, idx(0), ValueRange{});
-  int64_t stages = Problem::kDecodeStages;
+  int64_t stages = p.decodeStages();
   for (int64_t i = 0; i + 1 < stages; ++i)
     decodeIssue(add(tLo, idx(i)), idx(i));
   Value allLanes = i32c(-1);

@@ -57,24 +57,22 @@ func.func @full_batch(%q: tensor<64x32x1x128xbf16>, %kp: tensor<512x8x16x128xbf1
 // -----
 
 // f32 pools keep the decomposition (a gather of the pages and the tiled
-// attention). FP8 pools take the kernel: their rows are copied raw into a
-// ring of four slots with their scales (4-byte copies), and dequantized
-// into the bf16 tile (the bytes placed as bf16, then two bf16 multiplies);
-// the query is rounded to bf16.
-// REMARK: :[[@LINE+21]]:8: remark: keeps the paged decomposition: pools hold neither bf16, f16 nor FP8
-// REMARK: :[[@LINE+23]]:8: remark: reads its pages in the kernel
+// attention). FP8 pools take the decode kernel here (one query token,
+// D 32: a lane reads 8-byte pieces of a K row): raw rows copied into the
+// warps' rings with their scales (4-byte copies), E4M3 pairs converted to
+// f16; the query is rounded to bf16.
+// REMARK: :[[@LINE+19]]:8: remark: keeps the paged decomposition: pools hold neither bf16, f16 nor FP8
+// REMARK: :[[@LINE+21]]:8: remark: reads its pages in the decode kernel
 // CHECK-LABEL: func.func @other_pools
 // CHECK: mnemo.paged_attention {{.*}} -> tensor<2x4x1x32xf32>
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: gpu.launch
 // CHECK-SAME: function(@attention_mma)
-// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x32xf8E4M3FN> to memref<8192xf8E4M3FN, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16xf32> to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x32xf8E4M3FN> to memref<16384xf8E4M3FN, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}} : memref<64x2x16xf32> to memref<4608xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 4 : i32}
-// CHECK: vector.load %{{.*}} : memref<8192xf8E4M3FN, #gpu.address_space<workgroup>>, vector<16xf8E4M3FN>
-// CHECK: arith.mulf %{{.*}} : vector<16xbf16>
-// CHECK: arith.mulf %{{.*}} : vector<16xbf16>
+// CHECK: vector.load %{{.*}} : memref<16384xf8E4M3FN, #gpu.address_space<workgroup>>, vector<8xf8E4M3FN>
+// CHECK: nvvm.convert.f8x2.to.f16x2
 // CHECK-NOT: mnemo.paged_attention
 // CHECK: return
 func.func @other_pools(%q: tensor<2x4x1x32xf32>, %kp: tensor<64x2x16x32xf32>,
@@ -134,23 +132,23 @@ func.func @decode_fp8(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xf8E4M3F
 // -----
 
 // More query rows than one 16-row tile (4 heads x 5 tokens) and a head
-// dim that is no multiple of 64 keep the general kernel.
+// dim above 128 keep the general kernel.
 // REMARK: :[[@LINE+9]]:8: remark: reads its pages in the kernel
 // REMARK: :[[@LINE+12]]:8: remark: reads its pages in the kernel
 // CHECK-LABEL: func.func @not_decode
 // CHECK-COUNT-2: nvgpu.device_async_copy %{{.*}} : memref<{{.*}}f8E4M3FN> to memref<{{[0-9]+}}xf8E4M3FN, #gpu.address_space<workgroup>>
 func.func @not_decode(%q: tensor<2x8x5x128xbf16>, %kp: tensor<64x2x16x128xf8E4M3FN>,
     %vp: tensor<64x2x16x128xf8E4M3FN>, %ks: tensor<64x2x16xf32>, %vs: tensor<64x2x16xf32>,
-    %q2: tensor<2x8x1x96xbf16>, %kp2: tensor<64x2x16x96xf8E4M3FN>,
-    %vp2: tensor<64x2x16x96xf8E4M3FN>, %table: tensor<2x32xi32>, %lens: tensor<2xi64>,
-    %pos: tensor<2x5xi64>, %pos1: tensor<2x1xi64>) -> (tensor<2x8x5x128xbf16>, tensor<2x8x1x96xbf16>) {
+    %q2: tensor<2x8x1x160xbf16>, %kp2: tensor<64x2x16x160xf8E4M3FN>,
+    %vp2: tensor<64x2x16x160xf8E4M3FN>, %table: tensor<2x32xi32>, %lens: tensor<2xi64>,
+    %pos: tensor<2x5xi64>, %pos1: tensor<2x1xi64>) -> (tensor<2x8x5x128xbf16>, tensor<2x8x1x160xbf16>) {
   %a = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
       table %table lengths %lens positions %pos causal
       : tensor<2x8x5x128xbf16>, tensor<64x2x16x128xf8E4M3FN>, tensor<64x2x16x128xf8E4M3FN>,
         tensor<2x32xi32>, tensor<2xi64>, tensor<2x5xi64> -> tensor<2x8x5x128xbf16>
   %b = mnemo.paged_attention %q2, %kp2, %vp2 scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
       table %table lengths %lens positions %pos1 causal
-      : tensor<2x8x1x96xbf16>, tensor<64x2x16x96xf8E4M3FN>, tensor<64x2x16x96xf8E4M3FN>,
-        tensor<2x32xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x8x1x96xbf16>
-  return %a, %b : tensor<2x8x5x128xbf16>, tensor<2x8x1x96xbf16>
+      : tensor<2x8x1x160xbf16>, tensor<64x2x16x160xf8E4M3FN>, tensor<64x2x16x160xf8E4M3FN>,
+        tensor<2x32xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x8x1x160xbf16>
+  return %a, %b : tensor<2x8x5x128xbf16>, tensor<2x8x1x160xbf16>
 }

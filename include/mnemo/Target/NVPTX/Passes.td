@@ -81,6 +81,8 @@ def AttentionKernelPass
     Option<"decodeKernel", "decode-kernel", "bool", "true",
            "On sm_90a, run a paged attention over FP8 pools whose query "
            "rows fit one 16-row tile (decode) with the decode kernel">,
+    Option<"decodeKernel16", "decode-kernel-16bit", "bool", "false",
+           "With decode-kernel, take bf16 and f16 pools too">,
     Option<"report", "report", "bool", "false",
            "Emit a remark naming why an attention keeps the tiled path">,
   ];
