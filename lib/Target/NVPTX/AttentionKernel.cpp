@@ -833,28 +833,32 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
 
   // Row state: m is kept in log2 units (scale > 0, so the unit commutes
   // with the maximum), l is this lane's partial sum.
-  for (int64_t h = 0; h < 2; ++h) {
-    Value mx = cf(-INFINITY);
-    for (const Accumulator &acc : s)
-      for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
-        mx = arith::MaximumFOp::create(b, mx, acc[e]);
-    mx = arith::MaximumFOp::create(
-        b, m[h], fmul(quadReduce(mx, /*isMax=*/true), cf(unit)));
-    // A row that has seen no key yet keeps -inf and subtracts 0.
-    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
-                                       cf(-INFINITY));
-    Value base = select(none, cf(0.0), mx);
-    alpha[h] = exp2(fsub(m[h], base));
-    Value negBase = arith::NegFOp::create(b, base);
-    Value sum = cf(0.0);
-    for (Accumulator &acc : s)
-      for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
-        acc[e] = exp2(math::FmaOp::create(b, acc[e], cf(unit), negBase));
-        sum = fadd(sum, acc[e]);
-      }
-    l[h] = fadd(fmul(l[h], alpha[h]), sum);
-    m[h] = mx;
-  }
+  for (int64_t h = 0; h < 2; ++h)
+    softmaxRow(s, h, cf(unit), m[h], l[h], alpha[h]);
+}
+
+void KernelEmitter::softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h,
+                               Value unit, Value &m, Value &l, Value &alpha) {
+  Value mx = cf(-INFINITY);
+  for (const Accumulator &acc : s)
+    for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
+      mx = arith::MaximumFOp::create(b, mx, acc[e]);
+  mx = arith::MaximumFOp::create(b, m,
+                                 fmul(quadReduce(mx, /*isMax=*/true), unit));
+  // A row that has seen no key yet keeps -inf and subtracts 0.
+  Value none =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
+  Value base = select(none, cf(0.0), mx);
+  alpha = exp2(fsub(m, base));
+  Value negBase = arith::NegFOp::create(b, base);
+  Value sum = cf(0.0);
+  for (Accumulator &acc : s)
+    for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
+      acc[e] = exp2(math::FmaOp::create(b, acc[e], unit, negBase));
+      sum = fadd(sum, acc[e]);
+    }
+  l = fadd(fmul(l, alpha), sum);
+  m = mx;
 }
 
 void KernelEmitter::storeResults(ValueRange result, Value out) {

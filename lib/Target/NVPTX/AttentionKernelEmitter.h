@@ -337,6 +337,11 @@ private:
   void onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0, Value m[2],
                      Value l[2], Value alpha[2]);
 
+  /// softmaxRow: row half `h` (accumulators 2h, 2h + 1 of each block) of
+  /// it, with scores in log2 units `unit` times the accumulators.
+  void softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h, Value unit,
+                  Value &m, Value &l, Value &alpha);
+
   /// The scores of one KV tile with masking applied where `kv0` needs it.
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
 

@@ -317,25 +317,7 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
   for (int64_t h = 0; h < rows; ++h) {
     m[h] = state[oBlocks * perBlock + h];
     l[h] = state[oBlocks * perBlock + rows + h];
-    Value u = p.softcap ? cf(1.0) : unit[h];
-    Value mx = cf(-INFINITY);
-    for (const Accumulator &acc : s)
-      for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
-        mx = arith::MaximumFOp::create(b, mx, acc[e]);
-    mx = arith::MaximumFOp::create(b, m[h], fmul(quadReduce(mx, true), u));
-    Value none =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
-    Value base = select(none, cf(0.0), mx);
-    alpha[h] = exp2(fsub(m[h], base));
-    Value negBase = arith::NegFOp::create(b, base);
-    Value sum = cf(0.0);
-    for (Accumulator &acc : s)
-      for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
-        acc[e] = exp2(math::FmaOp::create(b, acc[e], u, negBase));
-        sum = fadd(sum, acc[e]);
-      }
-    l[h] = fadd(fmul(l[h], alpha[h]), sum);
-    m[h] = mx;
+    softmaxRow(s, h, p.softcap ? cf(1.0) : unit[h], m[h], l[h], alpha[h]);
   }
 
   // V's scales relative to the tile's largest, rounded up to a power of
