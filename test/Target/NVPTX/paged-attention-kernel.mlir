@@ -2,6 +2,8 @@
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a round-f32=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=KEEP
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERAL
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel-16bit=true report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=DK16
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel-16bit=true" | FileCheck %s --check-prefix=DK16-IR
 
 // A decode step over bf16 pools: the f32 query is rounded to bf16, one
 // block per (batch x split, KV head) reads the sequence's length and its
@@ -9,7 +11,15 @@
 // names (cp.async, zero bytes past the length), and a combine kernel joins
 // the splits, chosen at run time (the batch is dynamic). The result is
 // widened back to f32.
-// REMARK: :[[@LINE+19]]:8: remark: reads its pages in the kernel
+// With decode-kernel-16bit, the decode kernel: bf16 rows in the warps'
+// rings, two rows' halves paired by PRMT for V's fragments, no FP8
+// conversion.
+// REMARK: :[[@LINE+24]]:8: remark: reads its pages in the kernel
+// DK16: :[[@LINE+23]]:8: remark: reads its pages in the decode kernel
+// DK16-IR-LABEL: func.func @decode
+// DK16-IR: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x128xbf16> to memref<49152xbf16, #gpu.address_space<workgroup>>
+// DK16-IR-NOT: nvvm.convert.f8x2.to.f16x2
+// DK16-IR: nvvm.prmt #nvvm.permute_mode<default> %{{.*}}, %{{.*}}, %{{.*}} : i32
 // CHECK-LABEL: func.func @decode
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: gpu.launch
