@@ -12,14 +12,14 @@
 // the splits, chosen at run time (the batch is dynamic). The result is
 // widened back to f32.
 // With decode-kernel-16bit, the decode kernel: bf16 rows in the warps'
-// rings, two rows' halves paired by PRMT for V's fragments, no FP8
-// conversion.
-// REMARK: :[[@LINE+24]]:8: remark: reads its pages in the kernel
-// DK16: :[[@LINE+23]]:8: remark: reads its pages in the decode kernel
+// rings, two rows' halves paired by PRMT (selector 0x5410 = 21520) for
+// V's fragments, no FP8 conversion.
+// REMARK: :[[@LINE+23]]:8: remark: reads its pages in the kernel
+// DK16: :[[@LINE+22]]:8: remark: reads its pages in the decode kernel
 // DK16-IR-LABEL: func.func @decode
 // DK16-IR: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x128xbf16> to memref<49152xbf16, #gpu.address_space<workgroup>>
 // DK16-IR-NOT: nvvm.convert.f8x2.to.f16x2
-// DK16-IR: nvvm.prmt #nvvm.permute_mode<default> %{{.*}}, %{{.*}}, %{{.*}} : i32
+// DK16-IR: nvvm.prmt <default> %c21520_i32
 // CHECK-LABEL: func.func @decode
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: gpu.launch
