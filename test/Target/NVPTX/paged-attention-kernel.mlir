@@ -14,8 +14,8 @@
 // With decode-kernel-16bit, the decode kernel: bf16 rows in the warps'
 // rings, two rows' halves paired by PRMT (selector 0x5410 = 21520) for
 // V's fragments, no FP8 conversion.
-// REMARK: :[[@LINE+23]]:8: remark: reads its pages in the kernel
-// DK16: :[[@LINE+22]]:8: remark: reads its pages in the decode kernel
+// REMARK: :[[@LINE+24]]:8: remark: reads its pages in the kernel
+// DK16: :[[@LINE+23]]:8: remark: reads its pages in the decode kernel
 // DK16-IR-LABEL: func.func @decode
 // DK16-IR: nvgpu.device_async_copy %{{.*}} : memref<64x2x16x128xbf16> to memref<49152xbf16, #gpu.address_space<workgroup>>
 // DK16-IR-NOT: nvvm.convert.f8x2.to.f16x2
