@@ -218,7 +218,8 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.tileLinear = options.tileLinear && target->getInfo().tileLinear;
   tiling.mlaForm = options.mlaForm;
   tiling.selectKernels = [&](OpPassManager &pm) {
-    target->buildKernelSelectionPipeline(pm, options.maxBatch);
+    target->buildKernelSelectionPipeline(pm, options.maxBatch,
+                                         options.gpuDecodeKernel);
   };
   tiling.selectTileKernels = [&](OpPassManager &pm) {
     target->buildTileKernelPipeline(pm);

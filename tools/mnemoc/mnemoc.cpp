@@ -247,6 +247,11 @@ static cl::opt<int64_t> blockQ("block-q",
 static cl::opt<int64_t>
     blockKV("block-kv", cl::desc("Key/value tile rows (0: target default)"),
             cl::init(0), cl::cat(mnemocOptions));
+static cl::opt<bool> gpuDecodeKernel(
+    "gpu-decode-kernel",
+    cl::desc("GPU: paged decode steps over FP8 KV pools take the decode "
+             "kernel (sm_90a; docs/GPU.md)"),
+    cl::init(false), cl::cat(mnemocOptions));
 
 /// MLIR's options that a user of mnemoc needs, listed by --help with
 /// mnemoc's own (--mlir-print-ir-after=PASS and the rest are hidden ones).
@@ -494,6 +499,7 @@ int main(int argc, char **argv) {
   options.verifyEachPass = verifyEach;
   options.blockQ = blockQ;
   options.blockKV = blockKV;
+  options.gpuDecodeKernel = gpuDecodeKernel;
   options.sourceName =
       llvm::sys::path::filename(llvm::StringRef(inputPath).rtrim("/")).str();
   options.sourceHash = hash;

@@ -48,6 +48,9 @@ struct CompileOptions {
   bool tileAttention = true;
   int64_t blockQ = 0;
   int64_t blockKV = 0;
+  /// A GPU target's paged decode steps over FP8 pools take the decode
+  /// kernel (docs/GPU.md, "Paged decode attention").
+  bool gpuDecodeKernel = false;
   /// Cache tiling of linear layers.
   bool tileLinear = true;
   /// The form every mnemo.mla_attention is decomposed in (auto: expanded

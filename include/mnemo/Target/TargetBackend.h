@@ -69,9 +69,12 @@ public:
 
   /// Appends passes that replace ops with the target's own kernels before
   /// the target-independent tiling (which takes what they leave).
-  /// `maxBatch` is the largest batch the artifact runs (--max-batch).
+  /// `maxBatch` is the largest batch the artifact runs (--max-batch);
+  /// `decodeKernel` lets a GPU target's paged decode steps take its decode
+  /// kernel (--gpu-decode-kernel).
   virtual void buildKernelSelectionPipeline(OpPassManager &pm,
-                                            int64_t maxBatch) const {}
+                                            int64_t maxBatch,
+                                            bool decodeKernel) const {}
 
   /// Appends passes that give the target's kernels the products inside
   /// attention tiles, after tiling (the CPU's GEMM takes QK^T and PV).

@@ -54,7 +54,7 @@ CPULinearKernelPassOptions linearKernelOptions(const TargetInfo &info) {
 } // namespace
 
 void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
-                                                    int64_t) const {
+                                                    int64_t, bool) const {
   pm.addNestedPass<func::FuncOp>(
       createCPULinearKernelPass(linearKernelOptions(info)));
 }

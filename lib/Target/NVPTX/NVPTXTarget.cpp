@@ -38,10 +38,11 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
 void NVPTXTargetBackend::buildKernelSelectionPipeline(
-    OpPassManager &pm, int64_t maxBatch) const {
+    OpPassManager &pm, int64_t maxBatch, bool decodeKernel) const {
   const ChipInfo &info = *lookupChip(chip);
   AttentionKernelPassOptions options;
   options.chip = chip;
+  options.decodeKernel = decodeKernel;
   options.smCount = info.multiprocessors;
   // A block may take what one block per multiprocessor may (an FP8 pool's
   // ring beside D 256 tiles, 129 KiB); Problem::residentBlocks counts how

@@ -4,7 +4,7 @@
 // empty one committed before the wait), a combine kernel for the splits.
 // ptxas accepts it on both chips without spilling.
 // REQUIRES: ptxas
-// RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.sm_90a.ptx
+// RUN: mnemoc %s --target=sm_90a --gpu-decode-kernel --emit=ptx -o %t.sm_90a.ptx
 // RUN: FileCheck %s --check-prefixes=CHECK,SM90 < %t.sm_90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm_90a.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemoc %s --target=sm_80 --emit=ptx -o %t.sm_80.ptx

@@ -1,9 +1,9 @@
-// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a" | FileCheck %s
-// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a round-f32=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=KEEP
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true" | FileCheck %s
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true round-f32=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=KEEP
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERAL
-// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel-16bit=true report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=DK16
-// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel-16bit=true" | FileCheck %s --check-prefix=DK16-IR
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true decode-kernel-16bit=true report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=DK16
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true decode-kernel-16bit=true" | FileCheck %s --check-prefix=DK16-IR
 
 // A decode step over bf16 pools: the f32 query is rounded to bf16, one
 // block per (batch x split, KV head) reads the sequence's length and its

@@ -4,7 +4,7 @@
 // softcap and sinks; and MQA's 16 heads of one KV head at D 128 / Dv 64.
 // ptxas keeps three blocks a multiprocessor without spilling.
 // REQUIRES: ptxas
-// RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.ptx
+// RUN: mnemoc %s --target=sm_90a --gpu-decode-kernel --emit=ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 
