@@ -250,8 +250,8 @@ static cl::opt<int64_t>
 static cl::opt<bool> gpuDecodeKernel(
     "gpu-decode-kernel",
     cl::desc("GPU: paged decode steps over FP8 KV pools take the decode "
-             "kernel (sm_90a; docs/GPU.md)"),
-    cl::init(false), cl::cat(mnemocOptions));
+             "kernel (sm_90a; docs/GPU.md; =false: the general one)"),
+    cl::init(true), cl::cat(mnemocOptions));
 
 /// MLIR's options that a user of mnemoc needs, listed by --help with
 /// mnemoc's own (--mlir-print-ir-after=PASS and the rest are hidden ones).

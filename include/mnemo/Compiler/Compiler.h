@@ -50,7 +50,7 @@ struct CompileOptions {
   int64_t blockKV = 0;
   /// A GPU target's paged decode steps over FP8 pools take the decode
   /// kernel (docs/GPU.md, "Paged decode attention").
-  bool gpuDecodeKernel = false;
+  bool gpuDecodeKernel = true;
   /// Cache tiling of linear layers.
   bool tileLinear = true;
   /// The form every mnemo.mla_attention is decomposed in (auto: expanded

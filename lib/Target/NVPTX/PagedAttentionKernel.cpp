@@ -26,16 +26,22 @@ namespace mlir::mnemo::nvptx::attention {
 
 /// Whether the decode kernel takes problem `p` (sizes and pools set) with
 /// `sq` query tokens: FP8 pools on a chip with FP8 conversions (sm_90a
-/// here; 16-bit pools too when `sixteenBit`), all query rows in one 16-row
-/// tile, head dims up to 128 (above, the warps' rings leave one block a
-/// multiprocessor) that are multiples of 16 (a lane reads a quarter of a K
-/// row's k-steps) and, for V, of 32 with FP8 pools (a lane's columns of a row
-/// fill words).
+/// here; 16-bit pools too when `sixteenBit`), all query rows in one
+/// 16-row tile, and head dims that are powers of two from 16 (V: 32 with
+/// FP8 pools, so that a lane's columns of a row fill words) to 128: a
+/// lane's pieces of a row (a quarter of its k-steps, 16 bytes at most)
+/// and the ring's copies (half a row each) are then aligned loads of 4,
+/// 8 or 16 bytes. (An absorbed MLA's 48 / 32, DeepSeek's 576 / 512 keep
+/// the general kernel or the decomposition; above 128 the warps' rings
+/// would leave one block a multiprocessor.)
 static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90,
                               bool sixteenBit) {
+  auto dim = [](int64_t x, int64_t least) {
+    return llvm::isPowerOf2_64(x) && x >= least && x <= 128;
+  };
   return (p.fp8 || sixteenBit) && sm90 && !ShapedType::isDynamic(sq) &&
-         sq >= 1 && p.group * sq <= 16 && p.d % 16 == 0 &&
-         p.dv % (p.fp8 ? 32 : 16) == 0 && p.d <= 128 && p.dv <= 128;
+         sq >= 1 && p.group * sq <= 16 && dim(p.d, 16) &&
+         dim(p.dv, p.fp8 ? 32 : 16);
 }
 
 /// Why a paged attention keeps the decomposition, or the problem to

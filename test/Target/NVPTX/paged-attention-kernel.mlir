@@ -162,3 +162,20 @@ func.func @not_decode(%q: tensor<2x8x5x128xbf16>, %kp: tensor<64x2x16x128xf8E4M3
         tensor<2x32xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x8x1x160xbf16>
   return %a, %b : tensor<2x8x5x128xbf16>, tensor<2x8x1x160xbf16>
 }
+
+// -----
+
+// An absorbed MLA's decode (one KV head, D 48 = latent 32 + rope 16, Dv
+// 32): 48 is no power of two (a lane's 12-byte pieces would be misaligned
+// loads), so the general kernel.
+// REMARK: :[[@LINE+5]]:8: remark: reads its pages in the kernel{{$}}
+// CHECK-LABEL: func.func @mla_absorbed
+func.func @mla_absorbed(%q: tensor<2x4x1x48xbf16>, %kp: tensor<64x1x16x48xf8E4M3FN>,
+    %vp: tensor<64x1x16x32xf8E4M3FN>, %ks: tensor<64x1x16xf32>, %vs: tensor<64x1x16xf32>,
+    %table: tensor<2x32xi32>, %lens: tensor<2xi64>, %pos: tensor<2x1xi64>) -> tensor<2x4x1x32xbf16> {
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<64x1x16xf32>, tensor<64x1x16xf32>)
+      table %table lengths %lens positions %pos causal
+      : tensor<2x4x1x48xbf16>, tensor<64x1x16x48xf8E4M3FN>, tensor<64x1x16x32xf8E4M3FN>,
+        tensor<2x32xi32>, tensor<2xi64>, tensor<2x1xi64> -> tensor<2x4x1x32xbf16>
+  return %o : tensor<2x4x1x32xbf16>
+}

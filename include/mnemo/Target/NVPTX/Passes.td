@@ -78,7 +78,7 @@ def AttentionKernelPass
     Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
            "Largest dynamic shared memory a block may use (two blocks fit "
            "an sm_80 SM)">,
-    Option<"decodeKernel", "decode-kernel", "bool", "false",
+    Option<"decodeKernel", "decode-kernel", "bool", "true",
            "On sm_90a, run a paged attention over FP8 pools whose query "
            "rows fit one 16-row tile (decode) with the decode kernel">,
     Option<"decodeKernel16", "decode-kernel-16bit", "bool", "false",
