@@ -4,7 +4,7 @@
 Two phases, because mnemoc runs where LLVM is and the kernels run on a GPU:
 
     python3 scripts/gpu/bench_paged_decode.py prepare OUT_DIR [--mnemoc build/bin/mnemoc]
-        [--target sm_90a] [--quick] [--decode-kernel]
+        [--target sm_90a] [--quick] [--general-kernel]
 
 writes, for every case, a static-shape `mnemo.paged_attention` model
 (CASE.mlir: bf16 query, bf16 pools or FP8 E4M3 pools with their scales,
@@ -160,7 +160,7 @@ def prepare(a):
         stem = os.path.join(a.out_dir, case["name"])
         with open(stem + ".mlir", "w") as f:
             f.write(paged_mlir(case))
-        flags = ["--gpu-decode-kernel"] if a.decode_kernel else []
+        flags = ["--gpu-decode-kernel=false"] if a.general_kernel else []
         subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", *flags, "-o",
                         stem + ".mnemo"], check=True)
         dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json")
@@ -398,8 +398,9 @@ def main():
     p.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
     p.add_argument("--target", default="sm_90a")
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--decode-kernel", action="store_true",
-                   help="compile with mnemoc --gpu-decode-kernel (FP8 pools' decode kernel)")
+    p.add_argument("--general-kernel", action="store_true",
+                   help="FP8 pools' decode steps on the general kernel, not the decode "
+                        "kernel (mnemoc --gpu-decode-kernel=false)")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("--out")
