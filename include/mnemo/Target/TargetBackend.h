@@ -72,8 +72,7 @@ public:
   /// `maxBatch` is the largest batch the artifact runs (--max-batch);
   /// `decodeKernel` lets a GPU target's paged decode steps take its decode
   /// kernel (--gpu-decode-kernel).
-  virtual void buildKernelSelectionPipeline(OpPassManager &pm,
-                                            int64_t maxBatch,
+  virtual void buildKernelSelectionPipeline(OpPassManager &pm, int64_t maxBatch,
                                             bool decodeKernel) const {}
 
   /// Appends passes that give the target's kernels the products inside

@@ -37,8 +37,9 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
                                        TargetInfo info)
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
-void NVPTXTargetBackend::buildKernelSelectionPipeline(
-    OpPassManager &pm, int64_t maxBatch, bool decodeKernel) const {
+void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
+                                                      int64_t maxBatch,
+                                                      bool decodeKernel) const {
   const ChipInfo &info = *lookupChip(chip);
   AttentionKernelPassOptions options;
   options.chip = chip;
