@@ -475,8 +475,8 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   Value raw = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                          MemRefLayoutAttrInterface(), workgroup));
-  // The decode kernel keeps its tiles in registers; its shared memory
-  // (the warps' results) is its own.
+  // The decode kernel lays out its own shared memory (the warps' rings,
+  // then their results).
   tiles = raw;
   if (!p.decode)
     tiles = memref::ViewOp::create(b,

@@ -52,9 +52,10 @@ struct Problem {
   /// share (used one after the other).
   bool fp8 = false;
   static constexpr int64_t kRing = 4;
-  /// The decode kernel (PagedDecodeKernel.cpp): FP8 pools read straight
-  /// into mma.sync fragments, 16 query rows (the group's heads times the
-  /// query tokens), each of the 4 warps its own 16 keys of a 64-key tile.
+  /// The decode kernel (PagedDecodeKernel.cpp): 16 query rows (the
+  /// group's heads times the query tokens), each of the 4 warps its own 16
+  /// keys of a 64-key tile through its own ring of raw rows, read from
+  /// there into mma.sync fragments.
   bool decode = false;
   static constexpr int64_t kDecodeWarps = 4;
   int64_t group;                   // query heads per KV head
@@ -85,11 +86,11 @@ struct Problem {
   int64_t decodeStatsOffset() const {
     return kDecodeWarps * 16 * decodeRowStride();
   }
-  /// Decode: each warp's ring of kDecodeStages tiles (16 K rows, 16 V rows,
-  /// raw bytes), then their scales (16 K, 16 V a stage, f32); the combine
-  /// buffer above reuses it after the loop.
-  /// Bytes of a pool element; stages of the ring (16-bit rows take twice
-  /// the bytes: three stages keep two blocks a multiprocessor).
+  /// Decode: each warp's ring of decodeStages() tiles (16 K rows, 16 V
+  /// rows, raw), then their scales (16 K, 16 V a stage, f32); the combine
+  /// buffer above reuses it after the loop. Bytes of a pool element;
+  /// stages of the ring (16-bit rows take twice the bytes: three stages
+  /// keep two blocks a multiprocessor).
   int64_t poolBytes() const { return fp8 ? 1 : 2; }
   int64_t decodeStages() const { return fp8 ? 4 : 3; }
   /// The pieces of a K row a lane reads: 16 bytes, or a quarter of a
@@ -277,6 +278,8 @@ private:
                                 ValueRange state);
   void decodeStore(ValueRange state, Value out);
   bool decodeTwoRows() const { return p.group * p.rowsPerHead > 8; }
+  /// FP8 tiles multiply as f16, 16-bit ones in their own type.
+  Type decodeMmaType() const { return p.fp8 ? b.getF16Type() : p.elem; }
   /// The smallest non-negative and the largest query position of the
   /// block's rows (a paged attention's; no row: 2^62 and -1).
   std::pair<Value, Value> positionRange();

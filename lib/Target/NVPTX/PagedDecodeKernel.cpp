@@ -172,13 +172,6 @@ KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
   return tile;
 }
 
-/// An f16 pair of zeros (vector<2xf16>).
-static Value zeroF16Pair(ImplicitLocOpBuilder &b) {
-  return arith::ConstantOp::create(
-      b, DenseElementsAttr::get(VectorType::get({2}, b.getF16Type()),
-                                b.getF16FloatAttr(0.0).getValue()));
-}
-
 SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
   // Row h (g, g + 8) of the tile; padding rows read row 0 and are zero.
   int64_t rows = decodeTwoRows() ? 2 : 1, steps = p.d / 16;
@@ -234,14 +227,15 @@ SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
   if (rows == 1)
     rowScale[1] = rowScale[0];
   // 16-bit pools: the query's own pairs (f16 for FP8 pools).
-  Value zeroPair = p.fp8 ? zeroF16Pair(b) : pack(cf(0.0), cf(0.0));
+  Type mmaType = decodeMmaType();
+  Value zeroPair = pack(cf(0.0), cf(0.0), mmaType);
   auto half = [&](int64_t h, int64_t kk, int64_t e) {
     if (h >= rows)
       return zeroPair;
     Value x = vals[h][kk];
     Value lo = fmul(vector::ExtractOp::create(b, x, e), factor[h]);
     Value hi = fmul(vector::ExtractOp::create(b, x, e + 1), factor[h]);
-    return p.fp8 ? packF16(lo, hi) : pack(lo, hi);
+    return pack(lo, hi, mmaType);
   };
   // A fragment: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..),
   // k indices 2t, 2t + 1 being bytes d0, d0 + 1 and 2t + 8, 2t + 9 bytes
@@ -273,7 +267,7 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
   int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
   // FP8 tiles multiply as f16, 16-bit ones in their own type; a 16-bit
   // word (two elements) is an MMA register as it is.
-  Type mmaType = p.fp8 ? b.getF16Type() : p.elem;
+  Type mmaType = decodeMmaType();
   auto asReg = [&](Value word) {
     if (reg == word.getType())
       return word;
@@ -340,14 +334,12 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
     for (int64_t r = 0; r < 4; ++r)
       vf[r] = fmul(tile.vScale[r], invV);
   }
-  Value zeroPair = p.fp8 ? zeroF16Pair(b) : pack(cf(0.0), cf(0.0));
+  Value zeroPair = pack(cf(0.0), cf(0.0), mmaType);
   auto pPair = [&](int64_t j, int64_t h) {
     if (h >= rows)
       return zeroPair;
-    Value lo = s[j][2 * h], hi = s[j][2 * h + 1];
-    if (!p.fp8)
-      return pack(lo, hi);
-    return packF16(fmul(lo, vf[2 * j]), fmul(hi, vf[2 * j + 1]));
+    return pack(fmul(s[j][2 * h], vf[2 * j]),
+                fmul(s[j][2 * h + 1], vf[2 * j + 1]), mmaType);
   };
   Fragment pa = {pPair(0, 0), pPair(0, 1), pPair(1, 0), pPair(1, 1)};
 
@@ -592,13 +584,9 @@ void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
                       decodeRead(rem(rel, stages)), qf, unit,
                       loop.getRegionIterArgs()));
   }
-  // The combine buffer takes the ring's place once every warp is done.
-  nvgpu::DeviceAsyncWaitOp::create(
-      b,
-      nvgpu::DeviceAsyncCreateGroupOp::create(
-          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{}),
-      b.getI32IntegerAttr(0));
-  gpu::BarrierOp::create(b);
+  // The combine buffer takes the ring's place once every warp is done
+  // (no copy in flight).
+  waitAll();
   decodeStore(loop.getResults(), out);
 }
 

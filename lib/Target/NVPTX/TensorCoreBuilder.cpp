@@ -177,20 +177,17 @@ Accumulator TensorCoreBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
   return out;
 }
 
-Value TensorCoreBuilder::pack(Value lo, Value hi) {
+Value TensorCoreBuilder::pack(Value lo, Value hi, Type type) {
+  if (!type)
+    type = elem;
   Value pair = vector::FromElementsOp::create(
       b, VectorType::get({2}, f32), ValueRange{lo, hi});
-  return toReg(arith::TruncFOp::create(b, VectorType::get({2}, elem), pair));
-}
-
-Value TensorCoreBuilder::packF16(Value lo, Value hi) {
-  Value pair = vector::FromElementsOp::create(b, VectorType::get({2}, f32),
-                                              ValueRange{lo, hi});
-  return arith::TruncFOp::create(b, VectorType::get({2}, b.getF16Type()), pair);
+  return toReg(arith::TruncFOp::create(b, VectorType::get({2}, type), pair));
 }
 
 Value TensorCoreBuilder::toReg(Value pair) {
-  if (reg == pair.getType())
+  // mma.sync takes f16 pairs as vector<2xf16>, bf16 pairs as i32.
+  if (cast<VectorType>(pair.getType()).getElementType().isF16())
     return pair;
   Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
   return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});

@@ -124,11 +124,11 @@ protected:
   /// `type` (null: elem; f16 pairs as vector<2xf16>, bf16 pairs as i32).
   Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c,
                   Type type = {});
-  /// Two f32 values rounded to a 16-bit pair in `reg` form.
-  Value pack(Value lo, Value hi);
-  /// Two f32 values rounded to an f16 pair (vector<2xf16>).
-  Value packF16(Value lo, Value hi);
-  /// A vector<2 x elem> in `reg` form.
+  /// Two f32 values rounded to a 16-bit pair of `type` (null: elem) in
+  /// its register form.
+  Value pack(Value lo, Value hi, Type type = {});
+  /// A 16-bit pair (vector<2xf16> or vector<2xbf16>) in its register
+  /// form.
   Value toReg(Value pair);
   /// TMA: copies the box of `map` (a memref<128xi8>) at `coords` (i32,
   /// innermost first) to byte `dst` (an index) of shared memory,
