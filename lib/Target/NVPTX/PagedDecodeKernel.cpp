@@ -431,13 +431,7 @@ void KernelEmitter::decodeStore(ValueRange state, Value out) {
   // Element e of the used rows x Dv: O = sum_w 2^(m_w - M) O_w over
   // L = sum_w 2^(m_w - M) l_w.
   int64_t used = p.group * p.rowsPerHead, elements = used * p.dv;
-  for (int64_t e0 = 0; e0 < elements; e0 += p.threads()) {
-    Value e = add(tid, idx(e0));
-    OpBuilder::InsertionGuard guard(b);
-    if (e0 + p.threads() > elements) {
-      auto inRange = scf::IfOp::create(b, lt(e, idx(elements)), false);
-      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
-    }
+  forEachChunk(elements, [&](Value e, bool) {
     Value row = div(e, p.dv), col = rem(e, p.dv);
     Value at = add(mul(rem(col, run), 8), div(col, run));
     Value ms[Problem::kDecodeWarps];
@@ -500,7 +494,7 @@ void KernelEmitter::decodeStore(ValueRange state, Value out) {
       b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
       store(false);
     });
-  }
+  });
 }
 
 void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
