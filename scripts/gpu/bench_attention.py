@@ -342,19 +342,42 @@ def work(case, dtype):
     return flops, elements * ELEMENT_BYTES[dtype]
 
 
-def event_ms(fn, i):
-    """Milliseconds of fn(i) on the current stream, by CUDA events."""
+# GPU clock cycles of the sleep that keeps the device busy while the host
+# enqueues a queued call (event_ms); doubled whenever it proved too short.
+_queue_cycles = [1 << 20]
+
+
+def event_ms(fn, i, queued=False):
+    """Milliseconds of fn(i) on the current stream, by CUDA events.
+
+    Unqueued, the time includes whatever the host spends launching fn's
+    kernels while the device waits (tens of microseconds through Python,
+    the whole time of a short kernel). Queued, a sleep kernel ahead of the
+    start event keeps the device busy until fn's launches are all enqueued,
+    as in a decode loop that runs ahead of the device, so the events time
+    the device's work alone (its gaps between fn's kernels included). A
+    sleep that ended before the host was done is detected (the start event
+    already complete) and the call timed again behind a longer one.
+    """
     import torch
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn(i)
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
+    while True:
+        if queued:
+            torch.cuda._sleep(_queue_cycles[0])
+        start.record()
+        fn(i)
+        end.record()
+        if queued and start.query():  # the device may have waited for the host
+            end.synchronize()
+            _queue_cycles[0] *= 2
+            continue
+        end.synchronize()
+        return start.elapsed_time(end)
 
 
-def bench(fn, cap_s, last_ms=None, warmup=1, max_reps=30):
-    """Median time of fn(i) by CUDA events, i the call number (to rotate input sets).
+def bench(fn, cap_s, last_ms=None, warmup=1, max_reps=30, queued=False):
+    """Median time of fn(i) by CUDA events, i the call number (to rotate input sets);
+    `queued`: the device's time alone (event_ms).
 
     The caller has made the cold call (loading, compiling, autotuning). If it
     was warm enough to count, last_ms is its time: it counts against cap_s and
@@ -366,7 +389,7 @@ def bench(fn, cap_s, last_ms=None, warmup=1, max_reps=30):
     while len(samples) < warmup + max_reps:
         if estimate is not None and spent + estimate > cap_s * 1e3:
             break
-        t = event_ms(fn, len(samples) + 1)
+        t = event_ms(fn, len(samples) + 1, queued)
         samples.append(t)
         spent += t
         estimate = min(samples)

@@ -1,12 +1,15 @@
 """Whole-model generation on the GPU: Mnemo against Hugging Face transformers.
 
-    bench_generation.py prepare DIR [--preset llama-1b]   (where mnemoc runs)
+    bench_generation.py prepare DIR [--preset llama-1b] [--kv-dtypes bf16,fp8]
+        (where mnemoc runs)
     bench_generation.py run DIR [--batches 1,32] [--prompt 128] [--new 64]
+        [--kv-dtypes bf16,fp8]
 
 `prepare` makes the checkpoint (scripts/make_checkpoint.py, random bf16
 weights, reproducible byte for byte) in DIR/ckpt and compiles it for sm_90a
 with `--dtype=bf16 --kv-dtype=bf16 --weights=reference` into DIR/model.mnemo
-(a bf16 KV cache, as transformers keeps), which reads the
+(a bf16 KV cache, as transformers keeps; each other cache type of
+`--kv-dtypes` into DIR/model.KV.mnemo), which reads the
 checkpoint in place (DIR/ckpt/model.safetensors, checked by size and CRC-32
 at load): the artifact stays small enough to carry to the GPU machine, where
 `run` makes the checkpoint again (the same bytes) when it is missing.
@@ -14,7 +17,8 @@ at load): the artifact stays small enough to carry to the GPU machine, where
 `run` times, for each batch size, B prompts of P random token ids (seeded)
 and N greedy new tokens:
   - Mnemo: `mnemo-run DIR/model.mnemo --device=cuda --generate N` (its time
-    to first token, the prefill, and its median decode step);
+    to first token, the prefill, and its median decode step), and the same
+    with each other cache type of `--kv-dtypes` (DIR/model.KV.mnemo);
   - transformers (eager attention, bf16, CUDA): `generate` of 1 and of N
     tokens (min_new_tokens = max_new_tokens), each after two warm-up calls;
     the first is the time to first token, the difference over N - 1 the
@@ -40,6 +44,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+def artifact(directory, kv):
+    """The artifact of cache type `kv`: model.mnemo for bf16 (the cache
+    transformers keeps), model.KV.mnemo for the others."""
+    return os.path.join(directory, "model.mnemo" if kv == "bf16"
+                        else f"model.{kv}.mnemo")
+
+
 def prepare(args):
     ckpt = os.path.join(args.dir, "ckpt")
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts",
@@ -47,12 +58,13 @@ def prepare(args):
                     ckpt, "--preset", args.preset], check=True)
     with open(os.path.join(args.dir, "preset"), "w") as f:
         f.write(args.preset)
-    subprocess.run([os.path.join(ROOT, "build", "bin", "mnemoc"), ckpt,
-                    "--target=sm_90a", "--dtype=bf16", "--kv-dtype=bf16",
-                    "--weights=reference",
-                    f"--max-batch={args.max_batch}",
-                    f"--max-seq-len={args.max_seq_len}",
-                    "-o", os.path.join(args.dir, "model.mnemo")], check=True)
+    for kv in args.kv_dtypes:
+        subprocess.run([os.path.join(ROOT, "build", "bin", "mnemoc"), ckpt,
+                        "--target=sm_90a", "--dtype=bf16", f"--kv-dtype={kv}",
+                        "--weights=reference",
+                        f"--max-batch={args.max_batch}",
+                        f"--max-seq-len={args.max_seq_len}",
+                        "-o", artifact(args.dir, kv)], check=True)
 
 
 def prompts(vocab, batch, length):
@@ -60,9 +72,9 @@ def prompts(vocab, batch, length):
     return rng.integers(3, vocab, size=(batch, length), dtype=np.int64)
 
 
-def run_mnemo(args, ids_path, out):
+def run_mnemo(args, kv, ids_path, out):
     os.makedirs(out, exist_ok=True)
-    cmd = [args.mnemo_run, os.path.join(args.dir, "model.mnemo"),
+    cmd = [args.mnemo_run, artifact(args.dir, kv),
            "--device=cuda", "--generate", str(args.new),
            "--input", f"input_ids={ids_path}", "--output-dir", out]
     text = subprocess.run(cmd, check=True, capture_output=True,
@@ -112,6 +124,7 @@ def run(args):
     config = json.load(open(os.path.join(ckpt, "config.json")))
     vocab = config["vocab_size"]
     results = {"gpu": torch.cuda.get_device_name(), "prompt": args.prompt,
+               "kv_dtypes": args.kv_dtypes,
                "new": args.new, "transformers": tf.__version__,
                "torch": torch.__version__, "rows": []}
     model = tf.AutoModelForCausalLM.from_pretrained(
@@ -122,11 +135,14 @@ def run(args):
         ids_path = os.path.join(args.dir, f"ids_{batch}.npy")
         np.save(ids_path, ids)
         row = {"batch": batch}
-        try:
-            row["mnemo_ttft_ms"], row["mnemo_tpot_ms"] = run_mnemo(
-                args, ids_path, os.path.join(args.dir, f"out_{batch}"))
-        except subprocess.CalledProcessError as e:
-            row["mnemo_error"] = (e.stderr or "")[-400:]
+        for kv in args.kv_dtypes:
+            key = "mnemo" if kv == "bf16" else f"mnemo_{kv}"
+            try:
+                row[f"{key}_ttft_ms"], row[f"{key}_tpot_ms"] = run_mnemo(
+                    args, kv, ids_path,
+                    os.path.join(args.dir, f"out_{kv}_{batch}"))
+            except subprocess.CalledProcessError as e:
+                row[f"{key}_error"] = (e.stderr or "")[-400:]
         row["eager_ttft_ms"], row["eager_tpot_ms"] = run_transformers(
             model, ids, args.new, torch)
         results["rows"].append(row)
@@ -147,14 +163,18 @@ def run(args):
         json.dump(results, f, indent=1)
     print(f"\n{results['gpu']}, prompt {args.prompt}, {args.new} new tokens "
           "(decode tokens/s over the batch; ratio = Mnemo / eager)")
-    print("| batch | Mnemo TTFT ms | Mnemo tok/s | eager TTFT ms | eager tok/s "
-          "| compile tok/s | Mnemo / eager |")
-    print("|---|---|---|---|---|---|---|")
+    others = [kv for kv in args.kv_dtypes if kv != "bf16"]
+    print("| batch | Mnemo TTFT ms | Mnemo tok/s | "
+          + "".join(f"Mnemo {kv} cache tok/s | " for kv in others)
+          + "eager TTFT ms | eager tok/s | compile tok/s | Mnemo / eager |")
+    print("|---" * (7 + len(others)) + "|")
     for row in results["rows"]:
         b = row["batch"]
         tps = lambda k: b * 1e3 / row[k] if k in row else float("nan")
         print(f"| {b} | {row.get('mnemo_ttft_ms', float('nan')):.1f} | "
-              f"{tps('mnemo_tpot_ms'):.0f} | {row['eager_ttft_ms']:.1f} | "
+              f"{tps('mnemo_tpot_ms'):.0f} | "
+              + "".join(f"{tps(f'mnemo_{kv}_tpot_ms'):.0f} | " for kv in others)
+              + f"{row['eager_ttft_ms']:.1f} | "
               f"{tps('eager_tpot_ms'):.0f} | {tps('compile_tpot_ms'):.0f} | "
               f"{tps('mnemo_tpot_ms') / tps('eager_tpot_ms'):.2f} |")
     try:
@@ -163,6 +183,8 @@ def run(args):
         import matplotlib.pyplot as plt
         batches = [r["batch"] for r in results["rows"]]
         for key, label in (("mnemo_tpot_ms", "Mnemo"),
+                           *((f"mnemo_{kv}_tpot_ms", f"Mnemo, {kv} cache")
+                             for kv in others),
                            ("eager_tpot_ms", "transformers eager"),
                            ("compile_tpot_ms", "transformers torch.compile")):
             ys = [r["batch"] * 1e3 / r[key] if key in r else np.nan
@@ -180,6 +202,14 @@ def run(args):
         print("no matplotlib: no plot")
 
 
+def kv_list(text):
+    kinds = text.split(",")
+    for kv in kinds:
+        if kv not in ("f32", "bf16", "f16", "fp8"):
+            raise argparse.ArgumentTypeError(f"unknown cache type '{kv}'")
+    return kinds
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -188,12 +218,16 @@ def main():
     p.add_argument("--preset", default="llama-1b")
     p.add_argument("--max-batch", type=int, default=32)
     p.add_argument("--max-seq-len", type=int, default=512)
+    p.add_argument("--kv-dtypes", default="bf16", type=kv_list,
+                   help="cache types to compile, comma-separated (bf16 first)")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("--batches", default="1,32",
                    type=lambda s: [int(x) for x in s.split(",")])
     r.add_argument("--prompt", type=int, default=128)
     r.add_argument("--new", type=int, default=64)
+    r.add_argument("--kv-dtypes", default="bf16", type=kv_list,
+                   help="cache types to run (their artifacts prepared)")
     r.add_argument("--compile", action="store_true")
     # reduce-overhead (CUDA graphs) fails in transformers 5.17's static
     # cache update (its tensors overwritten by a later replay), then crashes.

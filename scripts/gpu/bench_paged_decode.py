@@ -34,6 +34,13 @@ scattered through the pool by a random permutation:
   - torch SDPA with the flash (FlashAttention-2) and cuDNN backends on the
     same shapes with contiguous caches [B, Hkv, ctx, D] (`enable_gqa`).
 
+Every call is timed by CUDA events behind a sleep kernel that keeps the
+device busy until the host has made the call's launches (bench_attention's
+`event_ms`, queued), the peers' too: the times are the device's, as in a
+decode loop that runs ahead of the device, not the host's launch cost
+through Python (tens of microseconds). Mnemo's time with that cost in it
+is in the JSON too (`with_launch_ms`).
+
 Bytes of a call = the pages' rows actually read (B x Hkv x ctx x D, K and
 V, and FP8's 4-byte scales) + Q + O; the peers run bf16 caches beside the
 bf16 cases only. Prints a table of GB/s, Mnemo's fraction of the copy ceiling
@@ -304,14 +311,18 @@ def run(a):
                 b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
                 row = d * KV_BYTES[case["kv"]] + (4 if case["kv"] == "fp8" else 0)
                 nbytes = 2 * b * hkv * ctx * row + 2 * b * hq * d * 2
-                stats = bench(plan, cap_s=5, max_reps=50)
+                stats = bench(plan, cap_s=5, max_reps=50, queued=True)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,
                                       of_copy=nbytes / stats["ms"] / 1e6 / ceiling["GBps"])
+                # The same calls with the host's launch time in them (the
+                # device idle until the launches are made).
+                entry["mnemo"]["with_launch_ms"] = bench(plan, cap_s=2, max_reps=30)["ms"]
                 # Each kernel alone (the attention, and with split-KV the
                 # combine), so that the combine's share shows.
                 if len(plan.kernels) > 1:
                     entry["mnemo"]["kernel_ms"] = [
-                        bench(lambda i, k=k: plan.launch(i, k), cap_s=2, max_reps=30)["ms"]
+                        bench(lambda i, k=k: plan.launch(i, k), cap_s=2, max_reps=30,
+                              queued=True)["ms"]
                         for k in range(len(plan.kernels))]
                 # The peers read bf16 caches (timed with the bf16 cases).
                 entry["peers"] = peers(case, nbytes) if case["kv"] == "bf16" else {}
@@ -357,7 +368,7 @@ def peers(case, nbytes):
                     sets_of = [(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1))
                                for q, k, v in data[:1]]
                     fn(0)
-                stats = bench(fn, cap_s=5, max_reps=50)
+                stats = bench(fn, cap_s=5, max_reps=50, queued=True)
             out[name] = dict(stats, GBps=nbytes / stats["ms"] / 1e6)
             if note:
                 out[name]["note"] = note
@@ -381,6 +392,8 @@ def print_row(entry, flush=False):
             line += f" | mnemo {m['ms'] * 1e3:8.1f} us {m['GBps']:6.0f} GB/s {m['of_copy']:.2f} of copy"
             if "kernel_ms" in m:
                 line += " (" + " + ".join(f"{t * 1e3:.1f}" for t in m["kernel_ms"]) + " us)"
+            if "with_launch_ms" in m:
+                line += f" [with launch {m['with_launch_ms'] * 1e3:.1f} us]"
             for name, p in entry["peers"].items():
                 if "ms" in p:
                     line += f" | {name} {p['GBps']:6.0f} GB/s x{p['ms'] / m['ms']:.2f}"
