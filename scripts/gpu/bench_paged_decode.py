@@ -82,6 +82,15 @@ def speed_cases(quick):
             for b, ctx in sizes:
                 cases.append(dict(name=f"speed_{kv}_b{b}_h{hq}_ctx{ctx}", kind="speed", kv=kv,
                                   B=b, Hq=hq, Hkv=8, Sq=1, D=128, capacity=ctx, causal=True))
+    # Other page sizes at the two headline shapes: a page is one contiguous
+    # run of P rows per KV head in the pool (P x 128 bytes of FP8 K, twice
+    # that in bf16), so the page size sets how long the reads' runs are.
+    for kv in ("bf16", "fp8"):
+        for page in ((32,) if quick else (8, 32, 64)):
+            for b, ctx in ((1, 131072), (32, 8192)):
+                cases.append(dict(name=f"speed_{kv}_b{b}_h32_ctx{ctx}_page{page}",
+                                  kind="speed", kv=kv, B=b, Hq=32, Hkv=8, Sq=1, D=128,
+                                  capacity=ctx, causal=True, page=page))
     return cases
 
 

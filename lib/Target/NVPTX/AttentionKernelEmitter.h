@@ -242,9 +242,14 @@ private:
   }
   /// A paged attention's query position of row `r` (-1: padding).
   Value rowPosition(Value r);
+  /// The block table's entry for key `key` of this block's sequence (the
+  /// table's last entry for a key past it: an entry the key's copy then
+  /// does not use).
+  Value pageEntry(Value key);
   /// Key `key` of this block's sequence: its page, its row in the page,
   /// and whether it exists (below the length); else page 0, row 0.
-  std::tuple<Value, Value, Value> pagedKey(Value key);
+  /// `entry`: its pageEntry, loaded beforehand.
+  std::tuple<Value, Value, Value> pagedKey(Value key, Value entry = {});
   /// FP8: starts the copies of K (or V) tile `t`'s raw rows and scales
   /// into ring slot `slot` (zero bytes for rows past the sequence or a
   /// tile at or past tHi) and commits them as one group.
@@ -266,10 +271,15 @@ private:
     SmallVector<Value> k, v; // i32 words of K rows g, g + 8; of V rows
     Value kScale[4], vScale[4];
   };
+  /// The block-table entries decodeIssue's copies of tile `t` name (the
+  /// lane's row's and, FP8, its scale's), loaded a step ahead of the
+  /// copies so that the load's latency is not the copies'.
+  SmallVector<Value, 2> decodeEntries(Value t);
   /// Starts the copies of tile `t`'s rows and scales (this warp's 16
   /// keys; zero bytes past the length or the block's tiles) into stage
-  /// `slot` of the warp's ring; returns the group's token.
-  Value decodeIssue(Value t, Value slot);
+  /// `slot` of the warp's ring, with `entries` its decodeEntries; returns
+  /// the group's token.
+  Value decodeIssue(Value t, Value slot, ValueRange entries);
   /// The lane's words and scales of stage `slot`.
   DecodeTile decodeRead(Value slot);
   SmallVector<Fragment> decodeQuery(Value q, Value rowScale[2]);

@@ -118,16 +118,21 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   return p;
 }
 
-std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key) {
+Value KernelEmitter::pageEntry(Value key) {
+  Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
+                                      sub(div(n.skv, p.pageSize), idx(1)));
+  return arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, table, ValueRange{batch, slot}));
+}
+
+std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key,
+                                                        Value entry) {
   // Key t is row t % P of page table[b, t / P]; a key past the length
   // reads no table entry the runtime filled, so its (zero-byte) copy names
   // page 0.
   Value valid = lt(key, skv());
-  Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
-                                      sub(div(n.skv, p.pageSize), idx(1)));
-  Value page = arith::IndexCastOp::create(
-      b, b.getIndexType(),
-      memref::LoadOp::create(b, table, ValueRange{batch, slot}));
+  Value page = entry ? entry : pageEntry(key);
   return {select(valid, page, idx(0)),
           select(valid, rem(key, p.pageSize), idx(0)), valid};
 }
