@@ -2,7 +2,7 @@
 """Executed AArch64 instructions of one attention, tiled and plain, under qemu.
 
     scripts/count_attention_a64.py [--seq 512] [--heads 4] [--dim 64]
-        [--target aarch64|aarch64-sve]
+        [--target aarch64|aarch64-sve] [--sve-bits 128|256|512]
 
 A causal `mnemo.attention` (batch 1, query and key length SEQ, HEADS heads of
 DIM) is compiled by mnemoc for AArch64 twice: the FlashAttention tiling
@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from qemu_counts import count  # noqa: E402
 
 BIN = os.path.join(ROOT, "build", "bin")
+SVE_BITS = [256]  # qemu's vector length for an SVE target (--sve-bits)
 A64 = os.path.join(ROOT, "build", "aarch64", "bin", "mnemo-run")
 
 
@@ -64,7 +65,7 @@ def measure(work, name, heads, seq, dim, target, tiled):
     for n, a in ins.items():
         np.save(os.path.join(work, f"{name}-{n}.npy"), a)
         args += ["--input", f"{n}={os.path.join(work, f'{name}-{n}.npy')}"]
-    qemu = ["-cpu", "max,sve256=on"] if target.endswith("sve") else []
+    qemu = ["-cpu", f"max,sve{SVE_BITS[0]}=on"] if target.endswith("sve") else []
     total, _ = count(args, qemu)
     got = np.load(os.path.join(work, name, "y.npy"))
     err = float(np.abs(got - reference(*ins.values())).max())
@@ -79,7 +80,10 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--target", default="aarch64")
+    ap.add_argument("--sve-bits", type=int, default=256, choices=(128, 256, 512),
+                    help="qemu's SVE vector length (an SVE target)")
     a = ap.parse_args()
+    SVE_BITS[0] = a.sve_bits
     with tempfile.TemporaryDirectory() as work:
         base, _ = measure(work, "base", a.heads, 1, a.dim, a.target, True)
         tiled, e1 = measure(work, "tiled", a.heads, a.seq, a.dim, a.target, True)
