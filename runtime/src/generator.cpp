@@ -11,7 +11,7 @@
 //   (input_ids [B, S] i64, positions [B, S] i64, block_table [B, W] i32,
 //    context_lengths [B] i64, [block_table.every.R [B, W_R] i32, ...]
 //    cache.L.key / cache.L.value [Pages, Hkv, P, D] ... updated in place)
-//    -> logits [B, S, V] f32
+//    -> logits [B, S, V] f32, or [B, 1, V]: each sequence's last token's
 //
 // It owns the page pools (allocated once, zeroed; in host memory mapped
 // lazily, so that pages no sequence ever took cost nothing; in device
@@ -238,7 +238,8 @@ mnemo_status_t mnemo_generator_s::checkSignature(size_t function,
   const TensorSig &logits = p.outputs[0];
   if (logits.dtype != MNEMO_DTYPE_F32 || logits.shape.size() != 3 ||
       logits.shape[2] < 1)
-    return signatureError(model, function, "logits are not f32 [B, S, V]");
+    return signatureError(model, function,
+                          "logits are not f32 [B, S, V] or [B, 1, V]");
   if (isDecode && ids.shape[1] != 1)
     return signatureError(model, function, "decode feeds one token");
   if (vocab && logits.shape[2] != vocab)
@@ -365,14 +366,25 @@ mnemo_status_t mnemo_generator_s::run(mnemo_session_t *session,
   MNEMO_RETURN_IF_ERROR(mnemo_session_run(session));
   mnemo_tensor_t out;
   MNEMO_RETURN_IF_ERROR(mnemo_session_get_output(session, 0, &out));
-  if (out.rank != 3 || out.shape[0] != b || out.shape[1] != s ||
+  // Every token's logits [B, S, V], or each sequence's last token's
+  // [B, 1, V].
+  bool lastOnly = out.rank == 3 && out.shape[1] == 1;
+  if (out.rank != 3 || out.shape[0] != b || (out.shape[1] != s && !lastOnly) ||
       out.shape[2] != vocab)
-    return makeStatus(MNEMO_STATUS_INTERNAL,
-                      "generation step: logits of an unexpected shape");
+    return makeStatus(
+        MNEMO_STATUS_INTERNAL,
+        "generation step: logits of an unexpected shape (rank %zu, "
+        "[%lld, %lld, %lld] for a batch of %lld, %lld tokens)",
+        static_cast<size_t>(out.rank),
+        static_cast<long long>(out.rank > 0 ? out.shape[0] : 0),
+        static_cast<long long>(out.rank > 1 ? out.shape[1] : 0),
+        static_cast<long long>(out.rank > 2 ? out.shape[2] : 0),
+        static_cast<long long>(b), static_cast<long long>(s));
   const auto *logits = static_cast<const float *>(out.data);
   for (int64_t i = 0; i < b; ++i) {
     Sequence &q = *feeds[i].sequence;
-    const float *row = logits + (i * s + feeds[i].count - 1) * vocab;
+    int64_t at = lastOnly ? i : i * s + feeds[i].count - 1;
+    const float *row = logits + at * vocab;
     q.logits.assign(row, row + vocab);
     q.length += feeds[i].count;
     freeBehindWindow(q);

@@ -18,7 +18,8 @@
 //                      a lightning indexer's layer then cache.L.index_key
 //                      [Pages, 1, P, Di]; then a layer's extra pools
 //                      cache.L.<name> [Pages, 1, P, d]))
-//       -> (logits [B, S, V] f32, the updated pools)
+//       -> (logits [B, S, V] f32, or [B, 1, V] with lastTokenLogits (each
+//           sequence's last token's), the updated pools)
 //
 // S new tokens per sequence (S = 1 in `decode`; `append`, with mnemoc
 // --append-step, is `decode` with S dynamic) at their positions (-1 for
@@ -94,6 +95,9 @@ struct GenerationStep {
   SmallVector<Value> indexKeys;
   /// Per layer: its extra pools (StepLayerCache::extraPools), in order.
   SmallVector<SmallVector<Value>> extras;
+  /// The logits are each sequence's last token's only ([B, 1, V]; the
+  /// head applied to lastTokenRows), not every token's ([B, S, V]).
+  bool lastTokenLogits = false;
 };
 
 /// A public function `name(inputs...) -> results`, its arguments and
@@ -107,11 +111,21 @@ createNamedFunction(ImplicitLocOpBuilder &b, StringRef name,
 FloatType kvCacheElementType(KVCacheDType dtype, Builder &b);
 
 /// Creates the public function `name` (S = `seqLen`, static or dynamic)
-/// with its entry block and sets `b`'s insertion point at its start.
+/// with its entry block and sets `b`'s insertion point at its start. With
+/// `lastTokenLogits` and a dynamic S, its logits are [B, 1, V], each
+/// sequence's last token's (GenerationStep::lastTokenLogits).
 GenerationStep createGenerationStep(ImplicitLocOpBuilder &b, StringRef name,
                                     int64_t seqLen, int64_t vocab,
                                     const KVCacheOptions &options,
-                                    ArrayRef<StepLayerCache> layers);
+                                    ArrayRef<StepLayerCache> layers,
+                                    bool lastTokenLogits = false);
+
+/// The rows of `h` ([B, S, H]) at each sequence's last token of the step
+/// (its last position that is not padding, -1; a step's batch is padded
+/// at the end): [B, 1, H]. A prompt's logits are needed at its last token
+/// only, so the head (a GEMM of S x H x V) runs on those rows.
+Value lastTokenRows(ImplicitLocOpBuilder &b, const GenerationStep &step,
+                    Value h);
 
 /// Writes `key` and `value` ([B, Hkv, S, D]) of layer `layer` into its pools
 /// at the step's positions; the step's pools become the updated ones.

@@ -653,6 +653,8 @@ Value DecoderBuilder::build(Value ids) {
     if (failed())
       return {};
   }
+  if (step && step->lastTokenLogits)
+    h = lastTokenRows(b, *step, h);
   return linear(rmsNorm(h, finalNorm), head, Value(), vocab);
 }
 
@@ -702,8 +704,10 @@ LogicalResult buildStepFunction(ImplicitLocOpBuilder &b, StringRef name,
                         config.layerWindows[l], layout.indexKeyDim});
   OpBuilder::InsertionGuard guard(b);
   CacheStep step;
-  static_cast<GenerationStep &>(step) = createGenerationStep(
-      b, name, seqLen, config.vocabSize, config.kvCache, layers);
+  // A prompt's (or an appended chunk's) logits: its last token's only.
+  static_cast<GenerationStep &>(step) =
+      createGenerationStep(b, name, seqLen, config.vocabSize, config.kvCache,
+                           layers, /*lastTokenLogits=*/true);
   step.fresh = fresh;
   Value logits = body(b, step.inputIds, &step);
   if (!logits)

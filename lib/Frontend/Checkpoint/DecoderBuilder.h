@@ -49,7 +49,8 @@ public:
                  std::string &error, CacheStep *step = nullptr);
   virtual ~DecoderBuilder() = default;
 
-  /// The logits [B, S, V] of `ids` [B, S]; null after an error.
+  /// The logits [B, S, V] of `ids` [B, S] ([B, 1, V] in a step with
+  /// lastTokenLogits); null after an error.
   Value build(Value ids);
 
 protected:

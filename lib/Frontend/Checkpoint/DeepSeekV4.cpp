@@ -458,6 +458,8 @@ Value DeepSeekV4Builder::forward(Value inputIds) {
                                      f32Const(nb, l, eps));
       });
   Value x = collapseStreams(streams, pre);
+  if (step && step->lastTokenLogits)
+    x = lastTokenRows(b, *step, x);
   return linear(rmsNorm(x, finalNorm), head, Value(), vocab);
 }
 

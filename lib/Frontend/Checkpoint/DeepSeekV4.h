@@ -39,7 +39,7 @@ public:
 
   /// The logits [B, S, V] of `ids` [B, S]: at positions 0..S-1 in
   /// `forward`, in a generation step at the step's positions over the
-  /// layers' caches (cacheOf).
+  /// layers' caches (cacheOf; [B, 1, V] with lastTokenLogits).
   Value forward(Value ids);
 
   /// Layer `i`'s pools in a generation step: its K = V rows

@@ -8,6 +8,8 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -54,7 +56,9 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
                                            StringRef name, int64_t seqLen,
                                            int64_t vocab,
                                            const KVCacheOptions &options,
-                                           ArrayRef<StepLayerCache> layers) {
+                                           ArrayRef<StepLayerCache> layers,
+                                           bool lastTokenLogits) {
+  lastTokenLogits = lastTokenLogits && ShapedType::isDynamic(seqLen);
   Type i64 = b.getI64Type();
   FloatType cache = kvCacheElementType(options.dtype, b);
   int64_t pageSize = options.pageSize;
@@ -111,7 +115,9 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   unsigned firstPool = inputs.size();
   inputs.append(pools.begin(), pools.end());
   SmallVector<std::pair<std::string, Type>> results = {
-      {"logits", RankedTensorType::get({kDyn, seqLen, vocab}, b.getF32Type())}};
+      {"logits",
+       RankedTensorType::get({kDyn, lastTokenLogits ? 1 : seqLen, vocab},
+                             b.getF32Type())}};
   results.append(pools.begin(), pools.end());
 
   func::FuncOp func = createNamedFunction(b, name, inputs, results);
@@ -136,6 +142,7 @@ GenerationStep mnemo::createGenerationStep(ImplicitLocOpBuilder &b,
   b.setInsertionPointToStart(func.addEntryBlock());
   GenerationStep step;
   step.func = func;
+  step.lastTokenLogits = lastTokenLogits;
   step.inputIds = func.getArgument(0);
   step.positions = func.getArgument(1);
   step.blockTable = func.getArgument(2);
@@ -198,6 +205,72 @@ void mnemo::writePool(ImplicitLocOpBuilder &b, GenerationStep &step,
   pool = op.getResult();
   if (scales)
     *scales = op.getResultScales();
+}
+
+Value mnemo::lastTokenRows(ImplicitLocOpBuilder &b, const GenerationStep &step,
+                           Value h) {
+  auto type = cast<RankedTensorType>(h.getType());
+  Type i64 = b.getI64Type();
+  Value batch = tensor::DimOp::create(b, h, 0);
+  // The tokens of each row: its positions that are not -1.
+  Value zero = arith::ConstantOp::create(b, b.getI64IntegerAttr(0));
+  Value counts =
+      linalg::FillOp::create(b, zero,
+                             ValueRange{tensor::EmptyOp::create(
+                                 b, ArrayRef<OpFoldResult>{batch}, i64)})
+          .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx);
+  counts =
+      linalg::GenericOp::create(
+          b, counts.getType(), ValueRange{step.positions}, ValueRange{counts},
+          ArrayRef<AffineMap>{AffineMap::get(2, 0, {d0, d1}, ctx),
+                              AffineMap::get(2, 0, {d0}, ctx)},
+          ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                        utils::IteratorType::reduction},
+          [&](OpBuilder &nb, Location loc, ValueRange args) {
+            Value real = arith::CmpIOp::create(
+                nb, loc, arith::CmpIPredicate::sge, args[0],
+                arith::ConstantOp::create(nb, loc, nb.getI64IntegerAttr(0)));
+            Value one = arith::ExtUIOp::create(nb, loc, nb.getI64Type(), real);
+            linalg::YieldOp::create(
+                nb, loc,
+                ValueRange{arith::AddIOp::create(nb, loc, args[1], one)});
+          })
+          .getResult(0);
+  // Row b of the result is h[b, max(count_b - 1, 0), :].
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] = 1;
+  auto resultType = type.clone(shape);
+  OpFoldResult width =
+      ShapedType::isDynamic(shape[2])
+          ? OpFoldResult(tensor::DimOp::create(b, h, 2).getResult())
+          : OpFoldResult(b.getIndexAttr(shape[2]));
+  Value init = tensor::EmptyOp::create(
+      b, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(1), width},
+      type.getElementType());
+  return linalg::GenericOp::create(
+             b, resultType, ValueRange{counts}, ValueRange{init},
+             ArrayRef<AffineMap>{AffineMap::get(3, 0, {d0}, ctx),
+                                 AffineMap::get(3, 0, {d0, d1, d2}, ctx)},
+             SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location loc, ValueRange args) {
+               Value last = arith::MaxSIOp::create(
+                   nb, loc,
+                   arith::SubIOp::create(nb, loc, args[0],
+                                         arith::ConstantOp::create(
+                                             nb, loc, nb.getI64IntegerAttr(1))),
+                   arith::ConstantOp::create(nb, loc, nb.getI64IntegerAttr(0)));
+               Value row = linalg::IndexOp::create(nb, loc, 0);
+               Value col = linalg::IndexOp::create(nb, loc, 2);
+               Value at =
+                   arith::IndexCastOp::create(nb, loc, nb.getIndexType(), last);
+               Value x = tensor::ExtractOp::create(nb, loc, h,
+                                                   ValueRange{row, at, col});
+               linalg::YieldOp::create(nb, loc, x);
+             })
+      .getResult(0);
 }
 
 void mnemo::finishGenerationStep(ImplicitLocOpBuilder &b,

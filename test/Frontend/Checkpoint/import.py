@@ -13,6 +13,12 @@
 # TINY: mnemo.rope {{.*}} theta(5.000000e+05) scaling(<llama3, factor = 8.000000e+00, original_max_position = 32, low_freq_factor = 1.000000e+00, high_freq_factor = 4.000000e+00>) : tensor<?x2x?x4xf32>
 # TINY: mnemo.attention {{.*}} causal : tensor<?x2x?x4xf32>, tensor<?x1x?x4xf32>
 # TINY: mnemo.linear {{.*}}, %[[EMBED]] layout(out_in) : tensor<?x?x8xf32>, tensor<12x8xf32> -> tensor<?x?x12xf32>
+# The prefill's head runs on each prompt's last token only (the generator
+# keeps those logits): [B, 1, V].
+# TINY-LABEL: func.func @prefill(
+# TINY-SAME: -> (tensor<?x1x12xf32> {mnemo.name = "logits"}
+# TINY: mnemo.linear {{.*}} : tensor<?x1x8xf32>, tensor<12x8xf32>
+# TINY-LABEL: func.func @decode(
 
 # MISTRAL-COUNT-2: mnemo.attention {{.*}} causal window(16) :
 
