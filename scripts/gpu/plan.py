@@ -70,7 +70,7 @@ BUFFER_KINDS = ("input", "weight", "temporary", "tensor_map")
 SCALAR_KINDS = ("i64", "i32", "f32")
 # Bytes per element of the signature's dtypes (mnemo_dtype_name's names).
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i8": 1, "u8": 1,
-               "bool": 1}
+               "bool": 1, "f8e4m3": 1}
 # The runtime's limits on sizes computed at a call (runtime/src/cuda/executor.cpp).
 MAX_BUFFER_BYTES = 1 << 40
 MAX_GRID = (0x7FFFFFFF, 65535, 65535)
