@@ -16,8 +16,9 @@
 //     if p >= 0:
 //       page = block_table[b, p / P], row = p % P
 //       for h: for d: pool[page, h, row, d] = round(new[b, h, s, d])
-//       FP8: scale = max(amax_d |new| / 448, 2^-126) stored at
-//            scales[page, h, row], then each value as E4M3(new / scale)
+//       FP8: for h: scale = max(amax_d |new| / 448, 2^-126) stored at
+//            scales[page, h, row]; then for h, d: each value as
+//            E4M3(new / scales[page, h, row])
 //
 // The CPU runs the loop on its threads; a GPU target launches it as a
 // kernel like any other parallel loop on buffers.
@@ -145,54 +146,45 @@ struct KVCacheWriteOpInterface
       replaceOpWithBufferizedValues(rewriter, write, results);
       return success();
     }
+    // FP8: first each head's scale from its largest magnitude (a loop over
+    // the heads), then every value through its head's scale, read back (a
+    // loop over the heads and values: on the GPU, the block's threads
+    // share the divisions and roundings rather than one thread a head).
+    auto load = [&](OpBuilder &b, Location l, Value h, Value d) {
+      return memref::LoadOp::create(b, l, *x, ValueRange{bi, h, si, d})
+          .getResult();
+    };
     scf::ParallelOp::create(
         rewriter, loc, ValueRange{c(0)}, ValueRange{c(heads)}, ValueRange{c(1)},
         [&](OpBuilder &b, Location l, ValueRange hs) {
           Value h = hs[0];
-          auto load = [&](OpBuilder &nb, Value d) {
-            return memref::LoadOp::create(nb, l, *x, ValueRange{bi, h, si, d})
-                .getResult();
-          };
-          // Each value's rounding to the pool (FP8: divided by the scale).
-          std::function<Value(OpBuilder &, Value)> encode =
-              [&](OpBuilder &nb, Value v) {
-                return castFloat(nb, l, v, stored);
-              };
-          Value scale;
-          if (scales) {
-            auto amax = scf::ForOp::create(
-                b, l, c(0), c(dim), c(1),
-                ValueRange{floatConst(b, l, f32, 0.0)},
-                [&](OpBuilder &nb, Location nl, Value d, ValueRange acc) {
-                  Value v = castFloat(nb, nl, load(nb, d), f32);
-                  Value m = arith::MaximumFOp::create(
-                      nb, nl, math::AbsFOp::create(nb, nl, v), acc[0]);
-                  scf::YieldOp::create(nb, nl, m);
-                });
-            scale = arith::MaximumFOp::create(
-                b, l,
-                arith::DivFOp::create(b, l, amax.getResult(0),
-                                      floatConst(b, l, f32, 448.0)),
-                floatConst(b, l, f32, 0x1p-126));
-            memref::StoreOp::create(b, l, scale, scales,
-                                    ValueRange{pageIndex, h, row});
-            encode = [&](OpBuilder &nb, Value v) {
-              Value q = arith::DivFOp::create(nb, l, castFloat(nb, l, v, f32),
-                                              scale);
-              return encodeE4M3(nb, l, q);
-            };
-          }
-          scf::ForOp::create(
-              b, l, c(0), c(dim), c(1), ValueRange{},
-              [&](OpBuilder &nb, Location nl, Value d, ValueRange) {
-                memref::StoreOp::create(nb, nl, encode(nb, load(nb, d)), *pool,
-                                        ValueRange{pageIndex, h, row, d});
-                scf::YieldOp::create(nb, nl);
+          auto amax = scf::ForOp::create(
+              b, l, c(0), c(dim), c(1), ValueRange{floatConst(b, l, f32, 0.0)},
+              [&](OpBuilder &nb, Location nl, Value d, ValueRange acc) {
+                Value v = castFloat(nb, nl, load(nb, nl, h, d), f32);
+                Value m = arith::MaximumFOp::create(
+                    nb, nl, math::AbsFOp::create(nb, nl, v), acc[0]);
+                scf::YieldOp::create(nb, nl, m);
               });
+          Value scale = arith::MaximumFOp::create(
+              b, l,
+              arith::DivFOp::create(b, l, amax.getResult(0),
+                                    floatConst(b, l, f32, 448.0)),
+              floatConst(b, l, f32, 0x1p-126));
+          memref::StoreOp::create(b, l, scale, scales,
+                                  ValueRange{pageIndex, h, row});
         });
-    SmallVector<Value> results = {*pool};
-    if (scales)
-      results.push_back(scales);
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{c(0), c(0)}, ValueRange{c(heads), c(dim)},
+        ValueRange{c(1), c(1)}, [&](OpBuilder &b, Location l, ValueRange hd) {
+          Value scale = memref::LoadOp::create(
+              b, l, scales, ValueRange{pageIndex, hd[0], row});
+          Value q = arith::DivFOp::create(
+              b, l, castFloat(b, l, load(b, l, hd[0], hd[1]), f32), scale);
+          memref::StoreOp::create(b, l, encodeE4M3(b, l, q), *pool,
+                                  ValueRange{pageIndex, hd[0], row, hd[1]});
+        });
+    SmallVector<Value> results = {*pool, scales};
     replaceOpWithBufferizedValues(rewriter, write, results);
     return success();
   }

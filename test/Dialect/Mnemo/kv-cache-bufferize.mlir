@@ -51,7 +51,8 @@ func.func @write_copy(%new: tensor<?x2x?x32xf32>,
 }
 
 // FP8: per token and head, amax over D, scale = max(amax / 448, 2^-126)
-// stored in the scale pool, then each value / scale as E4M3 (integer ops).
+// stored in the scale pool (a loop over the heads), then each value / its
+// head's scale, read back, as E4M3 (integer ops; a loop over heads and values).
 // CHECK-LABEL: func.func @write_fp8
 // CHECK: scf.forall
 // CHECK: scf.if
@@ -61,11 +62,13 @@ func.func @write_copy(%new: tensor<?x2x?x32xf32>,
 // CHECK: arith.maximumf
 // CHECK: %[[DIV:.*]] = arith.divf %[[AMAX]], %cst
 // CHECK: %[[SCALE:.*]] = arith.maximumf %[[DIV]], %cst
-// CHECK: memref.store %[[SCALE]], %arg2[%{{.*}}, %[[H]], %{{.*}}]
-// CHECK: scf.for
-// CHECK: arith.divf %{{.*}}, %[[SCALE]]
+// CHECK: memref.store %[[SCALE]], %arg2[%[[PAGE:[0-9a-z_]+]], %[[H]], %[[ROW:[0-9a-z_]+]]]
+// CHECK: scf.parallel (%[[H2:.*]], %[[D:.*]]) = (%c0, %c0) to (%c2, %c32)
+// CHECK: %[[S2:.*]] = memref.load %arg2[%[[PAGE]], %[[H2]], %[[ROW]]]
+// CHECK: %[[X:.*]] = memref.load %arg0[%{{.*}}, %[[H2]], %c0, %[[D]]]
+// CHECK: arith.divf %[[X]], %[[S2]]
 // CHECK: arith.bitcast %{{.*}} : i8 to f8E4M3FN
-// CHECK: memref.store %{{.*}}, %arg1[
+// CHECK: memref.store %{{.*}}, %arg1[%[[PAGE]], %[[H2]], %[[ROW]], %[[D]]]
 func.func @write_fp8(%new: tensor<?x2x1x32xf32>,
                      %pool: tensor<64x2x16x32xf8E4M3FN> {bufferization.writable = true},
                      %scales: tensor<64x2x16xf32> {bufferization.writable = true},
