@@ -79,6 +79,8 @@ stageBase(ImplicitLocOpBuilder &b, const Problem &p, Value warp, Value slot) {
 /// rows). (The copies that fill the ring then write 2 lanes a bank.)
 static Value swizzleChunk(ImplicitLocOpBuilder &b, Value row, Value chunk,
                           int64_t chunks) {
+  if (chunks <= 1) // a row of one chunk (or less) stays as it is
+    return chunk;
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   Value pair =
       arith::RemUIOp::create(b, arith::DivUIOp::create(b, row, c(2)), c(4));
