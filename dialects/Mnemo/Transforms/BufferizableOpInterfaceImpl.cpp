@@ -129,62 +129,56 @@ struct KVCacheWriteOpInterface
         memref::LoadOp::create(rewriter, loc, *table,
                                ValueRange{bi, logical}));
     Type f32 = rewriter.getF32Type();
-    // A parallel loop over the token's heads (with an FP8 cache: its values
-    // go through one head's scale), and over their values too without one:
-    // on the GPU the token's block spreads it over its threads.
-    if (!scales) {
-      scf::ParallelOp::create(
-          rewriter, loc, ValueRange{c(0), c(0)}, ValueRange{c(heads), c(dim)},
-          ValueRange{c(1), c(1)},
-          [&](OpBuilder &b, Location l, ValueRange hd) {
-            Value v = memref::LoadOp::create(b, l, *x,
-                                             ValueRange{bi, hd[0], si, hd[1]});
-            memref::StoreOp::create(b, l, castFloat(b, l, v, stored), *pool,
-                                    ValueRange{pageIndex, hd[0], row, hd[1]});
-          });
-      SmallVector<Value> results = {*pool};
-      replaceOpWithBufferizedValues(rewriter, write, results);
-      return success();
-    }
-    // FP8: first each head's scale from its largest magnitude (a loop over
-    // the heads), then every value through its head's scale, read back (a
-    // loop over the heads and values: on the GPU, the block's threads
-    // share the divisions and roundings rather than one thread a head).
     auto load = [&](OpBuilder &b, Location l, Value h, Value d) {
       return memref::LoadOp::create(b, l, *x, ValueRange{bi, h, si, d})
           .getResult();
     };
-    scf::ParallelOp::create(
-        rewriter, loc, ValueRange{c(0)}, ValueRange{c(heads)}, ValueRange{c(1)},
-        [&](OpBuilder &b, Location l, ValueRange hs) {
-          Value h = hs[0];
-          auto amax = scf::ForOp::create(
-              b, l, c(0), c(dim), c(1), ValueRange{floatConst(b, l, f32, 0.0)},
-              [&](OpBuilder &nb, Location nl, Value d, ValueRange acc) {
-                Value v = castFloat(nb, nl, load(nb, nl, h, d), f32);
-                Value m = arith::MaximumFOp::create(
-                    nb, nl, math::AbsFOp::create(nb, nl, v), acc[0]);
-                scf::YieldOp::create(nb, nl, m);
-              });
-          Value scale = arith::MaximumFOp::create(
-              b, l,
-              arith::DivFOp::create(b, l, amax.getResult(0),
-                                    floatConst(b, l, f32, 448.0)),
-              floatConst(b, l, f32, 0x1p-126));
-          memref::StoreOp::create(b, l, scale, scales,
-                                  ValueRange{pageIndex, h, row});
-        });
+    // FP8: first each head's scale from its largest magnitude, a parallel
+    // loop over the heads.
+    if (scales)
+      scf::ParallelOp::create(
+          rewriter, loc, ValueRange{c(0)}, ValueRange{c(heads)},
+          ValueRange{c(1)}, [&](OpBuilder &b, Location l, ValueRange hs) {
+            Value h = hs[0];
+            auto amax = scf::ForOp::create(
+                b, l, c(0), c(dim), c(1),
+                ValueRange{floatConst(b, l, f32, 0.0)},
+                [&](OpBuilder &nb, Location nl, Value d, ValueRange acc) {
+                  Value v = castFloat(nb, nl, load(nb, nl, h, d), f32);
+                  Value m = arith::MaximumFOp::create(
+                      nb, nl, math::AbsFOp::create(nb, nl, v), acc[0]);
+                  scf::YieldOp::create(nb, nl, m);
+                });
+            Value scale = arith::MaximumFOp::create(
+                b, l,
+                arith::DivFOp::create(b, l, amax.getResult(0),
+                                      floatConst(b, l, f32, 448.0)),
+                floatConst(b, l, f32, 0x1p-126));
+            memref::StoreOp::create(b, l, scale, scales,
+                                    ValueRange{pageIndex, h, row});
+          });
+    // Every value rounded to the pool (FP8: divided by its head's scale,
+    // read back), a parallel loop over the heads and values: on the GPU the
+    // token's block spreads it over its threads.
     scf::ParallelOp::create(
         rewriter, loc, ValueRange{c(0), c(0)}, ValueRange{c(heads), c(dim)},
         ValueRange{c(1), c(1)}, [&](OpBuilder &b, Location l, ValueRange hd) {
-          Value scale = memref::LoadOp::create(
-              b, l, scales, ValueRange{pageIndex, hd[0], row});
-          Value q = arith::DivFOp::create(
-              b, l, castFloat(b, l, load(b, l, hd[0], hd[1]), f32), scale);
-          memref::StoreOp::create(b, l, encodeE4M3(b, l, q), *pool,
+          Value v = load(b, l, hd[0], hd[1]);
+          if (scales) {
+            Value scale = memref::LoadOp::create(
+                b, l, scales, ValueRange{pageIndex, hd[0], row});
+            v = encodeE4M3(
+                b, l,
+                arith::DivFOp::create(b, l, castFloat(b, l, v, f32), scale));
+          } else {
+            v = castFloat(b, l, v, stored);
+          }
+          memref::StoreOp::create(b, l, v, *pool,
                                   ValueRange{pageIndex, hd[0], row, hd[1]});
         });
-    SmallVector<Value> results = {*pool, scales};
+    SmallVector<Value> results = {*pool};
+    if (scales)
+      results.push_back(scales);
     replaceOpWithBufferizedValues(rewriter, write, results);
     return success();
   }
