@@ -225,8 +225,11 @@ Executor::~Executor() {
   if (stream)
     driver->streamDestroy(stream);
   for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i] && !borrowed[i])
+    if (buffers[i] && !borrowed[i] &&
+        plan.buffers[i].kind != GpuBuffer::Kind::Temporary)
       driver->memFree(buffers[i]);
+  if (arenaBase)
+    driver->memFree(arenaBase);
   if (module)
     driver->moduleUnload(module);
 }
@@ -241,18 +244,15 @@ void Executor::dropGraphs() {
   graphs.clear();
 }
 
-/// Puts the plan's device work on the executor's stream: the temporaries
-/// poisoned (NaN bytes, so that nothing can depend on a previous run), then
-/// every kernel in plan order (one of an empty grid is skipped).
+/// Puts the plan's device work on the executor's stream: the temporaries'
+/// arena poisoned (NaN bytes, so that nothing can depend on a previous
+/// run), then every kernel in plan order (one of an empty grid is skipped).
 mnemo_status_t Executor::enqueuePlan() {
   const Driver &d = *driver;
   CUresult r = 0;
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    if (plan.buffers[i].kind != GpuBuffer::Kind::Temporary || !bytesNow[i])
-      continue;
-    if ((r = d.memsetD8Async(buffers[i], 0xff, bytesNow[i], stream)) != 0)
-      return driverError(d, r, path.c_str(), "cuMemsetD8Async");
-  }
+  if (arena.extent() &&
+      (r = d.memsetD8Async(arenaBase, 0xff, arena.extent(), stream)) != 0)
+    return driverError(d, r, path.c_str(), "cuMemsetD8Async");
   for (size_t k = 0; k < plan.launches.size(); ++k) {
     const GpuLaunch &l = plan.launches[k];
     const std::array<unsigned, 3> &g = gridNow[k];
@@ -316,6 +316,37 @@ mnemo_status_t Executor::allocate(size_t i, uint64_t bytes) {
     return driverError(d, r, path.c_str(), "cuMemAlloc");
   }
   capacity[i] = bytes;
+  return nullptr;
+}
+
+mnemo_status_t Executor::placeTemporaries(bool &moved) {
+  bool relaid = arena.place(bytesNow);
+  if (arena.extent() > arenaCapacity) {
+    // Grown in steps of 2 MiB, so that prompts a little longer than the
+    // last do not each allocate again.
+    constexpr uint64_t kStep = uint64_t(2) << 20;
+    uint64_t bytes = (arena.extent() + kStep - 1) / kStep * kStep;
+    const Driver &d = *driver;
+    dropGraphs(); // their launches hold the old addresses
+    if (arenaBase)
+      d.memFree(arenaBase);
+    arenaBase = 0;
+    arenaCapacity = 0;
+    if (CUresult r = d.memAlloc(&arenaBase, bytes)) {
+      arenaBase = 0;
+      String what = formatString(
+          "%s: the temporaries at this input shape (%llu MiB)", path.c_str(),
+          static_cast<unsigned long long>(bytes >> 20));
+      return driverError(d, r, what.c_str(), "cuMemAlloc");
+    }
+    arenaCapacity = bytes;
+    relaid = true;
+  }
+  if (!relaid)
+    return nullptr;
+  for (uint32_t t : arena.temporaries())
+    buffers[t] = arenaBase + arena.offset(t);
+  moved = true;
   return nullptr;
 }
 
@@ -467,6 +498,8 @@ mnemo_status_t Executor::prepare(
   // memory does not move.
   bool moved = false;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].kind == GpuBuffer::Kind::Temporary)
+      continue; // in the arena
     if (borrowed[i] && bytesNow[i] > capacity[i])
       return makeStatus(
           MNEMO_STATUS_INVALID_ARGUMENT,
@@ -480,23 +513,24 @@ mnemo_status_t Executor::prepare(
       moved = true;
     }
   }
+  MNEMO_RETURN_IF_ERROR(placeTemporaries(moved));
   moved = moved || residentMoved;
   residentMoved = false;
-  // A map is encoded again when its source moved or its dims or strides
-  // changed with the shape. No run is in flight (run() waits for the
-  // device), and a graph reads the map's buffer, not a copy of it.
+  // A map is encoded again when it or its source moved or its dims or
+  // strides changed with the shape. No run is in flight (run() waits for
+  // the device), and a graph reads the map's buffer, not a copy of it.
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     if (plan.buffers[i].kind != GpuBuffer::Kind::TensorMap)
       continue;
+    const GpuTensorMap &m = plan.buffers[i].map;
     MapShape &now = mapNow[i], &encoded = mapEncoded[i];
-    if (!moved && encoded.valid && encoded.dims == now.dims &&
-        encoded.strides == now.strides)
+    now.source = buffers[m.source];
+    if (encoded.valid && encoded.source == now.source &&
+        encoded.dims == now.dims && encoded.strides == now.strides)
       continue;
     encoded.valid = false;
-    const GpuTensorMap &m = plan.buffers[i].map;
     MNEMO_RETURN_IF_ERROR(encodeTensorMap(*driver, path.c_str(), m, now.dims,
-                                          now.strides, buffers[m.source],
-                                          buffers[i]));
+                                          now.strides, now.source, buffers[i]));
     encoded = now;
     encoded.valid = true;
   }
@@ -547,7 +581,7 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   // uploaded once; the rest at the first call that knows its size.
   for (size_t i = 0; i < n; ++i) {
     const GpuBuffer &b = plan.buffers[i];
-    bool sized = b.bytesExpr < 0;
+    bool sized = b.bytesExpr < 0 && b.kind != GpuBuffer::Kind::Temporary;
     if (b.kind == GpuBuffer::Kind::Input)
       for (int64_t dim : f.inputs[b.index].shape)
         sized = sized && dim >= 0;

@@ -13,6 +13,7 @@
 #define MNEMO_RUNTIME_CUDA_EXECUTOR_H
 
 #include "cuda/driver.h"
+#include "cuda/temporary_arena.h"
 #include "model.h"
 
 #include "support/Memory.h"
@@ -66,14 +67,21 @@ public:
   mnemo_status_t setGraph(bool enabled);
   bool usesGraph() const { return useGraph; }
 
+  /// The device bytes held for the temporaries (one arena, the largest
+  /// any prepared shape needed).
+  uint64_t temporaryBytes() const { return arenaCapacity; }
+
 private:
   Executor(const mnemo_model_t &model, const FunctionPlan &plan)
-      : model(model), plan(plan.gpu), path(model.name) {}
+      : model(model), plan(plan.gpu), path(model.name), arena(plan.gpu) {}
   mnemo_status_t load(const FunctionPlan &function);
   mnemo_status_t evaluate(const Vector<Vector<int64_t>> &shapes);
   /// Tensor map buffer `i`'s dims and strides at the evaluated shape.
   mnemo_status_t evaluateMap(size_t i);
   mnemo_status_t allocate(size_t buffer, uint64_t bytes);
+  /// Lays the temporaries out at the evaluated shape, growing the arena
+  /// when it is too small; sets `moved` when an address changed.
+  mnemo_status_t placeTemporaries(bool &moved);
   void fillArguments();
   mnemo_status_t enqueuePlan();
   mnemo_status_t captureGraph(CUgraphExec *out);
@@ -83,6 +91,9 @@ private:
   const GpuPlan &plan;
   const FunctionPlan *function = nullptr; // its signature
   String path; // for messages
+  TemporaryArena arena; // where each temporary lives in arenaBase
+  CUdeviceptr arenaBase = 0;
+  uint64_t arenaCapacity = 0;
   const Driver *driver = nullptr;
   CUmodule module = nullptr;
   Vector<CUfunction> kernels;  // per launch
@@ -114,10 +125,10 @@ private:
   Vector<CachedGraph> graphs;
   bool useGraph = false; // replay (or capture) graphs
   /// Per tensor map buffer: its dims and strides at the prepared shape,
-  /// and those it was last encoded with (valid: encoded at the source's
-  /// current address).
+  /// and those (and the source address) it was last encoded with.
   struct MapShape {
     Vector<uint64_t> dims, strides;
+    CUdeviceptr source = 0; // the source's address
     bool valid = false;
   };
   Vector<MapShape> mapNow, mapEncoded;
