@@ -7,7 +7,7 @@
 //   mnemo-run OUT.mnemo --generate N --input input_ids=IDS.npy
 //             --output-dir DIR [--prompt-lengths L0,L1,...]
 //             [--teacher-force TOKENS.npy] [--threads N] [--kv-pages N]
-//             [--prompt-chunk N]
+//             [--prompt-chunk N] [--repeat N]
 //
 // Row i of IDS ([B, S] int64) is a prompt of its first Li tokens (default
 // S). All rows are added to one generator (one prefill over the ragged
@@ -22,7 +22,10 @@
 // (float32 [B, N, V], the logits each token was chosen from), and prints
 // the time to first token (the prefill), the time per output token (the
 // median decode step), the decode throughput and the KV cache the rows
-// hold at the end (mnemo_generator_cache_bytes).
+// hold at the end (mnemo_generator_cache_bytes). With --repeat N it
+// generates N times over one generator (releasing the sequences between
+// runs) and reports the last run, a warm one: the first allocates the
+// device's buffers and captures its graphs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,74 +141,90 @@ int mnemo::run::generate(const GenerateOptions &options) {
   std::vector<float> stepLogits(rows * steps * vocab);
   bool progress = isatty(STDERR_FILENO);
 
-  double start = nowMs();
-  size_t chunk = options.promptChunk > 0
-                     ? static_cast<size_t>(options.promptChunk)
-                     : static_cast<size_t>(width);
-  std::vector<size_t> first(rows);
-  for (long r = 0; r < rows; ++r)
-    first[r] = std::min(lengths[r], chunk);
-  if (options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
-    // The append's own error says what is missing.
-    status = mnemo_generator_append(gen, 0, nullptr, nullptr, nullptr);
-    std::string message = mnemo_status_message(status);
-    mnemo_status_free(status);
-    mnemo_generator_free(gen);
-    return fail("--prompt-chunk", message);
-  }
-  status = mnemo_generator_add(gen, static_cast<size_t>(rows), prompts.data(),
-                               first.data(), seq.data());
-  for (size_t done = chunk; !status; done += chunk) {
-    std::vector<uint64_t> live;
-    std::vector<const int64_t *> parts;
-    std::vector<size_t> counts;
-    for (long r = 0; r < rows; ++r)
-      if (lengths[r] > done) {
-        live.push_back(seq[r]);
-        parts.push_back(prompts[r] + done);
-        counts.push_back(std::min(lengths[r] - done, chunk));
-      }
-    if (live.empty())
-      break;
-    status = mnemo_generator_append(gen, live.size(), live.data(),
-                                    parts.data(), counts.data());
-  }
-  double ttft = nowMs() - start;
-  if (status) {
-    // "prompt I: ..." is row I of the ids file.
-    std::string message = mnemo_status_message(status);
-    mnemo_status_free(status);
-    mnemo_generator_free(gen);
-    return fail(options.ids, message);
-  }
+  // Each run but the last releases its sequences, so that the next one
+  // starts from an empty pool (the buffers it allocated and the graphs it
+  // captured stay): --repeat's later runs time a warm generator.
   std::vector<double> stepTimes;
-  for (long i = 0; !status && i < steps; ++i) {
-    for (long r = 0; !status && r < rows; ++r) {
-      const float *logits = nullptr;
-      if ((status = mnemo_generator_logits(gen, seq[r], &logits)))
-        break;
-      std::copy(logits, logits + vocab, &stepLogits[(r * steps + i) * vocab]);
-      tokens[r * steps + i] = std::max_element(logits, logits + vocab) - logits;
-      fed[r] = forced ? forced[r * forcedWidth + i] : tokens[r * steps + i];
+  double ttft = 0, coldTtft = 0;
+  uint64_t cacheBytes = 0, held = 0;
+  for (long run = 0; run < options.repeat; ++run) {
+    stepTimes.clear();
+    double start = nowMs();
+    size_t chunk = options.promptChunk > 0
+                       ? static_cast<size_t>(options.promptChunk)
+                       : static_cast<size_t>(width);
+    std::vector<size_t> first(rows);
+    for (long r = 0; r < rows; ++r)
+      first[r] = std::min(lengths[r], chunk);
+    if (options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
+      // The append's own error says what is missing.
+      status = mnemo_generator_append(gen, 0, nullptr, nullptr, nullptr);
+      std::string message = mnemo_status_message(status);
+      mnemo_status_free(status);
+      mnemo_generator_free(gen);
+      return fail("--prompt-chunk", message);
     }
-    if (status || i + 1 == steps)
+    status = mnemo_generator_add(gen, static_cast<size_t>(rows),
+                                 prompts.data(), first.data(), seq.data());
+    for (size_t done = chunk; !status; done += chunk) {
+      std::vector<uint64_t> live;
+      std::vector<const int64_t *> parts;
+      std::vector<size_t> counts;
+      for (long r = 0; r < rows; ++r)
+        if (lengths[r] > done) {
+          live.push_back(seq[r]);
+          parts.push_back(prompts[r] + done);
+          counts.push_back(std::min(lengths[r] - done, chunk));
+        }
+      if (live.empty())
+        break;
+      status = mnemo_generator_append(gen, live.size(), live.data(),
+                                      parts.data(), counts.data());
+    }
+    ttft = nowMs() - start;
+    coldTtft = run ? coldTtft : ttft;
+    if (status) {
+      // "prompt I: ..." is row I of the ids file.
+      std::string message = mnemo_status_message(status);
+      mnemo_status_free(status);
+      mnemo_generator_free(gen);
+      return fail(options.ids, message);
+    }
+    for (long i = 0; !status && i < steps; ++i) {
+      for (long r = 0; !status && r < rows; ++r) {
+        const float *logits = nullptr;
+        if ((status = mnemo_generator_logits(gen, seq[r], &logits)))
+          break;
+        std::copy(logits, logits + vocab,
+                  &stepLogits[(r * steps + i) * vocab]);
+        tokens[r * steps + i] =
+            std::max_element(logits, logits + vocab) - logits;
+        fed[r] = forced ? forced[r * forcedWidth + i] : tokens[r * steps + i];
+      }
+      if (status || i + 1 == steps)
+        break;
+      double t0 = nowMs();
+      status = mnemo_generator_step(gen, static_cast<size_t>(rows),
+                                    seq.data(), fed.data());
+      stepTimes.push_back(nowMs() - t0);
+      if (progress)
+        std::fprintf(stderr, "\rgenerating: %ld/%ld tokens", i + 2, steps);
+    }
+    if (progress && steps > 1)
+      std::fprintf(stderr, "\n");
+    // The tokens the rows hold: their prompts and every fed token.
+    cacheBytes = mnemo_generator_cache_bytes(gen);
+    held = 0;
+    for (long r = 0; r < rows; ++r) {
+      size_t length = 0;
+      if (!status &&
+          !(status = mnemo_generator_sequence_length(gen, seq[r], &length)))
+        held += length;
+    }
+    for (long r = 0; !status && run + 1 < options.repeat && r < rows; ++r)
+      status = mnemo_generator_release(gen, seq[r]);
+    if (status)
       break;
-    double t0 = nowMs();
-    status = mnemo_generator_step(gen, static_cast<size_t>(rows), seq.data(),
-                                  fed.data());
-    stepTimes.push_back(nowMs() - t0);
-    if (progress)
-      std::fprintf(stderr, "\rgenerating: %ld/%ld tokens", i + 2, steps);
-  }
-  if (progress && steps > 1)
-    std::fprintf(stderr, "\n");
-  // The tokens the rows hold: their prompts and every fed token.
-  uint64_t cacheBytes = mnemo_generator_cache_bytes(gen), held = 0;
-  for (long r = 0; r < rows; ++r) {
-    size_t length = 0;
-    if (!status &&
-        !(status = mnemo_generator_sequence_length(gen, seq[r], &length)))
-      held += length;
   }
   mnemo_generator_free(gen);
   if (status)
@@ -235,6 +254,10 @@ int mnemo::run::generate(const GenerateOptions &options) {
     total += t;
   std::printf("time to first token: %.4g ms (prefill of %ld prompt%s)\n",
               ttft, rows, rows == 1 ? "" : "s");
+  if (options.repeat > 1)
+    std::printf("the last of %ld runs; the first run's time to first token: "
+                "%.4g ms\n",
+                options.repeat, coldTtft);
   if (!stepTimes.empty())
     std::printf("time per output token: %.4g ms (median of %zu decode "
                 "steps); %.4g tokens/s over the batch of %ld\n",

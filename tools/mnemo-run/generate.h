@@ -23,6 +23,7 @@ struct GenerateOptions {
   long threads = -1; // -1: not given
   long pages = 0;    // --kv-pages (0: what the batch needs)
   long promptChunk = 0; // --prompt-chunk (0: each prompt in one prefill)
+  long repeat = 1;      // --repeat: runs over one generator, the last timed
   std::vector<std::pair<std::string, std::string>> weights; // --weight
 };
 

@@ -64,6 +64,8 @@ constexpr const char *kOptions =
     "  --input NAME=FILE.npy  an input of the function (every one is needed)\n"
     "  --output-dir DIR       write each output to DIR/<name>.npy\n"
     "  --repeat N             run N times; print the median latency\n"
+    "                         (--generate: generate N times, report the\n"
+    "                         last, warm run)\n"
     "  --function NAME        the function to run (default: the first)\n"
     "  --threads N            threads for parallel loops, the caller\n"
     "                         included (default 0: one per core)\n"
@@ -250,10 +252,10 @@ int parseArgs(int argc, char **argv, Options &options) {
                                          : "--prompt-lengths",
                 "needs --generate N");
   if (options.generate &&
-      (options.repeat != 1 || !options.function.empty() || options.profile ||
-       options.dumpPlan || options.cudaGraph >= 0))
-    return fail("--generate", "takes no --repeat, --function, --profile, "
-                              "--dump-plan or --cuda-graph");
+      (!options.function.empty() || options.profile || options.dumpPlan ||
+       options.cudaGraph >= 0))
+    return fail("--generate", "takes no --function, --profile, --dump-plan "
+                              "or --cuda-graph");
   return -1;
 }
 
@@ -345,6 +347,7 @@ int runGeneration(const Options &options) {
   g.threads = options.threads;
   g.pages = options.kvPages;
   g.promptChunk = options.promptChunk;
+  g.repeat = options.repeat;
   g.weights = options.weights;
   return generate(g);
 }
