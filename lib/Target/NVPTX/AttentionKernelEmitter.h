@@ -242,9 +242,10 @@ private:
   }
   /// A paged attention's query position of row `r` (-1: padding).
   Value rowPosition(Value r);
-  /// The block table's entry for key `key` of this block's sequence (the
-  /// table's last entry for a key past it: an entry the key's copy then
-  /// does not use).
+  /// The block table's entry for key `key` of this block's sequence, in
+  /// the table's own type (32 bits: half the registers of an index where
+  /// entries are carried ahead; the table's last entry for a key past it:
+  /// an entry the key's copy then does not use).
   Value pageEntry(Value key);
   /// Key `key` of this block's sequence: its page, its row in the page,
   /// and whether it exists (below the length); else page 0, row 0.

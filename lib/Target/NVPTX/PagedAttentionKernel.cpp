@@ -121,9 +121,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
 Value KernelEmitter::pageEntry(Value key) {
   Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
                                       sub(div(n.skv, p.pageSize), idx(1)));
-  return arith::IndexCastOp::create(
-      b, b.getIndexType(),
-      memref::LoadOp::create(b, table, ValueRange{batch, slot}));
+  return memref::LoadOp::create(b, table, ValueRange{batch, slot});
 }
 
 std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key,
@@ -132,7 +130,8 @@ std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key,
   // reads no table entry the runtime filled, so its (zero-byte) copy names
   // page 0.
   Value valid = lt(key, skv());
-  Value page = entry ? entry : pageEntry(key);
+  Value page = arith::IndexCastOp::create(b, b.getIndexType(),
+                                          entry ? entry : pageEntry(key));
   return {select(valid, page, idx(0)),
           select(valid, rem(key, p.pageSize), idx(0)), valid};
 }
