@@ -1131,35 +1131,6 @@ Type sixteenBitWeightType(func::FuncOp func) {
   return mixed ? Type() : found;
 }
 
-/// `v` with element type `type`: a linalg.generic of arith.truncf or extf.
-Value convertElements(OpBuilder &b, Location loc, Value v, Type type) {
-  auto t = cast<RankedTensorType>(v.getType());
-  bool narrow = type.getIntOrFloatBitWidth() < t.getElementTypeBitWidth();
-  Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, v),
-                                       type);
-  AffineMap id = b.getMultiDimIdentityMap(t.getRank());
-  SmallVector<utils::IteratorType> parallel(t.getRank(),
-                                            utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{v},
-             ValueRange{init}, ArrayRef<AffineMap>{id, id}, parallel,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value x = narrow ? Value(arith::TruncFOp::create(
-                                      nb, nl, type, args[0]))
-                                : Value(arith::ExtFOp::create(nb, nl, type,
-                                                              args[0]));
-               linalg::YieldOp::create(nb, nl, x);
-             })
-      .getResult(0);
-}
-
-/// Erases the conversion `generic` and its init.
-void eraseConversion(linalg::GenericOp generic) {
-  Operation *init = generic.getDpsInits()[0].getDefiningOp();
-  generic.erase();
-  init->erase();
-}
-
 /// An f32 attention of a 16-bit artifact as one in `elem` (Q, K and V
 /// rounded, the result widened back) when `takes` accepts the rounded op;
 /// else `op`, unchanged (also when it is not all f32, or has an additive

@@ -390,12 +390,6 @@ struct Buffers {
 Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
                     RankedTensorType resultType);
 
-/// `v` with element type `type`: a linalg.generic of arith.truncf or extf.
-Value convertElements(OpBuilder &b, Location loc, Value v, Type type);
-
-/// Erases the conversion `generic` and its init.
-void eraseConversion(linalg::GenericOp generic);
-
 /// Clones the f32 op `op` with `map` (some operands rounded by the
 /// `conversions`) and its result retyped to `elem`. When `takes` accepts
 /// the clone, its result is widened back for `op`'s users and `op` erased;

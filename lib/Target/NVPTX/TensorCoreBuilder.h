@@ -9,6 +9,7 @@
 // mma.sync m16n8k16 fragments, wgmma shared-memory descriptors, TMA copies
 // and their mbarriers. The fragment layouts are those of the PTX ISA
 // ("Matrix fragments for mma.m16n8k16", "wgmma register fragments").
+// Also the element conversions that narrow a kernel's f32 operands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 
 #include "mnemo/Target/NVPTX/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::mnemo::nvptx {
@@ -176,6 +179,12 @@ protected:
   Type reg;
   Value tiles;
 };
+
+/// `v` with element type `type`: a linalg.generic of arith.truncf or extf.
+Value convertElements(OpBuilder &b, Location loc, Value v, Type type);
+
+/// Erases the conversion `generic` and its init.
+void eraseConversion(linalg::GenericOp generic);
 
 } // namespace mlir::mnemo::nvptx
 

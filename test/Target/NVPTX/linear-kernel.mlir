@@ -4,6 +4,7 @@
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="shared-bytes-limit=16384 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=SM90
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a tma=false shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=NOTMA
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a narrow-inputs=false shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=NARROW-OFF
 
 // f32 input, bf16 weight [N, K], f32 bias; 200 rows, K 136 and N 200 off
 // the tiles. 16 output tiles of 64 x 64 (2 x 2 warps of 32 x 32), 3 steps of
@@ -168,9 +169,10 @@ func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>,
 }
 
 // Rows known at run time only (a dynamic batch and sequence): the tiling a
-// prefill of 4096 rows gets, without split-K or TMA for the input (its map
-// would need the rows); the result takes the input's dims, the grid's rows
-// and the kernel's bound follow the row count.
+// prefill of 4096 rows gets, without split-K; the result takes the input's
+// dims, the grid's rows and the kernel's bound follow the row count. On
+// sm_90a the input's tiles arrive by TMA too (the launch plan encodes its
+// map at each call's row count).
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK: %[[X:.*]] = bufferization.to_buffer %arg0 read_only
 // CHECK: %[[XR:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<?x?x256xbf16> into memref<?x256xbf16>
@@ -184,7 +186,9 @@ func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>,
 // CHECK: arith.cmpi slt, %{{.*}}, %[[M]]
 // CHECK: return
 // SM90-LABEL: func.func @dynamic_rows
-// SM90-NOT: nvgpu.tma.create.descriptor
+// SM90: %[[XR:.*]] = memref.collapse_shape %{{.*}} : memref<?x?x256xbf16> into memref<?x256xbf16>
+// SM90: %[[XC:.*]] = memref.cast %[[XR]] : memref<?x256xbf16> to memref<*xbf16>
+// SM90: nvgpu.tma.create.descriptor %[[XC]]
 // SM90: nvvm.wgmma.mma_async
 func.func @dynamic_rows(%x: tensor<?x?x256xbf16>, %w: tensor<512x256xbf16>) -> tensor<?x?x512xbf16> {
   %0 = mnemo.linear %x, %w layout(out_in) : tensor<?x?x256xbf16>, tensor<512x256xbf16> -> tensor<?x?x512xbf16>
@@ -247,4 +251,41 @@ func.func @norm_shared(%x: tensor<2x37x200xf32>, %n: tensor<200xf32>, %wq: tenso
   %h = mnemo.rms_norm %x, %n eps(1.0e-05) : tensor<2x37x200xf32>, tensor<200xf32> -> tensor<2x37x200xf32>
   %q = mnemo.linear %h, %wq layout(out_in) : tensor<2x37x200xf32>, tensor<72x200xbf16> -> tensor<2x37x72xf32>
   return %q, %h : tensor<2x37x72xf32>, tensor<2x37x200xf32>
+}
+
+// A prefill's f32 input on sm_90a (rows known at run time only): rounded
+// to bf16 once by a conversion of its own, which both layers read, so that
+// their tiles arrive by TMA; the rms_norm stays a kernel instead of being
+// folded in. Decode's rows (max-batch) keep the fold, and so does
+// narrow-inputs=false.
+// SM90-LABEL: func.func @prefill_narrowed
+// SM90: %[[H:.*]] = mnemo.rms_norm
+// SM90: %[[R:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<?x?x256xf32>)
+// SM90: arith.truncf %{{.*}} : f32 to bf16
+// SM90-NOT: linalg.generic
+// SM90: bufferization.to_buffer %[[R]] read_only
+// SM90: nvgpu.tma.create.descriptor
+// SM90: gpu.launch
+// SM90: nvgpu.tma.create.descriptor
+// SM90: gpu.launch
+// SM90: return
+// NARROW-OFF-LABEL: func.func @prefill_narrowed
+// NARROW-OFF-NOT: mnemo.rms_norm
+// NARROW-OFF-NOT: arith.truncf {{.*}} : f32 to bf16
+// NARROW-OFF-NOT: nvgpu.tma.create.descriptor
+// NARROW-OFF: return
+func.func @prefill_narrowed(%x: tensor<?x?x256xf32>, %n: tensor<256xf32>, %wq: tensor<512x256xbf16>, %wk: tensor<384x256xbf16>) -> (tensor<?x?x512xf32>, tensor<?x?x384xf32>) {
+  %h = mnemo.rms_norm %x, %n eps(1.0e-05) : tensor<?x?x256xf32>, tensor<256xf32> -> tensor<?x?x256xf32>
+  %q = mnemo.linear %h, %wq layout(out_in) : tensor<?x?x256xf32>, tensor<512x256xbf16> -> tensor<?x?x512xf32>
+  %k = mnemo.linear %h, %wk layout(out_in) : tensor<?x?x256xf32>, tensor<384x256xbf16> -> tensor<?x?x384xf32>
+  return %q, %k : tensor<?x?x512xf32>, tensor<?x?x384xf32>
+}
+// SM90-LABEL: func.func @decode_keeps_fold
+// SM90-NOT: mnemo.rms_norm
+// SM90-NOT: nvgpu.tma.create.descriptor
+// SM90: return
+func.func @decode_keeps_fold(%x: tensor<8x1x256xf32>, %n: tensor<256xf32>, %wq: tensor<512x256xbf16>) -> tensor<8x1x512xf32> {
+  %h = mnemo.rms_norm %x, %n eps(1.0e-05) : tensor<8x1x256xf32>, tensor<256xf32> -> tensor<8x1x256xf32>
+  %q = mnemo.linear %h, %wq layout(out_in) : tensor<8x1x256xf32>, tensor<512x256xbf16> -> tensor<8x1x512xf32>
+  return %q : tensor<8x1x512xf32>
 }

@@ -132,6 +132,11 @@ def LinearKernelPass
       x * weight and scales each output row by rsqrt(mean(x^2) + eps), the
       sums of squares gathered as x passes through (no split-K then, even
       with `split-k`); the norm stays for its other users;
+    - on sm_90a, an f32 input of many rows (a prefill's rows, known at run
+      time only, or 1024 or more) is instead rounded to the weight's type
+      by a conversion of its own, shared by every layer reading it, when
+      the layer then takes TMA (`narrow-inputs`): no SwiGLU or rms_norm
+      folded in, the producer and the conversion kernels of their own;
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
       enough 128 x 256 (not with SwiGLU or rms_norm), 128 x 128 or 64 x 128
       output tiles for every multiprocessor, each warpgroup multiplies
@@ -156,6 +161,10 @@ def LinearKernelPass
     Option<"fuseRmsNorm", "fuse-rms-norm", "bool", "true",
            "Fold a mnemo.rms_norm feeding the layer into its input loads "
            "and row scales">,
+    Option<"narrowInputs", "narrow-inputs", "bool", "true",
+           "On sm_90a, round the f32 input of a GEMM of many rows (a "
+           "prefill's) to the weight's type in a kernel of its own, so "
+           "that its tiles arrive by TMA">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
@@ -173,12 +182,14 @@ def LinearKernelPass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
