@@ -15,6 +15,9 @@
 //   MNEMO_FAKE_CUDA_FAIL=NAME
 //                     the entry point NAME (e.g. cuLaunchKernel) fails with
 //                     CUDA_ERROR_INVALID_VALUE
+//   MNEMO_FAKE_CUDA_MEMORY=BYTES
+//                     cuMemAlloc of more than BYTES fails with
+//                     CUDA_ERROR_OUT_OF_MEMORY
 //
 // Built twice: with the graph entry points, and without them
 // (MNEMO_FAKE_CUDA_NO_GRAPHS) as an older driver.
@@ -34,6 +37,7 @@ namespace {
 using CUresult = int;
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kInvalidValue = 1; // CUDA_ERROR_INVALID_VALUE
+constexpr CUresult kOutOfMemory = 2;  // CUDA_ERROR_OUT_OF_MEMORY
 
 /// Whether the entry point `name` is asked to fail; logs the failure.
 bool fails(const char *name) {
@@ -86,7 +90,9 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int) {
 }
 CUresult cuCtxSetCurrent(void *) { return kSuccess; }
 CUresult cuGetErrorString(CUresult result, const char **text) {
-  *text = result == kInvalidValue ? "invalid argument" : "unknown error";
+  *text = result == kInvalidValue  ? "invalid argument"
+          : result == kOutOfMemory ? "out of memory"
+                                   : "unknown error";
   return kSuccess;
 }
 CUresult cuDeviceGetAttribute(int *value, int, int) {
@@ -116,8 +122,14 @@ CUresult cuFuncSetAttribute(void *, int, int) { return kSuccess; }
 CUresult cuMemAlloc_v2(uint64_t *ptr, size_t bytes) {
   if (fails("cuMemAlloc_v2"))
     return kInvalidValue;
+  // A device of MNEMO_FAKE_CUDA_MEMORY bytes refuses larger allocations.
+  if (const char *limit = std::getenv("MNEMO_FAKE_CUDA_MEMORY");
+      limit && bytes > std::strtoull(limit, nullptr, 10)) {
+    std::fprintf(stderr, "fake-cuda: cuMemAlloc %zu: out of memory\n", bytes);
+    return kOutOfMemory;
+  }
   *ptr = reinterpret_cast<uint64_t>(std::malloc(bytes));
-  return *ptr ? kSuccess : 2; // CUDA_ERROR_OUT_OF_MEMORY
+  return *ptr ? kSuccess : kOutOfMemory;
 }
 CUresult cuMemFree_v2(uint64_t ptr) {
   std::free(reinterpret_cast<void *>(ptr));
