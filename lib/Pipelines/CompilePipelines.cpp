@@ -64,6 +64,9 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   // Reshapes to computed shapes whose source the refinement made static
   // behind a tensor.cast (a step of one token) fold now.
   pm.addNestedPass<func::FuncOp>(mnemo::createFoldShapeReshapesPass());
+  // Transposes the refinement left moving only unit dims (a decode step's
+  // heads) become views.
+  pm.addNestedPass<func::FuncOp>(mnemo::createFoldUnitTransposesPass());
   // A contiguous past built from a paged cache and concatenated with the
   // new tokens is computed where the attention loads it.
   pm.addPass(mnemo::createGenerateConcatsPass());

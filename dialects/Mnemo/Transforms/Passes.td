@@ -330,6 +330,19 @@ def TransposeConstantWeightsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def FoldUnitTransposesPass : Pass<"mnemo-fold-unit-transposes"> {
+  let summary = "Transposes that move only unit dims as reshapes";
+  let description = [{
+    Rewrites a `linalg.transpose` on tensors whose dims that are not
+    statically 1 keep their order (a decode step's `[B, 1, H, D]` heads
+    swapped to `[B, H, 1, D]`) as `tensor.collapse_shape` onto those dims
+    and `tensor.expand_shape` to the result's shape: the same elements in
+    the same places, a view instead of a copy. A dynamic dim counts as one
+    that is not 1.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def FoldShapeReshapesPass : Pass<"mnemo-fold-shape-reshapes"> {
   let summary = "Reshapes to a listed shape as expand_shape / collapse_shape";
   let description = [{
