@@ -141,6 +141,20 @@ int mnemo::run::generate(const GenerateOptions &options) {
   std::vector<float> stepLogits(rows * steps * vocab);
   bool progress = isatty(STDERR_FILENO);
 
+  size_t chunk = options.promptChunk > 0
+                     ? static_cast<size_t>(options.promptChunk)
+                     : static_cast<size_t>(width);
+  std::vector<size_t> first(rows);
+  for (long r = 0; r < rows; ++r)
+    first[r] = std::min(lengths[r], chunk);
+  if (options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
+    // The append's own error says what is missing.
+    status = mnemo_generator_append(gen, 0, nullptr, nullptr, nullptr);
+    std::string message = mnemo_status_message(status);
+    mnemo_status_free(status);
+    mnemo_generator_free(gen);
+    return fail("--prompt-chunk", message);
+  }
   // Each run but the last releases its sequences, so that the next one
   // starts from an empty pool (the buffers it allocated and the graphs it
   // captured stay): --repeat's later runs time a warm generator.
@@ -150,20 +164,6 @@ int mnemo::run::generate(const GenerateOptions &options) {
   for (long run = 0; run < options.repeat; ++run) {
     stepTimes.clear();
     double start = nowMs();
-    size_t chunk = options.promptChunk > 0
-                       ? static_cast<size_t>(options.promptChunk)
-                       : static_cast<size_t>(width);
-    std::vector<size_t> first(rows);
-    for (long r = 0; r < rows; ++r)
-      first[r] = std::min(lengths[r], chunk);
-    if (options.promptChunk > 0 && !mnemo_generator_can_append(gen)) {
-      // The append's own error says what is missing.
-      status = mnemo_generator_append(gen, 0, nullptr, nullptr, nullptr);
-      std::string message = mnemo_status_message(status);
-      mnemo_status_free(status);
-      mnemo_generator_free(gen);
-      return fail("--prompt-chunk", message);
-    }
     status = mnemo_generator_add(gen, static_cast<size_t>(rows),
                                  prompts.data(), first.data(), seq.data());
     for (size_t done = chunk; !status; done += chunk) {

@@ -26,6 +26,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <cmath>
+#include <optional>
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_LINEARKERNELPASS
@@ -1024,29 +1025,32 @@ struct LinearKernelPass
     // Inputs rounded to a 16-bit type, shared by the layers reading them
     // (an rms_norm's output feeds the q, k and v projections).
     DenseMap<std::pair<Value, Type>, Value> rounded;
+    auto plan = [&](mnemo::LinearOp op, const Fusion &fusion,
+                    std::string &why) {
+      return analyze(op, fusion, gpu->warpgroupMma && useWgmma, useTma, smCount,
+                     splitK, maxBatch, sharedBytesLimit, why);
+    };
     for (mnemo::LinearOp op : ops) {
       std::string why;
       Fusion fusion = fusionOf(op);
-      FailureOr<Gemm> g =
-          analyze(op, fusion, gpu->warpgroupMma && useWgmma, useTma, smCount,
-                  splitK, maxBatch, sharedBytesLimit, why);
+      FailureOr<Gemm> g = plan(op, fusion, why);
       // A prefill's f32 input is rounded by a kernel of its own, once for
       // every layer that reads it, so that the GEMM's tiles arrive by TMA
       // in the weight's type instead of through registers.
       if (succeeded(g) && narrowInputs && wantsNarrowInput(*g)) {
+        std::optional<Gemm> narrowed;
         mnemo::LinearOp narrow =
             narrowInput(op, g->elem, rounded, [&](mnemo::LinearOp n) {
               std::string ignored;
-              FailureOr<Gemm> ng =
-                  analyze(n, Fusion(), gpu->warpgroupMma && useWgmma, useTma,
-                          smCount, splitK, maxBatch, sharedBytesLimit, ignored);
-              return succeeded(ng) && ng->tma;
+              FailureOr<Gemm> ng = plan(n, Fusion(), ignored);
+              if (succeeded(ng) && ng->tma)
+                narrowed = *ng;
+              return narrowed.has_value();
             });
         if (narrow) {
           op = narrow;
           fusion = Fusion();
-          g = analyze(op, fusion, gpu->warpgroupMma && useWgmma, useTma,
-                      smCount, splitK, maxBatch, sharedBytesLimit, why);
+          g = *narrowed;
         }
       }
       if (succeeded(g))

@@ -67,10 +67,6 @@ public:
   mnemo_status_t setGraph(bool enabled);
   bool usesGraph() const { return useGraph; }
 
-  /// The device bytes held for the temporaries (one arena, the largest
-  /// any prepared shape needed).
-  uint64_t temporaryBytes() const { return arenaCapacity; }
-
 private:
   Executor(const mnemo_model_t &model, const FunctionPlan &plan)
       : model(model), plan(plan.gpu), path(model.name), arena(plan.gpu) {}

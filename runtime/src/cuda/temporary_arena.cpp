@@ -1,5 +1,4 @@
-//===- temporary_arena.cpp - a GPU plan's temporaries in one block -*- C++
-//-*-===//
+//===- temporary_arena.cpp - GPU temporaries in one block -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,5 +1,4 @@
-//===- temporary_arena.h - a GPU plan's temporaries in one block -*- C++
-//-*-===//
+//===- temporary_arena.h - GPU temporaries in one block ---------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
