@@ -7,13 +7,16 @@
 # CHECK: asm: cntw found
 # CHECK: asm: cmpgt found
 # CHECK: asm: ld1b found
+# CHECK: asm: lsr found
 # CHECK: sve gemm: 9 of 9 runs passed
 """The register-tiled GEMM in scalable vectors (--target=aarch64-sve), one
 artifact run under qemu at 128, 256 and 512 bits, against numpy row by row:
 a constant weight with a bias, a constant bf16 weight 300 columns wide
 (several column tiles, the last panel partial at every vector length),
 int8 weights decoded in the loop (signed, and unsigned with zero points;
-groups of 8 along K), and weights given at run time in both layouts; 1, 26 and 77 rows (no multiple
+groups of 8 along K), 4-bit codes two a byte along K (int4 signed, int4
+with zero points, nf4; K odd, so the last byte holds one code), and weights
+given at run time in both layouts; 1, 26 and 77 rows (no multiple
 of the micro-tile's 12), K = 29 and N = 37 (no multiple of any vector)."""
 
 import os
@@ -21,6 +24,10 @@ import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "Numerics"))
+from quant_reference import NF4  # noqa: E402
 
 out_dir, mnemoc, runner = sys.argv[1:4]
 qemu = sys.argv[4:]
@@ -55,6 +62,20 @@ scales_u = (0.01 * rng.random((N, GROUPS)) + 0.001).astype(np.float32)
 zeros_u = rng.integers(100, 156, (N, GROUPS)).astype(np.uint8)
 
 
+HALF = -(-K // 2)
+nib_s = rng.integers(0, 256, (N, HALF)).astype(np.uint8)
+nib_u = rng.integers(0, 256, (N, HALF)).astype(np.uint8)
+nib_n = rng.integers(0, 256, (N, HALF)).astype(np.uint8)
+zeros_4 = rng.integers(5, 11, (N, GROUPS)).astype(np.uint8)
+
+
+def nibbles(packed, signed):
+    """The 4-bit codes [N, K] of bytes holding columns 2j (low) and 2j + 1."""
+    both = np.stack([packed & 15, packed >> 4], axis=-1).reshape(N, -1)[:, :K]
+    both = both.astype(np.int64)
+    return np.where(both > 7, both - 16, both) if signed else both
+
+
 def dequantized(codes, scales, zeros=None):
     group = np.arange(K) // GROUP
     q = codes.astype(np.float64)
@@ -75,7 +96,10 @@ func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
         tensor<?x{N}xf32> {{mnemo.name = "in_out"}},
         tensor<?x{N}xf32> {{mnemo.name = "out_in"}},
         tensor<?x{N}xf32> {{mnemo.name = "int8"}},
-        tensor<?x{N}xf32> {{mnemo.name = "int8_zero_points"}}) {{
+        tensor<?x{N}xf32> {{mnemo.name = "int8_zero_points"}},
+        tensor<?x{N}xf32> {{mnemo.name = "int4"}},
+        tensor<?x{N}xf32> {{mnemo.name = "int4_zero_points"}},
+        tensor<?x{N}xf32> {{mnemo.name = "nf4"}}) {{
   %c1 = arith.constant {dense(c1, "f32")}
   %b1 = arith.constant {dense(b1, "f32")}
   %c2 = arith.constant {dense(c2, "bf16")}
@@ -101,8 +125,26 @@ func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
       : tensor<{N}x{K}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
   %y6 = mnemo.linear %x, %wu layout(out_in)
       : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  return %y1, %y2, %y3, %y4, %y5, %y6
+  %q7 = arith.constant {dense_bytes(nib_s, f"tensor<{N}x{HALF}xi8>")}
+  %w7 = mnemo.dequantize %q7, %ss format(int4) group({GROUP})
+      : tensor<{N}x{HALF}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
+  %y7 = mnemo.linear %x, %w7 layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  %q8 = arith.constant {dense_bytes(nib_u, f"tensor<{N}x{HALF}xi8>")}
+  %z8 = arith.constant {dense_bytes(zeros_4, f"tensor<{N}x{GROUPS}xi8>")}
+  %w8 = mnemo.dequantize %q8, %su zero_points(%z8 : tensor<{N}x{GROUPS}xi8>)
+      format(int4) group({GROUP})
+      : tensor<{N}x{HALF}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
+  %y8 = mnemo.linear %x, %w8 layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  %q9 = arith.constant {dense_bytes(nib_n, f"tensor<{N}x{HALF}xi8>")}
+  %w9 = mnemo.dequantize %q9, %ss format(nf4) group({GROUP})
+      : tensor<{N}x{HALF}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
+  %y9 = mnemo.linear %x, %w9 layout(out_in)
+      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+  return %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9
       : tensor<?x{N}xf32>, tensor<?x{WIDE}xf32>, tensor<?x{N}xf32>,
+        tensor<?x{N}xf32>, tensor<?x{N}xf32>, tensor<?x{N}xf32>,
         tensor<?x{N}xf32>, tensor<?x{N}xf32>, tensor<?x{N}xf32>
 }}
 """
@@ -120,7 +162,8 @@ subprocess.run([mnemoc, source, "--target=aarch64-sve", "--max-batch=80",
 asm = subprocess.run([mnemoc, source, "--target=aarch64-sve",
                       "--max-batch=80", "--emit=asm", "-o", "-"],
                      check=True, capture_output=True, text=True).stdout
-for pattern in ("ld1rw\t{ z", "fmla\tz", "cntw\tx", "cmpgt\tp", "ld1b\t{ z"):
+for pattern in ("ld1rw\t{ z", "fmla\tz", "cntw\tx", "cmpgt\tp", "ld1b\t{ z",
+                "lsr\tz"):
     print(f"asm: {pattern.split(chr(9))[0]} {'found' if pattern in asm else 'missing FAIL'}")
 w = rng.standard_normal((K, N)).astype(np.float32)
 wt = rng.standard_normal((N, K)).astype(np.float32)
@@ -139,6 +182,10 @@ for rows in (1, 26, 77):
         "out_in": x64 @ wt.T.astype(np.float64),
         "int8": x64 @ dequantized(codes_s, scales_s).T,
         "int8_zero_points": x64 @ dequantized(codes_u, scales_u, zeros_u).T,
+        "int4": x64 @ dequantized(nibbles(nib_s, True), scales_s).T,
+        "int4_zero_points": x64 @ dequantized(nibbles(nib_u, False), scales_u,
+                                              zeros_4).T,
+        "nf4": x64 @ dequantized(NF4[nibbles(nib_n, False)], scales_s).T,
     }
     for bits in (128, 256, 512):
         runs += 1

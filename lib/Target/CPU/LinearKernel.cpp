@@ -398,8 +398,10 @@ Value KernelBuilder::weightSource(
   Value w = op.getWeight();
   bool outIn = op.getLayout() == WeightLayout::OutIn;
   if ((quantized = quantizedWeight(op)) && t.scalable) {
-    // int8 codes, scales and zero points as [K, N], [groups, N]: rows that
-    // scalable vectors read at any length.
+    // Codes, scales and zero points as [K, N], [groups, N]: rows that
+    // scalable vectors read at any length (4-bit codes as [K / 2, N], a
+    // byte holding rows 2 r and 2 r + 1 of a column, as the checkpoint's
+    // [N, K / 2] bytes hold them).
     if (Value z = quantized.getZeroPoints())
       zeros = transposedConstant(z, packedOf);
     scales = transposedConstant(quantized.getScales(), packedOf);
@@ -464,10 +466,15 @@ Value KernelBuilder::loadWeights(Value kk, Value col, int64_t j) {
 
 SmallVector<Value> KernelBuilder::decodeWeights(Value kk, Value col) {
   if (t.scalable) {
-    // int8 codes as [K, N], scales and zero points as [groups, N]: each
-    // vector of a row decoded from its own columns, past N masked.
+    // Codes as [K, N] (4-bit: [K / 2, N], row kk's code in the low
+    // nibble when kk is even, else in the high one, shifted down here),
+    // scales and zero points as [groups, N]: each vector of a row decoded
+    // from its own columns, past N masked.
     Value group = arith::DivUIOp::create(b, loc, kk,
                                          idx(quantized.getGroupSize()));
+    bool nibbles = quantized.isPacked();
+    Value codeRow =
+        nibbles ? arith::DivUIOp::create(b, loc, kk, idx(2)).getResult() : kk;
     auto read = [&](Value source, Value row, Value c) {
       Type e = cast<RankedTensorType>(source.getType()).getElementType();
       Value pad = isa<FloatType>(e) ? floatConst(b, loc, e, 0.0)
@@ -481,9 +488,19 @@ SmallVector<Value> KernelBuilder::decodeWeights(Value kk, Value col) {
     SmallVector<Value> out;
     for (int64_t j = 0; j < t.vectors; ++j) {
       Value c = vectorColumn(col, j);
+      Value bytes = read(weights, codeRow, c);
+      if (nibbles) {
+        Type i8 = b.getI8Type();
+        Value shift = arith::IndexCastOp::create(
+            b, loc, i8,
+            arith::MulIOp::create(
+                b, loc, arith::RemUIOp::create(b, loc, kk, idx(2)), idx(4)));
+        bytes = arith::ShRUIOp::create(
+            b, loc, bytes,
+            vector::BroadcastOp::create(b, loc, bytes.getType(), shift));
+      }
       Value q = quant::decodeCodes(b, loc, quantized.getFormat(),
-                                   zeros != nullptr, read(weights, kk, c),
-                                   /*high=*/false);
+                                   zeros != nullptr, bytes, /*high=*/false);
       out.push_back(quant::scaleCodes(b, loc, q, read(scales, group, c),
                                       zeros ? read(zeros, group, c) : Value()));
     }
@@ -970,11 +987,8 @@ struct LinearKernelPass final
       int64_t needed = llvm::divideCeil(n, lanes);
       Tiling t{lanes, std::min<int64_t>(vectors, needed), rows, 0, 0, 0,
                false, false};
-      // Scalable vectors read weights (int8 codes too) as [K, N]; 4-bit
-      // codes, two per byte, decode from panels of a known width, in
-      // fixed-length vectors.
-      DequantizeOp dq = quantizedWeight(op);
-      t.scalable = scalable && (!dq || !dq.isPacked());
+      // Scalable vectors read weights (quantized codes too) as [K, N].
+      t.scalable = scalable;
       // A K block of one panel's weights takes 64 KiB (at least 64 steps):
       // in the L2 cache with the tile's packed rows; on a 1024^3 GEMM on
       // one thread, 86% of the FMA peak against 83% with 32 KiB blocks

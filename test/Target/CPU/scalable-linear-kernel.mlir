@@ -58,11 +58,22 @@ func.func @int8(%x: tensor<5x64xf32>) -> tensor<5x8xf32> {
 
 // -----
 
-// 4-bit codes (two per byte) keep fixed 128-bit vectors: they decode from
-// panels of a known width.
+// 4-bit codes (two per byte along K) are stored as [K / 2, N] bytes: K step
+// kk reads row kk / 2 and shifts its nibbles down by 4 (kk % 2) before
+// the decode (sign extension of the low nibble).
 // CHECK-LABEL: func.func @int4
-// CHECK-NOT: vector.vscale
-// CHECK: vector.fma {{.*}} : vector<4xf32>
+// CHECK-DAG: arith.constant dense<3> : tensor<32x8xi8>
+// CHECK-DAG: arith.constant dense<2.500000e-01> : tensor<2x8xf32>
+// CHECK: vector.vscale
+// CHECK: scf.for %[[KK:[0-9a-z_]+]] = {{.*}} -> (vector<[4]xf32>
+// CHECK: %[[ROW:[0-9a-z_]+]] = arith.divui %[[KK]], %c2{{[0-9a-z_]*}} : index
+// CHECK: %[[BYTES:[0-9a-z_]+]] = vector.transfer_read %{{[0-9a-z_]+}}[%[[ROW]], %{{[0-9a-z_]+}}], %{{[0-9a-z_]+}} : tensor<32x8xi8>, vector<[4]xi8>
+// CHECK: arith.remui %[[KK]]
+// CHECK: %[[SHIFTED:[0-9a-z_]+]] = arith.shrui %[[BYTES]], %{{[0-9a-z_]+}} : vector<[4]xi8>
+// CHECK: arith.shli %[[SHIFTED]]
+// CHECK: arith.shrsi
+// CHECK: arith.sitofp {{.*}} : vector<[4]xi8> to vector<[4]xf32>
+// CHECK: vector.fma {{.*}} : vector<[4]xf32>
 func.func @int4(%x: tensor<5x64xf32>) -> tensor<5x8xf32> {
   %codes = arith.constant dense<3> : tensor<8x32xi8>
   %scales = arith.constant dense<0.25> : tensor<8x2xf32>
