@@ -76,6 +76,8 @@ void mnemo::buildConvertToLLVMPasses(OpPassManager &pm,
   OpPassManager &funcs = pm.nest<func::FuncOp>();
   funcs.addPass(createArithToLLVMConversionPass());
   funcs.addPass(createConvertIndexToLLVMPass());
+  // The vectorizer pads masked (scalable) transfers with ub.poison.
+  funcs.addPass(createUBToLLVMConversionPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = allocationFunctions;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));

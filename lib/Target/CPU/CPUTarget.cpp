@@ -65,8 +65,11 @@ void CPUTargetBackend::buildTileKernelPipeline(OpPassManager &pm) const {
   pm.addNestedPass<func::FuncOp>(createRaiseContractionsPass());
   pm.addNestedPass<func::FuncOp>(
       createCPULinearKernelPass(linearKernelOptions(info)));
-  // Its softmax works on whole rows as vectors.
-  pm.addNestedPass<func::FuncOp>(createVectorizeTileOpsPass());
+  // Its softmax works on whole rows as vectors (SVE: in chunks of
+  // scalable vectors).
+  VectorizeTileOpsPassOptions rows;
+  rows.scalable = info.scalableVectors;
+  pm.addNestedPass<func::FuncOp>(createVectorizeTileOpsPass(rows));
 }
 
 void CPUTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {

@@ -22,6 +22,12 @@
 // reads, its batch and token dims dynamic): its rows become the parallel
 // iterations of an scf.forall, which the runtime's threads share.
 //
+// For SVE (`scalable`) a kernel tile's row is also made in chunks of
+// scalable vectors, taken where the vector length is above 128 bits:
+//
+//   scf.if vscale == 1 { the row as above }
+//   else scf.for c = 0 to 64 step 4 x vscale     masked vector<[4]xf32>
+//
 // MLIR's vectorizer does the rows (linalg::vectorize); what this pass
 // decides is which ops and how they are cut. LLVM would otherwise
 // vectorize the generic loops itself, across the wrong dim in places
@@ -32,6 +38,7 @@
 
 #include "mnemo/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -152,8 +159,84 @@ RowCut rowCut(linalg::LinalgOp op) {
   return inLoop ? RowCut::Loop : RowCut::Forall;
 }
 
+/// `row` (one row of a kernel tile's op) as `scf.if (vscale == 1)`: a copy
+/// for 128-bit vectors (the fixed-length row vectors, which the NEON
+/// registers that SVE's overlay hold) and one for longer ones; returns
+/// both.
+std::pair<Operation *, Operation *> splitOnVectorLength(RewriterBase &rewriter,
+                                                        Operation *row) {
+  Location loc = row->getLoc();
+  rewriter.setInsertionPoint(row);
+  Value narrow =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                            vector::VectorScaleOp::create(rewriter, loc),
+                            arith::ConstantIndexOp::create(rewriter, loc, 1));
+  auto ifOp = scf::IfOp::create(rewriter, loc, row->getResultTypes(), narrow,
+                                /*withElseRegion=*/true);
+  Operation *copies[2];
+  for (int i = 0; i < 2; ++i) {
+    Block *block = i ? ifOp.elseBlock() : ifOp.thenBlock();
+    rewriter.setInsertionPointToStart(block);
+    copies[i] = rewriter.clone(*row);
+    scf::YieldOp::create(rewriter, loc, copies[i]->getResults());
+  }
+  rewriter.replaceOp(row, ifOp.getResults());
+  return {copies[0], copies[1]};
+}
+
+/// Cuts `row` into chunks of 4 x vscale lanes along its innermost dim (a
+/// loop over them, a reduction's value carried, the last chunk partial),
+/// each a 1-D op (the row's unit dims dropped: the vectorizer's masks then
+/// have one dim, which the rewrites that cast unit dims away keep
+/// scalable); appends them to `chunks`.
+LogicalResult cutIntoChunks(RewriterBase &rewriter, Operation *row,
+                            SmallVectorImpl<Operation *> &chunks) {
+  rewriter.setInsertionPoint(row);
+  Location loc = row->getLoc();
+  Value lanes = arith::MulIOp::create(
+      rewriter, loc, vector::VectorScaleOp::create(rewriter, loc),
+      arith::ConstantIndexOp::create(rewriter, loc, 4));
+  unsigned loops = cast<linalg::LinalgOp>(row).getNumLoops();
+  SmallVector<OpFoldResult> sizes(loops, rewriter.getIndexAttr(0));
+  sizes.back() = lanes;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  FailureOr<scf::SCFTilingResult> cut =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(row), options);
+  if (failed(cut))
+    return row->emitError("cannot cut a row into scalable chunks");
+  rewriter.replaceOp(row, cut->replacements);
+  for (Operation *piece : cut->tiledOps) {
+    rewriter.setInsertionPoint(piece);
+    auto generic = dyn_cast<linalg::GenericOp>(piece);
+    if (!generic) {
+      FailureOr<linalg::GenericOp> general =
+          linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(piece));
+      if (failed(general))
+        return piece->emitError("cannot generalize a row's chunk");
+      generic = *general;
+    }
+    // Rank-reducing slices (views once bufferized; reshapes of the loop's
+    // tensors were copies).
+    linalg::ControlDropUnitDims control;
+    control.rankReductionStrategy =
+        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    FailureOr<linalg::DropUnitDimsResult> dropped =
+        linalg::dropUnitDims(rewriter, generic, control);
+    if (failed(dropped)) {
+      chunks.push_back(generic);
+      continue;
+    }
+    rewriter.replaceOp(generic, dropped->replacements);
+    chunks.push_back(dropped->resultOp);
+  }
+  return success();
+}
+
 struct VectorizeTileOpsPass final
     : mnemo::impl::VectorizeTileOpsPassBase<VectorizeTileOpsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, RowCut>> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
@@ -175,6 +258,10 @@ struct VectorizeTileOpsPass final
       options.setTileSizes(sizes);
       if (cut == RowCut::Forall)
         options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      // SVE: a kernel tile's row (but a gather's) is also made in chunks of
+      // 4 x vscale lanes, taken where the vector length is more than 128
+      // bits.
+      bool chunked = scalable && cut == RowCut::Loop && !gathers(op);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -183,12 +270,26 @@ struct VectorizeTileOpsPass final
         return signalPassFailure();
       }
       rewriter.replaceOp(op, tiled->replacements);
+      SmallVector<Operation *> rows, chunks;
       for (Operation *row : tiled->tiledOps) {
+        if (!chunked) {
+          rows.push_back(row);
+          continue;
+        }
+        auto [fixed, scalableRow] = splitOnVectorLength(rewriter, row);
+        rows.push_back(fixed);
+        if (failed(cutIntoChunks(rewriter, scalableRow, chunks)))
+          return signalPassFailure();
+      }
+      size_t wholeRows = rows.size();
+      rows.append(chunks);
+      for (auto [i, row] : llvm::enumerate(rows)) {
         rewriter.setInsertionPoint(row);
-        FailureOr<linalg::VectorizationResult> vectorized =
-            linalg::vectorize(rewriter, row, /*inputVectorSizes=*/{},
-                              /*inputScalableVecDims=*/{},
-                              /*vectorizeNDExtract=*/true);
+        bool chunk = i >= wholeRows;
+        FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+            rewriter, row, chunk ? ArrayRef<int64_t>{4} : ArrayRef<int64_t>{},
+            chunk ? ArrayRef<bool>{true} : ArrayRef<bool>{},
+            /*vectorizeNDExtract=*/true);
         if (failed(vectorized)) {
           row->emitError("cannot vectorize a row");
           return signalPassFailure();
@@ -207,6 +308,12 @@ struct VectorizeTileOpsPass final
     tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
+    // Scalable chunks: masked transfers carry their masks as operands
+    // (bufferization and the lowering to loops do not look into a
+    // vector.mask region); a masked reduction stays one, for the LLVM
+    // conversion.
+    if (scalable)
+      vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns,
                                                         &getContext());
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns,

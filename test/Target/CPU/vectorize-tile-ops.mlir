@@ -1,4 +1,5 @@
 // RUN: mnemo-opt %s --mnemo-cpu-vectorize-tile-ops --split-input-file | FileCheck %s
+// RUN: mnemo-opt %s --mnemo-cpu-vectorize-tile-ops=scalable=true --split-input-file | FileCheck %s --check-prefix=SVE
 
 // An attention tile's row maximum and exp inside its KV loop: one op per
 // row, each a 40-wide vector (not a tile multiple), the maximum a
@@ -18,6 +19,27 @@
 // CHECK: math.exp %{{.*}} : vector<40xf32>
 // CHECK: vector.transfer_write %{{.*}} : vector<40xf32>, tensor<1x1x40xf32>
 // CHECK-NOT: linalg.generic
+// With scalable vectors (SVE) each row is a choice on the vector length:
+// at 128 bits (vscale 1) the same 40-wide row vector; longer, a loop over
+// chunks of 4 x vscale lanes, the last one partial (masked), the maximum
+// carried across the chunks.
+// SVE-LABEL: func.func @softmax_parts
+// SVE: %[[VS:[0-9a-z_]+]] = vector.vscale
+// SVE: %[[NARROW:[0-9a-z_]+]] = arith.cmpi eq, %[[VS]], %c1 : index
+// SVE: scf.if %[[NARROW]] -> (tensor<1x1xf32>)
+// SVE: vector.reduction <maximumf>, %{{[0-9a-z_]+}}, %{{[0-9a-z_]+}} : vector<40xf32> into f32
+// SVE: } else {
+// SVE: %[[LANES:[0-9a-z_]+]] = arith.muli %{{[0-9a-z_]+}}, %c4 : index
+// SVE: scf.for %[[C:[0-9a-z_]+]] = %c0 to %c40 step %[[LANES]] iter_args(%{{[0-9a-z_]+}} = %{{[0-9a-z_]+}}) -> (tensor<1x1xf32>)
+// SVE: %[[MASK:[0-9a-z_]+]] = vector.create_mask %{{[0-9a-z_]+}} : vector<[4]xi1>
+// SVE: %[[CHUNK:[0-9a-z_]+]] = vector.transfer_read %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<?xf32>, vector<[4]xf32>
+// SVE: vector.mask %[[MASK]] { vector.reduction <maximumf>, %[[CHUNK]], %{{[0-9a-z_]+}} : vector<[4]xf32> into f32 }
+// SVE: scf.if
+// SVE: math.exp %{{[0-9a-z_]+}} : vector<40xf32>
+// SVE: } else {
+// SVE: math.exp %{{[0-9a-z_]+}} : vector<[4]xf32>
+// SVE: vector.transfer_write %{{.*}} : vector<[4]xf32>, tensor<?xf32>
+// SVE-NOT: linalg.generic
 func.func @softmax_parts(%s: tensor<2x3x40xf32>, %m0: tensor<2x3xf32>, %n: index) -> (tensor<2x3xf32>, tensor<2x3x40xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -46,6 +68,7 @@ func.func @softmax_parts(%s: tensor<2x3x40xf32>, %m0: tensor<2x3xf32>, %n: index
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #tr = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-LABEL: func.func @left_alone
+// SVE-LABEL: func.func @left_alone
 // CHECK-COUNT-4: linalg.generic
 // CHECK-NOT: vector.
 func.func @left_alone(%a: tensor<8x8xf32>, %d: tensor<?x8xf32>, %n: index) -> (tensor<8x8xf32>, tensor<?x8xf32>) {

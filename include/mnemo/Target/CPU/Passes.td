@@ -102,10 +102,21 @@ def VectorizeTileOpsPass
     any outer dims (a sparse attention's pages in a decode step) becomes an
     `scf.forall` over its rows, each one vector. Other gathers and ops that
     read across rows are left alone.
+
+    With `scalable` (SVE), a kernel tile's row (but a gather's) is a choice
+    made at run time, `scf.if vscale == 1`: at 128 bits the whole-row
+    vector, longer an `scf.for` over the row's chunks of 4 x vscale lanes,
+    each a masked `vector<[4]xf32>` (the last one partial), a row reduction
+    carried across the chunks.
   }];
+  let options = [
+    Option<"scalable", "scalable", "bool", /*default=*/"false",
+           "Rows in masked chunks of 4 x vscale lanes (SVE)">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def InstrumentProfilePass
