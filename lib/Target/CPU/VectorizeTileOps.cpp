@@ -22,11 +22,13 @@
 // reads, its batch and token dims dynamic): its rows become the parallel
 // iterations of an scf.forall, which the runtime's threads share.
 //
-// For SVE (`scalable`) a kernel tile's row is also made in chunks of
-// scalable vectors, taken where the vector length is above 128 bits:
+// For SVE (`scalable`) a kernel tile's op is also made with its rows in
+// chunks of scalable vectors, taken where the vector length is above 128
+// bits:
 //
-//   scf.if vscale == 1 { the row as above }
-//   else scf.for c = 0 to 64 step 4 x vscale     masked vector<[4]xf32>
+//   scf.if vscale == 1 { the rows as above }
+//   else scf.for rows { scf.for c = 0 to 64 step 4 x vscale   masked
+//                                                 vector<[4]xf32> }
 //
 // MLIR's vectorizer does the rows (linalg::vectorize); what this pass
 // decides is which ops and how they are cut. LLVM would otherwise
@@ -159,10 +161,9 @@ RowCut rowCut(linalg::LinalgOp op) {
   return inLoop ? RowCut::Loop : RowCut::Forall;
 }
 
-/// `row` (one row of a kernel tile's op) as `scf.if (vscale == 1)`: a copy
-/// for 128-bit vectors (the fixed-length row vectors, which the NEON
-/// registers that SVE's overlay hold) and one for longer ones; returns
-/// both.
+/// `op` (a kernel tile's op) as `scf.if (vscale == 1)`: a copy for 128-bit
+/// vectors (the fixed-length row vectors, which the NEON registers that
+/// SVE's overlay hold) and one for longer ones; returns both.
 std::pair<Operation *, Operation *> splitOnVectorLength(RewriterBase &rewriter,
                                                         Operation *row) {
   Location loc = row->getLoc();
@@ -258,28 +259,30 @@ struct VectorizeTileOpsPass final
       options.setTileSizes(sizes);
       if (cut == RowCut::Forall)
         options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      // SVE: a kernel tile's row (but a gather's) is also made in chunks of
-      // 4 x vscale lanes, taken where the vector length is more than 128
-      // bits.
-      bool chunked = scalable && cut == RowCut::Loop && !gathers(op);
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled)) {
-        op.emitError("cannot cut into rows");
-        return signalPassFailure();
+      // SVE: a kernel tile's op (but a gather) is also made with its rows
+      // in chunks of 4 x vscale lanes, taken where the vector length is
+      // more than 128 bits (one choice for all its rows).
+      SmallVector<std::pair<Operation *, bool>> targets = {{op, false}};
+      if (scalable && cut == RowCut::Loop && !gathers(op)) {
+        auto [fixed, chunked] = splitOnVectorLength(rewriter, op);
+        targets = {{fixed, false}, {chunked, true}};
       }
-      rewriter.replaceOp(op, tiled->replacements);
       SmallVector<Operation *> rows, chunks;
-      for (Operation *row : tiled->tiledOps) {
-        if (!chunked) {
-          rows.push_back(row);
-          continue;
-        }
-        auto [fixed, scalableRow] = splitOnVectorLength(rewriter, row);
-        rows.push_back(fixed);
-        if (failed(cutIntoChunks(rewriter, scalableRow, chunks)))
+      for (auto [target, inChunks] : targets) {
+        rewriter.setInsertionPoint(target);
+        FailureOr<scf::SCFTilingResult> tiled =
+            scf::tileUsingSCF(rewriter, cast<TilingInterface>(target), options);
+        if (failed(tiled)) {
+          target->emitError("cannot cut into rows");
           return signalPassFailure();
+        }
+        rewriter.replaceOp(target, tiled->replacements);
+        for (Operation *row : tiled->tiledOps) {
+          if (!inChunks)
+            rows.push_back(row);
+          else if (failed(cutIntoChunks(rewriter, row, chunks)))
+            return signalPassFailure();
+        }
       }
       size_t wholeRows = rows.size();
       rows.append(chunks);

@@ -19,22 +19,26 @@
 // CHECK: math.exp %{{.*}} : vector<40xf32>
 // CHECK: vector.transfer_write %{{.*}} : vector<40xf32>, tensor<1x1x40xf32>
 // CHECK-NOT: linalg.generic
-// With scalable vectors (SVE) each row is a choice on the vector length:
-// at 128 bits (vscale 1) the same 40-wide row vector; longer, a loop over
-// chunks of 4 x vscale lanes, the last one partial (masked), the maximum
-// carried across the chunks.
+// With scalable vectors (SVE) each op is a choice on the vector length:
+// at 128 bits (vscale 1) its rows are the same 40-wide row vectors;
+// longer, each row a loop over chunks of 4 x vscale lanes, the last one
+// partial (masked), the maximum carried across the chunks.
 // SVE-LABEL: func.func @softmax_parts
 // SVE: %[[VS:[0-9a-z_]+]] = vector.vscale
 // SVE: %[[NARROW:[0-9a-z_]+]] = arith.cmpi eq, %[[VS]], %c1 : index
-// SVE: scf.if %[[NARROW]] -> (tensor<1x1xf32>)
+// SVE: scf.if %[[NARROW]] -> (tensor<2x3xf32>)
+// SVE: scf.for
+// SVE: scf.for
 // SVE: vector.reduction <maximumf>, %{{[0-9a-z_]+}}, %{{[0-9a-z_]+}} : vector<40xf32> into f32
 // SVE: } else {
+// SVE: scf.for
+// SVE: scf.for
 // SVE: %[[LANES:[0-9a-z_]+]] = arith.muli %{{[0-9a-z_]+}}, %c4 : index
 // SVE: scf.for %[[C:[0-9a-z_]+]] = %c0 to %c40 step %[[LANES]] iter_args(%{{[0-9a-z_]+}} = %{{[0-9a-z_]+}}) -> (tensor<1x1xf32>)
 // SVE: %[[MASK:[0-9a-z_]+]] = vector.create_mask %{{[0-9a-z_]+}} : vector<[4]xi1>
 // SVE: %[[CHUNK:[0-9a-z_]+]] = vector.transfer_read %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<?xf32>, vector<[4]xf32>
 // SVE: vector.mask %[[MASK]] { vector.reduction <maximumf>, %[[CHUNK]], %{{[0-9a-z_]+}} : vector<[4]xf32> into f32 }
-// SVE: scf.if
+// SVE: scf.if %{{[0-9a-z_]+}} -> (tensor<2x3x40xf32>)
 // SVE: math.exp %{{[0-9a-z_]+}} : vector<40xf32>
 // SVE: } else {
 // SVE: math.exp %{{[0-9a-z_]+}} : vector<[4]xf32>

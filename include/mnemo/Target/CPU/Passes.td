@@ -103,9 +103,10 @@ def VectorizeTileOpsPass
     `scf.forall` over its rows, each one vector. Other gathers and ops that
     read across rows are left alone.
 
-    With `scalable` (SVE), a kernel tile's row (but a gather's) is a choice
-    made at run time, `scf.if vscale == 1`: at 128 bits the whole-row
-    vector, longer an `scf.for` over the row's chunks of 4 x vscale lanes,
+    With `scalable` (SVE), a kernel tile's op (but a gather) is a choice
+    made at run time, `scf.if vscale == 1` around its rows: at 128 bits
+    whole-row vectors, longer an `scf.for` over each row's chunks of 4 x
+    vscale lanes,
     each a masked `vector<[4]xf32>` (the last one partial), a row reduction
     carried across the chunks.
   }];
