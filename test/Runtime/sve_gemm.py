@@ -87,6 +87,28 @@ def dequantized(codes, scales, zeros=None):
 def dense_bytes(a, shape_type):
     return f'dense<"0x{np.ascontiguousarray(a).tobytes().hex().upper()}"> : {shape_type}'
 
+
+def quantized_linear(i, codes, fmt, scales, zeros=None):
+    """`%y<i>` = x times the weight `mnemo.dequantize` makes of `codes`
+    ([N, K] bytes, or [N, K / 2] for 4-bit formats), the scales named
+    `scales` and the zero points `zeros` (if any)."""
+    cols = codes.shape[1]
+    codes_type = f"tensor<{N}x{cols}xi8>"
+    lines = [f"  %q{i} = arith.constant {dense_bytes(codes, codes_type)}"]
+    points = ""
+    if zeros is not None:
+        zeros_type = f"tensor<{N}x{GROUPS}xi8>"
+        lines.append(f"  %z{i} = arith.constant {dense_bytes(zeros, zeros_type)}")
+        points = f" zero_points(%z{i} : {zeros_type})"
+    lines += [
+        f"  %w{i} = mnemo.dequantize %q{i}, {scales}{points} format({fmt}) "
+        f"group({GROUP})",
+        f"      : {codes_type}, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>",
+        f"  %y{i} = mnemo.linear %x, %w{i} layout(out_in)",
+        f"      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>"]
+    return "\n".join(lines)
+
+
 model = f"""
 func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
                  %w: tensor<{K}x{N}xf32> {{mnemo.name = "w"}},
@@ -111,37 +133,13 @@ func.func @gemms(%x: tensor<?x{K}xf32> {{mnemo.name = "x"}},
       : tensor<?x{K}xf32>, tensor<{K}x{N}xf32> -> tensor<?x{N}xf32>
   %y4 = mnemo.linear %x, %wt layout(out_in)
       : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  %qs = arith.constant {dense_bytes(codes_s, f"tensor<{N}x{K}xi8>")}
   %ss = arith.constant {dense(scales_s, "f32")}
-  %ws = mnemo.dequantize %qs, %ss format(int8) group({GROUP})
-      : tensor<{N}x{K}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
-  %y5 = mnemo.linear %x, %ws layout(out_in)
-      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  %qu = arith.constant {dense_bytes(codes_u, f"tensor<{N}x{K}xi8>")}
   %su = arith.constant {dense(scales_u, "f32")}
-  %zu = arith.constant {dense_bytes(zeros_u, f"tensor<{N}x{GROUPS}xi8>")}
-  %wu = mnemo.dequantize %qu, %su zero_points(%zu : tensor<{N}x{GROUPS}xi8>)
-      format(int8) group({GROUP})
-      : tensor<{N}x{K}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
-  %y6 = mnemo.linear %x, %wu layout(out_in)
-      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  %q7 = arith.constant {dense_bytes(nib_s, f"tensor<{N}x{HALF}xi8>")}
-  %w7 = mnemo.dequantize %q7, %ss format(int4) group({GROUP})
-      : tensor<{N}x{HALF}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
-  %y7 = mnemo.linear %x, %w7 layout(out_in)
-      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  %q8 = arith.constant {dense_bytes(nib_u, f"tensor<{N}x{HALF}xi8>")}
-  %z8 = arith.constant {dense_bytes(zeros_4, f"tensor<{N}x{GROUPS}xi8>")}
-  %w8 = mnemo.dequantize %q8, %su zero_points(%z8 : tensor<{N}x{GROUPS}xi8>)
-      format(int4) group({GROUP})
-      : tensor<{N}x{HALF}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
-  %y8 = mnemo.linear %x, %w8 layout(out_in)
-      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
-  %q9 = arith.constant {dense_bytes(nib_n, f"tensor<{N}x{HALF}xi8>")}
-  %w9 = mnemo.dequantize %q9, %ss format(nf4) group({GROUP})
-      : tensor<{N}x{HALF}xi8>, tensor<{N}x{GROUPS}xf32> -> tensor<{N}x{K}xf32>
-  %y9 = mnemo.linear %x, %w9 layout(out_in)
-      : tensor<?x{K}xf32>, tensor<{N}x{K}xf32> -> tensor<?x{N}xf32>
+{quantized_linear(5, codes_s, "int8", "%ss")}
+{quantized_linear(6, codes_u, "int8", "%su", zeros_u)}
+{quantized_linear(7, nib_s, "int4", "%ss")}
+{quantized_linear(8, nib_u, "int4", "%su", zeros_4)}
+{quantized_linear(9, nib_n, "nf4", "%ss")}
   return %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9
       : tensor<?x{N}xf32>, tensor<?x{WIDE}xf32>, tensor<?x{N}xf32>,
         tensor<?x{N}xf32>, tensor<?x{N}xf32>, tensor<?x{N}xf32>,

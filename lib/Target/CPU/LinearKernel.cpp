@@ -472,9 +472,14 @@ SmallVector<Value> KernelBuilder::decodeWeights(Value kk, Value col) {
     // from its own columns, past N masked.
     Value group = arith::DivUIOp::create(b, loc, kk,
                                          idx(quantized.getGroupSize()));
-    bool nibbles = quantized.isPacked();
-    Value codeRow =
-        nibbles ? arith::DivUIOp::create(b, loc, kk, idx(2)).getResult() : kk;
+    Value codeRow = kk, shift;
+    if (quantized.isPacked()) {
+      codeRow = arith::DivUIOp::create(b, loc, kk, idx(2));
+      shift = arith::IndexCastOp::create(
+          b, loc, b.getI8Type(),
+          arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, kk, idx(2)), idx(4)));
+    }
     auto read = [&](Value source, Value row, Value c) {
       Type e = cast<RankedTensorType>(source.getType()).getElementType();
       Value pad = isa<FloatType>(e) ? floatConst(b, loc, e, 0.0)
@@ -489,16 +494,10 @@ SmallVector<Value> KernelBuilder::decodeWeights(Value kk, Value col) {
     for (int64_t j = 0; j < t.vectors; ++j) {
       Value c = vectorColumn(col, j);
       Value bytes = read(weights, codeRow, c);
-      if (nibbles) {
-        Type i8 = b.getI8Type();
-        Value shift = arith::IndexCastOp::create(
-            b, loc, i8,
-            arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, kk, idx(2)), idx(4)));
+      if (shift)
         bytes = arith::ShRUIOp::create(
             b, loc, bytes,
             vector::BroadcastOp::create(b, loc, bytes.getType(), shift));
-      }
       Value q = quant::decodeCodes(b, loc, quantized.getFormat(),
                                    zeros != nullptr, bytes, /*high=*/false);
       out.push_back(quant::scaleCodes(b, loc, q, read(scales, group, c),

@@ -165,23 +165,23 @@ RowCut rowCut(linalg::LinalgOp op) {
 /// vectors (the fixed-length row vectors, which the NEON registers that
 /// SVE's overlay hold) and one for longer ones; returns both.
 std::pair<Operation *, Operation *> splitOnVectorLength(RewriterBase &rewriter,
-                                                        Operation *row) {
-  Location loc = row->getLoc();
-  rewriter.setInsertionPoint(row);
+                                                        Operation *op) {
+  Location loc = op->getLoc();
+  rewriter.setInsertionPoint(op);
   Value narrow =
       arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                             vector::VectorScaleOp::create(rewriter, loc),
                             arith::ConstantIndexOp::create(rewriter, loc, 1));
-  auto ifOp = scf::IfOp::create(rewriter, loc, row->getResultTypes(), narrow,
+  auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), narrow,
                                 /*withElseRegion=*/true);
   Operation *copies[2];
   for (int i = 0; i < 2; ++i) {
     Block *block = i ? ifOp.elseBlock() : ifOp.thenBlock();
     rewriter.setInsertionPointToStart(block);
-    copies[i] = rewriter.clone(*row);
+    copies[i] = rewriter.clone(*op);
     scf::YieldOp::create(rewriter, loc, copies[i]->getResults());
   }
-  rewriter.replaceOp(row, ifOp.getResults());
+  rewriter.replaceOp(op, ifOp.getResults());
   return {copies[0], copies[1]};
 }
 

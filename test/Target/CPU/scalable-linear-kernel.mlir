@@ -67,8 +67,8 @@ func.func @int8(%x: tensor<5x64xf32>) -> tensor<5x8xf32> {
 // CHECK: vector.vscale
 // CHECK: scf.for %[[KK:[0-9a-z_]+]] = {{.*}} -> (vector<[4]xf32>
 // CHECK: %[[ROW:[0-9a-z_]+]] = arith.divui %[[KK]], %c2{{[0-9a-z_]*}} : index
-// CHECK: %[[BYTES:[0-9a-z_]+]] = vector.transfer_read %{{[0-9a-z_]+}}[%[[ROW]], %{{[0-9a-z_]+}}], %{{[0-9a-z_]+}} : tensor<32x8xi8>, vector<[4]xi8>
 // CHECK: arith.remui %[[KK]]
+// CHECK: %[[BYTES:[0-9a-z_]+]] = vector.transfer_read %{{[0-9a-z_]+}}[%[[ROW]], %{{[0-9a-z_]+}}], %{{[0-9a-z_]+}} : tensor<32x8xi8>, vector<[4]xi8>
 // CHECK: %[[SHIFTED:[0-9a-z_]+]] = arith.shrui %[[BYTES]], %{{[0-9a-z_]+}} : vector<[4]xi8>
 // CHECK: arith.shli %[[SHIFTED]]
 // CHECK: arith.shrsi

@@ -106,9 +106,8 @@ def VectorizeTileOpsPass
     With `scalable` (SVE), a kernel tile's op (but a gather) is a choice
     made at run time, `scf.if vscale == 1` around its rows: at 128 bits
     whole-row vectors, longer an `scf.for` over each row's chunks of 4 x
-    vscale lanes,
-    each a masked `vector<[4]xf32>` (the last one partial), a row reduction
-    carried across the chunks.
+    vscale lanes, each a masked `vector<[4]xf32>` (the last one partial),
+    a row reduction carried across the chunks.
   }];
   let options = [
     Option<"scalable", "scalable", "bool", /*default=*/"false",
