@@ -102,6 +102,18 @@ struct Problem {
   int64_t decodeScalesOffset() const {
     return kDecodeWarps * decodeStages() * decodeStageBytes();
   }
+  /// Decode: n8 blocks of query rows (the tile's rows are S^T's
+  /// columns).
+  int64_t decodeColumnBlocks() const { return group * rowsPerHead > 8 ? 2 : 1; }
+  /// Decode: each warp's 256-byte block a column block through which P^T
+  /// is transposed (stmatrix, ldmatrix), after the scales (FP8 only).
+  int64_t decodeTransposeOffset() const {
+    return decodeScalesOffset() +
+           (fp8 ? 4 * kDecodeWarps * decodeStages() * 32 : 0);
+  }
+  int64_t decodeTransposeBytes() const {
+    return kDecodeWarps * decodeColumnBlocks() * 256;
+  }
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
   /// order (Q and the first K tile load together).
   int64_t kBase() const { return 0; }
@@ -121,8 +133,7 @@ struct Problem {
   int64_t sharedBytes() const {
     if (decode)
       return std::max(4 * (decodeStatsOffset() + 2 * kDecodeWarps * 16),
-                      decodeScalesOffset() +
-                          4 * kDecodeWarps * decodeStages() * 32);
+                      decodeTransposeOffset() + decodeTransposeBytes());
     if (fp8)
       return ringScalesOffset() + kRing * blockKV * 4;
     return barrierOffset() + (tma ? 16 : 0);
@@ -270,7 +281,7 @@ private:
   /// the warps' results combined and stored.
   struct DecodeTile {
     SmallVector<Value> k, v; // i32 words of K rows g, g + 8; of V rows
-    Value kScale[4], vScale[4];
+    Value kScale[2], vScale[2]; // keys g, g + 8
   };
   /// The block-table entries decodeIssue's copies of tile `t` name (the
   /// lane's row's and, FP8, its scale's), loaded a step ahead of the
@@ -285,10 +296,19 @@ private:
   DecodeTile decodeRead(Value slot);
   SmallVector<Fragment> decodeQuery(Value q, Value rowScale[2]);
   SmallVector<Value> decodeStep(Value kw0, const DecodeTile &tile,
-                                ArrayRef<Fragment> qf, Value unit[2],
+                                ArrayRef<Fragment> qf, ArrayRef<Value> unit,
                                 ValueRange state);
+  /// The scores S^T (keys g, g + 8 of the warp's from `kw0`; the lane's
+  /// columns) with masking applied where the warp's keys need it.
+  SmallVector<Accumulator> decodeMask(ArrayRef<Accumulator> s, Value kw0);
+  /// P'^T's B fragment of n-block `nb` from the lane's pairs of keys g
+  /// and g + 8 (through the warp's transpose blocks in shared memory).
+  Fragment decodeTranspose(int64_t nb, Value keysLo, Value keysHi);
   void decodeStore(ValueRange state, Value out);
-  bool decodeTwoRows() const { return p.group * p.rowsPerHead > 8; }
+  /// Tile row of the lane's column `c` (2t + c) of n-block `nb`.
+  Value columnRow(int64_t nb, int64_t c) {
+    return add(idx(8 * nb + c), mul(quadCol, 2));
+  }
   /// FP8 tiles multiply as f16, 16-bit ones in their own type.
   Type decodeMmaType() const { return p.fp8 ? b.getF16Type() : p.elem; }
   /// The smallest non-negative and the largest query position of the
@@ -365,6 +385,8 @@ private:
   Value maps[3]; // TMA tensor maps of Q, K, V
   SharedTile kTile, vTile, qTile;
   Value ringRows, ringScales; // FP8: the ring's raw rows and scales
+  SmallVector<Value, 4> colPos; // decode: positions of the lane's columns
+  Value transposeAt;            // decode: the lane's transpose row
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;

@@ -207,8 +207,7 @@ KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
                                   p.d)),
                 pieceBytes));
   }
-  // V and both scales: keys 2t + {0, 1, 8, 9}, bytes (Dv / 8) g .. + Dv / 8
-  // of each V row.
+  // V: keys 2t + {0, 1, 8, 9}, bytes (Dv / 8) g .. + Dv / 8 of each row.
   int64_t run = p.dv / 8, piece = std::min<int64_t>(run, 16 / eb);
   for (int64_t r = 0; r < 4; ++r) {
     Value key = add(mul(quadCol, 2), idx(kLaneKeys[r]));
@@ -218,28 +217,31 @@ KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
           tile.v,
           words(add(row, swizzled(key, add(mul(rowA, run), idx(c)), p.dv)),
                 piece * eb));
-    if (!p.fp8)
-      continue;
-    tile.kScale[r] =
+  }
+  // Both scales of keys g and g + 8 (S^T's rows).
+  for (int64_t j = 0; j < 2 && p.fp8; ++j) {
+    Value key = add(rowA, idx(8 * j));
+    tile.kScale[j] =
         memref::LoadOp::create(b, ringScales, ValueRange{add(scales, key)});
-    tile.vScale[r] = memref::LoadOp::create(
+    tile.vScale[j] = memref::LoadOp::create(
         b, ringScales, ValueRange{add(scales, add(idx(16), key))});
   }
   return tile;
 }
 
 SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
-  // Row h (g, g + 8) of the tile; padding rows read row 0 and are zero.
-  int64_t rows = decodeTwoRows() ? 2 : 1, steps = p.d / 16;
+  // Q^T's B fragments: n-block nb holds query row 8 nb + g of the tile;
+  // padding rows read row 0 and are zero.
+  int64_t blocks = p.decodeColumnBlocks(), steps = p.d / 16;
   auto f32x4 = VectorType::get({4}, f32);
-  SmallVector<SmallVector<Value>> vals(rows);
+  SmallVector<SmallVector<Value>> vals(blocks);
   Value amax[2];
-  for (int64_t h = 0; h < rows; ++h) {
-    Value row = h ? rowB : rowA;
+  for (int64_t nb = 0; nb < blocks; ++nb) {
+    Value row = add(rowA, idx(8 * nb));
     Value valid = rowValid(row);
     Value head = arith::MinUIOp::create(b, rowHead(row), idx(p.hq - 1));
     Value query = arith::MinUIOp::create(b, rowQuery(row), sub(sq(), idx(1)));
-    amax[h] = cf(0.0);
+    amax[nb] = cf(0.0);
     for (int64_t kk = 0; kk < steps; ++kk) {
       // k-step kk = (E / 4) i + w of the lane's E-element pieces.
       int64_t elements = p.decodePieceBytes() / p.poolBytes();
@@ -254,10 +256,10 @@ SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
       x = select(
           valid, x,
           arith::ConstantOp::create(b, DenseElementsAttr::get(f32x4, 0.0f)));
-      vals[h].push_back(x);
+      vals[nb].push_back(x);
       for (int64_t e = 0; e < 4; ++e)
-        amax[h] = arith::MaximumFOp::create(
-            b, amax[h],
+        amax[nb] = arith::MaximumFOp::create(
+            b, amax[nb],
             math::AbsFOp::create(b, vector::ExtractOp::create(b, x, e)));
     }
   }
@@ -265,42 +267,47 @@ SmallVector<Fragment> KernelEmitter::decodeQuery(Value q, Value rowScale[2]) {
   // exponent field E) in [2^14, 2^15): in f16's range, exact. E is at
   // least 15, so that both factors are normal f32.
   Value factor[2];
-  for (int64_t h = 0; h < rows && !p.fp8; ++h)
-    factor[h] = rowScale[h] = cf(1.0);
-  for (int64_t h = 0; h < rows && p.fp8; ++h) {
-    Value bits = arith::BitcastOp::create(b, i32, quadReduce(amax[h], true));
+  for (int64_t nb = 0; nb < blocks && !p.fp8; ++nb)
+    factor[nb] = rowScale[nb] = cf(1.0);
+  for (int64_t nb = 0; nb < blocks && p.fp8; ++nb) {
+    Value bits = arith::BitcastOp::create(b, i32, quadReduce(amax[nb], true));
     Value e = arith::MaxSIOp::create(
         b, arith::ShRUIOp::create(b, bits, i32c(23)), i32c(15));
-    factor[h] = arith::BitcastOp::create(
+    factor[nb] = arith::BitcastOp::create(
         b, f32,
         arith::ShLIOp::create(b, arith::SubIOp::create(b, i32c(268), e),
                               i32c(23)));
-    rowScale[h] = arith::BitcastOp::create(
+    rowScale[nb] = arith::BitcastOp::create(
         b, f32,
         arith::ShLIOp::create(b, arith::SubIOp::create(b, e, i32c(14)),
                               i32c(23)));
   }
-  if (rows == 1)
-    rowScale[1] = rowScale[0];
-  // 16-bit pools: the query's own pairs (f16 for FP8 pools).
+  // B fragment: k indices 2t, 2t + 1 (elements d0, d0 + 1 of the row) and
+  // 2t + 8, 2t + 9 (d0 + 2, d0 + 3), as the K words' bytes are.
   Type mmaType = decodeMmaType();
-  Value zeroPair = pack(cf(0.0), cf(0.0), mmaType);
-  auto half = [&](int64_t h, int64_t kk, int64_t e) {
-    if (h >= rows)
-      return zeroPair;
-    Value x = vals[h][kk];
-    Value lo = fmul(vector::ExtractOp::create(b, x, e), factor[h]);
-    Value hi = fmul(vector::ExtractOp::create(b, x, e + 1), factor[h]);
+  auto pair = [&](int64_t nb, int64_t kk, int64_t e) {
+    Value x = vals[nb][kk];
+    Value lo = fmul(vector::ExtractOp::create(b, x, e), factor[nb]);
+    Value hi = fmul(vector::ExtractOp::create(b, x, e + 1), factor[nb]);
     return pack(lo, hi, mmaType);
   };
-  // A fragment: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..),
-  // k indices 2t, 2t + 1 being bytes d0, d0 + 1 and 2t + 8, 2t + 9 bytes
-  // d0 + 2, d0 + 3 of the row.
   SmallVector<Fragment> frags;
-  for (int64_t kk = 0; kk < steps; ++kk)
-    frags.push_back(
-        {half(0, kk, 0), half(1, kk, 0), half(0, kk, 2), half(1, kk, 2)});
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    for (int64_t kk = 0; kk < steps; ++kk)
+      frags.push_back({pair(nb, kk, 0), pair(nb, kk, 2)});
   return frags;
+}
+
+/// Reduces `x` over the 8 lanes of a column (lanes t, t + 4, .., t + 28:
+/// one accumulator column's rows g).
+static Value columnReduce(ImplicitLocOpBuilder &b, Value x, bool isMax) {
+  for (int32_t offset : {4, 8, 16}) {
+    Value o = gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+    x = isMax ? Value(arith::MaximumFOp::create(b, x, o))
+              : Value(arith::AddFOp::create(b, x, o));
+  }
+  return x;
 }
 
 /// The f16 pair of E4M3 bytes 2 `hi`, 2 `hi` + 1 of i32 `word`.
@@ -316,11 +323,86 @@ static Value convertPair(ImplicitLocOpBuilder &b, Value word, int64_t hi) {
       b.getType<Float8E4M3FNType>());
 }
 
+SmallVector<Accumulator> KernelEmitter::decodeMask(ArrayRef<Accumulator> s,
+                                                   Value kw0) {
+  // Uniform over the warp: do its 16 keys cross the end of the keys, the
+  // causal diagonal or the window's edge?
+  Value need = lt(skv(), add(kw0, idx(kWarpKeys)));
+  if (p.causal)
+    need = either(need, lt(firstPos, add(kw0, idx(kWarpKeys - 1))));
+  if (p.window)
+    need = either(need, ge(sub(lastPos, kw0), idx(*p.window)));
+  SmallVector<Type> types(s.size() * 4, f32);
+  auto ifOp = scf::IfOp::create(b, types, need, /*withElseRegion=*/true);
+  SmallVector<Value> flat;
+  for (const Accumulator &acc : s)
+    flat.append(acc.begin(), acc.end());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, flat);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> masked;
+    for (auto [nb, acc] : llvm::enumerate(s))
+      for (int64_t e = 0; e < 4; ++e) {
+        Value key = add(kw0, add(rowA, idx(8 * (e / 2))));
+        Value pos = colPos[2 * nb + e % 2];
+        Value hidden = ge(key, skv());
+        if (p.causal)
+          hidden = either(hidden, lt(pos, key));
+        if (p.window)
+          hidden = either(hidden, ge(sub(pos, key), idx(*p.window)));
+        masked.push_back(select(hidden, cf(-INFINITY), acc[e]));
+      }
+    scf::YieldOp::create(b, masked);
+  }
+  SmallVector<Accumulator> out(s.size());
+  for (auto [i, r] : llvm::enumerate(ifOp.getResults()))
+    out[i / 4].push_back(r);
+  return out;
+}
+
+Fragment KernelEmitter::decodeTranspose(int64_t nb, Value keysLo,
+                                        Value keysHi) {
+  // stmatrix .trans writes the two 8 x 8 blocks (keys 0-7, 8-15; the
+  // lane's pair is key g of columns 2t, 2t + 1) as rows of columns; the
+  // warp's barrier publishes them; ldmatrix reads row g (column g of S^T),
+  // pairs 2t, 2t + 1. Lanes 0-15 name the 16 rows of 16 bytes.
+  auto ctx = b.getContext();
+  auto shape = NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8);
+  auto toWord = [&](Value reg) {
+    if (reg.getType() == i32)
+      return reg;
+    Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), reg);
+    return Value(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0}));
+  };
+  Value at = sharedPointer(add(transposeAt, idx(nb * 256)));
+  NVVM::StMatrixOp::create(b, at, ValueRange{toWord(keysLo), toWord(keysHi)},
+                           NVVM::MMALayout::col, shape,
+                           NVVM::LdStMatrixEltType::B16);
+  NVVM::SyncWarpOp::create(b, i32c(-1));
+  auto pairType = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32});
+  Value m = NVVM::LdMatrixOp::create(b, pairType, at, 2, NVVM::MMALayout::row,
+                                     shape, NVVM::LdStMatrixEltType::B16);
+  // The words in the MMA's register form (f16 pairs as vector<2xf16>).
+  Fragment f;
+  for (int64_t i = 0; i < 2; ++i) {
+    Value word = LLVM::ExtractValueOp::create(b, m, ArrayRef<int64_t>{i});
+    if (decodeMmaType().isF16())
+      word = vector::BitCastOp::create(
+          b, VectorType::get({2}, b.getF16Type()),
+          vector::BroadcastOp::create(b, VectorType::get({1}, i32), word));
+    f.push_back(word);
+  }
+  return f;
+}
+
 SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
                                              ArrayRef<Fragment> qf,
-                                             Value unit[2], ValueRange state) {
-  bool two = decodeTwoRows();
-  int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
+                                             ArrayRef<Value> unit,
+                                             ValueRange state) {
+  int64_t blocks = p.decodeColumnBlocks(), mBlocks = p.dv / 16;
+  int64_t columns = 2 * blocks, oCount = blocks * mBlocks * 4;
   // FP8 tiles multiply as f16, 16-bit ones in their own type; a 16-bit
   // word (two elements) is an MMA register as it is.
   Type mmaType = decodeMmaType();
@@ -331,123 +413,139 @@ SmallVector<Value> KernelEmitter::decodeStep(Value kw0, const DecodeTile &tile,
         b, reg,
         vector::BroadcastOp::create(b, VectorType::get({1}, i32), word)));
   };
-  // S = Q K^T, keys 8j + g of the lane's B fragments: k-step kk is word kk
-  // of the row's (two pairs of bytes), or words 2 kk and 2 kk + 1.
-  SmallVector<Accumulator> s(2, Accumulator(4, cf(0.0)));
+  // S^T = K Q^T: K's A fragment of k-step kk is keys g (registers 0, 2)
+  // and g + 8 (1, 3) at k indices 2t, 2t + 1 (0, 1) and 2t + 8, 2t + 9
+  // (2, 3): word kk of each row (two pairs of bytes), or words 2 kk and
+  // 2 kk + 1.
   int64_t steps = p.d / 16;
-  for (int64_t j = 0; j < 2; ++j)
-    for (int64_t kk = 0; kk < steps; ++kk) {
-      Fragment f;
-      if (p.fp8) {
-        Value word = tile.k[j * steps + kk];
-        f = {convertPair(b, word, 0), convertPair(b, word, 1)};
-      } else {
-        f = {asReg(tile.k[2 * (j * steps + kk)]),
-             asReg(tile.k[2 * (j * steps + kk) + 1])};
-      }
-      s[j] = mma(qf[kk], f, s[j], mmaType);
+  SmallVector<Accumulator> s(blocks, Accumulator(4, cf(0.0)));
+  for (int64_t kk = 0; kk < steps; ++kk) {
+    Fragment a;
+    if (p.fp8) {
+      Value lo = tile.k[kk], hi = tile.k[steps + kk];
+      a = {convertPair(b, lo, 0), convertPair(b, hi, 0), convertPair(b, lo, 1),
+           convertPair(b, hi, 1)};
+    } else {
+      a = {asReg(tile.k[2 * kk]), asReg(tile.k[2 * (steps + kk)]),
+           asReg(tile.k[2 * kk + 1]), asReg(tile.k[2 * (steps + kk) + 1])};
     }
+    for (int64_t nb = 0; nb < blocks; ++nb)
+      s[nb] = mma(a, qf[nb * steps + kk], s[nb], mmaType);
+  }
   // The scores (the query's power of two is in `unit`): accumulator e of
-  // block j is key 2t + kLaneKeys[2 j + e % 2].
-  for (int64_t j = 0; j < 2; ++j)
+  // block nb is key g + 8 (e / 2) of column 2 nb + e % 2 of the lane's.
+  for (int64_t nb = 0; nb < blocks; ++nb)
     for (int64_t e = 0; e < 4; ++e) {
-      Value &x = s[j][e];
+      Value &x = s[nb][e];
       if (p.fp8)
-        x = fmul(x, tile.kScale[2 * j + e % 2]);
+        x = fmul(x, tile.kScale[e / 2]);
       if (p.softcap) {
-        Value t = math::TanhOp::create(b, fmul(x, unit[e / 2]),
+        Value t = math::TanhOp::create(b, fmul(x, unit[2 * nb + e % 2]),
                                        arith::FastMathFlags::afn);
         x = fmul(t, cf(*p.softcap * M_LOG2E));
       }
     }
-  s = maskScores(s, kw0);
+  s = decodeMask(s, kw0);
 
-  // Online softmax per row, in log2 units (m); l is the lane's part.
-  Value m[2], l[2], alpha[2];
-  for (int64_t h = 0; h < rows; ++h) {
-    m[h] = state[oBlocks * perBlock + h];
-    l[h] = state[oBlocks * perBlock + rows + h];
-    softmaxRow(s, h, p.softcap ? cf(1.0) : unit[h], m[h], l[h], alpha[h]);
-  }
+  // Online softmax per column (query row), in log2 units (m); l is the
+  // lane's part (its keys g, g + 8).
+  Value m[4], l[4], alpha[4];
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    for (int64_t c = 0; c < 2; ++c) {
+      int64_t i = 2 * nb + c;
+      Value u = p.softcap ? cf(1.0) : unit[i];
+      Value mx = arith::MaximumFOp::create(b, s[nb][c], s[nb][c + 2]);
+      mx = arith::MaximumFOp::create(b, state[oCount + i],
+                                     fmul(columnReduce(b, mx, true), u));
+      // A column that has seen no key yet keeps -inf and subtracts 0.
+      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
+                                         cf(-INFINITY));
+      Value base = select(none, cf(0.0), mx);
+      alpha[i] = exp2(fsub(state[oCount + i], base));
+      Value negBase = arith::NegFOp::create(b, base);
+      for (int64_t e : {c, c + 2})
+        s[nb][e] = exp2(math::FmaOp::create(b, s[nb][e], u, negBase));
+      l[i] = fadd(fmul(state[oCount + columns + i], alpha[i]),
+                  fadd(s[nb][c], s[nb][c + 2]));
+      m[i] = mx;
+    }
 
   // V's scales relative to the tile's largest, rounded up to a power of
   // two (at least 2^-100: a tile of zero scales), so that P times them
   // stays in [0, 1]; O is kept in units of that power (`c`).
   // (16-bit pools have no scales: P as it is, in their type.)
-  Value one = cf(1.0), unitV = one, ratio = one, vf[4] = {one, one, one, one};
+  Value one = cf(1.0), unitV = one, ratio = one, vf[2] = {one, one};
   if (p.fp8) {
-    Value vmax = cf(std::ldexp(1.0, -100));
-    for (Value x : tile.vScale)
-      vmax = arith::MaximumFOp::create(b, vmax, x);
-    Value bits = arith::BitcastOp::create(b, i32, quadReduce(vmax, true));
+    Value vmax = arith::MaximumFOp::create(b, tile.vScale[0], tile.vScale[1]);
+    vmax = arith::MaximumFOp::create(b, vmax, cf(std::ldexp(1.0, -100)));
+    Value bits = arith::BitcastOp::create(b, i32, columnReduce(b, vmax, true));
     bits = arith::AndIOp::create(
         b, arith::AddIOp::create(b, bits, i32c(0x7fffff)), i32c(0x7f800000));
     unitV = arith::BitcastOp::create(b, f32, bits);
     Value invV = arith::BitcastOp::create(
         b, f32, arith::SubIOp::create(b, i32c(0x7f000000), bits));
-    Value c = state[oBlocks * perBlock + 2 * rows];
-    ratio = fmul(c, invV);
-    for (int64_t r = 0; r < 4; ++r)
-      vf[r] = fmul(tile.vScale[r], invV);
+    ratio = fmul(state[oCount + 2 * columns], invV);
+    for (int64_t j = 0; j < 2; ++j)
+      vf[j] = fmul(tile.vScale[j], invV);
   }
-  Value zeroPair = pack(cf(0.0), cf(0.0), mmaType);
-  auto pPair = [&](int64_t j, int64_t h) {
-    if (h >= rows)
-      return zeroPair;
-    return pack(fmul(s[j][2 * h], vf[2 * j]),
-                fmul(s[j][2 * h + 1], vf[2 * j + 1]), mmaType);
-  };
-  Fragment pa = {pPair(0, 0), pPair(0, 1), pPair(1, 0), pPair(1, 1)};
+  // P'^T, the B operand of O^T += V^T P'^T: the lane's P' pairs (key g,
+  // then g + 8, of its two columns) transposed.
+  SmallVector<Fragment> pb;
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    pb.push_back(decodeTranspose(
+        nb, pack(fmul(s[nb][0], vf[0]), fmul(s[nb][1], vf[0]), mmaType),
+        pack(fmul(s[nb][2], vf[1]), fmul(s[nb][3], vf[1]), mmaType)));
 
-  // O = O alpha c / 2^e + P' V. V rows r0, r1 (keys 2t, 2t + 1) and r2, r3
-  // (8 + 2t, 9 + 2t): byte i of each of a lane's words is column 4 w + i of
-  // its run; PRMT interleaves two rows' bytes 0, 1 (then 2, 3) into pairs.
-  // 16-bit rows: element i of a word is column 2 w + i; PRMT pairs two
+  // V^T's A fragments: block i's rows g and g + 8 are columns (Dv / 8) g +
+  // 2 i and + 1 (a lane's run of each V row), its k indices keys 2t, 2t +
+  // 1 (registers 0, 1) and 8 + 2t, 9 + 2t (2, 3), V rows r0, r1 and r2, r3
+  // of the lane. PRMT interleaves two rows' bytes 0, 1 (then 2, 3) of a
+  // word into pairs (FP8: byte i of a word is column 4 w + i of the run);
+  // 16-bit rows: element i of word w is column 2 w + i, PRMT pairs two
   // rows' low (then high) halves.
   int64_t wordsPerRow = p.dv * p.poolBytes() / 32;
-  Value rescale[2];
-  for (int64_t h = 0; h < rows; ++h)
-    rescale[h] = fmul(alpha[h], ratio);
-  SmallVector<Value> next;
-  auto accumulate = [&](int64_t j, Fragment f) {
-    Accumulator o;
-    for (int64_t e = 0; e < 4; ++e)
-      o.push_back(e / 2 < rows ? fmul(state[j * perBlock + e], rescale[e / 2])
-                               : cf(0.0));
-    o = mma(pa, f, o, mmaType);
-    next.append(o.begin(), o.begin() + perBlock);
-  };
-  for (int64_t w = 0; w < wordsPerRow && !p.fp8; ++w)
-    for (int64_t i = 0; i < 2; ++i) {
-      Fragment f;
-      for (int64_t pr = 0; pr < 2; ++pr)
-        f.push_back(asReg(NVVM::PermuteOp::create(
-            b, i32, tile.v[(2 * pr) * wordsPerRow + w],
-            tile.v[(2 * pr + 1) * wordsPerRow + w], i32c(i ? 0x7632 : 0x5410),
-            NVVM::PermuteMode::DEFAULT)));
-      accumulate(2 * w + i, f);
+  SmallVector<Fragment> va;
+  for (int64_t w = 0; w < wordsPerRow; ++w) {
+    auto rows = [&](int64_t pr, int64_t selector) {
+      return NVVM::PermuteOp::create(b, i32, tile.v[(2 * pr) * wordsPerRow + w],
+                                     tile.v[(2 * pr + 1) * wordsPerRow + w],
+                                     i32c(selector),
+                                     NVVM::PermuteMode::DEFAULT);
+    };
+    if (!p.fp8) {
+      va.push_back({asReg(rows(0, 0x5410)), asReg(rows(0, 0x7632)),
+                    asReg(rows(1, 0x5410)), asReg(rows(1, 0x7632))});
+      continue;
     }
-  for (int64_t w = 0; w < wordsPerRow && p.fp8; ++w) {
-    Value inter[2][2];
-    for (int64_t pr = 0; pr < 2; ++pr)
-      for (int64_t sel = 0; sel < 2; ++sel)
-        inter[pr][sel] = NVVM::PermuteOp::create(
-            b, i32, tile.v[(2 * pr) * wordsPerRow + w],
-            tile.v[(2 * pr + 1) * wordsPerRow + w], i32c(sel ? 0x7362 : 0x5140),
-            NVVM::PermuteMode::DEFAULT);
-    for (int64_t i = 0; i < 4; ++i)
-      accumulate(4 * w + i, {convertPair(b, inter[0][i / 2], i % 2),
-                             convertPair(b, inter[1][i / 2], i % 2)});
+    for (int64_t sel = 0; sel < 2; ++sel) {
+      Value r01 = rows(0, sel ? 0x7362 : 0x5140);
+      Value r23 = rows(1, sel ? 0x7362 : 0x5140);
+      va.push_back({convertPair(b, r01, 0), convertPair(b, r01, 1),
+                    convertPair(b, r23, 0), convertPair(b, r23, 1)});
+    }
   }
-  next.append(m, m + rows);
-  next.append(l, l + rows);
+
+  // O^T = O^T alpha c / 2^e + V^T P'^T; accumulator e of block (nb, i) is
+  // column 2 nb + e % 2 of the lane's.
+  SmallVector<Value> next;
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    for (int64_t i = 0; i < mBlocks; ++i) {
+      Accumulator o;
+      for (int64_t e = 0; e < 4; ++e)
+        o.push_back(fmul(state[(nb * mBlocks + i) * 4 + e],
+                         fmul(alpha[2 * nb + e % 2], ratio)));
+      o = mma(va[i], pb[nb], o, mmaType);
+      next.append(o.begin(), o.end());
+    }
+  next.append(m, m + columns);
+  next.append(l, l + columns);
   next.push_back(unitV);
   return next;
 }
 
 void KernelEmitter::decodeStore(ValueRange state, Value out) {
-  bool two = decodeTwoRows();
-  int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
+  int64_t blocks = p.decodeColumnBlocks(), mBlocks = p.dv / 16;
+  int64_t columns = 2 * blocks, oCount = blocks * mBlocks * 4;
   int64_t stride = p.decodeRowStride(), stats = p.decodeStatsOffset();
   int64_t run = p.dv / 8, warps = Problem::kDecodeWarps;
   auto workgroup =
@@ -457,31 +555,34 @@ void KernelEmitter::decodeStore(ValueRange state, Value out) {
       MemRefType::get({p.sharedBytes() / 4}, f32, MemRefLayoutAttrInterface(),
                       workgroup),
       tiles, idx(0), ValueRange{});
-  // Each warp's O (times its unit c), in fragment order: row r, block j,
-  // column n at r * stride + 8 j + n; its maxima and sums.
-  Value c = state[oBlocks * perBlock + 2 * rows];
+  // Each warp's O (times its unit c): row r at (16 w + r) * stride,
+  // columns in order; its maxima and sums.
+  Value c = state[oCount + 2 * columns];
   Value warpRow0 = mul(warp, 16);
-  for (int64_t h = 0; h < rows; ++h) {
-    Value row = add(warpRow0, h ? rowB : rowA);
-    for (int64_t j = 0; j < oBlocks; ++j) {
-      Value pair = vector::FromElementsOp::create(
-          b, VectorType::get({2}, f32),
-          ValueRange{fmul(state[j * perBlock + 2 * h], c),
-                     fmul(state[j * perBlock + 2 * h + 1], c)});
-      vector::StoreOp::create(
-          b, pair, shared,
-          ValueRange{add(mul(row, stride), add(idx(8 * j), mul(quadCol, 2)))},
-          /*nontemporal=*/false, llvm::MaybeAlign(8));
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    for (int64_t col = 0; col < 2; ++col) {
+      Value row = add(warpRow0, columnRow(nb, col));
+      for (int64_t i = 0; i < mBlocks; ++i) {
+        int64_t o = (nb * mBlocks + i) * 4 + col;
+        Value pair = vector::FromElementsOp::create(
+            b, VectorType::get({2}, f32),
+            ValueRange{fmul(state[o], c), fmul(state[o + 2], c)});
+        vector::StoreOp::create(
+            b, pair, shared,
+            ValueRange{add(mul(row, stride), add(mul(rowA, run), idx(2 * i)))},
+            /*nontemporal=*/false, llvm::MaybeAlign(8));
+      }
+      int64_t i = 2 * nb + col;
+      Value sum = columnReduce(b, state[oCount + columns + i], false);
+      ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rowA, idx(0)),
+             [&] {
+               memref::StoreOp::create(b, state[oCount + i], shared,
+                                       ValueRange{add(idx(stats), row)});
+               memref::StoreOp::create(
+                   b, sum, shared,
+                   ValueRange{add(idx(stats + warps * 16), row)});
+             });
     }
-    Value sum = quadReduce(state[oBlocks * perBlock + rows + h], false);
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0)),
-           [&] {
-             memref::StoreOp::create(b, state[oBlocks * perBlock + h], shared,
-                                     ValueRange{add(idx(stats), row)});
-             memref::StoreOp::create(
-                 b, sum, shared, ValueRange{add(idx(stats + warps * 16), row)});
-           });
-  }
   gpu::BarrierOp::create(b);
 
   // Element e of the used rows x Dv: O = sum_w 2^(m_w - M) O_w over
@@ -489,7 +590,6 @@ void KernelEmitter::decodeStore(ValueRange state, Value out) {
   int64_t used = p.group * p.rowsPerHead, elements = used * p.dv;
   forEachChunk(elements, [&](Value e, bool) {
     Value row = div(e, p.dv), col = rem(e, p.dv);
-    Value at = add(mul(rem(col, run), 8), div(col, run));
     Value ms[Problem::kDecodeWarps];
     Value top = cf(-INFINITY);
     for (int64_t w = 0; w < warps; ++w) {
@@ -506,7 +606,7 @@ void KernelEmitter::decodeStore(ValueRange state, Value out) {
       Value lw = memref::LoadOp::create(
           b, shared, ValueRange{add(idx(stats + warps * 16 + 16 * w), row)});
       Value ow = memref::LoadOp::create(
-          b, shared, ValueRange{add(mul(add(idx(16 * w), row), stride), at)});
+          b, shared, ValueRange{add(mul(add(idx(16 * w), row), stride), col)});
       o = fadd(o, fmul(wt, ow));
       lsum = fadd(lsum, fmul(wt, lw));
     }
@@ -559,43 +659,58 @@ void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
   this->k = k;
   this->v = v;
   setUp(launch, /*qOffset=*/nullptr, {});
-  bool two = decodeTwoRows();
-  int64_t rows = two ? 2 : 1, oBlocks = p.dv / 8, perBlock = 2 * rows;
+  int64_t blocks = p.decodeColumnBlocks(), mBlocks = p.dv / 16;
+  int64_t columns = 2 * blocks;
   Value rowScale[2];
   SmallVector<Fragment> qf = decodeQuery(q, rowScale);
   // Scores in log2 units are unit * x (with a softcap, unit scales x into
-  // the tanh).
+  // the tanh): the unit of the lane's columns 2t, 2t + 1 of each n-block,
+  // from the lanes that hold those rows of Q (lane 4 r); their positions.
   double u = p.softcap ? p.scale / *p.softcap : p.scale * M_LOG2E;
-  Value unit[2] = {fmul(cf(u), rowScale[0]), fmul(cf(u), rowScale[1])};
+  SmallVector<Value, 4> unit;
+  colPos.clear();
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    for (int64_t c = 0; c < 2; ++c) {
+      Value from = toI32(mul(add(mul(quadCol, 2), idx(c)), 4));
+      unit.push_back(gpu::ShuffleOp::create(b, fmul(cf(u), rowScale[nb]), from,
+                                            i32c(32), gpu::ShuffleMode::IDX)
+                         .getShuffleResult());
+      colPos.push_back(rowPosition(columnRow(nb, c)));
+    }
+  // The lane's row of its warp's transpose blocks (decodeTranspose).
+  transposeAt = add(memref::ExtractAlignedPointerAsIndexOp::create(b, tiles),
+                    add(idx(p.decodeTransposeOffset()),
+                        add(mul(warp, blocks * 256), mul(rem(lane, 16), 16))));
 
-  // State: O (c0, c1 and with two rows c2, c3 of each n8 block), the rows'
-  // running maxima and the lane's sums, and O's unit. A sink's term starts
-  // warp 0's rows (of the first split).
-  SmallVector<Value> state(oBlocks * perBlock, cf(0.0));
+  // State: O^T (c0..c3 of each block), the columns' running maxima and the
+  // lane's sums, and O's unit. A sink's term starts warp 0's columns (of
+  // the first split).
+  SmallVector<Value> state(blocks * mBlocks * 4, cf(0.0));
   Value lead = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, idx(0));
   if (split)
     lead = both(lead, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split,
                                             idx(0)));
-  Value ms[2], ls[2];
-  for (int64_t h = 0; h < rows; ++h) {
-    ms[h] = cf(-INFINITY);
-    ls[h] = cf(0.0);
-    if (!sink)
-      continue;
-    Value head =
-        arith::MinUIOp::create(b, rowHead(h ? rowB : rowA), idx(p.hq - 1));
-    Value x = memref::LoadOp::create(b, sink, ValueRange{head});
-    if (x.getType() != f32)
-      x = arith::ExtFOp::create(b, f32, x);
-    ms[h] = select(lead, fmul(x, cf(M_LOG2E)), cf(-INFINITY));
-    ls[h] = select(both(lead, arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                                    quadCol, idx(0))),
-                   cf(1.0), cf(0.0));
-  }
-  state.append(ms, ms + rows);
-  state.append(ls, ls + rows);
+  Value ms[4], ls[4];
+  for (int64_t nb = 0; nb < blocks; ++nb)
+    for (int64_t c = 0; c < 2; ++c) {
+      int64_t i = 2 * nb + c;
+      ms[i] = cf(-INFINITY);
+      ls[i] = cf(0.0);
+      if (!sink)
+        continue;
+      Value head =
+          arith::MinUIOp::create(b, rowHead(columnRow(nb, c)), idx(p.hq - 1));
+      Value x = memref::LoadOp::create(b, sink, ValueRange{head});
+      if (x.getType() != f32)
+        x = arith::ExtFOp::create(b, f32, x);
+      ms[i] = select(lead, fmul(x, cf(M_LOG2E)), cf(-INFINITY));
+      ls[i] = select(both(lead, arith::CmpIOp::create(
+                                    b, arith::CmpIPredicate::eq, rowA, idx(0))),
+                     cf(1.0), cf(0.0));
+    }
+  state.append(ms, ms + columns);
+  state.append(ls, ls + columns);
   state.push_back(cf(1.0));
-
   // The warp's ring: tiles tLo, tLo + 1, tLo + 2 in flight before the
   // loop; step t starts tile t + 3 in the stage tile t - 1 left (every
   // lane has read it: the warp's barrier), waits for tile t (3 groups may
@@ -608,12 +723,13 @@ void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
                       cast<MemRefType>(k.getType()).getElementType(),
                       MemRefLayoutAttrInterface(), workgroup),
       tiles, idx(0), ValueRange{});
-  ringScales = memref::ViewOp::create(
-      b,
-      MemRefType::get({p.decodeScalesOffset() / 4 +
-                       Problem::kDecodeWarps * p.decodeStages() * 32},
-                      f32, MemRefLayoutAttrInterface(), workgroup),
-      tiles, idx(0), ValueRange{});
+  if (p.fp8)
+    ringScales = memref::ViewOp::create(
+        b,
+        MemRefType::get({p.decodeScalesOffset() / 4 +
+                         Problem::kDecodeWarps * p.decodeStages() * 32},
+                        f32, MemRefLayoutAttrInterface(), workgroup),
+        tiles, idx(0), ValueRange{});
   int64_t stages = p.decodeStages();
   for (int64_t i = 0; i + 1 < stages; ++i)
     decodeIssue(add(tLo, idx(i)), idx(i), decodeEntries(add(tLo, idx(i))));

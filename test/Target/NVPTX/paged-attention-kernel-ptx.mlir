@@ -14,7 +14,7 @@
 // CHECK: mnemo.launch attention_mma grid 1 2 e{{[0-9]+}} block 128 1 1 shared 49152
 // CHECK: mnemo.launch attention_combine
 // SM80: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 e{{[0-9]+}} block 128 1 1 shared 66560
-// SM90: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 e{{[0-9]+}} block 128 1 1 shared 67584
+// SM90: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 e{{[0-9]+}} block 128 1 1 shared 68608
 // CHECK-LABEL: .entry attention_mma(
 // Three blocks a multiprocessor, which the split count assumes.
 // SM90: .minnctapersm 3

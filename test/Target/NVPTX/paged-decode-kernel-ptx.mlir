@@ -15,6 +15,8 @@
 // CHECK-DAG: cvt.rn.f16x2.e4m3x2
 // CHECK-DAG: tanh.approx.f32
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-DAG: stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [[[AT:%rd[0-9]+]]]
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{[{]}}%r{{[0-9]+}}, %r{{[0-9]+}}}, [[[AT]]]
 // CHECK-LABEL: .entry attention_mma_{{[0-9]+}}(
 // CHECK: .minnctapersm 3
 // CHECK: cvt.rn.f16x2.e4m3x2
