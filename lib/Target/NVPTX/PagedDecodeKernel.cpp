@@ -19,24 +19,31 @@
 //   the warp's own barrier; a lane then loads its fragments' bytes;
 // - `cvt.rn.f16x2.e4m3x2` converts a byte pair into an f16 pair exactly
 //   (every E4M3 value is an f16); the per-row scales stay out of the
-//   tiles: K's multiply the scores' columns, V's the probabilities' (P's
-//   columns), relative to a power of two per tile so that P stays in
-//   [0, 1] in f16, and the query row is scaled by a power of two into
-//   f16's range, undone in the softmax's unit;
+//   tiles: K's multiply the scores' rows, V's the probabilities' (P^T's
+//   rows), relative to a power of two per tile so that P stays in [0, 1]
+//   in f16, and the query row is scaled by a power of two into f16's
+//   range, undone in the softmax's unit;
 // - the block-table entries a step's copies name are loaded two steps
 //   before, and the ring's 16-byte chunks are swizzled within their row so
 //   that the lanes' fragment loads meet no bank conflict (swizzleChunk).
 //
-// Fragment layouts (lane = 4 g + t): S = Q K^T has the queries as rows and
-// the warp's 16 keys as two n8 blocks. A lane's B fragment of K is key g
-// (and 8 + g) at four head-dim places; the head dim is permuted the same
-// way in Q and K so that those places are four consecutive bytes: k-step
-// kk = 4 i + w reads bytes 16 (4 i + t) + 4 w .. + 3 of the row, so a
-// lane loads 16-byte pieces. Its accumulators are keys 2t, 2t + 1, 8 + 2t,
-// 9 + 2t, which are also the k index of P's A fragment, so the lane loads
-// those four V rows; output column (Dv / 8) n + j is column n of O's n8
-// block j, so a lane's V bytes are Dv / 8 consecutive ones of each row,
-// byte-permuted (PRMT) into pairs of rows. docs/GPU.md, "Paged decode
+// Fragment layouts (lane = 4 g + t): the keys are the MMA's rows and the
+// query rows its columns, S^T = K Q^T and O^T = V^T P^T, so that the 16
+// keys fill an m16 block and a decode step's 4 or 8 query rows an n8 one
+// (two for up to 16 rows); with the queries as rows, 12 of an m16 block's
+// rows would be padding, and the MMAs twice as many. A lane's A fragment
+// of K is keys g and 8 + g at four head-dim places; the head dim is
+// permuted the same way in Q and K so that those places are four
+// consecutive bytes: k-step kk = 4 i + w reads bytes 16 (4 i + t) + 4 w
+// .. + 3 of the row, so a lane loads 16-byte pieces. Its accumulators are
+// keys g, g + 8 of columns 2t, 2t + 1: the softmax's max and sums reduce
+// over the 8 lanes of a column. P^T's B fragment wants keys 2t, 2t + 1,
+// 8 + 2t, 9 + 2t of column g: stmatrix .trans writes the accumulators'
+// pairs to shared memory as rows of columns, ldmatrix reads them back.
+// Those four keys are V^T's k indices, so the lane loads those four V
+// rows; V^T's m16 block i has columns (Dv / 8) g + 2 i and + 1 as its rows
+// g and g + 8, so a lane's V bytes are Dv / 8 consecutive ones of each
+// row, byte-permuted (PRMT) into pairs of rows. docs/GPU.md, "Paged decode
 // attention".
 //
 //===----------------------------------------------------------------------===//
@@ -53,7 +60,7 @@ namespace mlir::mnemo::nvptx::attention {
 namespace {
 /// Keys a warp takes of each 64-key tile.
 constexpr int64_t kWarpKeys = 16;
-/// Offsets of a lane's four keys (its accumulator columns) from 2t.
+/// Offsets from 2t of a lane's four V rows (P^T's k indices).
 constexpr int64_t kLaneKeys[4] = {0, 1, 8, 9};
 } // namespace
 
