@@ -210,9 +210,9 @@ LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
     });
     std::vector<uint32_t> block(l.block.begin(), l.block.end());
     launchList.push_back(fb::CreateLaunch(
-        b, *kernel, b.CreateVector(grid), b.CreateVector(block),
-        l.sharedBytes, b.CreateVectorOfStructs(args),
-        dynamicGrid ? b.CreateVector(gridExprs) : 0));
+        b, *kernel, b.CreateVector(grid), b.CreateVector(block), l.sharedBytes,
+        b.CreateVectorOfStructs(args),
+        dynamicGrid ? b.CreateVector(gridExprs) : 0, l.programmatic));
   }
   std::vector<uint32_t> outputList(plan.outputBuffers.begin(),
                                    plan.outputBuffers.end());

@@ -142,6 +142,9 @@ struct GpuLaunch {
   int32_t gridExpr[3] = {-1, -1, -1}; // >= 0: grid[d] at a call
   unsigned sharedBytes = 0;
   Vector<GpuArgument> args;
+  /// The kernel waits for the grid before it first (griddepcontrol.wait):
+  /// it may be launched while that grid finishes.
+  bool programmatic = false;
 };
 
 /// What a function runs on a GPU: every index in it is verified.

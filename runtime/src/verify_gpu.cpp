@@ -258,6 +258,7 @@ mnemo_status_t GpuPlanVerifier::launch(uint32_t i, const fb::Launch *l) {
       return bad("launch %llu: bad block size (at most 1024 threads)", i);
   }
   out.sharedBytes = l->shared_bytes();
+  out.programmatic = l->programmatic();
   if (out.sharedBytes > (1u << 20))
     return bad("launch %llu: %llu bytes of shared memory", i,
                out.sharedBytes);

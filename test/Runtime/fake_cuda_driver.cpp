@@ -15,12 +15,14 @@
 //   MNEMO_FAKE_CUDA_FAIL=NAME
 //                     the entry point NAME (e.g. cuLaunchKernel) fails with
 //                     CUDA_ERROR_INVALID_VALUE
+//   MNEMO_FAKE_CUDA_VERSION=N
+//                     cuDriverGetVersion's answer (default 13000, CUDA 13.0)
 //   MNEMO_FAKE_CUDA_MEMORY=BYTES
 //                     cuMemAlloc of more than BYTES fails with
 //                     CUDA_ERROR_OUT_OF_MEMORY
 //
-// Built twice: with the graph entry points, and without them
-// (MNEMO_FAKE_CUDA_NO_GRAPHS) as an older driver.
+// Built twice: with the graph entry points and cuLaunchKernelEx, and
+// without them (MNEMO_FAKE_CUDA_NO_GRAPHS) as an older driver.
 //
 //===----------------------------------------------------------------------===//
 
@@ -176,6 +178,48 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                       std::to_string(gy) + " " + std::to_string(gz));
   return kSuccess;
 }
+
+CUresult cuDriverGetVersion(int *version) {
+  const char *env = std::getenv("MNEMO_FAKE_CUDA_VERSION");
+  *version = env ? std::atoi(env) : 13000;
+  return kSuccess;
+}
+
+#ifndef MNEMO_FAKE_CUDA_NO_GRAPHS
+/// cuda.h's CUlaunchAttribute and CUlaunchConfig.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int value;
+    void *align;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void *stream;
+  LaunchAttribute *attributes;
+  unsigned numAttributes;
+};
+
+/// Logged as cuLaunchKernel, with " programmatic" for
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6) set.
+CUresult cuLaunchKernelEx(const LaunchConfig *c, void *fn, void **, void **) {
+  if (fails("cuLaunchKernelEx"))
+    return kInvalidValue;
+  std::string attributes;
+  for (unsigned i = 0; i < c->numAttributes; ++i)
+    attributes += c->attributes[i].id == 6 && c->attributes[i].value.value
+                      ? " programmatic"
+                      : " attribute " + std::to_string(c->attributes[i].id);
+  enqueue(c->stream, std::string("launch ") + static_cast<const char *>(fn) +
+                         " grid " + std::to_string(c->gx) + " " +
+                         std::to_string(c->gy) + " " + std::to_string(c->gz) +
+                         attributes);
+  return kSuccess;
+}
+#endif
 
 CUresult cuTensorMapEncodeTiled(void *map, int, unsigned rank, void *,
                                 const uint64_t *, const uint64_t *,

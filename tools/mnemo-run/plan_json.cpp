@@ -140,11 +140,11 @@ std::string gpuLaunch(const fb::Artifact &a, const fb::Launch *l) {
   std::string gridExprs =
       l->grid_exprs() ? ", \"grid_exprs\": " + numbers<int32_t>(l->grid_exprs())
                       : "";
-  return "{\"kernel\": " +
-         quote(a.kernels()->Get(l->kernel())->symbol()) +
+  return "{\"kernel\": " + quote(a.kernels()->Get(l->kernel())->symbol()) +
          ", \"grid\": " + numbers<uint32_t>(l->grid()) + gridExprs +
          ", \"block\": " + numbers<uint32_t>(l->block()) +
          ", \"shared_bytes\": " + std::to_string(l->shared_bytes()) +
+         (l->programmatic() ? ", \"programmatic\": true" : "") +
          ", \"args\": " + args + "}";
 }
 

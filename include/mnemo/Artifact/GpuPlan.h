@@ -92,6 +92,9 @@ struct GpuLaunch {
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t sharedBytes = 0;
   std::vector<GpuArgument> args;
+  /// The kernel waits (griddepcontrol.wait) before anything else, so the
+  /// runtime may launch it while the kernel before it finishes.
+  bool programmatic = false;
 };
 
 /// A tensor of the function's signature; dynamic dims are kDynamicValue.

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -405,9 +406,28 @@ public:
     return map;
   }
 
+  /// Whether the launched kernel (a gpu.func or, lowered, an llvm.func)
+  /// executes `griddepcontrol.wait` before any operation that may touch
+  /// memory (mnemo-gpu-programmatic-launch; constants the folder hoisted
+  /// may come first).
+  static bool kernelWaitsFirst(gpu::LaunchFuncOp op) {
+    Operation *kernel =
+        SymbolTable::lookupNearestSymbolFrom(op, op.getKernel());
+    if (!kernel || kernel->getNumRegions() != 1 || kernel->getRegion(0).empty())
+      return false;
+    for (Operation &first : kernel->getRegion(0).front()) {
+      if (auto wait = dyn_cast<NVVM::GriddepcontrolOp>(first))
+        return wait.getKind() == NVVM::GridDepActionKind::wait;
+      if (!isMemoryEffectFree(&first) || first.getNumRegions())
+        return false;
+    }
+    return false;
+  }
+
   LogicalResult addLaunch(gpu::LaunchFuncOp op) {
     GpuLaunch launch;
     launch.kernel = op.getKernelName().str();
+    launch.programmatic = kernelWaitsFirst(op);
     gpu::KernelDim3 grid = op.getGridSizeOperandValues();
     gpu::KernelDim3 block = op.getBlockSizeOperandValues();
     for (auto [d, size] : llvm::enumerate(ValueRange{grid.x, grid.y, grid.z})) {
@@ -661,6 +681,8 @@ void mnemo::printLaunchPlan(const GpuFunctionPlan &plan, llvm::raw_ostream &os) 
       else
         os << " " << a.type << ":" << size(a.value);
     }
+    if (l.programmatic)
+      os << " programmatic";
     os << "\n";
   }
   for (auto [i, b] : llvm::enumerate(plan.outputBuffers)) {

@@ -97,6 +97,8 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  if (lookupChip(chip)->programmaticLaunch)
+    kernels.addPass(createProgrammaticLaunchPass());
   // Polynomials instead of libdevice calls: the PTX must not depend on a
   // CUDA toolkit being found at compile time.
   // An approximate tanh the attention kernels ask for (afn) stays for

@@ -9,6 +9,7 @@
 #include "status.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <pthread.h>
 
@@ -68,6 +69,14 @@ mnemo_status_t load(Driver &d) {
   // Optional (null when missing): only tensor-map plans (sm_90a) need it.
   if (ok)
     lookup(library, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled);
+  // Optional: programmatic dependent launch (below).
+  CUresult (*driverGetVersion)(int *version) = nullptr;
+  if (ok && lookup(library, "cuLaunchKernelEx", d.launchKernelEx) &&
+      lookup(library, "cuDriverGetVersion", driverGetVersion) &&
+      driverGetVersion(&d.version) == 0) {
+    const char *env = getenv("MNEMO_CUDA_PROGRAMMATIC_LAUNCH");
+    d.programmaticLaunch = d.version >= 12030 && !(env && !strcmp(env, "0"));
+  }
   // Optional as a set: without all of them programs launch one by one.
   Driver::Graphs g;
   if (ok && lookup(library, "cuStreamBeginCapture_v2", g.beginCapture) &&

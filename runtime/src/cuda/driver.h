@@ -31,6 +31,30 @@ using CUstream = struct CUstream_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 
+/// cuLaunchKernelEx's configuration (cuda.h's CUlaunchAttribute and
+/// CUlaunchConfig, 12.0 and later): one attribute, its 64-byte value union
+/// 8-byte aligned.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+    void *align;
+  } value;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
+constexpr int kLaunchAttributeProgrammaticSerialization = 6;
+
+struct LaunchConfig {
+  unsigned gridX, gridY, gridZ, blockX, blockY, blockZ, sharedBytes;
+  CUstream stream;
+  LaunchAttribute *attributes;
+  unsigned numAttributes;
+};
+static_assert(sizeof(LaunchConfig) == 56, "cuda.h's CUlaunchConfig");
+
 struct Driver {
   CUresult (*init)(unsigned flags);
   CUresult (*deviceGet)(CUdevice *device, int ordinal);
@@ -69,6 +93,17 @@ struct Driver {
                                    const unsigned *elementStrides,
                                    int interleave, int swizzle,
                                    int l2Promotion, int oobFill) = nullptr;
+  /// Launches with attributes (CUDA 12.0 and later); null with an older
+  /// driver.
+  CUresult (*launchKernelEx)(const LaunchConfig *config, CUfunction fn,
+                             void **params, void **extra) = nullptr;
+  /// The driver's CUDA version (1000 x major + 10 x minor).
+  int version = 0;
+  /// Whether kernels marked programmatic are launched so (programmatic
+  /// dependent launch): a driver of CUDA 12.3 or later, whose graph
+  /// capture keeps the launches' programmatic edges, and
+  /// MNEMO_CUDA_PROGRAMMATIC_LAUNCH not 0.
+  bool programmaticLaunch = false;
   /// CUDA graphs (CUDA 11.4 and later); all null unless the driver has
   /// every one, and then programs launch kernel by kernel.
   struct Graphs {

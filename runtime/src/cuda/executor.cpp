@@ -247,24 +247,41 @@ void Executor::dropGraphs() {
 /// Puts the plan's device work on the executor's stream: the temporaries'
 /// arena poisoned (NaN bytes, so that nothing can depend on a previous
 /// run), then every kernel in plan order (one of an empty grid is skipped).
+/// A kernel the plan marks programmatic that follows another kernel is
+/// launched with programmatic stream serialization where the driver allows
+/// it: it may start while that kernel finishes, and waits for it inside
+/// (griddepcontrol.wait).
 mnemo_status_t Executor::enqueuePlan() {
   const Driver &d = *driver;
   CUresult r = 0;
   if (arena.extent() &&
       (r = d.memsetD8Async(arenaBase, 0xff, arena.extent(), stream)) != 0)
     return driverError(d, r, path.c_str(), "cuMemsetD8Async");
+  bool afterKernel = false;
   for (size_t k = 0; k < plan.launches.size(); ++k) {
     const GpuLaunch &l = plan.launches[k];
     const std::array<unsigned, 3> &g = gridNow[k];
     if (!g[0] || !g[1] || !g[2])
       continue;
-    r = d.launchKernel(kernels[k], g[0], g[1], g[2], l.block[0], l.block[1],
-                       l.block[2], l.sharedBytes, stream,
-                       argPointers[k].data(), nullptr);
+    bool programmatic = l.programmatic && afterKernel && d.programmaticLaunch;
+    if (programmatic) {
+      LaunchAttribute attribute{};
+      attribute.id = kLaunchAttributeProgrammaticSerialization;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      LaunchConfig config{g[0],       g[1],       g[2],          l.block[0],
+                          l.block[1], l.block[2], l.sharedBytes, stream,
+                          &attribute, 1};
+      r = d.launchKernelEx(&config, kernels[k], argPointers[k].data(), nullptr);
+    } else {
+      r = d.launchKernel(kernels[k], g[0], g[1], g[2], l.block[0], l.block[1],
+                         l.block[2], l.sharedBytes, stream,
+                         argPointers[k].data(), nullptr);
+    }
+    afterKernel = true;
     if (r != 0)
-      return driverError(
-          d, r, (path + ": " + model.kernels[l.kernel].symbol).c_str(),
-          "cuLaunchKernel");
+      return driverError(d, r,
+                         (path + ": " + model.kernels[l.kernel].symbol).c_str(),
+                         programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel");
   }
   return nullptr;
 }

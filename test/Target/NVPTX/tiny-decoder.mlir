@@ -10,9 +10,16 @@
 // CHECK-NOT: weight
 // The attention tiles: one block of 128 threads per tile.
 // CHECK: // mnemo.launch {{forward_kernel_[0-9]+}} grid e{{[0-9]+}} 1 1 block 128 1 1
+// On sm_90a every kernel waits for the one before it first, and its launch
+// is marked programmatic (mnemo-gpu-programmatic-launch); not on sm_80.
+// SM90A-SAME: programmatic{{$}}
+// SM80-NOT: programmatic
 // CHECK: // mnemo.output 0 buffer {{[0-9]+}}
 // SM80: .target sm_80
 // SM90A: .target sm_90a
 // CHECK: .global .align {{[0-9]+}} .b8 __constant_64x32xf32
 // CHECK: .visible .entry forward_kernel(
+// SM90A: griddepcontrol.wait;
+// SM90A-NEXT: griddepcontrol.launch_dependents;
+// SM80-NOT: griddepcontrol
 // CHECK-NOT: malloc

@@ -29,15 +29,18 @@ struct ChipInfo {
   /// Dynamic shared memory one block may take (the GEMM and attention
   /// kernels' limit).
   int64_t blockSharedBytes;
+  /// Programmatic dependent launch (`griddepcontrol`, sm_90): a kernel may
+  /// start while the one before it finishes.
+  bool programmaticLaunch;
   /// LLVM NVPTX features (the PTX ISA version).
   llvm::StringLiteral ptxFeatures;
 };
 
 inline constexpr ChipInfo kChips[] = {
     // A100: two 101,376-byte blocks fit one multiprocessor.
-    {"sm_80", 108, false, 101376, "+ptx80"},
+    {"sm_80", 108, false, 101376, false, "+ptx80"},
     // H100/H200: up to 227 KiB of shared memory per block.
-    {"sm_90a", 132, true, 232448, "+ptx80"},
+    {"sm_90a", 132, true, 232448, true, "+ptx80"},
 };
 
 /// The chip named `name`, or null.

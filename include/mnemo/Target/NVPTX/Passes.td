@@ -211,6 +211,33 @@ def ExternDynamicSharedPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ProgrammaticLaunchPass
+    : Pass<"mnemo-gpu-programmatic-launch", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lets each kernel start while the one before it finishes "
+                "(Hopper's programmatic dependent launch)";
+  let description = [{
+    A model's step is hundreds of kernels in one stream, most of them short
+    at decode batch sizes, and between two of them the device idles: the
+    next grid is launched only once the last block of the one before has
+    exited and its memory is flushed. On sm_90 a launch with programmatic
+    stream serialization lets the next grid's blocks be scheduled as soon
+    as every block of the running grid has executed
+    `griddepcontrol.launch_dependents`; they then wait in
+    `griddepcontrol.wait` until that grid has completed and its writes are
+    visible, so the launch and block scheduling overlap the previous
+    kernel's tail without any change in what a kernel reads.
+
+    Each kernel (`gpu.func` with the `kernel` attribute) gets, first in its
+    entry block, `nvvm.griddepcontrol wait` and then
+    `nvvm.griddepcontrol launch_dependents`. Waiting before anything else
+    keeps every kernel correct whatever the one before it wrote; the
+    launch plan marks a kernel that begins with the wait as one the
+    runtime may launch programmatically (`Launch.programmatic` in the
+    artifact). Launched without the attribute, the wait returns at once.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def HoistTileBuffersPass
     : Pass<"mnemo-gpu-hoist-tile-buffers", "::mlir::func::FuncOp"> {
   let summary = "Moves the buffers of a tile out of its scf.forall";
