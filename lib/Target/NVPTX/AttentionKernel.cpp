@@ -405,15 +405,16 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
   return out;
 }
 
-SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
-                                                   Value kv0) {
-  // Uniform over the block: does this tile cross the end of the keys, the
-  // causal diagonal or the window's edge?
-  Value need = lt(skv(), add(kv0, idx(p.blockKV)));
+SmallVector<Accumulator> KernelEmitter::maskKeys(
+    ArrayRef<Accumulator> s, Value k0, int64_t keys,
+    function_ref<std::pair<Value, Value>(int64_t, int64_t)> keyAndPos) {
+  // Uniform over the threads that share the keys: do they cross the end
+  // of the keys, the causal diagonal or the window's edge?
+  Value need = lt(skv(), add(k0, idx(keys)));
   if (p.causal)
-    need = either(need, lt(firstPos, add(kv0, idx(p.blockKV - 1))));
+    need = either(need, lt(firstPos, add(k0, idx(keys - 1))));
   if (p.window)
-    need = either(need, ge(sub(lastPos, kv0), idx(*p.window)));
+    need = either(need, ge(sub(lastPos, k0), idx(*p.window)));
 
   SmallVector<Type> types(s.size() * 4, f32);
   auto ifOp = scf::IfOp::create(b, types, need, /*withElseRegion=*/true);
@@ -426,12 +427,10 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
     scf::YieldOp::create(b, flat);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value negInf = cf(-INFINITY);
-    Value keyBase = add(kv0, mul(quadCol, 2));
     SmallVector<Value> masked;
     for (auto [j, acc] : llvm::enumerate(s)) {
       for (int64_t e = 0; e < 4; ++e) {
-        Value key = add(keyBase, idx(8 * j + e % 2));
-        Value pos = e < 2 ? posA : posB;
+        auto [key, pos] = keyAndPos(j, e);
         Value hidden = ge(key, skv());
         if (p.causal)
           hidden = either(hidden, lt(pos, key));
@@ -446,6 +445,16 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
   for (auto [i, r] : llvm::enumerate(ifOp.getResults()))
     out[i / 4].push_back(r);
   return out;
+}
+
+SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
+                                                   Value kv0) {
+  // Row (query) by column (key): the lane's keys 2t, 2t + 1 of each n8
+  // block, its rows posA and posB.
+  Value keyBase = add(kv0, mul(quadCol, 2));
+  return maskKeys(s, kv0, p.blockKV, [&](int64_t j, int64_t e) {
+    return std::pair(add(keyBase, idx(8 * j + e % 2)), e < 2 ? posA : posB);
+  });
 }
 
 void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,

@@ -378,6 +378,13 @@ private:
 
   /// The scores of one KV tile with masking applied where `kv0` needs it.
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
+  /// `s` with value e of block j set to -inf where its key is hidden from
+  /// its query position (past the keys, causal, window), both given by
+  /// `keyAndPos(j, e)`; under one uniform scf.if on whether the keys
+  /// [k0, k0 + keys) cross any of those limits.
+  SmallVector<Accumulator>
+  maskKeys(ArrayRef<Accumulator> s, Value k0, int64_t keys,
+           function_ref<std::pair<Value, Value>(int64_t, int64_t)> keyAndPos);
 
   const Problem &p;
   const Sizes &n;

@@ -332,41 +332,11 @@ static Value convertPair(ImplicitLocOpBuilder &b, Value word, int64_t hi) {
 
 SmallVector<Accumulator> KernelEmitter::decodeMask(ArrayRef<Accumulator> s,
                                                    Value kw0) {
-  // Uniform over the warp: do its 16 keys cross the end of the keys, the
-  // causal diagonal or the window's edge?
-  Value need = lt(skv(), add(kw0, idx(kWarpKeys)));
-  if (p.causal)
-    need = either(need, lt(firstPos, add(kw0, idx(kWarpKeys - 1))));
-  if (p.window)
-    need = either(need, ge(sub(lastPos, kw0), idx(*p.window)));
-  SmallVector<Type> types(s.size() * 4, f32);
-  auto ifOp = scf::IfOp::create(b, types, need, /*withElseRegion=*/true);
-  SmallVector<Value> flat;
-  for (const Accumulator &acc : s)
-    flat.append(acc.begin(), acc.end());
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, flat);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    SmallVector<Value> masked;
-    for (auto [nb, acc] : llvm::enumerate(s))
-      for (int64_t e = 0; e < 4; ++e) {
-        Value key = add(kw0, add(rowA, idx(8 * (e / 2))));
-        Value pos = colPos[2 * nb + e % 2];
-        Value hidden = ge(key, skv());
-        if (p.causal)
-          hidden = either(hidden, lt(pos, key));
-        if (p.window)
-          hidden = either(hidden, ge(sub(pos, key), idx(*p.window)));
-        masked.push_back(select(hidden, cf(-INFINITY), acc[e]));
-      }
-    scf::YieldOp::create(b, masked);
-  }
-  SmallVector<Accumulator> out(s.size());
-  for (auto [i, r] : llvm::enumerate(ifOp.getResults()))
-    out[i / 4].push_back(r);
-  return out;
+  // S^T: the lane's keys g and g + 8 (rows), its query columns' positions.
+  return maskKeys(s, kw0, kWarpKeys, [&](int64_t nb, int64_t e) {
+    return std::pair(add(kw0, add(rowA, idx(8 * (e / 2)))),
+                     colPos[2 * nb + e % 2]);
+  });
 }
 
 Fragment KernelEmitter::decodeTranspose(int64_t nb, Value keysLo,
