@@ -66,7 +66,9 @@ struct ExtraPool {
 /// 0 without one), kept in a pool of its own in the cache's type (bf16 for
 /// an FP8 cache).
 struct StepLayerCache {
-  /// A valueDim of 0: no value pool (a layer whose key is also its value).
+  /// A valueDim of 0: no value pool (a layer whose values are its keys or
+  /// their leading features: DeepSeek-V4's K = V head, an MLA layer's
+  /// latent).
   int64_t heads, keyDim, valueDim;
   /// The attention window: the runtime frees pages behind it
   /// (`mnemo.kv_window`).
@@ -128,9 +130,18 @@ Value lastTokenRows(ImplicitLocOpBuilder &b, const GenerationStep &step,
                     Value h);
 
 /// Writes `key` and `value` ([B, Hkv, S, D]) of layer `layer` into its pools
-/// at the step's positions; the step's pools become the updated ones.
+/// at the step's positions; the step's pools become the updated ones. A
+/// layer without a value pool writes its keys alone (`value` null).
 void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
                 Value key, Value value);
+
+/// The value pool of layer `layer` ([Pages, Hkv, P, dv]) and its scales
+/// (FP8; else null): its own, or for a layer without one the leading `dv`
+/// features of its key pool and the keys' scales (an MLA layer's latent,
+/// cached once as the first features of its key rows).
+std::pair<Value, Value> valuePool(ImplicitLocOpBuilder &b,
+                                  const GenerationStep &step, int64_t layer,
+                                  int64_t dv);
 
 /// Writes the indexer keys `key` ([B, 1, S, Di]) of layer `layer` into its
 /// pool at the step's positions.

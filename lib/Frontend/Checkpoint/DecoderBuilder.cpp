@@ -675,15 +675,17 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
   if (!step)
     return selfAttention();
   bool fp8 = !step->keyScales.empty();
-  writeCache(b, *step, layer, k, v);
+  // A layer without a value pool keeps its values as its keys' leading
+  // features (an MLA layer's latent): only the keys are written.
+  writeCache(b, *step, layer, k, step->values[layer] ? v : Value());
   if (step->fresh)
     return selfAttention();
+  auto [values, valueScales] = valuePool(b, *step, layer, shape[3]);
   return PagedAttentionOp::create(
-      b, type, q, step->keys[layer], step->values[layer], step->blockTable,
+      b, type, q, step->keys[layer], values, step->blockTable,
       step->contextLengths, step->positions,
-      /*sink=*/Value(), fp8 ? step->keyScales[layer] : Value(),
-      fp8 ? step->valueScales[layer] : Value(), /*causal=*/true, window,
-      scale, FloatAttr());
+      /*sink=*/Value(), fp8 ? step->keyScales[layer] : Value(), valueScales,
+      /*causal=*/true, window, scale, FloatAttr());
 }
 
 namespace {

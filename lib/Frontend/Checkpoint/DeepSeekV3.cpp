@@ -218,15 +218,14 @@ Value DeepSeekBuilder::attention(Value x, const std::string &p,
   kPe = dropUnitHeads(rope(kPe, ds.ropeInterleave), dr);
 
   // A generation step caches each token's latent and rope key, one row of
-  // r + dr. Dense `prefill` then attends like `forward` (new sequences see
-  // only their own tokens; the op's form is the compiler's choice, and the
-  // two functions share the kernel); later steps attend over the cache.
+  // r + dr whose first r features are also the token's value. Dense
+  // `prefill` then attends like `forward` (new sequences see only their own
+  // tokens; the op's form is the compiler's choice, and the two functions
+  // share the kernel); later steps attend over the cache.
   bool prefill = step && step->fresh && !ds.indexer;
-  if (prefill) {
-    Value latent = unitHeads(c, r);
-    writeCache(b, *step, layer, concatLast(latent, unitHeads(kPe, dr)),
-               latent);
-  }
+  if (prefill)
+    writeCache(b, *step, layer, concatLast(unitHeads(c, r), unitHeads(kPe, dr)),
+               Value());
   if (step && !prefill) {
     // Over the cache, MQA over the latent (the absorbed form): queries
     // absorb W_UK (q_nope W_UK against the latent, q_pe against the rope
@@ -312,7 +311,7 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
   if (!in)
     return {};
   int64_t d = ds.indexer->headDim;
-  writeCache(b, *step, layer, k, latent);
+  writeCache(b, *step, layer, k, Value());
   writeIndexKeys(b, *step, layer, unitHeads(in->k, d));
   // New sequences see their own tokens; later steps every cached one,
   // gathered from the pages (FP8 latents dequantized).
@@ -325,9 +324,14 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
     rows = gatherPages(b, b.getLoc(), step->keys[layer],
                        fp8 ? step->keyScales[layer] : Value(),
                        step->blockTable, f32);
-    values = gatherPages(b, b.getLoc(), step->values[layer],
-                         fp8 ? step->valueScales[layer] : Value(),
-                         step->blockTable, f32);
+    // The values are the rows' latent part.
+    int64_t r = cast<RankedTensorType>(latent.getType()).getDimSize(3);
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+        strides(4, b.getIndexAttr(1)), sizes;
+    for (int64_t i = 0; i < 3; ++i)
+      sizes.push_back(tensor::getMixedSize(b, b.getLoc(), rows, i));
+    sizes.push_back(b.getIndexAttr(r));
+    values = tensor::ExtractSliceOp::create(b, rows, offsets, sizes, strides);
   }
   // Each row scores its sequence's first context_lengths[b] tokens, causal
   // at its own position, and keeps the best index_topk of them.
@@ -463,7 +467,8 @@ mnemo::buildDeepSeekV3(const ModelConfig &config,
                        const SafetensorsCheckpoint &weights,
                        MLIRContext *context, std::string &error) {
   // The generation steps cache one row per token: the latent and the
-  // rope key (DeepSeekBuilder::attention), and for V3.2 the indexer's key.
+  // rope key (DeepSeekBuilder::attention), the latent also the token's
+  // value (no value pool), and for V3.2 the indexer's key.
   const DeepSeekConfig &ds = *config.deepseek;
   return buildDecoderModule(
       config, weights, context, error,
@@ -471,8 +476,8 @@ mnemo::buildDeepSeekV3(const ModelConfig &config,
         return DeepSeekBuilder(config, weights, b, error, step).build(ids);
       },
       config.kvCache.generation
-          ? std::optional<CacheLayout>(CacheLayout{
-                1, ds.kvLoraRank + ds.ropeDim, ds.kvLoraRank,
-                ds.indexer ? ds.indexer->headDim : 0})
+          ? std::optional<CacheLayout>(
+                CacheLayout{1, ds.kvLoraRank + ds.ropeDim, /*valueDim=*/0,
+                            ds.indexer ? ds.indexer->headDim : 0})
           : std::nullopt);
 }

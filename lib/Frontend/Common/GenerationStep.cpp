@@ -173,8 +173,31 @@ void mnemo::writeCache(ImplicitLocOpBuilder &b, GenerationStep &step,
   bool fp8 = !step.keyScales.empty();
   writePool(b, step, step.keys[layer], key, step.positions,
             fp8 ? &step.keyScales[layer] : nullptr);
+  if (!step.values[layer]) {
+    assert(!value && "a value for a layer without a value pool");
+    return;
+  }
   writePool(b, step, step.values[layer], value, step.positions,
             fp8 ? &step.valueScales[layer] : nullptr);
+}
+
+std::pair<Value, Value> mnemo::valuePool(ImplicitLocOpBuilder &b,
+                                         const GenerationStep &step,
+                                         int64_t layer, int64_t dv) {
+  bool fp8 = !step.keyScales.empty();
+  if (step.values[layer])
+    return {step.values[layer], fp8 ? step.valueScales[layer] : Value()};
+  Value keys = step.keys[layer];
+  auto type = cast<RankedTensorType>(keys.getType());
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+      strides(4, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = {
+      tensor::DimOp::create(b, keys, 0).getResult(),
+      b.getIndexAttr(type.getDimSize(1)), b.getIndexAttr(type.getDimSize(2)),
+      b.getIndexAttr(dv)};
+  Value values =
+      tensor::ExtractSliceOp::create(b, keys, offsets, sizes, strides);
+  return {values, fp8 ? step.keyScales[layer] : Value()};
 }
 
 void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,

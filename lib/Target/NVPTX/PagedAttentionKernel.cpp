@@ -276,6 +276,23 @@ std::pair<Value, Value> KernelEmitter::positionRange() {
   return {loop.getResult(0), loop.getResult(1)};
 }
 
+/// Whether `op`'s value pool is the leading features of its key pool (an
+/// MLA layer's latent, cached once): then the kernel reads the values'
+/// rows from the key pool, whose row stride is the keys'.
+static bool valuesInKeys(mnemo::PagedAttentionOp op) {
+  auto slice = op.getValuePool().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSource() != op.getKeyPool() ||
+      !slice.hasUnitStride() || !slice.hasZeroOffset())
+    return false;
+  // Heads and rows whole (the pages' count may be any: a page the table
+  // names is the same page of either).
+  RankedTensorType pool = op.getKeyPool().getType();
+  for (int64_t i = 1; i < 3; ++i)
+    if (slice.getStaticSizes()[i] != pool.getDimSize(i))
+      return false;
+  return true;
+}
+
 /// Replaces a paged `op` with buffers, the kernel launches and the result.
 void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
@@ -283,7 +300,7 @@ void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
   Buffers in;
   in.q = buffer(op.getQuery());
   in.k = buffer(op.getKeyPool());
-  in.v = buffer(op.getValuePool());
+  in.v = valuesInKeys(op) ? in.k : buffer(op.getValuePool());
   in.sink = buffer(op.getSink());
   in.table = buffer(op.getBlockTable());
   in.lens = buffer(op.getContextLens());
