@@ -41,9 +41,20 @@ decode loop that runs ahead of the device, not the host's launch cost
 through Python (tens of microseconds). Mnemo's time with that cost in it
 is in the JSON too (`with_launch_ms`).
 
-Bytes of a call = the pages' rows actually read (B x Hkv x ctx x D, K and
-V, and FP8's 4-byte scales) + Q + O; the peers run bf16 caches beside the
-bf16 cases only. Prints a table of GB/s, Mnemo's fraction of the copy ceiling
+Bytes of a call = the pages' rows actually read (B x Hkv x ctx x (D + Dv),
+and FP8's 4-byte scales) + Q + O; the peers run bf16 caches beside the
+bf16 cases only.
+
+The "mla" cases are DeepSeek's absorbed MLA decode (`--only mla`): 128 (or
+16) query heads over one latent row per token, D 576 (latent 512 + rope
+64) against keys, Dv 512 (the latent) as values, the op's two pools holding
+the same latents (as a compiled DeepSeek checkpoint's cache does). Their
+peer is eager PyTorch's absorbed MLA over one contiguous [B, ctx, 576]
+latent cache (scores and P V as bf16 matmuls, the softmax in f32): it reads
+576 values a token where Mnemo's pools hold 1088, so its GB/s are counted
+on its own bytes and the ratio is of times. `--only REGEX` at prepare
+compiles just the matching cases. A "dense" case checks the same shape as
+one `mnemo.attention` (the absorbed form over a whole prompt, causal). Prints a table of GB/s, Mnemo's fraction of the copy ceiling
 and the peers' time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
 Exits 1 when a check fails.
 """
@@ -62,6 +73,9 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 PAGE = 16
+# DeepSeek-V3's softmax scale: 192^-1/2 times YaRN's mscale^2 (1.3796^2 at
+# factor 40).
+MLA_SCALE = 192 ** -0.5 * 1.3796 ** 2
 KV_BYTES = {"bf16": 2, "fp8": 1}
 L2_BYTES = 50 << 20
 RTOL = 2e-2  # bf16 query and pages; the reference uses the same bf16 values
@@ -91,6 +105,15 @@ def speed_cases(quick):
                 cases.append(dict(name=f"speed_{kv}_b{b}_h32_ctx{ctx}_page{page}",
                                   kind="speed", kv=kv, B=b, Hq=32, Hkv=8, Sq=1, D=128,
                                   capacity=ctx, causal=True, page=page))
+    # DeepSeek-V3's absorbed MLA decode (issue #16): 128 heads over the
+    # latent, B 64 at 4k and B 128 with two query tokens (MTP), B 1 long.
+    mla = dict(kind="speed", kv="bf16", Hq=128, Hkv=1, D=576, Dv=512, scale=MLA_SCALE,
+               causal=True, mla=True)
+    for b, sq, ctx in ((64, 1, 4096), (128, 2, 4096), (1, 1, 32768), (8, 1, 16384)):
+        if quick and (b, sq) != (64, 1):
+            continue
+        cases.append(dict(mla, name=f"speed_mla_b{b}_sq{sq}_ctx{ctx}", B=b, Sq=sq,
+                          capacity=ctx))
     return cases
 
 
@@ -123,19 +146,48 @@ def check_cases():
     # magnify bf16's rounding of them.
     large = dict(base, name="check_fp8_large_values", kv="fp8", B=3, Hq=16, Sq=1,
                  capacity=700, large_values=True)
+    # Absorbed MLA (bf16 pools): two blocks of 64 heads a position at 128
+    # heads, 4 positions a block at 16 (DeepSeek-V2-Lite), long enough for
+    # split-KV; and the same shape as one attention over a whole prompt.
+    mla = dict(base, Hkv=1, D=576, Dv=512, scale=MLA_SCALE, mla=True)
+    mla_cases = [
+        dict(mla, name="check_mla_h128", B=5, Hq=128, Sq=1, capacity=1000),
+        dict(mla, name="check_mla_h128_sq2", B=3, Hq=128, Sq=2, capacity=700, padding=True),
+        dict(mla, name="check_mla_h16_sq3", B=4, Hq=16, Sq=3, capacity=900, padding=True),
+        dict(mla, name="check_mla_h128_split", B=1, Hq=128, Sq=1, capacity=20000),
+        dict(mla, name="check_mla_dense_h128", kind="dense", B=1, Hq=128, Sq=150,
+             capacity=150),
+    ]
     return cases + [dict(c, name=c["name"].replace("check_", "check_fp8_"), kv="fp8")
-                    for c in cases] + [large]
+                    for c in cases] + [large] + mla_cases
 
 
 def pages_per_seq(case):
     return -(-case["capacity"] // case.get("page", PAGE))
 
 
+def dv_of(case):
+    return case.get("Dv", case["D"])
+
+
+def dense_mlir(case):
+    """The case's shape as one mnemo.attention over a whole prompt."""
+    b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
+    dv = dv_of(case)
+    q, k = f"tensor<{b}x{hq}x{sq}x{d}xbf16>", f"tensor<{b}x{hkv}x{sq}x{d}xbf16>"
+    v, o = f"tensor<{b}x{hkv}x{sq}x{dv}xbf16>", f"tensor<{b}x{hq}x{sq}x{dv}xbf16>"
+    attrs = (" causal" if case["causal"] else "") + f" scale({case['scale']!r})"
+    return (f"func.func @main(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
+            f"  %o = mnemo.attention %q, %k, %v{attrs} : {q}, {k}, {v} -> {o}\n"
+            f"  return %o : {o}\n}}\n")
+
+
 def input_sets(case):
     """How many disjoint page sets the timing rotates through."""
     if case["kind"] == "check":
         return 1
-    kv = 2 * case["B"] * case["Hkv"] * case["capacity"] * case["D"] * KV_BYTES[case["kv"]]
+    kv = (case["B"] * case["Hkv"] * case["capacity"] * (case["D"] + dv_of(case))
+          * KV_BYTES[case["kv"]])
     return max(1, min(8, math.ceil(4 * L2_BYTES / kv)))
 
 
@@ -144,12 +196,17 @@ def paged_mlir(case):
     m = pages_per_seq(case)
     pages = input_sets(case) * b * m
     q = f"tensor<{b}x{hq}x{sq}x{d}xbf16>"
+    o = f"tensor<{b}x{hq}x{sq}x{dv_of(case)}xbf16>"
     fp8 = case["kv"] == "fp8"
     page = case.get("page", PAGE)
-    pool = f"tensor<{pages}x{hkv}x{page}x{d}x{'f8E4M3FN' if fp8 else 'bf16'}>"
+    elem = 'f8E4M3FN' if fp8 else 'bf16'
+    pool = f"tensor<{pages}x{hkv}x{page}x{d}x{elem}>"
+    vpool = f"tensor<{pages}x{hkv}x{page}x{dv_of(case)}x{elem}>"
     scales = f"tensor<{pages}x{hkv}x{page}xf32>"
     table, lens, pos = f"tensor<{b}x{m}xi32>", f"tensor<{b}xi64>", f"tensor<{b}x{sq}xi64>"
     attrs = " causal" if case["causal"] else ""
+    if case.get("scale"):
+        attrs += f" scale({case['scale']!r})"
     if case.get("window"):
         attrs += f" window({case['window']})"
     if case.get("softcap"):
@@ -159,23 +216,24 @@ def paged_mlir(case):
         attrs += f" sink(%sink : tensor<{hq}xf32>)"
     scale_args = f", %ks: {scales}, %vs: {scales}" if fp8 else ""
     scale_use = f" scales(%ks, %vs : {scales}, {scales})" if fp8 else ""
-    return (f"func.func @paged(%q: {q}, %kp: {pool}, %vp: {pool}{scale_args}, "
-            f"%table: {table}, %lens: {lens}, %pos: {pos}{sink_arg}) -> {q} {{\n"
+    return (f"func.func @paged(%q: {q}, %kp: {pool}, %vp: {vpool}{scale_args}, "
+            f"%table: {table}, %lens: {lens}, %pos: {pos}{sink_arg}) -> {o} {{\n"
             f"  %o = mnemo.paged_attention %q, %kp, %vp{scale_use} table %table lengths %lens "
             f"positions %pos{attrs}\n"
-            f"      : {q}, {pool}, {pool}, {table}, {lens}, {pos} -> {q}\n"
-            f"  return %o : {q}\n}}\n")
+            f"      : {q}, {pool}, {vpool}, {table}, {lens}, {pos} -> {o}\n"
+            f"  return %o : {o}\n}}\n")
 
 
 def prepare(a):
     from plan import default_mnemo_run, dump_plan
     os.makedirs(a.out_dir, exist_ok=True)
     mnemo_run = default_mnemo_run(a.mnemoc)
-    cases = check_cases() + speed_cases(a.quick)
+    cases = [c for c in check_cases() + speed_cases(a.quick)
+             if not a.only or re.search(a.only, c["name"])]
     for case in cases:
         stem = os.path.join(a.out_dir, case["name"])
         with open(stem + ".mlir", "w") as f:
-            f.write(paged_mlir(case))
+            f.write(dense_mlir(case) if case["kind"] == "dense" else paged_mlir(case))
         flags = ["--gpu-decode-kernel=false"] if a.general_kernel else []
         subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", *flags, "-o",
                         stem + ".mnemo"], check=True)
@@ -197,7 +255,11 @@ def make_inputs(case, seed):
     pages = sets * b * m
     page = case.get("page", PAGE)
     kp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda", dtype=torch.bfloat16)
-    vp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda", dtype=torch.bfloat16)
+    if case.get("mla"):  # the values are the keys' latent part
+        vp = kp[..., :dv_of(case)].contiguous()
+    else:
+        vp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda",
+                         dtype=torch.bfloat16)
     if case.get("large_values"):  # every third row's values near 2^17
         vp[:, :, ::3] *= 2.0 ** 17
     scales = None
@@ -244,9 +306,10 @@ def reference(case, q, kp, vp, table, lens, pos, sink, scales=None):
     defines it."""
     import torch
     b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
+    dv = dv_of(case)
     g = hq // hkv
-    scale = 1.0 / math.sqrt(d)
-    out = torch.zeros(b, hq, sq, d, dtype=torch.float32, device="cuda")
+    scale = case.get("scale") or 1.0 / math.sqrt(d)
+    out = torch.zeros(b, hq, sq, dv, dtype=torch.float32, device="cuda")
     for bi in range(b):
         n = int(lens[bi])
         idx = table[bi].long()
@@ -254,7 +317,7 @@ def reference(case, q, kp, vp, table, lens, pos, sink, scales=None):
         k = gathered(kp, ks, idx)
         k = k.permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
         v = gathered(vp, vs, idx)
-        v = v.permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
+        v = v.permute(1, 0, 2, 3).reshape(hkv, -1, dv)[:, :n].float()
         k, v = k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)
         s = torch.einsum("hqd,hkd->hqk", q[bi].float(), k) * scale
         if case.get("softcap"):
@@ -285,7 +348,7 @@ def check(case, plan, inputs):
     plan.poison()
     plan(0)
     torch.cuda.synchronize()
-    out = plan.output(list(q.shape), "bf16").float()
+    out = plan.output(list(q.shape[:3]) + [dv_of(case)], "bf16").float()
     ref = reference(case, q, kp, vp, tables[0], lens, pos, sink, scales)
     rel, row = worst_row_torch(out, ref)
     finite = bool(torch.isfinite(out).all().item())
@@ -293,6 +356,34 @@ def check(case, plan, inputs):
     padding_zero = bool((out.permute(0, 2, 1, 3)[pos < 0] == 0).all().item())
     return {"rel": rel, "worst_row": list(row), "finite": finite, "padding_zero": padding_zero,
             "ok": finite and padding_zero and rel <= RTOL}
+
+
+def dense_check(case, seed):
+    """A "dense" case: its one attention against a float32 reference."""
+    import torch
+    from bench_attention import MnemoPlan
+    from rowwise import worst_row_torch
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
+    dv = dv_of(case)
+    q = torch.randn(b, hq, sq, d, generator=g).to(torch.bfloat16).cuda()
+    k = torch.randn(b, hkv, sq, d, generator=g).to(torch.bfloat16).cuda()
+    v = k[..., :dv].contiguous()
+    plan = MnemoPlan(os.path.join(case["dir"], case["name"] + ".plan.json"), [(q, k, v)])
+    plan.poison()
+    plan(0)
+    torch.cuda.synchronize()
+    out = plan.output([b, hq, sq, dv], "bf16").float()
+    kf = k.float().repeat_interleave(hq // hkv, 1)
+    vf = v.float().repeat_interleave(hq // hkv, 1)
+    s = torch.einsum("bhqd,bhkd->bhqk", q.float(), kf) * case["scale"]
+    if case["causal"]:
+        s = s.masked_fill(torch.ones(sq, sq, device="cuda").triu(1).bool(), float("-inf"))
+    ref = torch.einsum("bhqk,bhkd->bhqd", torch.softmax(s, -1), vf)
+    rel, row = worst_row_torch(out, ref)
+    finite = bool(torch.isfinite(out).all().item())
+    return plan.kernels, {"rel": rel, "worst_row": list(row), "finite": finite,
+                          "padding_zero": True, "ok": finite and rel <= RTOL}
 
 
 def run(a):
@@ -307,6 +398,17 @@ def run(a):
     results, failed = [], False
     for case in cases:
         entry = {"case": case}
+        if case["kind"] == "dense":
+            try:
+                entry["kernels"], entry["check"] = dense_check(dict(case, dir=a.dir),
+                                                               seed=len(results) + 1)
+                failed |= not entry["check"]["ok"]
+            except Exception as e:  # recorded, the run goes on
+                entry["error"] = f"{type(e).__name__}: {e}"
+                failed = True
+            results.append(entry)
+            print_row(entry, flush=True)
+            continue
         inputs = make_inputs(case, seed=len(results) + 1)
         q, kp, vp, tables, lens, pos, sink, scales = inputs
         sets = [(q, kp, vp) + (scales or ()) + (t, lens, pos) +
@@ -318,8 +420,9 @@ def run(a):
             failed |= not entry["check"]["ok"]
             if case["kind"] == "speed":
                 b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
-                row = d * KV_BYTES[case["kv"]] + (4 if case["kv"] == "fp8" else 0)
-                nbytes = 2 * b * hkv * ctx * row + 2 * b * hq * d * 2
+                dv, sq = dv_of(case), case["Sq"]
+                row = (d + dv) * KV_BYTES[case["kv"]] + (8 if case["kv"] == "fp8" else 0)
+                nbytes = b * hkv * ctx * row + b * hq * sq * (d + dv) * 2
                 stats = bench(plan, cap_s=5, max_reps=50, queued=True)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,
                                       of_copy=nbytes / stats["ms"] / 1e6 / ceiling["GBps"])
@@ -334,7 +437,10 @@ def run(a):
                               queued=True)["ms"]
                         for k in range(len(plan.kernels))]
                 # The peers read bf16 caches (timed with the bf16 cases).
-                entry["peers"] = peers(case, nbytes) if case["kv"] == "bf16" else {}
+                if case.get("mla"):
+                    entry["peers"] = mla_peers(case)
+                else:
+                    entry["peers"] = peers(case, nbytes) if case["kv"] == "bf16" else {}
         except Exception as e:  # recorded, the run goes on
             entry["error"] = f"{type(e).__name__}: {e}"
             failed = True
@@ -388,6 +494,39 @@ def peers(case, nbytes):
     return out
 
 
+def mla_peers(case):
+    """Eager PyTorch's absorbed MLA decode over a contiguous latent cache
+    [B, ctx, D] (the values its first Dv columns): S = Q C^T and O = P C_v
+    as bf16 batched matmuls, the softmax in f32, as DeepSeek's reference
+    code computes it; GB/s counted on the cache it reads (D values a
+    token) + Q + O."""
+    import torch
+    from bench_attention import bench
+    b, hq, sq, d, ctx = (case[k] for k in ("B", "Hq", "Sq", "D", "capacity"))
+    dv = dv_of(case)
+    sets = max(1, min(8, math.ceil(4 * L2_BYTES / (b * ctx * d * 2))))
+    data = [(torch.randn(b, hq * sq, d, device="cuda", dtype=torch.bfloat16),
+             torch.randn(b, ctx, d, device="cuda", dtype=torch.bfloat16))
+            for _ in range(sets)]
+    scale = case["scale"]
+
+    def fn(i):
+        q, c = data[i % len(data)]
+        s = torch.matmul(q, c.transpose(1, 2)).float() * scale
+        p = torch.softmax(s, dim=-1).to(torch.bfloat16)
+        return torch.matmul(p, c[..., :dv])
+    nbytes = b * ctx * d * 2 + b * hq * sq * (d + dv) * 2
+    try:
+        fn(0)
+        stats = bench(fn, cap_s=5, max_reps=50, queued=True)
+        out = {"eager_mla": dict(stats, GBps=nbytes / stats["ms"] / 1e6)}
+    except RuntimeError as e:
+        out = {"eager_mla": {"error": str(e).splitlines()[0][:200]}}
+    del data
+    torch.cuda.empty_cache()
+    return out
+
+
 def print_row(entry, flush=False):
     c = entry["case"]
     line = f"{c['name']:<28}"
@@ -420,6 +559,7 @@ def main():
     p.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
     p.add_argument("--target", default="sm_90a")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", help="prepare the cases whose name matches this regex")
     p.add_argument("--general-kernel", action="store_true",
                    help="FP8 pools' decode steps on the general kernel, not the decode "
                         "kernel (mnemoc --gpu-decode-kernel=false)")

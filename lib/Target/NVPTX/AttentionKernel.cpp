@@ -43,15 +43,25 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
                         std::string &why) {
   if (p.d % 16 || p.dv % 16)
     return why = "head dim not a multiple of 16", failure();
-  // Q fragments (mma.sync) and O accumulators live in registers: Dv / 2
-  // f32 a thread with wgmma (128 at Dv 256), Dv / 2 + D / 4 with mma.sync.
-  if (p.d > kMaxHeadDim || p.dv > kMaxHeadDim)
-    return why = "head dim above " + std::to_string(kMaxHeadDim), failure();
   p.blockQ = blockQ;
   // One warpgroup owns the 64 rows of a block on sm_90a; its PV product
   // (one wgmma of N = Dv) keeps Dv / 2 accumulators per thread. The panels
   // of the 128-byte swizzle are 64 columns wide.
   p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 && p.dv % 64 == 0;
+  // Q fragments (mma.sync) and O accumulators live in registers: Dv / 2
+  // f32 a thread with wgmma (128 at Dv 256), Dv / 2 + D / 4 with mma.sync.
+  // With wgmma a wider Dv is split between two warpgroups (each half a
+  // whole number of panels), and a wider D only lengthens S's K loop.
+  if (!p.wgmma && (p.d > kMaxHeadDim || p.dv > kMaxHeadDim))
+    return why = "head dim above " + std::to_string(kMaxHeadDim) +
+                 " without wgmma",
+           failure();
+  if (p.dv > kMaxSplitValueDim || (p.dv > kMaxHeadDim && p.dv % (2 * 64) != 0))
+    return why = "value head dim above " + std::to_string(kMaxHeadDim) +
+                 " that is not a multiple of 128 up to " +
+                 std::to_string(kMaxSplitValueDim),
+           failure();
+  p.dvParts = p.dv > kMaxHeadDim ? 2 : 1;
   // TMA boxes cover the packed heads of a Q tile: 64 / G positions each.
   p.tma = p.wgmma && tma;
   // 64-key tiles: with mma.sync the S accumulators share the registers
@@ -59,12 +69,19 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
   // (502 against 538 TFLOP/s, GQA 32/8 D128 S4096 causal).
   // 128-key tiles are for wgmma only; other ops keep 64.
   p.blockKV = blockKV && p.wgmma ? blockKV : 64;
-  if (p.group > p.blockQ)
-    return why = "more query heads per KV head than rows per block",
-           failure();
+  // A group larger than a block's rows (MQA over an absorbed MLA's latent:
+  // 128 heads) is split into blocks of blockQ heads, one position each.
+  p.headTiles = 1;
+  if (p.group > p.blockQ) {
+    if (p.group % p.blockQ)
+      return why = "more query heads per KV head than rows per block, "
+                   "and not a multiple of them",
+             failure();
+    p.headTiles = p.group / p.blockQ;
+  }
   if (p.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
-  p.rowsPerHead = p.blockQ / p.group;
+  p.rowsPerHead = p.blockQ / p.blockHeads();
   p.splitKV = splitKV;
   p.smCount = smCount;
   return success();
@@ -190,7 +207,7 @@ Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv) {
   s.sq = dim(q, 2);
   s.skv = skv;
   s.queryTiles = ceilDiv(s.sq, c(p.rowsPerHead));
-  Value blocks = mul(mul(s.queryTiles, c(p.hkv)), s.batch);
+  Value blocks = mul(mul(s.queryTiles, c(p.hkv * p.headTiles)), s.batch);
   Value visible = s.skv;
   if (p.window)
     visible = min(visible, c(*p.window + p.rowsPerHead + p.blockKV));
@@ -266,6 +283,20 @@ void KernelEmitter::stage(const SharedTile &r,
                           function_ref<RowSource(Value)> source,
                           SmallVectorImpl<Value> &tokens) {
   int64_t chunksPerRow = r.width / 8;
+  int64_t perRow = p.threads() / r.rows;
+  if (p.wide() && p.threads() % r.rows == 0 && chunksPerRow % perRow == 0) {
+    // Wide rows: `perRow` threads share a row, each taking every perRow-th
+    // chunk, so that a thread's copies share one source row (one block
+    // table entry) and their addresses differ by constants.
+    Value row = div(tid, perRow), lead = rem(tid, perRow);
+    RowSource src = source(row);
+    for (int64_t i = 0; i < chunksPerRow; i += perRow) {
+      Value col = mul(add(lead, idx(i)), 8);
+      tokens.push_back(
+          asyncCopy(r, row, col, src.memref, src.indices, col, src.valid));
+    }
+    return;
+  }
   forEachChunk(r.rows * chunksPerRow, [&](Value c, bool guarded) {
     Value row = div(c, chunksPerRow);
     Value chunk = rem(c, chunksPerRow);
@@ -384,17 +415,23 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
   // P in registers (TensorCoreBuilder::wgmmaRegisterA). V is MN-major
   // (transposed B): 8 key rows of 128 bytes are 1024 bytes apart (stride),
   // 64-column panels one panel apart (leading); a k16 step is 16 key rows.
-  int64_t regs = p.dv / 2;
+  // With Dv in parts, a warpgroup's columns start dvFirst / 64 panels in.
+  int64_t regs = p.oCols() / 2;
+  Value partBytes;
+  if (dvFirst)
+    partBytes = mul(div(dvFirst, 64), vTile.panelBytes());
   SmallVector<Value> acc;
   for (const Accumulator &a : o)
     acc.append(a.begin(), a.end());
   Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
   wgmmaBegin();
   for (int64_t c = 0; c < p.blockKV / 16; ++c) {
-    Value bDesc = descriptor(
-        sharedAddress(vTile.base, idx(16 * c * 128)), vTile.panelBytes(),
-        1024);
-    Value result = wgmmaRegisterA(acc, pa[c], bDesc, one, p.dv);
+    Value at = idx(16 * c * 128);
+    if (partBytes)
+      at = add(at, partBytes);
+    Value bDesc =
+        descriptor(sharedAddress(vTile.base, at), vTile.panelBytes(), 1024);
+    Value result = wgmmaRegisterA(acc, pa[c], bDesc, one, p.oCols());
     for (int64_t i = 0; i < regs; ++i)
       acc[i] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i});
   }
@@ -466,6 +503,18 @@ void KernelEmitter::emit(gpu::LaunchOp launch, Value q, Value k, Value v,
   setUp(launch, qOffset, tensorMaps);
   prologue(q);
   auto loop = scf::ForOp::create(b, tLo, tHi, idx(1), initialState(sink));
+  if (p.wide()) {
+    // Every k-step's descriptors and every copy's addresses are loop
+    // invariants: hoisted, they took 255 registers and spilled 600 bytes
+    // at D 576 / Dv 512; computed in the loop, each is an add or two.
+    MLIRContext *ctx = b.getContext();
+    loop->setAttr(
+        "llvm.loop_annotation",
+        LLVM::LoopAnnotationAttr::get(
+            ctx, {}, {}, {}, {}, {},
+            LLVM::LoopLICMAttr::get(ctx, BoolAttr::get(ctx, true), {}), {}, {},
+            {}, {}, {}, {}, {}, {}, {}));
+  }
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -532,7 +581,13 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   Value qBlock = launch.getBlockIds().x;
   if (p.causal)
     qBlock = sub(sub(launch.getGridSize().x, idx(1)), qBlock);
+  // grid.y is KV head x head tile.
   kvHead = launch.getBlockIds().y;
+  Value headTile;
+  if (p.headTiles > 1) {
+    headTile = arith::RemUIOp::create(b, kvHead, idx(p.headTiles));
+    kvHead = arith::DivUIOp::create(b, kvHead, idx(p.headTiles));
+  }
   // With split-KV, blockIdx.z is batch x split.
   batch = launch.getBlockIds().z;
   if (p.splits != 1) {
@@ -540,9 +595,17 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
     batch = arith::DivUIOp::create(b, batch, splits());
   }
   headBase = mul(kvHead, p.group);
+  if (headTile)
+    headBase = add(headBase, mul(headTile, p.blockHeads()));
   q0 = mul(qBlock, p.rowsPerHead);
-  // Decode: every warp holds the block's 16 rows.
-  rowA = p.decode ? quadRow : add(mul(warp, 16), quadRow);
+  // Decode: every warp holds the block's 16 rows. With Dv in parts, warp
+  // w of each warpgroup holds rows 16w to 16w + 15.
+  Value rowWarp = warp;
+  if (p.dvParts > 1) {
+    rowWarp = rem(warp, 4);
+    dvFirst = mul(div(warp, 4), p.oCols());
+  }
+  rowA = p.decode ? quadRow : add(mul(rowWarp, 16), quadRow);
   rowB = add(rowA, idx(8));
   if (p.paged) {
     // The sequence's own length (clamped to the table's capacity) and
@@ -618,8 +681,10 @@ void KernelEmitter::prologue(Value q) {
     // Nothing is loaded for a block without KV tiles: no copy may be in
     // flight when it exits.
     tmaLoad(both(first, lt(tLo, tHi)), 0,
-            {TmaTile{qTile, maps[0], {q0, headBase, batch},
-                     p.group * p.rowsPerHead},
+            {TmaTile{qTile,
+                     maps[0],
+                     {q0, headBase, batch},
+                     p.blockHeads() * p.rowsPerHead},
              TmaTile{kTile, maps[1], kvCoords(tLo), p.blockKV}});
   } else if (p.fp8) {
     // Q, then the ring's first three tiles K(tLo), V(tLo), K(tLo + 1), a
@@ -661,7 +726,7 @@ void KernelEmitter::prologue(Value q) {
 SmallVector<Value> KernelEmitter::initialState(Value sink) {
   // Loop state: O accumulators, then the running max (log2 units) and the
   // lane's partial sum of rows A and B.
-  int64_t oBlocks = p.dv / 8;
+  int64_t oBlocks = p.oCols() / 8;
   SmallVector<Value> init(oBlocks * 4, cf(0.0));
   Value mA = cf(-INFINITY), mB = mA, lA = cf(0.0), lB = lA;
   if (sink) {
@@ -693,7 +758,7 @@ SmallVector<Value> KernelEmitter::initialState(Value sink) {
 }
 
 SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
-  int64_t oBlocks = p.dv / 8;
+  int64_t oBlocks = p.oCols() / 8;
   Value kv0 = mul(t, p.blockKV);
 
   // FlashAttention-2's schedule with one buffer each for K and V: K(t)
@@ -871,7 +936,7 @@ void KernelEmitter::softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h,
 }
 
 void KernelEmitter::storeResults(ValueRange result, Value out) {
-  int64_t oBlocks = p.dv / 8;
+  int64_t oBlocks = p.oCols() / 8;
   // O / l (0 for a row that saw no key), stored as 16-bit pairs; with
   // split-KV as f32 partials with their log2-sum-exp (-inf: no key).
   for (int64_t h = 0; h < 2; ++h) {
@@ -905,7 +970,7 @@ void KernelEmitter::storeResults(ValueRange result, Value out) {
 
 void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
                              Value seen, Value inv, Value out, bool partial) {
-  int64_t oBlocks = p.dv / 8;
+  int64_t oBlocks = p.oCols() / 8;
   Value head = rowHead(row), query = rowQuery(row);
   if (partial) {
     Value log2l = LLVM::CallIntrinsicOp::create(
@@ -914,7 +979,14 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
                       .getResult(0);
     Value m = result[oBlocks * 4 + h];
     Value rowLse = select(seen, fadd(m, log2l), cf(-INFINITY));
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0)),
+    // One thread of the row stores it (the first warpgroup's, with Dv in
+    // parts).
+    Value writes =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0));
+    if (dvFirst)
+      writes = both(writes, arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                  dvFirst, idx(0)));
+    ifThen(writes,
            [&] {
              memref::StoreOp::create(b, rowLse, lse,
                                      ValueRange{split, batch, head, query});
@@ -926,6 +998,8 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
         ValueRange{fmul(result[4 * j + 2 * h], inv),
                    fmul(result[4 * j + 2 * h + 1], inv)});
     Value col = add(idx(8 * j), mul(quadCol, 2));
+    if (dvFirst)
+      col = add(col, dvFirst);
     // Dv is a multiple of 16 and the column even: a pair is 4-byte aligned
     // in 16 bits, 8-byte aligned in f32.
     if (partial) {
@@ -1037,7 +1111,7 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     auto map = [&](Value buffer, ArrayRef<int64_t> box) {
       return createTensorMap(b, buffer, box, p.elem);
     };
-    maps = {map(q, {1, p.group, p.rowsPerHead, 64}),
+    maps = {map(q, {1, p.blockHeads(), p.rowsPerHead, 64}),
             map(k, {1, 1, p.blockKV, 64}), map(v, {1, 1, p.blockKV, 64})};
   }
   // Split-KV partials and their log2-sum-exp; with a split count chosen at
@@ -1066,11 +1140,11 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
   }
   Value gridZ = p.dynamic ? arith::MulIOp::create(b, n.batch, n.splits)
                           : Value();
-  auto launch = createKernelLaunch(
-      b, "attention_mma",
-      {p.dynamic ? 1 : p.queryTiles(), p.hkv,
-       p.dynamic ? 1 : p.batch * p.splits},
-      p.threads(), p.sharedBytes());
+  auto launch =
+      createKernelLaunch(b, "attention_mma",
+                         {p.dynamic ? 1 : p.queryTiles(), p.hkv * p.headTiles,
+                          p.dynamic ? 1 : p.batch * p.splits},
+                         p.threads(), p.sharedBytes());
   if (p.paged)
     launch->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(p.residentBlocks()));

@@ -30,9 +30,12 @@
 
 namespace mlir::mnemo::nvptx::attention {
 
-/// The largest head dim (D and Dv) the kernel takes: wgmma's widest N, and
-/// with it Dv / 2 = 128 accumulators a thread.
+/// The largest head dim (D and Dv) one warpgroup's O takes: wgmma's widest
+/// N, and with it Dv / 2 = 128 accumulators a thread; mma.sync's bound.
 constexpr int64_t kMaxHeadDim = 256;
+/// With wgmma, a Dv up to twice that is split between two warpgroups (an
+/// absorbed MLA's 512), and D is bound by shared memory alone (its 576).
+constexpr int64_t kMaxSplitValueDim = 2 * kMaxHeadDim;
 
 /// Facts of one attention op the kernel is generated for. The batch and
 /// the sequence lengths may be dynamic (kDynamic), and then so are the
@@ -59,6 +62,13 @@ struct Problem {
   bool decode = false;
   static constexpr int64_t kDecodeWarps = 4;
   int64_t group;                   // query heads per KV head
+  /// Blocks that share one KV head's group when it has more heads than a
+  /// block has rows (an absorbed MLA's 128 heads over one latent row): each
+  /// takes group / headTiles heads of one query position.
+  int64_t headTiles = 1;
+  /// wgmma: warpgroups that share the block's 64 rows, each computing the
+  /// same S and P and its own Dv / dvParts columns of O (2 above Dv 256).
+  int64_t dvParts = 1;
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
   std::optional<double> softcap;
@@ -76,10 +86,22 @@ struct Problem {
   std::string ropeWhy[2];
 
   int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
+  /// Query heads a block takes, and the columns of O a thread's
+  /// warpgroup accumulates.
+  int64_t blockHeads() const { return group / headTiles; }
+  int64_t oCols() const { return dv / dvParts; }
+  /// Head dims past one warpgroup's (an absorbed MLA's 576 / 512): the
+  /// operands LLVM would hoist out of the KV loop (a wgmma descriptor a
+  /// k-step, a cp.async address a copy) no longer fit in registers beside
+  /// O, so the loop keeps them (no LICM) and a thread copies one row's
+  /// chunks.
+  bool wide() const { return d > kMaxHeadDim || dv > kMaxHeadDim; }
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
   bool tma = false;                // sm_90a TMA loads (else cp.async)
 
-  int64_t threads() const { return decode ? 32 * kDecodeWarps : 2 * blockQ; }
+  int64_t threads() const {
+    return decode ? 32 * kDecodeWarps : 2 * blockQ * dvParts;
+  }
   /// Decode: each warp's O (f32, rows of Dv + 8 against bank conflicts),
   /// running max and sum of the 16 rows, combined once at the end.
   int64_t decodeRowStride() const { return dv + 8; }
@@ -242,7 +264,8 @@ private:
   Value rowHead(Value r) { return add(headBase, div(r, p.rowsPerHead)); }
   Value rowQuery(Value r) { return add(q0, rem(r, p.rowsPerHead)); }
   Value rowValid(Value r) {
-    return both(lt(r, idx(p.group * p.rowsPerHead)), lt(rowQuery(r), sq()));
+    return both(lt(r, idx(p.blockHeads() * p.rowsPerHead)),
+                lt(rowQuery(r), sq()));
   }
 
   /// The sequence lengths and split count: constants made here when
@@ -396,6 +419,9 @@ private:
   Value transposeAt;            // decode: the lane's transpose row
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
+  /// This thread's warpgroup's share of Dv (Problem::dvParts): its first
+  /// column of O.
+  Value dvFirst;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value len; // a paged attention's context length of this block's sequence
   Value rowA, rowB, posA, posB;

@@ -124,6 +124,9 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  // Loop hints of the kernels' loops (the wide attention kernel's KV loop:
+  // no LICM) reach LLVM.
+  kernels.addNestedPass<LLVM::LLVMFuncOp>(createAttachLoopAnnotationsPass());
   // The host functions' sizes as arithmetic on buffers' and inputs' dims,
   // which the launch plan records as expressions (LaunchPlan.cpp).
   pm.addNestedPass<func::FuncOp>(memref::createExpandStridedMetadataPass());

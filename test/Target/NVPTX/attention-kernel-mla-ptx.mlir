@@ -1,0 +1,47 @@
+// DeepSeek's absorbed MLA on the tensor cores (sm_90a): D 576 (latent 512 +
+// rope 64) against keys, Dv 512 (the latent) as values. Past one
+// warpgroup's Dv (256), two warpgroups share the block's 64 rows, each
+// computing the same S and its half of O (m64n256k16); 128 heads over one
+// KV head take two blocks of 64 heads a position. The KV loop keeps its
+// wgmma descriptors and copy addresses (no LICM), so that ptxas neither
+// spills nor runs out of registers (255 and 600 bytes of spills hoisted).
+// sm_80 keeps the decomposition.
+// REQUIRES: ptxas
+// RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.ptx
+// RUN: FileCheck %s < %t.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a shared-bytes-limit=232448 report=true" --verify-diagnostics -o /dev/null
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_80 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM80
+
+// Decode, 128 heads: grid.y is 2 head tiles, 256 threads, 208 KiB of tiles
+// (K 576, V 512 and Q 576 columns of 64 rows).
+// CHECK-DAG: mnemo.launch attention_mma grid 1 2 {{[0-9]+}} block 256 1 1 shared 212992 args
+// Two query tokens of 16 heads (DeepSeek-V2-Lite): 4 positions a block.
+// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 1 {{[0-9]+}} block 256 1 1 shared 212992 args
+// A whole prompt of 100 tokens: a block a position and head tile, TMA.
+// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 100 2 1 block 256 1 1 shared 213008 args
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK-DAG: cp.async.bulk.tensor
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill stores
+// SM80-COUNT-2: keeps the paged decomposition: head dim above 256 without wgmma
+// SM80: keeps the tiled path: head dim above 256 without wgmma
+
+func.func @decode_h128(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xbf16>, %vp: tensor<40x1x16x512xbf16>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
+  // expected-remark @below {{reads its pages in the kernel}}
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal scale(0.1352)
+      : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xbf16>, tensor<40x1x16x512xbf16>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
+  return %o : tensor<4x128x1x512xbf16>
+}
+
+func.func @decode_h16_sq2(%q: tensor<3x16x2x576xbf16>, %kp: tensor<30x1x16x576xbf16>, %vp: tensor<30x1x16x512xbf16>, %table: tensor<3x10xi32>, %lens: tensor<3xi64>, %pos: tensor<3x2xi64>) -> tensor<3x16x2x512xbf16> {
+  // expected-remark @below {{reads its pages in the kernel}}
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal scale(0.1352)
+      : tensor<3x16x2x576xbf16>, tensor<30x1x16x576xbf16>, tensor<30x1x16x512xbf16>, tensor<3x10xi32>, tensor<3xi64>, tensor<3x2xi64> -> tensor<3x16x2x512xbf16>
+  return %o : tensor<3x16x2x512xbf16>
+}
+
+func.func @prompt_h128(%q: tensor<1x128x100x576xbf16>, %k: tensor<1x1x100x576xbf16>, %v: tensor<1x1x100x512xbf16>) -> tensor<1x128x100x512xbf16> {
+  %o = mnemo.attention %q, %k, %v causal scale(0.1352) : tensor<1x128x100x576xbf16>, tensor<1x1x100x576xbf16>, tensor<1x1x100x512xbf16> -> tensor<1x128x100x512xbf16>
+  return %o : tensor<1x128x100x512xbf16>
+}
