@@ -47,12 +47,11 @@ bf16 cases only.
 
 The "mla" cases are DeepSeek's absorbed MLA decode (`--only mla`): 128 (or
 16) query heads over one latent row per token, D 576 (latent 512 + rope
-64) against keys, Dv 512 (the latent) as values, the op's two pools holding
-the same latents (as a compiled DeepSeek checkpoint's cache does). Their
-peer is eager PyTorch's absorbed MLA over one contiguous [B, ctx, 576]
-latent cache (scores and P V as bf16 matmuls, the softmax in f32): it reads
-576 values a token where Mnemo's pools hold 1088, so its GB/s are counted
-on its own bytes and the ratio is of times. `--only REGEX` at prepare
+64) against keys, Dv 512 (the latent) as values: the value pool is the key
+pool's leading 512 features (`tensor.extract_slice`), as a compiled
+DeepSeek checkpoint's cache is, so a token's bytes are its 576 values.
+Their peer is eager PyTorch's absorbed MLA over one contiguous [B, ctx,
+576] latent cache (scores and P V as bf16 matmuls, the softmax in f32). `--only REGEX` at prepare
 compiles just the matching cases. A "dense" case checks the same shape as
 one `mnemo.attention` (the absorbed form over a whole prompt, causal). Prints a table of GB/s, Mnemo's fraction of the copy ceiling
 and the peers' time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
@@ -186,8 +185,8 @@ def input_sets(case):
     """How many disjoint page sets the timing rotates through."""
     if case["kind"] == "check":
         return 1
-    kv = (case["B"] * case["Hkv"] * case["capacity"] * (case["D"] + dv_of(case))
-          * KV_BYTES[case["kv"]])
+    kv = (case["B"] * case["Hkv"] * case["capacity"]
+          * (case["D"] if case.get("mla") else case["D"] + dv_of(case)) * KV_BYTES[case["kv"]])
     return max(1, min(8, math.ceil(4 * L2_BYTES / kv)))
 
 
@@ -216,8 +215,16 @@ def paged_mlir(case):
         attrs += f" sink(%sink : tensor<{hq}xf32>)"
     scale_args = f", %ks: {scales}, %vs: {scales}" if fp8 else ""
     scale_use = f" scales(%ks, %vs : {scales}, {scales})" if fp8 else ""
-    return (f"func.func @paged(%q: {q}, %kp: {pool}, %vp: {vpool}{scale_args}, "
+    # An MLA case's values are its keys' leading Dv features, one pool (as
+    # a compiled DeepSeek checkpoint caches them).
+    vp_arg, values = f", %vp: {vpool}", ""
+    if case.get("mla"):
+        vp_arg = ""
+        values = (f"  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [{pages}, {hkv}, {page}, "
+                  f"{dv_of(case)}] [1, 1, 1, 1] : {pool} to {vpool}\n")
+    return (f"func.func @paged(%q: {q}, %kp: {pool}{vp_arg}{scale_args}, "
             f"%table: {table}, %lens: {lens}, %pos: {pos}{sink_arg}) -> {o} {{\n"
+            f"{values}"
             f"  %o = mnemo.paged_attention %q, %kp, %vp{scale_use} table %table lengths %lens "
             f"positions %pos{attrs}\n"
             f"      : {q}, {pool}, {vpool}, {table}, {lens}, {pos} -> {o}\n"
@@ -256,7 +263,7 @@ def make_inputs(case, seed):
     page = case.get("page", PAGE)
     kp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda", dtype=torch.bfloat16)
     if case.get("mla"):  # the values are the keys' latent part
-        vp = kp[..., :dv_of(case)].contiguous()
+        vp = kp[..., :dv_of(case)]
     else:
         vp = torch.randn(pages, hkv, page, d, generator=gd, device="cuda",
                          dtype=torch.bfloat16)
@@ -411,7 +418,8 @@ def run(a):
             continue
         inputs = make_inputs(case, seed=len(results) + 1)
         q, kp, vp, tables, lens, pos, sink, scales = inputs
-        sets = [(q, kp, vp) + (scales or ()) + (t, lens, pos) +
+        pools = (kp,) if case.get("mla") else (kp, vp)
+        sets = [(q,) + pools + (scales or ()) + (t, lens, pos) +
                 ((sink,) if sink is not None else ()) for t in tables]
         try:
             plan = MnemoPlan(os.path.join(a.dir, case["name"] + ".plan.json"), sets)
@@ -421,7 +429,8 @@ def run(a):
             if case["kind"] == "speed":
                 b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
                 dv, sq = dv_of(case), case["Sq"]
-                row = (d + dv) * KV_BYTES[case["kv"]] + (8 if case["kv"] == "fp8" else 0)
+                row = ((d if case.get("mla") else d + dv) * KV_BYTES[case["kv"]]
+                       + (8 if case["kv"] == "fp8" else 0))
                 nbytes = b * hkv * ctx * row + b * hq * sq * (d + dv) * 2
                 stats = bench(plan, cap_s=5, max_reps=50, queued=True)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,

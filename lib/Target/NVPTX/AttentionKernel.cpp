@@ -13,7 +13,9 @@
 // fragments for mma.m16n8k16", "wgmma register fragments"). A RoPE feeding
 // Q (or K, when a single query tile reads each K tile) is applied to the
 // tile in shared memory (RopeOnLoad.h). A mnemo.paged_attention takes the
-// same kernel (PagedAttentionKernel.cpp).
+// same kernel (PagedAttentionKernel.cpp). On sm_90a a Dv past 256 (an
+// absorbed MLA's 512) is split between two warpgroups that share the
+// block's rows, and a group of more heads than rows takes several blocks.
 //
 //===----------------------------------------------------------------------===//
 
