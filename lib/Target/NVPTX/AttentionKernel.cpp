@@ -387,8 +387,14 @@ Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
 SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
   // K-major A (Q) and B (K): 8-row groups 1024 bytes apart (stride); a
   // k16 step is 32 bytes within a 128-byte row, a 64-column panel further.
-  auto type = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(p.blockKV / 2, f32));
+  // With splitScores, warpgroup w's keys are rows n w to n w + n - 1 of the
+  // K tile (a whole number of 8-row groups further).
+  int64_t n = p.splitScores() ? p.blockKV / 2 : p.blockKV;
+  Value keysBytes;
+  if (p.splitScores())
+    keysBytes = mul(warpgroup, n * 128);
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(n / 2, f32));
   wgmmaBegin();
   Value acc = LLVM::UndefOp::create(b, type);
   for (int64_t kk = 0; kk < p.d / 16; ++kk) {
@@ -396,17 +402,18 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
     Value a = descriptor(
         sharedAddress(qTile.base, idx(panel * qTile.panelBytes() + step)), 16,
         1024);
-    Value bDesc = descriptor(
-        sharedAddress(kTile.base, idx(panel * kTile.panelBytes() + step)), 16,
-        1024);
-    acc = wgmmaStep(type, acc, a, bDesc, p.blockKV, /*bKMajor=*/true,
+    Value at = idx(panel * kTile.panelBytes() + step);
+    if (keysBytes)
+      at = add(at, keysBytes);
+    Value bDesc = descriptor(sharedAddress(kTile.base, at), 16, 1024);
+    acc = wgmmaStep(type, acc, a, bDesc, n, /*bKMajor=*/true,
                     /*zero=*/kk == 0);
   }
   wgmmaEnd(0);
   // Warp w holds rows 16w + g and 16w + g + 8 of each n8 block, as the
   // mma.sync accumulators do.
-  SmallVector<Accumulator> s(p.blockKV / 8);
-  for (int64_t i = 0; i < p.blockKV / 2; ++i)
+  SmallVector<Accumulator> s(n / 8);
+  for (int64_t i = 0; i < n / 2; ++i)
     s[i / 4].push_back(
         LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
   return s;
@@ -426,17 +433,37 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
   for (const Accumulator &a : o)
     acc.append(a.begin(), a.end());
   Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
-  wgmmaBegin();
-  for (int64_t c = 0; c < p.blockKV / 16; ++c) {
-    Value at = idx(16 * c * 128);
+  // V's k16 step of keys from `key0` (a row of the tile).
+  auto valueDesc = [&](Value key0) {
+    Value at = mul(key0, 128);
     if (partBytes)
       at = add(at, partBytes);
-    Value bDesc =
-        descriptor(sharedAddress(vTile.base, at), vTile.panelBytes(), 1024);
-    Value result = wgmmaRegisterA(acc, pa[c], bDesc, one, p.oCols());
-    for (int64_t i = 0; i < regs; ++i)
-      acc[i] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i});
+    return descriptor(sharedAddress(vTile.base, at), vTile.panelBytes(), 1024);
+  };
+  wgmmaBegin();
+  // With splitScores `pa` holds this warpgroup's keys; the other's P is
+  // read from the P tile (K-major A, as Q in wgmmaScores).
+  int64_t own = p.splitScores() ? p.blockKV / 2 : 0;
+  Value ownFirst = own ? mul(warpgroup, own) : idx(0);
+  Value result;
+  for (int64_t c = 0; c < int64_t(pa.size()); ++c) {
+    result = wgmmaRegisterA(acc, pa[c], valueDesc(add(ownFirst, idx(16 * c))),
+                            one, p.oCols());
+    if (c + 1 < int64_t(pa.size()))
+      for (int64_t i = 0; i < regs; ++i)
+        acc[i] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i});
   }
+  if (own) {
+    Value otherFirst = sub(idx(own), ownFirst);
+    for (int64_t c = 0; c < own / 16; ++c) {
+      Value key0 = add(otherFirst, idx(16 * c));
+      Value a = descriptor(sharedAddress(pTile.base, mul(key0, 2)), 16, 1024);
+      result = wgmmaStep(result.getType(), result, a, valueDesc(key0),
+                         p.oCols(), /*bKMajor=*/false);
+    }
+  }
+  for (int64_t i = 0; i < regs; ++i)
+    acc[i] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i});
   wgmmaEnd(0);
   SmallVector<Accumulator> out(regs / 4);
   for (int64_t i = 0; i < regs; ++i)
@@ -489,9 +516,9 @@ SmallVector<Accumulator> KernelEmitter::maskKeys(
 SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
                                                    Value kv0) {
   // Row (query) by column (key): the lane's keys 2t, 2t + 1 of each n8
-  // block, its rows posA and posB.
+  // block, its rows posA and posB (the block's keys from kv0).
   Value keyBase = add(kv0, mul(quadCol, 2));
-  return maskKeys(s, kv0, p.blockKV, [&](int64_t j, int64_t e) {
+  return maskKeys(s, kv0, 8 * int64_t(s.size()), [&](int64_t j, int64_t e) {
     return std::pair(add(keyBase, idx(8 * j + e % 2)), e < 2 ? posA : posB);
   });
 }
@@ -538,12 +565,22 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   // The decode kernel lays out its own shared memory (the warps' rings,
   // then their results).
   tiles = raw;
+  // With splitScores the view reaches the P tile after the tiles.
+  int64_t elements = p.splitScores() ? p.statsOffset() / 2 : p.sharedElements();
   if (!p.decode)
     tiles = memref::ViewOp::create(b,
-                                   MemRefType::get({p.sharedElements()}, p.elem,
+                                   MemRefType::get({elements}, p.elem,
                                                    MemRefLayoutAttrInterface(),
                                                    workgroup),
                                    raw, idx(0), ValueRange{});
+  if (p.splitScores()) {
+    pTile = {p.exchangeOffset() / 2, p.blockQ, p.blockKV};
+    rowStats = memref::ViewOp::create(
+        b,
+        MemRefType::get({2 * p.blockQ}, f32, MemRefLayoutAttrInterface(),
+                        workgroup),
+        raw, idx(p.statsOffset()), ValueRange{});
+  }
   kTile = {p.kBase(), p.blockKV, p.d};
   vTile = {p.vBase(), p.blockKV, p.dv};
   if (p.fp8 && !p.decode) {
@@ -605,7 +642,8 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   Value rowWarp = warp;
   if (p.dvParts > 1) {
     rowWarp = rem(warp, 4);
-    dvFirst = mul(div(warp, 4), p.oCols());
+    warpgroup = div(warp, 4);
+    dvFirst = mul(warpgroup, p.oCols());
   }
   rowA = p.decode ? quadRow : add(mul(rowWarp, 16), quadRow);
   rowB = add(rowA, idx(8));
@@ -746,6 +784,11 @@ SmallVector<Value> KernelEmitter::initialState(Value sink) {
     // and with split-KV in the first split only.
     Value quadLead = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                            quadCol, idx(0));
+    // With splitScores the rows' sums add both warpgroups': the first's.
+    if (p.splitScores())
+      quadLead =
+          both(quadLead, arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                               warpgroup, idx(0)));
     if (split) {
       Value firstSplit =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split, idx(0));
@@ -825,6 +868,8 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
   Value alpha[2];
   onlineSoftmax(s, kv0, m, l, alpha);
+  if (p.splitScores())
+    storeSharedP(s);
 
   Value next = add(t, idx(1));
   if (p.tma) {
@@ -863,7 +908,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     for (int64_t e = 0; e < 4; ++e)
       o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
   SmallVector<Fragment> pa;
-  for (int64_t c = 0; c < p.blockKV / 16; ++c)
+  for (int64_t c = 0; c < int64_t(s.size()) / 2; ++c)
     pa.push_back({pack(s[2 * c][0], s[2 * c][1]),
                   pack(s[2 * c][2], s[2 * c][3]),
                   pack(s[2 * c + 1][0], s[2 * c + 1][1]),
@@ -905,22 +950,78 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
         x = fmul(t, cf(*p.softcap * M_LOG2E));
       }
   }
+  // With splitScores the warpgroup's keys start n further.
+  if (p.splitScores())
+    kv0 = add(kv0, mul(warpgroup, p.blockKV / 2));
   s = maskScores(s, kv0);
 
   // Row state: m is kept in log2 units (scale > 0, so the unit commutes
-  // with the maximum), l is this lane's partial sum.
+  // with the maximum), l is this lane's partial sum. With splitScores the
+  // rows' maxima are both warpgroups' (the same m in each), l this lane's
+  // sum over its warpgroup's keys.
+  if (!p.splitScores()) {
+    for (int64_t h = 0; h < 2; ++h)
+      softmaxRow(s, h, cf(unit), m[h], l[h], alpha[h]);
+    return;
+  }
+  Value mx[2] = {rowMax(s, 0), rowMax(s, 1)};
+  auto [otherA, otherB] = exchangeRows(mx[0], mx[1]);
+  mx[0] = arith::MaximumFOp::create(b, mx[0], otherA);
+  mx[1] = arith::MaximumFOp::create(b, mx[1], otherB);
   for (int64_t h = 0; h < 2; ++h)
-    softmaxRow(s, h, cf(unit), m[h], l[h], alpha[h]);
+    softmaxFrom(s, h, cf(unit), mx[h], m[h], l[h], alpha[h]);
 }
 
-void KernelEmitter::softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h,
-                               Value unit, Value &m, Value &l, Value &alpha) {
+Value KernelEmitter::rowMax(ArrayRef<Accumulator> s, int64_t h) {
   Value mx = cf(-INFINITY);
   for (const Accumulator &acc : s)
     for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
       mx = arith::MaximumFOp::create(b, mx, acc[e]);
-  mx = arith::MaximumFOp::create(b, m,
-                                 fmul(quadReduce(mx, /*isMax=*/true), unit));
+  return quadReduce(mx, /*isMax=*/true);
+}
+
+std::pair<Value, Value> KernelEmitter::exchangeRows(Value x, Value y) {
+  // Lane 0 of each quad writes its rows; slot w * blockQ + row.
+  Value own = mul(warpgroup, p.blockQ);
+  Value other = mul(sub(idx(1), warpgroup), p.blockQ);
+  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0)),
+         [&] {
+           memref::StoreOp::create(b, x, rowStats, ValueRange{add(own, rowA)});
+           memref::StoreOp::create(b, y, rowStats, ValueRange{add(own, rowB)});
+         });
+  gpu::BarrierOp::create(b);
+  return {memref::LoadOp::create(b, rowStats, ValueRange{add(other, rowA)}),
+          memref::LoadOp::create(b, rowStats, ValueRange{add(other, rowB)})};
+}
+
+void KernelEmitter::storeSharedP(ArrayRef<Accumulator> s) {
+  // The lane's keys 2t, 2t + 1 of n8 block j are columns n w + 8 j + 2t of
+  // rows A (c0, c1) and B (c2, c3): a 4-byte pair within its 16-byte chunk.
+  Value first = mul(warpgroup, p.blockKV / 2);
+  auto pair = VectorType::get({2}, p.elem);
+  for (auto [j, acc] : llvm::enumerate(s))
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = h ? rowB : rowA;
+      Value at =
+          add(offset(pTile, row, add(first, idx(8 * j))), mul(quadCol, 2));
+      Value v = vector::FromElementsOp::create(
+          b, VectorType::get({2}, f32), ValueRange{acc[2 * h], acc[2 * h + 1]});
+      vector::StoreOp::create(b, arith::TruncFOp::create(b, pair, v), tiles,
+                              ValueRange{at}, /*nontemporal=*/false,
+                              llvm::MaybeAlign(4));
+    }
+  publish();
+}
+
+void KernelEmitter::softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h,
+                               Value unit, Value &m, Value &l, Value &alpha) {
+  softmaxFrom(s, h, unit, rowMax(s, h), m, l, alpha);
+}
+
+void KernelEmitter::softmaxFrom(SmallVectorImpl<Accumulator> &s, int64_t h,
+                                Value unit, Value mx, Value &m, Value &l,
+                                Value &alpha) {
+  mx = arith::MaximumFOp::create(b, m, fmul(mx, unit));
   // A row that has seen no key yet keeps -inf and subtracts 0.
   Value none =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
@@ -940,9 +1041,20 @@ void KernelEmitter::softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h,
 void KernelEmitter::storeResults(ValueRange result, Value out) {
   int64_t oBlocks = p.oCols() / 8;
   // O / l (0 for a row that saw no key), stored as 16-bit pairs; with
-  // split-KV as f32 partials with their log2-sum-exp (-inf: no key).
+  // split-KV as f32 partials with their log2-sum-exp (-inf: no key). With
+  // splitScores a row's sum is both warpgroups'.
+  Value sums[2];
+  if (p.splitScores()) {
+    for (int64_t h = 0; h < 2; ++h)
+      sums[h] = quadReduce(result[oBlocks * 4 + 2 + h], /*isMax=*/false);
+    auto [otherA, otherB] = exchangeRows(sums[0], sums[1]);
+    sums[0] = fadd(sums[0], otherA);
+    sums[1] = fadd(sums[1], otherB);
+  }
   for (int64_t h = 0; h < 2; ++h) {
-    Value l = quadReduce(result[oBlocks * 4 + 2 + h], /*isMax=*/false);
+    Value l = sums[h] ? sums[h]
+                      : quadReduce(result[oBlocks * 4 + 2 + h],
+                                   /*isMax=*/false);
     Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l,
                                        cf(0.0));
     // A paged attention's padding query (position -1) yields zeros.

@@ -152,13 +152,31 @@ struct Problem {
   }
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
+  /// With Dv in parts (16-bit pools), each warpgroup scores half of a KV
+  /// tile's keys: S and P are computed once, not once a warpgroup. The
+  /// row maxima are exchanged through shared memory (and the sums at the
+  /// end), and each warpgroup's P (bf16, one 64-column panel of 128-byte
+  /// rows, swizzled as a wgmma A operand) is the other's A operand for its
+  /// keys.
+  bool splitScores() const { return dvParts > 1 && !fp8 && !decode; }
+  /// Byte offsets of the P tile (1024-aligned for the swizzle) and of the
+  /// row statistics (f32, [2 warpgroups][blockQ rows]) after the tiles.
+  int64_t exchangeOffset() const { return (tilesBytes() + 1023) / 1024 * 1024; }
+  int64_t statsOffset() const {
+    return exchangeOffset() + 2 * blockQ * blockKV;
+  }
+  int64_t tilesBytes() const {
+    if (fp8)
+      return ringScalesOffset() + kRing * blockKV * 4;
+    return barrierOffset() + (tma ? 16 : 0);
+  }
   int64_t sharedBytes() const {
     if (decode)
       return std::max(4 * (decodeStatsOffset() + 2 * kDecodeWarps * 16),
                       decodeTransposeOffset() + decodeTransposeBytes());
-    if (fp8)
-      return ringScalesOffset() + kRing * blockKV * 4;
-    return barrierOffset() + (tma ? 16 : 0);
+    if (splitScores())
+      return statsOffset() + 4 * 2 * blockQ;
+    return tilesBytes();
   }
   /// Blocks a multiprocessor holds at once, which decode (bound by memory)
   /// fills: as many as shared memory allows (228 KiB a multiprocessor on
@@ -373,8 +391,16 @@ private:
 
   /// Byte address in shared memory of element `element` of the tiles.
   Value sharedAddress(int64_t element, Value extraBytes = nullptr);
-  /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory.
+  /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory
+  /// (with splitScores, of the warpgroup's half of the keys).
   SmallVector<Accumulator> wgmmaScores();
+  /// splitScores: the warpgroup's P (its half of the keys, f32 after the
+  /// softmax) into the shared P tile as bf16, published to the block.
+  void storeSharedP(ArrayRef<Accumulator> s);
+  /// splitScores: each row's value of `x` (rows A and B) of this
+  /// warpgroup and of the other, through the shared row statistics; a
+  /// block barrier.
+  std::pair<Value, Value> exchangeRows(Value x, Value y);
   /// O += P V with P in registers (`pa`, one A fragment per 16 keys) and V
   /// in shared memory; returns the new accumulators.
   SmallVector<Accumulator> wgmmaValues(ArrayRef<Fragment> pa,
@@ -383,7 +409,8 @@ private:
   /// key) into `out` as 16-bit pairs; with split-KV, f32 partials and their
   /// log2-sum-exp (-inf: no key) into `part` and `lse`.
   void storeResults(ValueRange result, Value out);
-  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`:
+  /// Row half `h` (rows g or g + 8 of the warp) of storeResults for `row`
+  /// (its sum `l` over the quad and, with splitScores, both warpgroups):
   /// into `part` and `lse` when `partial`, else into `out`.
   void storeRow(ValueRange result, int64_t h, Value row, Value l, Value seen,
                 Value inv, Value out, bool partial);
@@ -398,6 +425,11 @@ private:
   /// it, with scores in log2 units `unit` times the accumulators.
   void softmaxRow(SmallVectorImpl<Accumulator> &s, int64_t h, Value unit,
                   Value &m, Value &l, Value &alpha);
+  /// softmaxRow's maximum of row half `h` of `s` (over the quad, raw), and
+  /// the rest of it from the new maximum `mx` (log2 units, with m).
+  Value rowMax(ArrayRef<Accumulator> s, int64_t h);
+  void softmaxFrom(SmallVectorImpl<Accumulator> &s, int64_t h, Value unit,
+                   Value mx, Value &m, Value &l, Value &alpha);
 
   /// The scores of one KV tile with masking applied where `kv0` needs it.
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
@@ -420,8 +452,11 @@ private:
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;
   /// This thread's warpgroup's share of Dv (Problem::dvParts): its first
-  /// column of O.
-  Value dvFirst;
+  /// column of O, and the warpgroup (0 or 1).
+  Value dvFirst, warpgroup;
+  /// splitScores: the P tile and the row statistics' view.
+  SharedTile pTile;
+  Value pTiles, rowStats;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value len; // a paged attention's context length of this block's sequence
   Value rowA, rowB, posA, posB;

@@ -14,13 +14,15 @@
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_80 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM80
 
 // Decode, 128 heads: grid.y is 2 head tiles, 256 threads, 208 KiB of tiles
-// (K 576, V 512 and Q 576 columns of 64 rows).
-// CHECK-DAG: mnemo.launch attention_mma grid 1 2 {{[0-9]+}} block 256 1 1 shared 212992 args
+// (K 576, V 512 and Q 576 columns of 64 rows), the 8 KiB P tile and the
+// rows' statistics (512 bytes).
+// CHECK-DAG: mnemo.launch attention_mma grid 1 2 {{[0-9]+}} block 256 1 1 shared 221696 args
 // Two query tokens of 16 heads (DeepSeek-V2-Lite): 4 positions a block.
-// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 1 {{[0-9]+}} block 256 1 1 shared 212992 args
-// A whole prompt of 100 tokens: a block a position and head tile, TMA.
-// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 100 2 1 block 256 1 1 shared 213008 args
-// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 1 {{[0-9]+}} block 256 1 1 shared 221696 args
+// A whole prompt of 100 tokens: a block a position and head tile, TMA (its
+// two mbarriers push the P tile to the next 1024 bytes).
+// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 100 2 1 block 256 1 1 shared 222720 args
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-DAG: cp.async.bulk.tensor
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill stores
