@@ -457,7 +457,11 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
     Value otherFirst = sub(idx(own), ownFirst);
     for (int64_t c = 0; c < own / 16; ++c) {
       Value key0 = add(otherFirst, idx(16 * c));
-      Value a = descriptor(sharedAddress(pTile.base, mul(key0, 2)), 16, 1024);
+      // Key key0 of the P tile: its 64-column panel, 32 bytes a k16 step
+      // within the panel's 128-byte rows.
+      Value at =
+          add(mul(div(key0, 64), pTile.panelBytes()), mul(rem(key0, 64), 2));
+      Value a = descriptor(sharedAddress(pTile.base, at), 16, 1024);
       result = wgmmaStep(result.getType(), result, a, valueDesc(key0),
                          p.oCols(), /*bKMajor=*/false);
     }

@@ -66,8 +66,9 @@ struct Problem {
   /// block has rows (an absorbed MLA's 128 heads over one latent row): each
   /// takes group / headTiles heads of one query position.
   int64_t headTiles = 1;
-  /// wgmma: warpgroups that share the block's 64 rows, each computing the
-  /// same S and P and its own Dv / dvParts columns of O (2 above Dv 256).
+  /// wgmma: warpgroups that share the block's 64 rows, each accumulating
+  /// its own Dv / dvParts columns of O (2 above Dv 256); with splitScores
+  /// each also scores its own half of a tile's keys.
   int64_t dvParts = 1;
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
@@ -155,7 +156,7 @@ struct Problem {
   /// With Dv in parts (16-bit pools), each warpgroup scores half of a KV
   /// tile's keys: S and P are computed once, not once a warpgroup. The
   /// row maxima are exchanged through shared memory (and the sums at the
-  /// end), and each warpgroup's P (bf16, one 64-column panel of 128-byte
+  /// end), and each warpgroup's P (bf16, 64-column panels of 128-byte
   /// rows, swizzled as a wgmma A operand) is the other's A operand for its
   /// keys.
   bool splitScores() const { return dvParts > 1 && !fp8 && !decode; }
