@@ -325,13 +325,8 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
                        fp8 ? step->keyScales[layer] : Value(),
                        step->blockTable, f32);
     // The values are the rows' latent part.
-    int64_t r = cast<RankedTensorType>(latent.getType()).getDimSize(3);
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
-        strides(4, b.getIndexAttr(1)), sizes;
-    for (int64_t i = 0; i < 3; ++i)
-      sizes.push_back(tensor::getMixedSize(b, b.getLoc(), rows, i));
-    sizes.push_back(b.getIndexAttr(r));
-    values = tensor::ExtractSliceOp::create(b, rows, offsets, sizes, strides);
+    values = leadingFeatures(
+        b, rows, cast<RankedTensorType>(latent.getType()).getDimSize(3));
   }
   // Each row scores its sequence's first context_lengths[b] tokens, causal
   // at its own position, and keeps the best index_topk of them.

@@ -187,17 +187,17 @@ std::pair<Value, Value> mnemo::valuePool(ImplicitLocOpBuilder &b,
   bool fp8 = !step.keyScales.empty();
   if (step.values[layer])
     return {step.values[layer], fp8 ? step.valueScales[layer] : Value()};
-  Value keys = step.keys[layer];
-  auto type = cast<RankedTensorType>(keys.getType());
+  return {leadingFeatures(b, step.keys[layer], dv),
+          fp8 ? step.keyScales[layer] : Value()};
+}
+
+Value mnemo::leadingFeatures(ImplicitLocOpBuilder &b, Value x, int64_t n) {
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
-      strides(4, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes = {
-      tensor::DimOp::create(b, keys, 0).getResult(),
-      b.getIndexAttr(type.getDimSize(1)), b.getIndexAttr(type.getDimSize(2)),
-      b.getIndexAttr(dv)};
-  Value values =
-      tensor::ExtractSliceOp::create(b, keys, offsets, sizes, strides);
-  return {values, fp8 ? step.keyScales[layer] : Value()};
+      strides(4, b.getIndexAttr(1)), sizes;
+  for (int64_t i = 0; i < 3; ++i)
+    sizes.push_back(tensor::getMixedSize(b, b.getLoc(), x, i));
+  sizes.push_back(b.getIndexAttr(n));
+  return tensor::ExtractSliceOp::create(b, x, offsets, sizes, strides);
 }
 
 void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,

@@ -1101,9 +1101,9 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
     // parts).
     Value writes =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, idx(0));
-    if (dvFirst)
+    if (warpgroup)
       writes = both(writes, arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                                  dvFirst, idx(0)));
+                                                  warpgroup, idx(0)));
     ifThen(writes,
            [&] {
              memref::StoreOp::create(b, rowLse, lse,
