@@ -147,13 +147,18 @@ def check_cases():
                  capacity=700, large_values=True)
     # Absorbed MLA (bf16 pools): two blocks of 64 heads a position at 128
     # heads, 4 positions a block at 16 (DeepSeek-V2-Lite), long enough for
-    # split-KV; and the same shape as one attention over a whole prompt.
+    # split-KV; a smaller latent; and the same shape as one attention over a
+    # whole prompt.
     mla = dict(base, Hkv=1, D=576, Dv=512, scale=MLA_SCALE, mla=True)
     mla_cases = [
         dict(mla, name="check_mla_h128", B=5, Hq=128, Sq=1, capacity=1000),
         dict(mla, name="check_mla_h128_sq2", B=3, Hq=128, Sq=2, capacity=700, padding=True),
         dict(mla, name="check_mla_h16_sq3", B=4, Hq=16, Sq=3, capacity=900, padding=True),
         dict(mla, name="check_mla_h128_split", B=1, Hq=128, Sq=1, capacity=20000),
+        # A smaller latent (128 + rope 64): one warpgroup, values in the
+        # keys' tile all the same.
+        dict(mla, name="check_mla_d192_h32_sq2", B=3, Hq=32, Sq=2, D=192, Dv=128,
+             capacity=800, padding=True),
         dict(mla, name="check_mla_dense_h128", kind="dense", B=1, Hq=128, Sq=150,
              capacity=150),
     ]

@@ -81,6 +81,11 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
              failure();
     p.headTiles = p.group / p.blockQ;
   }
+  // Values in the keys take K's second buffer where it fits (else V is
+  // staged from the key pool into a tile of its own).
+  p.sharedValues = p.sharedValues && p.wgmma && !p.fp8 && p.dv <= p.d;
+  if (p.sharedValues && p.sharedBytes() > sharedLimit)
+    p.sharedValues = false;
   if (p.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   p.rowsPerHead = p.blockQ / p.blockHeads();
@@ -384,6 +389,10 @@ Value KernelEmitter::sharedAddress(int64_t element, Value extraBytes) {
   return arith::IndexCastUIOp::create(b, b.getI64Type(), a);
 }
 
+Value KernelEmitter::tileAddress(const SharedTile &t, Value bytes) {
+  return sharedAddress(t.base, t.shift ? add(bytes, mul(t.shift, 2)) : bytes);
+}
+
 SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
   // K-major A (Q) and B (K): 8-row groups 1024 bytes apart (stride); a
   // k16 step is 32 bytes within a 128-byte row, a 64-column panel further.
@@ -405,7 +414,7 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
     Value at = idx(panel * kTile.panelBytes() + step);
     if (keysBytes)
       at = add(at, keysBytes);
-    Value bDesc = descriptor(sharedAddress(kTile.base, at), 16, 1024);
+    Value bDesc = descriptor(tileAddress(kTile, at), 16, 1024);
     acc = wgmmaStep(type, acc, a, bDesc, n, /*bKMajor=*/true,
                     /*zero=*/kk == 0);
   }
@@ -438,7 +447,7 @@ KernelEmitter::wgmmaValues(ArrayRef<Fragment> pa, ArrayRef<Accumulator> o) {
     Value at = mul(key0, 128);
     if (partBytes)
       at = add(at, partBytes);
-    return descriptor(sharedAddress(vTile.base, at), vTile.panelBytes(), 1024);
+    return descriptor(tileAddress(vTile, at), vTile.panelBytes(), 1024);
   };
   wgmmaBegin();
   // With splitScores `pa` holds this warpgroup's keys; the other's P is
@@ -830,6 +839,26 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   } else if (p.fp8) {
     // K(t) is ring tile 2 (t - tLo); V(t + 1) comes three tiles later.
     ringStep(kTile, mul(sub(t, tLo), 2), t, /*ahead=*/1, /*nextIsV=*/true);
+  } else if (p.sharedValues) {
+    // V is the K tile's leading columns. K(t + 1) loads into the other
+    // buffer during all of this step; the barrier tells that every warp is
+    // done with it (K and V of tile t - 1). waitAll's empty group: pending
+    // 2 leaves K(t + 1) in flight.
+    Value buffer = rem(sub(t, tLo), 2);
+    kTile.shift = vTile.shift = mul(buffer, p.blockKV * p.d);
+    gpu::BarrierOp::create(b);
+    Value next = add(t, idx(1));
+    auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(more.thenBlock()->getTerminator());
+    tokens.clear();
+    SharedTile nextTile = kTile;
+    nextTile.shift = mul(sub(idx(1), buffer), p.blockKV * p.d);
+    stage(nextTile, kvRow(k, mul(next, p.blockKV)), tokens);
+    commit(tokens);
+    waitAll(p.wgmma, /*pending=*/2);
+    b.setInsertionPoint(more.elseBlock()->getTerminator());
+    waitAll(p.wgmma);
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
     // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
@@ -886,6 +915,8 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     // every warp's S. K(t + 2) comes three tiles later.
     ringStep(vTile, add(mul(sub(t, tLo), 2), idx(1)), t, /*ahead=*/2,
              /*nextIsV=*/false);
+  } else if (p.sharedValues) {
+    // K(t + 1) is in flight since the step began; V(t) is in K(t)'s tile.
   } else if (p.paged) {
     gpu::BarrierOp::create(b); // every warp is done with K(t)
     auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
@@ -1461,8 +1492,10 @@ struct AttentionKernelPass
         continue;
       }
       if (report)
-        op.emitRemark(p->decode ? "reads its pages in the decode kernel"
-                                : "reads its pages in the kernel");
+        op.emitRemark(p->decode         ? "reads its pages in the decode kernel"
+                      : p->sharedValues ? "reads its pages in the kernel, "
+                                          "values in the keys' tile"
+                                        : "reads its pages in the kernel");
       rewrite(op, *p);
     }
   }

@@ -97,6 +97,12 @@ struct Problem {
   /// O, so the loop keeps them (no LICM) and a thread copies one row's
   /// chunks.
   bool wide() const { return d > kMaxHeadDim || dv > kMaxHeadDim; }
+  /// A paged attention whose values are its keys' leading features (an
+  /// MLA layer's latent, cached once; 16-bit pools, wgmma): V is a view of
+  /// the K tile's first Dv columns, and K has two buffers (tile t in buffer
+  /// (t - tLo) % 2), so that the next tile loads during a whole step.
+  bool sharedValues = false;
+  int64_t kBuffers() const { return sharedValues ? 2 : 1; }
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
   bool tma = false;                // sm_90a TMA loads (else cp.async)
 
@@ -138,11 +144,14 @@ struct Problem {
     return kDecodeWarps * decodeColumnBlocks() * 256;
   }
   /// Shared memory holds the K tile, the V tile and the Q tile, in that
-  /// order (Q and the first K tile load together).
+  /// order (Q and the first K tile load together); with sharedValues, K's
+  /// two buffers and Q.
   int64_t kBase() const { return 0; }
-  int64_t vBase() const { return fp8 ? 0 : blockKV * d; }
+  int64_t vBase() const { return fp8 || sharedValues ? 0 : blockKV * d; }
   int64_t qBase() const {
-    return fp8 ? blockKV * std::max(d, dv) : blockKV * (d + dv);
+    if (fp8)
+      return blockKV * std::max(d, dv);
+    return sharedValues ? kBuffers() * blockKV * d : blockKV * (d + dv);
   }
   int64_t sharedElements() const { return qBase() + blockQ * d; }
   /// FP8: the ring's rows (bytes, unswizzled) and their scales follow.
@@ -392,6 +401,8 @@ private:
 
   /// Byte address in shared memory of element `element` of the tiles.
   Value sharedAddress(int64_t element, Value extraBytes = nullptr);
+  /// sharedAddress of tile `t`'s byte `bytes` (past its shift).
+  Value tileAddress(const SharedTile &t, Value bytes);
   /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory
   /// (with splitScores, of the warpgroup's half of the keys).
   SmallVector<Accumulator> wgmmaScores();

@@ -44,6 +44,23 @@ static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90,
          dim(p.dv, p.fp8 ? 32 : 16);
 }
 
+/// Whether `op`'s value pool is the leading features of its key pool (an
+/// MLA layer's latent, cached once): then the kernel reads the values'
+/// rows from the key pool, whose row stride is the keys'.
+static bool valuesInKeys(mnemo::PagedAttentionOp op) {
+  auto slice = op.getValuePool().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSource() != op.getKeyPool() ||
+      !slice.hasUnitStride() || !slice.hasZeroOffset())
+    return false;
+  // Heads and rows whole (the pages' count may be any: a page the table
+  // names is the same page of either).
+  RankedTensorType pool = op.getKeyPool().getType();
+  for (int64_t i = 1; i < 3; ++i)
+    if (slice.getStaticSizes()[i] != pool.getDimSize(i))
+      return false;
+  return true;
+}
+
 /// Why a paged attention keeps the decomposition, or the problem to
 /// generate. Its queries have the pools' 16-bit type here (the pass rounds
 /// an f32 query first); pages are gathered by cp.async, not TMA.
@@ -108,9 +125,12 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
     p.smCount = smCount;
     if (p.sharedBytes() > sharedLimit)
       return why = "tiles exceed the shared memory limit", failure();
-  } else if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
-                              smCount, sharedLimit, why))) {
-    return failure();
+  } else {
+    // configure keeps it where the tiles take it.
+    p.sharedValues = valuesInKeys(op);
+    if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
+                         smCount, sharedLimit, why)))
+      return failure();
   }
   p.scale = scale;
   p.softcap = softcap;
@@ -274,23 +294,6 @@ std::pair<Value, Value> KernelEmitter::positionRange() {
         scf::YieldOp::create(b, ValueRange{lo, hi});
       });
   return {loop.getResult(0), loop.getResult(1)};
-}
-
-/// Whether `op`'s value pool is the leading features of its key pool (an
-/// MLA layer's latent, cached once): then the kernel reads the values'
-/// rows from the key pool, whose row stride is the keys'.
-static bool valuesInKeys(mnemo::PagedAttentionOp op) {
-  auto slice = op.getValuePool().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || slice.getSource() != op.getKeyPool() ||
-      !slice.hasUnitStride() || !slice.hasZeroOffset())
-    return false;
-  // Heads and rows whole (the pages' count may be any: a page the table
-  // names is the same page of either).
-  RankedTensorType pool = op.getKeyPool().getType();
-  for (int64_t i = 1; i < 3; ++i)
-    if (slice.getStaticSizes()[i] != pool.getDimSize(i))
-      return false;
-  return true;
 }
 
 /// Replaces a paged `op` with buffers, the kernel launches and the result.

@@ -1,8 +1,10 @@
 // DeepSeek's absorbed MLA on the tensor cores (sm_90a): D 576 (latent 512 +
 // rope 64) against keys, Dv 512 (the latent) as values. Past one
 // warpgroup's Dv (256), two warpgroups share the block's 64 rows, each
-// computing the same S and its half of O (m64n256k16); 128 heads over one
-// KV head take two blocks of 64 heads a position. The KV loop keeps its
+// scoring half of a tile's keys (m64n32k16) and computing its half of O
+// (m64n256k16); 128 heads over one KV head take two blocks of 64 heads a
+// position. A value pool that is the key pool's leading 512 features (the
+// latent cached once) is read from the K tile, which then has two buffers. The KV loop keeps its
 // wgmma descriptors and copy addresses (no LICM), so that ptxas neither
 // spills nor runs out of registers (255 and 600 bytes of spills hoisted).
 // sm_80 keeps the decomposition.
@@ -22,11 +24,14 @@
 // A whole prompt of 100 tokens: a block a position and head tile, TMA (its
 // two mbarriers push the P tile to the next 1024 bytes).
 // CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 100 2 1 block 256 1 1 shared 222720 args
+// Values in the keys: two K tiles of 576 columns and Q (216 KiB), the P
+// tile and the statistics.
+// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 {{[0-9]+}} block 256 1 1 shared 229888 args
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-DAG: cp.async.bulk.tensor
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill stores
-// SM80-COUNT-2: keeps the paged decomposition: head dim above 256 without wgmma
+// SM80-COUNT-3: keeps the paged decomposition: head dim above 256 without wgmma
 // SM80: keeps the tiled path: head dim above 256 without wgmma
 
 func.func @decode_h128(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xbf16>, %vp: tensor<40x1x16x512xbf16>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
@@ -41,6 +46,14 @@ func.func @decode_h16_sq2(%q: tensor<3x16x2x576xbf16>, %kp: tensor<30x1x16x576xb
   %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal scale(0.1352)
       : tensor<3x16x2x576xbf16>, tensor<30x1x16x576xbf16>, tensor<30x1x16x512xbf16>, tensor<3x10xi32>, tensor<3xi64>, tensor<3x2xi64> -> tensor<3x16x2x512xbf16>
   return %o : tensor<3x16x2x512xbf16>
+}
+
+func.func @decode_values_in_keys(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xbf16>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
+  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [40, 1, 16, 512] [1, 1, 1, 1] : tensor<40x1x16x576xbf16> to tensor<40x1x16x512xbf16>
+  // expected-remark @below {{reads its pages in the kernel, values in the keys' tile}}
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal scale(0.1352)
+      : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xbf16>, tensor<40x1x16x512xbf16>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
+  return %o : tensor<4x128x1x512xbf16>
 }
 
 func.func @prompt_h128(%q: tensor<1x128x100x576xbf16>, %k: tensor<1x1x100x576xbf16>, %v: tensor<1x1x100x512xbf16>) -> tensor<1x128x100x512xbf16> {
