@@ -113,6 +113,10 @@ def speed_cases(quick):
             continue
         cases.append(dict(mla, name=f"speed_mla_b{b}_sq{sq}_ctx{ctx}", B=b, Sq=sq,
                           capacity=ctx))
+    # The latent in FP8 (a scale a row): bytes read against the copy.
+    for b, ctx in ((64, 4096),) if quick else ((64, 4096), (1, 32768)):
+        cases.append(dict(mla, name=f"speed_mla_fp8_b{b}_sq1_ctx{ctx}", kv="fp8", B=b,
+                          Sq=1, capacity=ctx))
     return cases
 
 
@@ -162,6 +166,8 @@ def check_cases():
         dict(mla, name="check_mla_dense_h128", kind="dense", B=1, Hq=128, Sq=150,
              capacity=150),
     ]
+    mla_cases += [dict(c, name=c["name"].replace("check_mla", "check_mla_fp8"), kv="fp8")
+                  for c in mla_cases if c["kind"] == "check"]
     return cases + [dict(c, name=c["name"].replace("check_", "check_fp8_"), kv="fp8")
                     for c in cases] + [large] + mla_cases
 
@@ -220,6 +226,9 @@ def paged_mlir(case):
         attrs += f" sink(%sink : tensor<{hq}xf32>)"
     scale_args = f", %ks: {scales}, %vs: {scales}" if fp8 else ""
     scale_use = f" scales(%ks, %vs : {scales}, {scales})" if fp8 else ""
+    if fp8 and case.get("mla"):  # the values take their key row's scale
+        scale_args = f", %ks: {scales}"
+        scale_use = f" scales(%ks, %ks : {scales}, {scales})"
     # An MLA case's values are its keys' leading Dv features, one pool (as
     # a compiled DeepSeek checkpoint caches them).
     vp_arg, values = f", %vp: {vpool}", ""
@@ -277,7 +286,10 @@ def make_inputs(case, seed):
     scales = None
     if case["kv"] == "fp8":  # as mnemo.kv_cache_write stores them
         kp, ks = quantize(kp)
-        vp, vs = quantize(vp)
+        if case.get("mla"):  # one pool, one scale a row
+            vp, vs = kp[..., :dv_of(case)], ks
+        else:
+            vp, vs = quantize(vp)
         scales = (ks, vs)
     perm = torch.randperm(pages, generator=g).to(torch.int32)
     tables = [perm[i * b * m:(i + 1) * b * m].reshape(b, m).cuda() for i in range(sets)]
@@ -424,7 +436,8 @@ def run(a):
         inputs = make_inputs(case, seed=len(results) + 1)
         q, kp, vp, tables, lens, pos, sink, scales = inputs
         pools = (kp,) if case.get("mla") else (kp, vp)
-        sets = [(q,) + pools + (scales or ()) + (t, lens, pos) +
+        scale_args = (scales[:1] if case.get("mla") else scales) if scales else ()
+        sets = [(q,) + pools + scale_args + (t, lens, pos) +
                 ((sink,) if sink is not None else ()) for t in tables]
         try:
             plan = MnemoPlan(os.path.join(a.dir, case["name"] + ".plan.json"), sets)
@@ -435,7 +448,7 @@ def run(a):
                 b, hq, hkv, d, ctx = (case[k] for k in ("B", "Hq", "Hkv", "D", "capacity"))
                 dv, sq = dv_of(case), case["Sq"]
                 row = ((d if case.get("mla") else d + dv) * KV_BYTES[case["kv"]]
-                       + (8 if case["kv"] == "fp8" else 0))
+                       + ((4 if case.get("mla") else 8) if case["kv"] == "fp8" else 0))
                 nbytes = b * hkv * ctx * row + b * hq * sq * (d + dv) * 2
                 stats = bench(plan, cap_s=5, max_reps=50, queued=True)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,

@@ -83,7 +83,7 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
   }
   // Values in the keys take K's second buffer where it fits (else V is
   // staged from the key pool into a tile of its own).
-  p.sharedValues = p.sharedValues && p.wgmma && !p.fp8 && p.dv <= p.d;
+  p.sharedValues = p.sharedValues && p.wgmma && p.dv <= p.d;
   if (p.sharedValues && p.sharedBytes() > sharedLimit)
     p.sharedValues = false;
   if (p.sharedBytes() > sharedLimit)
@@ -599,13 +599,13 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   if (p.fp8 && !p.decode) {
     ringRows = memref::ViewOp::create(
         b,
-        MemRefType::get({Problem::kRing * p.ringSlotBytes()},
+        MemRefType::get({p.ringSlots() * p.ringSlotBytes()},
                         b.getType<Float8E4M3FNType>(),
                         MemRefLayoutAttrInterface(), workgroup),
         raw, idx(p.ringOffset()), ValueRange{});
     ringScales = memref::ViewOp::create(
         b,
-        MemRefType::get({Problem::kRing * p.blockKV}, f32,
+        MemRefType::get({p.ringSlots() * p.blockKV}, f32,
                         MemRefLayoutAttrInterface(), workgroup),
         raw, idx(p.ringScalesOffset()), ValueRange{});
   }
@@ -739,6 +739,18 @@ void KernelEmitter::prologue(Value q) {
                      {q0, headBase, batch},
                      p.blockHeads() * p.rowsPerHead},
              TmaTile{kTile, maps[1], kvCoords(tLo), p.blockKV}});
+  } else if (p.fp8 && p.sharedValues) {
+    // Q, then the ring's first two tiles K(tLo), K(tLo + 1), a group each;
+    // the first step awaits them.
+    stage(
+        qTile,
+        [&](Value r) {
+          return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
+        },
+        tokens);
+    commit(tokens);
+    stageRaw(tLo, /*isV=*/false, idx(0));
+    stageRaw(add(tLo, idx(1)), /*isV=*/false, idx(1));
   } else if (p.fp8) {
     // Q, then the ring's first three tiles K(tLo), V(tLo), K(tLo + 1), a
     // group each; Q and K(tLo) are awaited (the wait's own empty group,
@@ -836,6 +848,8 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
         if (!p.rope[1])
           publish();
       });
+  } else if (p.fp8 && p.sharedValues) {
+    sharedRingStep(sub(t, tLo), t);
   } else if (p.fp8) {
     // K(t) is ring tile 2 (t - tLo); V(t + 1) comes three tiles later.
     ringStep(kTile, mul(sub(t, tLo), 2), t, /*ahead=*/1, /*nextIsV=*/true);
@@ -910,13 +924,14 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     tmaLoad(both(first, lt(next, tHi)), 0,
             {TmaTile{kTile, maps[1], kvCoords(next), p.blockKV}});
     tmaWait(1, parity);
+  } else if (p.sharedValues) {
+    // K(t + 1) is in flight since the step began (16-bit pools: into the
+    // other buffer; FP8: raw, with K(t + 2)); V(t) is in K(t)'s tile.
   } else if (p.fp8) {
     // V(t) takes the tile K(t) used: the wait's barrier orders it after
     // every warp's S. K(t + 2) comes three tiles later.
     ringStep(vTile, add(mul(sub(t, tLo), 2), idx(1)), t, /*ahead=*/2,
              /*nextIsV=*/false);
-  } else if (p.sharedValues) {
-    // K(t + 1) is in flight since the step began; V(t) is in K(t)'s tile.
   } else if (p.paged) {
     gpu::BarrierOp::create(b); // every warp is done with K(t)
     auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);

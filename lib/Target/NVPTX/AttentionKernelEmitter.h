@@ -98,11 +98,13 @@ struct Problem {
   /// chunks.
   bool wide() const { return d > kMaxHeadDim || dv > kMaxHeadDim; }
   /// A paged attention whose values are its keys' leading features (an
-  /// MLA layer's latent, cached once; 16-bit pools, wgmma): V is a view of
-  /// the K tile's first Dv columns, and K has two buffers (tile t in buffer
-  /// (t - tLo) % 2), so that the next tile loads during a whole step.
+  /// MLA layer's latent, cached once; wgmma): V is a view of the K tile's
+  /// first Dv columns. 16-bit pools: K has two buffers (tile t in buffer
+  /// (t - tLo) % 2), so that the next tile loads during a whole step. FP8
+  /// pools: one bf16 K tile, and the ring holds K's raw tiles alone, two.
   bool sharedValues = false;
-  int64_t kBuffers() const { return sharedValues ? 2 : 1; }
+  int64_t kBuffers() const { return sharedValues && !fp8 ? 2 : 1; }
+  int64_t ringSlots() const { return sharedValues ? 2 : kRing; }
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
   bool tma = false;                // sm_90a TMA loads (else cp.async)
 
@@ -158,7 +160,7 @@ struct Problem {
   int64_t ringSlotBytes() const { return blockKV * std::max(d, dv); }
   int64_t ringOffset() const { return 2 * sharedElements(); }
   int64_t ringScalesOffset() const {
-    return ringOffset() + kRing * ringSlotBytes();
+    return ringOffset() + ringSlots() * ringSlotBytes();
   }
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
@@ -168,7 +170,9 @@ struct Problem {
   /// end), and each warpgroup's P (bf16, 64-column panels of 128-byte
   /// rows, swizzled as a wgmma A operand) is the other's A operand for its
   /// keys.
-  bool splitScores() const { return dvParts > 1 && !fp8 && !decode; }
+  bool splitScores() const {
+    return dvParts > 1 && (!fp8 || sharedValues) && !decode;
+  }
   /// Byte offsets of the P tile (1024-aligned for the swizzle) and of the
   /// row statistics (f32, [2 warpgroups][blockQ rows]) after the tiles.
   int64_t exchangeOffset() const { return (tilesBytes() + 1023) / 1024 * 1024; }
@@ -177,7 +181,7 @@ struct Problem {
   }
   int64_t tilesBytes() const {
     if (fp8)
-      return ringScalesOffset() + kRing * blockKV * 4;
+      return ringScalesOffset() + ringSlots() * blockKV * 4;
     return barrierOffset() + (tma ? 16 : 0);
   }
   int64_t sharedBytes() const {
@@ -326,6 +330,10 @@ private:
   /// `nextIsV`, of KV tile t + `ahead`) takes the slot tile j - 1 left.
   void ringStep(const SharedTile &tile, Value j, Value t, int64_t ahead,
                 bool nextIsV);
+  /// FP8 with sharedValues: the ring holds K(tLo), K(tLo + 1), ... (tile
+  /// j in slot j % 2); tile j is awaited and dequantized into the K tile
+  /// (which V views), and K tile t + 2 takes its slot.
+  void sharedRingStep(Value j, Value t);
   /// Decode (PagedDecodeKernel.cpp): the raw rows and scales of this
   /// warp's 16 keys from `kw0`; this lane's Q fragments (f16, each row
   /// scaled by a power of two, returned in `rowScale`); one tile's step;

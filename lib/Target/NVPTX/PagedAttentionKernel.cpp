@@ -126,8 +126,10 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
     if (p.sharedBytes() > sharedLimit)
       return why = "tiles exceed the shared memory limit", failure();
   } else {
-    // configure keeps it where the tiles take it.
-    p.sharedValues = valuesInKeys(op);
+    // configure keeps it where the tiles take it. FP8 values are scaled
+    // by their key row's scale there.
+    p.sharedValues =
+        valuesInKeys(op) && op.getValueScales() == op.getKeyScales();
     if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
                          smCount, sharedLimit, why)))
       return failure();
@@ -269,6 +271,20 @@ void KernelEmitter::ringStep(const SharedTile &tile, Value j, Value t,
   dequantize(tile, rem(j, Problem::kRing));
   publish();
   stageRaw(add(t, idx(ahead)), nextIsV, rem(add(j, idx(3)), Problem::kRing));
+}
+
+void KernelEmitter::sharedRingStep(Value j, Value t) {
+  // Groups committed after tile j's: the previous wait's empty group,
+  // tile j + 1's and this wait's. The barrier tells that every thread's
+  // copies of tile j (rows and scales) are done and that every warp is
+  // done with the K tile (V of tile t - 1); the publish, that the slot's
+  // raw rows are read.
+  waitAll(p.wgmma, /*pending=*/2);
+  gpu::BarrierOp::create(b);
+  Value slot = rem(j, 2);
+  dequantize(kTile, slot);
+  publish();
+  stageRaw(add(t, idx(2)), /*isV=*/false, slot);
 }
 
 Value KernelEmitter::rowPosition(Value r) {

@@ -4,7 +4,9 @@
 // scoring half of a tile's keys (m64n32k16) and computing its half of O
 // (m64n256k16); 128 heads over one KV head take two blocks of 64 heads a
 // position. A value pool that is the key pool's leading 512 features (the
-// latent cached once) is read from the K tile, which then has two buffers. The KV loop keeps its
+// latent cached once) is read from the K tile, which then has two buffers
+// (16-bit pools) or is dequantized from a ring of two raw tiles (FP8 pools,
+// the values scaled by their key row's scale). The KV loop keeps its
 // wgmma descriptors and copy addresses (no LICM), so that ptxas neither
 // spills nor runs out of registers (255 and 600 bytes of spills hoisted).
 // sm_80 keeps the decomposition.
@@ -27,11 +29,16 @@
 // Values in the keys: two K tiles of 576 columns and Q (216 KiB), the P
 // tile and the statistics.
 // CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 {{[0-9]+}} block 256 1 1 shared 229888 args
+// FP8: the bf16 K tile, Q, two raw tiles and their scales (217 KiB), the P
+// tile and the statistics.
+// CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 {{[0-9]+}} block 256 1 1 shared 230912 args
+// A value scale pool of its own is not the keys': V would need a tile of
+// its own, and FP8 at 576 keeps the decomposition (remark below).
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-DAG: cp.async.bulk.tensor
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill stores
-// SM80-COUNT-3: keeps the paged decomposition: head dim above 256 without wgmma
+// SM80-COUNT-5: keeps the paged decomposition: head dim above 256 without wgmma
 // SM80: keeps the tiled path: head dim above 256 without wgmma
 
 func.func @decode_h128(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xbf16>, %vp: tensor<40x1x16x512xbf16>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
@@ -53,6 +60,22 @@ func.func @decode_values_in_keys(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x
   // expected-remark @below {{reads its pages in the kernel, values in the keys' tile}}
   %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos causal scale(0.1352)
       : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xbf16>, tensor<40x1x16x512xbf16>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
+  return %o : tensor<4x128x1x512xbf16>
+}
+
+func.func @decode_fp8_values_in_keys(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xf8E4M3FN>, %ks: tensor<40x1x16xf32>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
+  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [40, 1, 16, 512] [1, 1, 1, 1] : tensor<40x1x16x576xf8E4M3FN> to tensor<40x1x16x512xf8E4M3FN>
+  // expected-remark @below {{reads its pages in the kernel, values in the keys' tile}}
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %ks : tensor<40x1x16xf32>, tensor<40x1x16xf32>) table %table lengths %lens positions %pos causal scale(0.1352)
+      : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xf8E4M3FN>, tensor<40x1x16x512xf8E4M3FN>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
+  return %o : tensor<4x128x1x512xbf16>
+}
+
+func.func @decode_fp8_own_value_scales(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xf8E4M3FN>, %ks: tensor<40x1x16xf32>, %vs: tensor<40x1x16xf32>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
+  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [40, 1, 16, 512] [1, 1, 1, 1] : tensor<40x1x16x576xf8E4M3FN> to tensor<40x1x16x512xf8E4M3FN>
+  // expected-remark @below {{keeps the paged decomposition: tiles exceed the shared memory limit}}
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<40x1x16xf32>, tensor<40x1x16xf32>) table %table lengths %lens positions %pos causal scale(0.1352)
+      : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xf8E4M3FN>, tensor<40x1x16x512xf8E4M3FN>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
   return %o : tensor<4x128x1x512xbf16>
 }
 
