@@ -275,12 +275,11 @@ void KernelEmitter::ringStep(const SharedTile &tile, Value j, Value t,
 
 void KernelEmitter::sharedRingStep(Value j, Value t) {
   // Groups committed after tile j's: the previous wait's empty group,
-  // tile j + 1's and this wait's. The barrier tells that every thread's
-  // copies of tile j (rows and scales) are done and that every warp is
-  // done with the K tile (V of tile t - 1); the publish, that the slot's
-  // raw rows are read.
+  // tile j + 1's and this wait's. The wait's barrier tells that every
+  // thread's copies of tile j (rows and scales) are done and that every
+  // warp is done with the K tile (V of tile t - 1); the publish, that the
+  // slot's raw rows are read.
   waitAll(p.wgmma, /*pending=*/2);
-  gpu::BarrierOp::create(b);
   Value slot = rem(j, 2);
   dequantize(kTile, slot);
   publish();
