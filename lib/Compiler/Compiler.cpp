@@ -251,7 +251,8 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   }
 
   ArtifactContents contents;
-  if (options.emit == EmitStage::Artifact) {
+  if (options.emit == EmitStage::Artifact ||
+      (ptx && options.emit == EmitStage::PTX && options.outlineWeightsInPtx)) {
     report("outlining weights");
     if (failed(prepareArtifact(module, options, contents)))
       return failure();

@@ -497,6 +497,8 @@ int main(int argc, char **argv) {
     options.inputShapes.push_back(std::move(s));
   }
   options.verifyEachPass = verifyEach;
+  // An MLIR model's constants stay the PTX module's data (as written).
+  options.outlineWeightsInPtx = !llvm::StringRef(inputPath).ends_with(".mlir");
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.gpuDecodeKernel = gpuDecodeKernel;

@@ -60,6 +60,11 @@ struct CompileOptions {
   std::optional<TopKTies> topKTies;
   /// Constants of at least this many bytes go to the weights segment.
   int64_t minWeightBytes = 1024;
+  /// PTX text (`--emit=ptx`) names such constants as plan weights, as the
+  /// artifact does, instead of making them module data (a checkpoint's:
+  /// a tensor-core GEMM's TMA descriptor needs a weight's address, and the
+  /// text would hold every weight).
+  bool outlineWeightsInPtx = false;
   /// Inputs compiled for one static shape (specializeInputShapes).
   SmallVector<InputShape> inputShapes;
   /// Files whose tensors an artifact reads in place instead of storing
