@@ -45,6 +45,9 @@ constexpr int64_t kBlockK = 64;
 /// only dynamic dim is the batch (a decode step's [B, 1, K]) is planned for
 /// the largest batch instead (max-batch): small tiles and split-K.
 constexpr int64_t kPlannedRows = 4096;
+/// Stages of a decode step's tiles staged by cp.async (12 KiB each at 32
+/// rows: three blocks fit a Hopper multiprocessor).
+constexpr int64_t kDecodeStages = 6;
 
 /// Static facts of one linear op and the tiling chosen for it.
 struct Gemm {
@@ -65,6 +68,13 @@ struct Gemm {
   /// eps), the sums of squares gathered as x passes through (no split-K).
   bool rmsNorm = false, unitOffset = false;
   double eps = 0.0;
+  /// rms_norm: its weight's element type.
+  Type normElem;
+  /// A decode step's input staged through registers (f32, SwiGLU,
+  /// rms_norm) arrives by cp.async as it is stored, into a raw area of its
+  /// stage, and is computed and rounded into the A tile from there when its
+  /// step comes: its loads are as deep as the weight's.
+  bool rawStaged = false;
   /// A reaches shared memory through registers (converted or computed),
   /// else copied as it is.
   bool viaRegisters() const { return inElem != elem || swiglu || rmsNorm; }
@@ -97,9 +107,21 @@ struct Gemm {
   int64_t rowScaleOffset() const {
     return barrierOffset() + (tma ? 8 * stages : 0);
   }
-  int64_t sharedBytes() const {
-    return rowScaleOffset() + (rmsNorm ? 4 * blockM : 0);
+  /// rawStaged: per stage, the raw inputs [blockM, 64] (x, then SwiGLU's
+  /// up) and the rms_norm weight's 64 elements, each 16-byte aligned.
+  int64_t rawInputBytes() const {
+    return blockM * kBlockK * inElem.getIntOrFloatBitWidth() / 8;
   }
+  int64_t rawNormBytes() const {
+    return rmsNorm ? kBlockK * normElem.getIntOrFloatBitWidth() / 8 : 0;
+  }
+  int64_t rawStageBytes() const {
+    return rawStaged ? (swiglu ? 2 : 1) * rawInputBytes() + rawNormBytes() : 0;
+  }
+  int64_t rawOffset() const {
+    return (rowScaleOffset() + (rmsNorm ? 4 * blockM : 0) + 15) / 16 * 16;
+  }
+  int64_t sharedBytes() const { return rawOffset() + stages * rawStageBytes(); }
 };
 
 bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
@@ -121,6 +143,8 @@ LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion,
   g.swiglu = static_cast<bool>(fusion.swiglu);
   if (mnemo::RmsNormOp norm = fusion.rmsNorm) {
     g.rmsNorm = true;
+    g.normElem =
+        cast<RankedTensorType>(norm.getWeight().getType()).getElementType();
     g.eps = norm.getEps().convertToDouble();
     g.unitOffset = norm.getUnitOffset();
   }
@@ -189,8 +213,19 @@ void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
     g.warpsM = t.warpsM;
     g.warpsN = t.warpsN;
   };
-  if (g.m <= 48)
-    return use({16 * ((g.m + 15) / 16), 64, 1, 4});
+  if (g.m <= 48) {
+    use({16 * ((g.m + 15) / 16), 64, 1, 4});
+    // A decode step's weight streams through few blocks: each keeps
+    // kDecodeStages - 1 K steps in flight by cp.async, its input too
+    // (rawStaged when it is computed or rounded on the way).
+    g.rawStaged = g.viaRegisters();
+    g.stages = 1;
+    int64_t perStage = g.sharedBytes();
+    g.stages = std::clamp<int64_t>((sharedLimit - 1024) /
+                                       std::max<int64_t>(perStage, 1),
+                                   2, kDecodeStages);
+    return;
+  }
   for (Tiling t : {Tiling{128, 256, 8, 1}, Tiling{128, 128, 8, 1},
                    Tiling{64, 128, 4, 1}}) {
     // 128 f32 accumulators per thread leave no room for two staged
@@ -257,6 +292,9 @@ FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
     g.stepsPerSplit = g.kSteps();
   else
     chooseSplitK(g, smCount, splitK);
+  // A decode tile's stages beyond its block's K steps would stay empty.
+  if (g.m <= 48 && !g.wgmma)
+    g.stages = std::clamp<int64_t>(g.stepsPerSplit + 1, 2, g.stages);
   if (g.sharedBytes() > sharedLimit)
     return why = "tiles exceed the shared memory limit", failure();
   // What the emitter relies on: whole rounds of A chunks (register path,
@@ -332,6 +370,14 @@ private:
     return sharedPointer(
         add(tilesAddress, add(idx(g.barrierOffset()), mul(s, 8))));
   }
+  /// rawStaged: starts the cp.async copies of K step `step`'s raw input
+  /// into stage number `stage` (this thread's chunks of x and up, as
+  /// forEachChunk deals them; the rms_norm weight's 64 elements by the
+  /// first threads); zero fills past the matrix.
+  void stageRaw(Value step, Value stage);
+  /// rawStaged: the chunks of stage number `stage` in loadInput's form,
+  /// read back from shared memory once its copies have landed.
+  SmallVector<Value> readRaw(Value stage);
   /// A through registers: this thread's chunks of the A tile of K step
   /// `step` as loaded, vector<8> of the input type (zeros past the matrix
   /// or when `live` is false): one per chunk, or gate and up with SwiGLU.
@@ -373,6 +419,8 @@ private:
   Value first, last, leader;
   Value warp, tilesAddress, raw;
   Value rowScales; // rms_norm: f32 [blockM] in shared memory
+  /// rawStaged: the raw x, up (SwiGLU) and rms_norm weight of every stage.
+  Value rawX, rawUp, rawNorm;
 };
 
 void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
@@ -427,6 +475,65 @@ void GemmEmitter::stageTma(Value step, Value stage, Value barrier) {
   for (int64_t p = 0; p < g.blockN / 64; ++p)
     tmaCopy(wMap, {toI32(add(n0, idx(64 * p))), k0},
             dst(wt.base + p * wt.rows * 64), barrier);
+}
+
+void GemmEmitter::stageRaw(Value step, Value stage) {
+  Value k0 = mul(step, kBlockK);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // One cp.async of 16 bytes: `elements` from src[indices] to dst[at].
+  auto copy = [&](Value dst, Value at, Value src, SmallVector<Value> indices,
+                  int64_t elements, Value valid) {
+    nvgpu::DeviceAsyncCopyOp::create(b, tokenType, dst, ValueRange{at}, src,
+                                     indices, b.getIndexAttr(elements),
+                                     select(valid, idx(elements), idx(0)),
+                                     b.getUnitAttr());
+  };
+  int64_t per = 128 / g.inElem.getIntOrFloatBitWidth();
+  int64_t tileElements = g.blockM * kBlockK;
+  forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
+    Value gr = add(m0, row), gc = add(k0, col);
+    Value valid = both(lt(gr, rowCount()), lt(gc, idx(g.k)));
+    Value dst = add(mul(stage, tileElements), add(mul(row, kBlockK), col));
+    for (auto [from, to] : {std::pair(x, rawX), std::pair(up, rawUp)}) {
+      if (!from)
+        continue;
+      for (int64_t j = 0; j < 8; j += per)
+        copy(
+            to, add(dst, idx(j)), from,
+            {select(valid, gr, idx(0)), select(valid, add(gc, idx(j)), idx(0))},
+            per, valid);
+    }
+  });
+  if (!normWeight)
+    return;
+  int64_t normPer = 128 / g.normElem.getIntOrFloatBitWidth();
+  int64_t copies = kBlockK / normPer;
+  ifThen(lt(tid, idx(copies)), [&] {
+    Value col = mul(tid, normPer), gc = add(k0, col);
+    Value valid = lt(gc, idx(g.k));
+    copy(rawNorm, add(mul(stage, kBlockK), col), normWeight,
+         {select(valid, gc, idx(0))}, normPer, valid);
+  });
+}
+
+SmallVector<Value> GemmEmitter::readRaw(Value stage) {
+  SmallVector<Value> chunks;
+  auto type = VectorType::get({8}, g.inElem);
+  int64_t tileElements = g.blockM * kBlockK;
+  forEachChunk(g.blockM, kBlockK, [&](Value row, Value col) {
+    Value at = add(mul(stage, tileElements), add(mul(row, kBlockK), col));
+    for (Value from : {rawX, rawUp})
+      if (from)
+        chunks.push_back(vector::LoadOp::create(b, type, from, ValueRange{at},
+                                                /*nontemporal=*/false,
+                                                llvm::MaybeAlign(16)));
+    if (rawNorm)
+      chunks.push_back(
+          vector::LoadOp::create(b, VectorType::get({8}, g.normElem), rawNorm,
+                                 ValueRange{add(mul(stage, kBlockK), col)},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16)));
+  });
+  return chunks;
 }
 
 SmallVector<Value> GemmEmitter::loadInput(Value step, Value live) {
@@ -659,6 +766,24 @@ void GemmEmitter::setUp(gpu::LaunchOp launch) {
         MemRefType::get({g.blockM}, f32, MemRefLayoutAttrInterface(),
                         workgroup),
         raw, idx(g.rowScaleOffset()), ValueRange{});
+  if (g.rawStaged) {
+    int64_t at = g.rawOffset();
+    auto view = [&](Type elem, int64_t bytes) -> Value {
+      Value v = memref::ViewOp::create(
+          b,
+          MemRefType::get(
+              {g.stages * bytes * 8 / int64_t(elem.getIntOrFloatBitWidth())},
+              elem, MemRefLayoutAttrInterface(), workgroup),
+          raw, idx(at), ValueRange{});
+      at += g.stages * bytes;
+      return v;
+    };
+    rawX = view(g.inElem, g.rawInputBytes());
+    if (g.swiglu)
+      rawUp = view(g.inElem, g.rawInputBytes());
+    if (g.rmsNorm)
+      rawNorm = view(g.normElem, g.rawNormBytes());
+  }
 
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
@@ -709,9 +834,13 @@ SmallVector<Value> GemmEmitter::prologue() {
   for (int64_t i = 0; !g.tma && i < ahead(); ++i) {
     Value step = add(first, idx(i)), stage = idx(i * g.stageElements());
     Value live = lt(step, last);
-    ifThen(live, [&] { stageAsync(step, stage); });
+    ifThen(live, [&] {
+      stageAsync(step, stage);
+      if (g.rawStaged)
+        stageRaw(step, idx(i));
+    });
     commit({});
-    if (!convert)
+    if (!convert || g.rawStaged)
       continue;
     SmallVector<Value> chunks = loadInput(step, live);
     if (g.rmsNorm)
@@ -762,9 +891,20 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
              [&] { stageTma(next, nxt, barrierOf(s)); });
     } else {
       waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead() - 1);
-      if (convert)
+      if (g.rawStaged) {
+        // This step's input has landed: computed and rounded into its A
+        // tile, which the warps read after the barrier.
+        chunks = readRaw(rem(rel, g.stages));
+        storeInput(chunks, cur);
+        gpu::BarrierOp::create(b);
+      } else if (convert) {
         chunks = loadInput(next, hasNext);
-      ifThen(hasNext, [&] { stageAsync(next, nxt); });
+      }
+      ifThen(hasNext, [&] {
+        stageAsync(next, nxt);
+        if (g.rawStaged)
+          stageRaw(next, rem(add(rel, idx(ahead())), g.stages));
+      });
       commit({});
     }
     SmallVector<Value> yields;
@@ -785,7 +925,7 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
       addSquares(chunks, s);
       yields.append(s);
     }
-    if (convert)
+    if (convert && !g.rawStaged)
       ifThen(hasNext, [&] { storeInput(chunks, nxt); });
     scf::YieldOp::create(b, yields);
   }
@@ -942,15 +1082,16 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
 
 /// Rows from which a GEMM of f32 input is worth a rounding kernel of its
 /// own: a prefill's (unbounded rows, planned for kPlannedRows) or a static
-/// input of as many. Decode's few rows keep the fused register path, whose
-/// extra launch would cost more than the slower staging.
+/// input of as many.
 constexpr int64_t kNarrowRows = 1024;
 
 /// Whether `g`, a GEMM of f32 input on sm_90a, would rather read its input
 /// rounded to the weight's type by a kernel of its own: with the tiles
 /// staged through registers (the rounding, a SwiGLU or an rms_norm
 /// computed as they are), the prefill GEMMs of a 1.1B model ran at 150 to
-/// 190 TFLOP/s; by TMA in the weight's type, at 0.8-1.04x cuBLAS.
+/// 190 TFLOP/s; by TMA in the weight's type, at 0.8-1.04x cuBLAS. A
+/// decode step's few rows keep their fusions (rawStaged), which a rounding
+/// kernel would cost launches for.
 bool wantsNarrowInput(const Gemm &g) {
   return g.inElem.isF32() && g.wgmma && !g.boundedM &&
          (g.dynamicM || g.m >= kNarrowRows);

@@ -19,7 +19,7 @@
 // SM90: mnemo.buffer 1 tensormap of 0 bf16 dims 520x1500 strides 1040 box 64x128 swizzle 128 bytes 128
 // SM90: mnemo.buffer 3 tensormap of 2 bf16 dims 1536x520 strides 3072 box 64x64 swizzle 128 bytes 128
 // SM90: mnemo.launch linear_mma_0 grid 12 12 1 block 256 1 1 shared 131104 args buffer:1 buffer:3 buffer:4
-// CHECK: mnemo.launch linear_mma_1 grid 5 1 4 block 128 1 1 shared 20480 args buffer:0 buffer:1 buffer:2
+// CHECK: mnemo.launch linear_mma_1 grid 5 1 4 block 128 1 1 shared 61440 args buffer:0 buffer:1 buffer:2
 // CHECK: mnemo.launch linear_reduce grid 3 1 1 block 256 1 1 shared 0 args buffer:2 buffer:3 buffer:4
 // CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};

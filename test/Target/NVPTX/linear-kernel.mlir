@@ -91,7 +91,8 @@ func.func @in_out_128(%x: tensor<1500x520xbf16>, %w: tensor<520x1536xbf16>) -> t
   return %r : tensor<1500x1536xbf16>
 }
 
-// Decode: 2 rows are one 16-row block per warp row; 5 output tiles would
+// Decode: 2 rows are one 16-row block per warp row, 6 stages deep (61440
+// bytes); 5 output tiles would
 // leave the GPU idle, so the 17 steps of K are split over 4 blocks per tile
 // (5 steps each, the last 2) writing f32 partials that linear_reduce sums
 // with the bf16 bias into the f16 result.
@@ -99,7 +100,7 @@ func.func @in_out_128(%x: tensor<1500x520xbf16>, %w: tensor<520x1536xbf16>) -> t
 // CHECK: %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x2x264xf32>
 // CHECK: gpu.launch
 // CHECK-SAME: blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c1, {{.*}} = %c4) threads
-// CHECK-SAME: dynamic_shared_memory_size %c20480_i32 function(@linear_mma)
+// CHECK-SAME: dynamic_shared_memory_size %c61440_i32 function(@linear_mma)
 // CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c5 : index
 // CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c5 : index
 // CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c17 : index
@@ -195,18 +196,31 @@ func.func @dynamic_rows(%x: tensor<?x?x256xbf16>, %w: tensor<512x256xbf16>) -> t
   return %0 : tensor<?x?x512xbf16>
 }
 
-// A SwiGLU only the layer reads is computed on the input loads: gate and
-// up are loaded one step ahead and silu(gate) * up (ex2.approx) is rounded
-// into the A tile; the swiglu op goes away. With a second user it stays.
+// A SwiGLU only the layer reads is computed on the input loads. These 40
+// rows are a decode tile: gate and up arrive by cp.async into raw areas of
+// their stage with the weight (3 stages in the default 101376 bytes), and
+// when their step comes silu(gate) * up (ex2.approx) is rounded from there
+// into the A tile, a barrier before the multiply; the swiglu op goes away.
+// With a second user it stays.
 // CHECK-LABEL: func.func @swiglu_down
 // CHECK-NOT: mnemo.swiglu
 // CHECK: %[[G:.*]] = bufferization.to_buffer %arg0 read_only
 // CHECK: %[[U:.*]] = bufferization.to_buffer %arg1 read_only
 // CHECK: gpu.launch
-// CHECK: vector.load %[[G]]{{.*}} : memref<40x344xbf16>, vector<8xbf16>
-// CHECK: vector.load %[[U]]{{.*}} : memref<40x344xbf16>, vector<8xbf16>
+// CHECK: %[[RG:.*]] = memref.view {{.*}} to memref<9216xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[RU:.*]] = memref.view {{.*}} to memref<9216xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %[[G]]{{.*}}, %[[RG]]
+// CHECK-NEXT: nvgpu.device_async_copy %[[U]]{{.*}}, %[[RU]]
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: vector.load %[[RG]]{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK-NEXT: vector.load %[[RU]]{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_copy %[[G]]
+// CHECK: nvgpu.ldmatrix
 // CHECK-LABEL: func.func @swiglu_shared
 // CHECK: mnemo.swiglu
 // CHECK: gpu.launch
