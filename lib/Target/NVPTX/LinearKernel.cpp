@@ -7,14 +7,16 @@
 // Rewrites a mnemo.linear with bf16 or f16 weights into one gpu.launch of a
 // tiled GEMM on the tensor cores: a block computes a block-m x block-n tile
 // of the output over 64-wide steps of K, its A (input) and W (weight) tiles
-// in 2 to 4 stages of swizzled shared memory (cp.async, or TMA on
+// in 2 to 6 stages of swizzled shared memory (cp.async, or TMA on
 // mbarriers), multiplied with mma.sync m16n8k16 (ldmatrix fragments) or, on
 // sm_90a, wgmma from shared memory, into f32 accumulators; the bias and the
 // conversion to the result type are applied on the way out (split-K: by a
 // reduction kernel). An f32 input is rounded to the weight's type as it is
 // staged (the precision of a bf16 or f16 artifact; the accumulation stays
 // f32); a SwiGLU or rms_norm producing the input is computed on the same
-// register path.
+// register path. A decode tile's input takes no register path: it arrives
+// by cp.async as stored, with the weight, and is computed into the A tile
+// from shared memory (Gemm::rawStaged).
 //
 //===----------------------------------------------------------------------===//
 

@@ -119,7 +119,7 @@ def LinearKernelPass
       most a quarter of the weight's) and a second kernel sums their f32
       partials;
     - A and W tiles rotate through 2 (mma.sync) to 4 (wgmma) stages of
-      XOR-swizzled shared memory (6 for a decode step's 16-bit tiles):
+      XOR-swizzled shared memory (up to 6 for a decode tile):
       16-bit tiles copied with `cp.async` (rows and columns past the
       matrix zero-filled), an f32 input loaded to registers during the
       previous step's multiply and rounded to the weight's type as it is
@@ -137,10 +137,13 @@ def LinearKernelPass
       by a conversion of its own, shared by every layer reading it, when
       the layer then takes TMA (`narrow-inputs`): no SwiGLU or rms_norm
       folded in, the producer and the conversion kernels of their own;
-      so is a decode step's (the batch's rows, at most 48 planned), on
-      every chip, whose tiles then arrive by `cp.async` 6 stages deep and
-      whose K range may split (through registers, each K step waited for
-      its input's load);
+    - a decode tile (at most 48 rows, a decode step's batch) keeps its
+      fusions but not the register path: its input arrives by `cp.async`
+      as stored (f32, SwiGLU's gate and up, the rms_norm weight) into a
+      raw area of its stage, up to 6 stages deep like the weight, and is
+      computed and rounded into the A tile when its step comes (through
+      registers each K step waited for its input's load, one step
+      ahead);
     - `mma.sync.m16n8k16` accumulates in f32 (on sm_90a, when there are
       enough 128 x 256 (not with SwiGLU or rms_norm), 128 x 128 or 64 x 128
       output tiles for every multiprocessor, each warpgroup multiplies
@@ -166,10 +169,9 @@ def LinearKernelPass
            "Fold a mnemo.rms_norm feeding the layer into its input loads "
            "and row scales">,
     Option<"narrowInputs", "narrow-inputs", "bool", "true",
-           "Round the f32 input of a prefill's GEMM (sm_90a: its tiles "
-           "then arrive by TMA) or of a decode step's (its tiles by "
-           "cp.async, deep, and split-K) to the weight's type in a kernel "
-           "of its own">,
+           "On sm_90a, round the f32 input of a GEMM of many rows (a "
+           "prefill's) to the weight's type in a kernel of its own, so "
+           "that its tiles arrive by TMA">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
