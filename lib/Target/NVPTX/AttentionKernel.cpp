@@ -722,6 +722,10 @@ void KernelEmitter::prologue(Value q) {
   // The Q tile and the first K tile; then (mma.sync) this warp's 16 rows
   // of Q as A fragments for all of D.
   first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
+  // Row r of the Q tile (cp.async staging).
+  auto queryRow = [&](Value r) {
+    return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
+  };
   // TMA coordinates past the column, innermost first; a Q box holds the
   // packed heads' positions.
   if (p.tma) {
@@ -742,12 +746,7 @@ void KernelEmitter::prologue(Value q) {
   } else if (p.fp8 && p.sharedValues) {
     // Q, then the ring's first two tiles K(tLo), K(tLo + 1), a group each;
     // the first step awaits them.
-    stage(
-        qTile,
-        [&](Value r) {
-          return RowSource{q, {batch, rowHead(r), rowQuery(r)}, rowValid(r)};
-        },
-        tokens);
+    stage(qTile, queryRow, tokens);
     commit(tokens);
     stageRaw(tLo, /*isV=*/false, idx(0));
     stageRaw(add(tLo, idx(1)), /*isV=*/false, idx(1));
@@ -755,24 +754,14 @@ void KernelEmitter::prologue(Value q) {
     // Q, then the ring's first three tiles K(tLo), V(tLo), K(tLo + 1), a
     // group each; Q and K(tLo) are awaited (the wait's own empty group,
     // GK1 and GV0 may pend).
-    stage(qTile,
-          [&](Value r) {
-            return RowSource{q, {batch, rowHead(r), rowQuery(r)},
-                             rowValid(r)};
-          },
-          tokens);
+    stage(qTile, queryRow, tokens);
     commit(tokens);
     stageRaw(tLo, /*isV=*/false, idx(0));
     stageRaw(tLo, /*isV=*/true, idx(1));
     stageRaw(add(tLo, idx(1)), /*isV=*/false, idx(2));
     waitAll(p.wgmma, /*pending=*/3);
   } else {
-    stage(qTile,
-          [&](Value r) {
-            return RowSource{q, {batch, rowHead(r), rowQuery(r)},
-                             rowValid(r)};
-          },
-          tokens);
+    stage(qTile, queryRow, tokens);
     stage(kTile, kvRow(k, mul(tLo, p.blockKV)), tokens);
     commit(tokens);
     waitAll(p.wgmma);
@@ -827,6 +816,18 @@ SmallVector<Value> KernelEmitter::initialState(Value sink) {
   return init;
 }
 
+void KernelEmitter::stageNextKeys(Value next, const SharedTile &tile) {
+  auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(more.thenBlock()->getTerminator());
+  tokens.clear();
+  stage(tile, kvRow(k, mul(next, p.blockKV)), tokens);
+  commit(tokens);
+  waitAll(p.wgmma, /*pending=*/2);
+  b.setInsertionPoint(more.elseBlock()->getTerminator());
+  waitAll(p.wgmma);
+}
+
 SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   int64_t oBlocks = p.oCols() / 8;
   Value kv0 = mul(t, p.blockKV);
@@ -861,18 +862,9 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     Value buffer = rem(sub(t, tLo), 2);
     kTile.shift = vTile.shift = mul(buffer, p.blockKV * p.d);
     gpu::BarrierOp::create(b);
-    Value next = add(t, idx(1));
-    auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(more.thenBlock()->getTerminator());
-    tokens.clear();
     SharedTile nextTile = kTile;
     nextTile.shift = mul(sub(idx(1), buffer), p.blockKV * p.d);
-    stage(nextTile, kvRow(k, mul(next, p.blockKV)), tokens);
-    commit(tokens);
-    waitAll(p.wgmma, /*pending=*/2);
-    b.setInsertionPoint(more.elseBlock()->getTerminator());
-    waitAll(p.wgmma);
+    stageNextKeys(add(t, idx(1)), nextTile);
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
     // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
@@ -934,15 +926,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
              /*nextIsV=*/false);
   } else if (p.paged) {
     gpu::BarrierOp::create(b); // every warp is done with K(t)
-    auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(more.thenBlock()->getTerminator());
-    tokens.clear();
-    stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
-    commit(tokens);
-    waitAll(p.wgmma, /*pending=*/2);
-    b.setInsertionPoint(more.elseBlock()->getTerminator());
-    waitAll(p.wgmma);
+    stageNextKeys(next, kTile);
   } else {
     waitAll(p.wgmma);
     ifThen(lt(next, tHi), [&] {

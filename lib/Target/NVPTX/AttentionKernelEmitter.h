@@ -282,6 +282,10 @@ private:
   void prologue(Value q);
   SmallVector<Value> initialState(Value sink);
   SmallVector<Value> kvStep(Value t, ValueRange state);
+  /// Paged: starts the copies of K tile `next` into `tile` when it is below
+  /// tHi and waits for every earlier group (waitAll's empty one: pending 2
+  /// leaves the new group in flight); past the block's tiles, for all.
+  void stageNextKeys(Value next, const SharedTile &tile);
   /// Rows of K or V from global memory for cp.async: row r is key kv0 + r.
   std::function<RowSource(Value)> kvRow(Value memref, Value kv0);
   /// TMA coordinates of KV tile `t`, innermost first.
