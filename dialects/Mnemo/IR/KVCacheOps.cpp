@@ -153,6 +153,18 @@ LogicalResult PagedAttentionOp::verify() {
   if (r.getElementType() != q.getElementType())
     return emitOpError() << "result element type " << r.getElementType()
                          << " must match the query's " << q.getElementType();
+  if (Value indices = getIndices()) {
+    auto t = cast<RankedTensorType>(indices.getType());
+    if (failed(checkRank(op, t, 3, "indices", "[B, Sq, K]")) ||
+        failed(checkDim(op, t, 0, q.getDimSize(0), "indices batch",
+                        "query batch")) ||
+        failed(checkDim(op, t, 1, q.getDimSize(2), "indices length",
+                        "query length")))
+      return failure();
+    if (getCausal() || getWindowAttr() || getSoftcapAttr() || getSink())
+      return emitOpError() << "takes no causal, window, softcap or sink with "
+                              "indices: the selection is the only mask";
+  }
   if (failed(checkDim(op, r, 0, q.getDimSize(0), "result batch",
                       "query batch")) ||
       failed(checkDim(op, r, 1, hq, "result heads", "query heads")) ||

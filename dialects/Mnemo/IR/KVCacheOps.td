@@ -107,6 +107,13 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
     (`key_scales`, `value_scales`, `[Pages, Hkv, P]` f32, as
     `mnemo.kv_cache_write` fills them) and are dequantized on load.
 
+    With `indices` (`[B, Sq, K]`, i32 or i64; DeepSeek-V3.2's top-k
+    selection), query `i` of sequence `b` attends to the cached tokens
+    `indices[b, i, :]` lists alone, as `mnemo.sparse_attention` does over
+    a contiguous K: entries outside `[0, context_lens[b])` (`mnemo.top_k`'s
+    -1) are skipped, a token listed twice counts twice, and the selection
+    is the only mask (no `causal`, `window`, `softcap` or `sink` with it).
+
     ```mlir
     %o = mnemo.paged_attention %q, %kpool, %vpool table %table
         lengths %lens positions %qpos causal window(16)
@@ -125,6 +132,7 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
     Optional<RankedTensorOf<[AnyFloat]>>:$sink,
     Optional<RankedTensorOf<[F32]>>:$key_scales,
     Optional<RankedTensorOf<[F32]>>:$value_scales,
+    Optional<RankedTensorOf<[I32, I64]>>:$indices,
     UnitAttr:$causal,
     OptionalAttr<I64Attr>:$window,
     OptionalAttr<F64Attr>:$scale,
@@ -142,6 +150,7 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
     (`scale` `(` $scale^ `)`)?
     (`softcap` `(` $softcap^ `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
+    (`indices` `(` $indices^ `:` type($indices) `)`)?
     attr-dict `:` type($query) `,` type($key_pool) `,` type($value_pool) `,`
     type($block_table) `,` type($context_lens) `,` type($q_positions)
     `->` type($result)

@@ -9,7 +9,10 @@
 // ([B, Hkv, MaxPages * P, d]), an additive mask built from the context
 // lengths, query positions, causality and window, and one mnemo.attention
 // over them, which is then tiled like any other (the tiling computes the
-// gathered tiles where it loads them, reading the pages directly).
+// gathered tiles where it loads them, reading the pages directly). With
+// indices (the keys each query selects) the gathered K and V feed a
+// mnemo.sparse_attention instead, over the indices that name a cached
+// token of a query that is not padding (the others become -1).
 // mnemo.kv_cache_write needs no decomposition: it bufferizes in place into
 // its pools as a parallel loop (BufferizableOpInterfaceImpl.cpp).
 //
@@ -45,6 +48,10 @@ public:
   Value build() {
     Value k = gather(op.getKeyPool(), op.getKeyScales()),
           v = gather(op.getValuePool(), op.getValueScales());
+    if (op.getIndices())
+      return SparseAttentionOp::create(b, loc, op.getResult().getType(),
+                                       op.getQuery(), k, v, cachedIndices(),
+                                       op.getScaleAttr());
     Value mask = buildMask(tensor::DimOp::create(b, loc, k, 2));
     auto attention = AttentionOp::create(
         b, loc, op.getResult().getType(), op.getQuery(), k, v, mask,
@@ -64,6 +71,52 @@ private:
     return gatherPages(b, loc, pool, scales, op.getBlockTable(), elem);
   }
 
+  /// Whether token `t` (i64) is below sequence `bi`'s length and its query
+  /// `i` is not padding (position -1).
+  Value seenToken(OpBuilder &nb, Location nl, Value bi, Value i, Value t) {
+    Value len =
+        tensor::ExtractOp::create(nb, nl, op.getContextLens(), ValueRange{bi});
+    Value pos = tensor::ExtractOp::create(nb, nl, op.getQPositions(),
+                                          ValueRange{bi, i});
+    Value zero = arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 0);
+    return arith::AndIOp::create(
+        nb, nl,
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, t, len),
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, pos, zero));
+  }
+
+  /// The indices [B, Sq, K] with -1 where an entry names no cached token
+  /// of its sequence or its query is padding (position -1).
+  Value cachedIndices() {
+    MLIRContext *ctx = b.getContext();
+    Value indices = op.getIndices();
+    auto type = cast<RankedTensorType>(indices.getType());
+    Type elemType = type.getElementType();
+    Value init =
+        emptyTensor(b, loc, tensor::getMixedSizes(b, loc, indices), elemType);
+    auto generic = linalg::GenericOp::create(
+        b, loc, type, ValueRange{indices}, ValueRange{init},
+        SmallVector<AffineMap>(2, AffineMap::getMultiDimIdentityMap(3, ctx)),
+        iterators(3), [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value bi = linalg::IndexOp::create(nb, nl, 0);
+          Value i = linalg::IndexOp::create(nb, nl, 1);
+          Value t = args[0];
+          if (!elemType.isInteger(64))
+            t = arith::ExtSIOp::create(nb, nl, nb.getI64Type(), t);
+          Value zero = arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 0);
+          Value cached = arith::AndIOp::create(
+              nb, nl, seenToken(nb, nl, bi, i, t),
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, t,
+                                    zero));
+          Value none = arith::ConstantIntOp::create(nb, nl, elemType, -1);
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::SelectOp::create(nb, nl, cached, args[0], none)
+                  .getResult());
+        });
+    return generic.getResult(0);
+  }
+
   /// [B, 1, Sq, T] additive mask: 0 where query i of sequence b sees token
   /// t, -inf elsewhere (past the context, a padding query, the causal
   /// future, outside the window).
@@ -75,7 +128,7 @@ private:
         {tensor::getMixedSize(b, loc, q, 0), b.getIndexAttr(1),
          tensor::getMixedSize(b, loc, q, 2), OpFoldResult(tokens)},
         elem);
-    Value lens = op.getContextLens(), positions = op.getQPositions();
+    Value positions = op.getQPositions();
     bool causal = op.getCausal();
     std::optional<int64_t> window;
     if (IntegerAttr w = op.getWindowAttr())
@@ -88,16 +141,12 @@ private:
           Value i = linalg::IndexOp::create(nb, nl, 2);
           Value t = arith::IndexCastOp::create(
               nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 3));
-          Value len = tensor::ExtractOp::create(nb, nl, lens, ValueRange{bi});
           Value pos =
               tensor::ExtractOp::create(nb, nl, positions, ValueRange{bi, i});
           auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) {
             return arith::CmpIOp::create(nb, nl, pred, x, y);
           };
-          Value zero = arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 0);
-          Value seen = arith::AndIOp::create(
-              nb, nl, cmp(arith::CmpIPredicate::slt, t, len),
-              cmp(arith::CmpIPredicate::sge, pos, zero));
+          Value seen = seenToken(nb, nl, bi, i, t);
           if (causal)
             seen = arith::AndIOp::create(
                 nb, nl, seen, cmp(arith::CmpIPredicate::sle, t, pos));

@@ -314,31 +314,31 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
   writeCache(b, *step, layer, k, Value());
   writeIndexKeys(b, *step, layer, unitHeads(in->k, d));
   // New sequences see their own tokens; later steps every cached one,
-  // gathered from the pages (FP8 latents dequantized).
-  Value keys = in->k, rows = k, values = latent;
-  if (!step->fresh) {
-    bool fp8 = !step->keyScales.empty();
+  // the indexer's keys gathered from the pages.
+  Value keys = in->k;
+  if (!step->fresh)
     keys = dropUnitHeads(gatherPages(b, b.getLoc(), step->indexKeys[layer],
                                      Value(), step->blockTable, f32),
                          d);
-    rows = gatherPages(b, b.getLoc(), step->keys[layer],
-                       fp8 ? step->keyScales[layer] : Value(),
-                       step->blockTable, f32);
-    // The values are the rows' latent part.
-    values = leadingFeatures(
-        b, rows, cast<RankedTensorType>(latent.getType()).getDimSize(3));
-  }
   // Each row scores its sequence's first context_lengths[b] tokens, causal
   // at its own position, and keeps the best index_topk of them.
   Value indices =
       selectKeys(*in, keys, step->positions, step->contextLengths);
   auto qType = cast<RankedTensorType>(q.getType());
-  auto type = RankedTensorType::get(
-      {kDyn, qType.getDimSize(1), kDyn,
-       cast<RankedTensorType>(latent.getType()).getDimSize(3)},
-      f32);
-  return SparseAttentionOp::create(b, type, q, rows, values, indices,
-                                   b.getF64FloatAttr(ds.softmaxScale));
+  int64_t dv = cast<RankedTensorType>(latent.getType()).getDimSize(3);
+  auto type = RankedTensorType::get({kDyn, qType.getDimSize(1), kDyn, dv}, f32);
+  FloatAttr scale = b.getF64FloatAttr(ds.softmaxScale);
+  if (step->fresh)
+    return SparseAttentionOp::create(b, type, q, k, latent, indices, scale);
+  // Over the pages: the selected rows of the latent cache (values: their
+  // leading kv_lora features), read where the attention loads them.
+  bool fp8 = !step->keyScales.empty();
+  auto [values, valueScales] = valuePool(b, *step, layer, dv);
+  return PagedAttentionOp::create(
+      b, type, q, step->keys[layer], values, step->blockTable,
+      step->contextLengths, step->positions, /*sink=*/Value(),
+      fp8 ? step->keyScales[layer] : Value(), valueScales, indices,
+      /*causal=*/false, IntegerAttr(), scale, FloatAttr());
 }
 
 Value DeepSeekBuilder::moe(Value x, const std::string &p) {

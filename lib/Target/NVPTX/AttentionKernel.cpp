@@ -531,6 +531,18 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
   // Row (query) by column (key): the lane's keys 2t, 2t + 1 of each n8
   // block, its rows posA and posB (the block's keys from kv0).
   Value keyBase = add(kv0, mul(quadCol, 2));
+  if (p.selected) {
+    // Every row's entries: a column is masked where its entry names no
+    // cached token.
+    SmallVector<Accumulator> out(s.begin(), s.end());
+    for (auto [j, acc] : llvm::enumerate(out))
+      for (int64_t c = 0; c < 2; ++c) {
+        Value named = selectedToken(add(keyBase, idx(8 * j + c))).second;
+        for (int64_t e : {c, c + 2})
+          acc[e] = select(named, acc[e], cf(-INFINITY));
+      }
+    return out;
+  }
   return maskKeys(s, kv0, 8 * int64_t(s.size()), [&](int64_t j, int64_t e) {
     return std::pair(add(keyBase, idx(8 * j + e % 2)), e < 2 ? posA : posB);
   });
@@ -608,6 +620,12 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
         MemRefType::get({p.ringSlots() * p.blockKV}, f32,
                         MemRefLayoutAttrInterface(), workgroup),
         raw, idx(p.ringScalesOffset()), ValueRange{});
+    if (p.scaledColumns())
+      keyScales = memref::ViewOp::create(
+          b,
+          MemRefType::get({p.blockKV}, f32, MemRefLayoutAttrInterface(),
+                          workgroup),
+          raw, idx(p.keyScalesOffset()), ValueRange{});
   }
   qTile = {p.qBase(), p.blockQ, p.d};
   if (p.wgmma)
@@ -666,7 +684,12 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
     Value l = arith::IndexCastOp::create(
         b, b.getIndexType(),
         memref::LoadOp::create(b, lens, ValueRange{batch}));
-    len = arith::MaxSIOp::create(b, arith::MinSIOp::create(b, l, n.skv),
+    // (selected: skv is the entries a query has, K.)
+    capacity = p.selected
+                   ? mul(memref::DimOp::create(b, table, idx(1)).getResult(),
+                         p.pageSize)
+                   : n.skv;
+    len = arith::MaxSIOp::create(b, arith::MinSIOp::create(b, l, capacity),
                                  idx(0));
     std::tie(firstPos, lastPos) = positionRange();
     posA = rowPosition(rowA);
@@ -902,11 +925,17 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
       }
   }
 
-  // Online softmax of rows A (c0, c1) and B (c2, c3): s becomes P.
+  // Online softmax of rows A (c0, c1) and B (c2, c3): s becomes P. With
+  // scaledColumns the keys' scales apply to S, then to P (not to the
+  // rows' sums).
+  if (p.scaledColumns())
+    scaleColumns(s);
   Value m[2] = {state[oBlocks * 4], state[oBlocks * 4 + 1]};
   Value l[2] = {state[oBlocks * 4 + 2], state[oBlocks * 4 + 3]};
   Value alpha[2];
   onlineSoftmax(s, kv0, m, l, alpha);
+  if (p.scaledColumns())
+    scaleColumns(s);
   if (p.splitScores())
     storeSharedP(s);
 
@@ -1234,11 +1263,13 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
 Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
                     RankedTensorType resultType) {
   Value q = in.q, k = in.k, v = in.v;
-  Value skv = p.paged
-                  ? b.createOrFold<arith::MulIOp>(
-                        b.createOrFold<memref::DimOp>(in.table, 1),
-                        indexConstant(b, p.pageSize))
-                  : b.createOrFold<memref::DimOp>(k, 2);
+  // Keys: a paged attention's table capacity (selected: the entries a
+  // query has).
+  Value skv = p.selected ? b.createOrFold<memref::DimOp>(in.indices, 2)
+              : p.paged  ? b.createOrFold<arith::MulIOp>(
+                              b.createOrFold<memref::DimOp>(in.table, 1),
+                              indexConstant(b, p.pageSize))
+                        : b.createOrFold<memref::DimOp>(k, 2);
   Sizes n = computeSizes(b, p, q, skv);
   // The result is [B, Hq, Sq, Dv]: Q's batch and length.
   SmallVector<Value> outDims;
@@ -1310,6 +1341,7 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     emitter.qpos = in.qpos;
     emitter.kScales = in.kScales;
     emitter.vScales = in.vScales;
+    emitter.indices = in.indices;
     if (p.decode)
       emitter.emitDecode(launch, q, k, v, out, in.sink);
     else
@@ -1491,10 +1523,11 @@ struct AttentionKernelPass
         continue;
       }
       if (report)
-        op.emitRemark(p->decode         ? "reads its pages in the decode kernel"
-                      : p->sharedValues ? "reads its pages in the kernel, "
-                                          "values in the keys' tile"
-                                        : "reads its pages in the kernel");
+        op.emitRemark() << (p->decode ? "reads its pages in the decode kernel"
+                                      : "reads its pages in the kernel")
+                        << (p->selected ? ", selected keys" : "")
+                        << (p->sharedValues ? ", values in the keys' tile"
+                                            : "");
       rewrite(op, *p);
     }
   }

@@ -50,6 +50,11 @@ struct Problem {
   /// query positions (always dynamic; skv is the table's capacity).
   bool paged = false;
   int64_t pageSize = 0;            // P
+  /// Paged with indices [B, Sq, K] (DeepSeek-V3.2's top-k selection): a
+  /// block's rows share one query position (rowsPerHead 1) and its key
+  /// tiles are the position's K entries (skv is K), each the cached token
+  /// it names (none outside the sequence: masked).
+  bool selected = false;
   /// FP8 E4M3 pools (paged only): rows are copied raw into a ring of
   /// kRing slots and dequantized into the bf16 K/V tile, which K and V
   /// share (used one after the other).
@@ -103,6 +108,11 @@ struct Problem {
   /// (t - tLo) % 2), so that the next tile loads during a whole step. FP8
   /// pools: one bf16 K tile, and the ring holds K's raw tiles alone, two.
   bool sharedValues = false;
+  /// FP8 with sharedValues: the K tile holds the rows' E4M3 values (exact
+  /// in bf16), and each row's scale multiplies its column of S and of P
+  /// in f32: a scaled key rounded to bf16 would skew an MLA's large
+  /// scores (tens of units) by up to 2^-9 of each.
+  bool scaledColumns() const { return fp8 && sharedValues; }
   int64_t kBuffers() const { return sharedValues && !fp8 ? 2 : 1; }
   int64_t ringSlots() const { return sharedValues ? 2 : kRing; }
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
@@ -162,6 +172,10 @@ struct Problem {
   int64_t ringScalesOffset() const {
     return ringOffset() + ringSlots() * ringSlotBytes();
   }
+  /// scaledColumns: the K tile's scales (f32), after the ring's.
+  int64_t keyScalesOffset() const {
+    return ringScalesOffset() + ringSlots() * blockKV * 4;
+  }
   /// Two 8-byte mbarriers (K and Q, V) follow the tiles with TMA.
   int64_t barrierOffset() const { return 2 * sharedElements(); }
   /// With Dv in parts (16-bit pools), each warpgroup scores half of a KV
@@ -181,7 +195,7 @@ struct Problem {
   }
   int64_t tilesBytes() const {
     if (fp8)
-      return ringScalesOffset() + ringSlots() * blockKV * 4;
+      return keyScalesOffset() + (scaledColumns() ? blockKV * 4 : 0);
     return barrierOffset() + (tma ? 16 : 0);
   }
   int64_t sharedBytes() const {
@@ -272,6 +286,8 @@ public:
   /// and query positions [B, Sq]; K and V are then its page pools (FP8:
   /// with their scale pools [Pages, Hkv, P]).
   Value table, lens, qpos, kScales, vScales;
+  /// selected: the indices [B, Sq, K].
+  Value indices;
 
 private:
   /// The emission's stages: shared memory, thread and block coordinates
@@ -305,10 +321,11 @@ private:
   }
 
   /// The sequence lengths and split count: constants made here when
-  /// static, else the host values the kernel takes as arguments.
+  /// static, else the host values the kernel takes as arguments (paged:
+  /// the keys are the sequence's length, selected: its query's entries).
   Value sq() { return p.dynamic ? n.sq : idx(p.sq); }
   Value skv() {
-    return p.paged ? len : p.dynamic ? n.skv : idx(p.skv);
+    return p.paged && !p.selected ? len : p.dynamic ? n.skv : idx(p.skv);
   }
   /// A paged attention's query position of row `r` (-1: padding).
   Value rowPosition(Value r);
@@ -317,17 +334,26 @@ private:
   /// entries are carried ahead; the table's last entry for a key past it:
   /// an entry the key's copy then does not use).
   Value pageEntry(Value key);
-  /// Key `key` of this block's sequence: its page, its row in the page,
-  /// and whether it exists (below the length); else page 0, row 0.
-  /// `entry`: its pageEntry, loaded beforehand.
+  /// Key `key` of this block's sequence (selected: the token its entry
+  /// `key` names): its page, its row in the page, and whether it exists
+  /// (below the length); else page 0, row 0. `entry`: its pageEntry,
+  /// loaded beforehand.
   std::tuple<Value, Value, Value> pagedKey(Value key, Value entry = {});
+  /// selected: the cached token entry `slot` of the block's query names,
+  /// and whether it names one (an entry below K, a token below the
+  /// length); else 0.
+  std::pair<Value, Value> selectedToken(Value slot);
   /// FP8: starts the copies of K (or V) tile `t`'s raw rows and scales
   /// into ring slot `slot` (zero bytes for rows past the sequence or a
   /// tile at or past tHi) and commits them as one group.
   void stageRaw(Value t, bool isV, Value slot);
   /// FP8: dequantizes ring slot `slot` into the bf16 tile `tile` (row r
-  /// times its scale; rounded to bf16).
+  /// times its scale, rounded to bf16; with scaledColumns, the E4M3 values
+  /// alone, and the scales into `keyScales`).
   void dequantize(const SharedTile &tile, Value slot);
+  /// scaledColumns: the accumulators `s` (S or P, the warpgroup's keys)
+  /// times their keys' scales.
+  void scaleColumns(SmallVectorImpl<Accumulator> &s);
   /// FP8: one step of the ring, which holds K(tLo), V(tLo), K(tLo + 1), ...
   /// (tile j in slot j % kRing): tile j, K or V into `tile`, is awaited,
   /// dequantized and published, and the ring's next tile (K or V, as
@@ -471,6 +497,7 @@ private:
   Value maps[3]; // TMA tensor maps of Q, K, V
   SharedTile kTile, vTile, qTile;
   Value ringRows, ringScales; // FP8: the ring's raw rows and scales
+  Value keyScales;            // scaledColumns: the K tile's scales
   SmallVector<Value, 4> colPos; // decode: positions of the lane's columns
   Value transposeAt;            // decode: the lane's transpose row
   Value split; // this block's KV range (split-KV), or null
@@ -483,6 +510,7 @@ private:
   Value pTiles, rowStats;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
   Value len; // a paged attention's context length of this block's sequence
+  Value capacity; // paged: the tokens the block table holds
   Value rowA, rowB, posA, posB;
   Value k, v;       // global K and V (cp.async staging)
   Value tLo, tHi;   // the block's KV tiles [tLo, tHi)
@@ -496,7 +524,7 @@ private:
 /// block table, context lengths and query positions.
 struct Buffers {
   Value q, k, v, sink, qOffset;
-  Value table, lens, qpos, kScales, vScales;
+  Value table, lens, qpos, kScales, vScales, indices;
 };
 
 /// The kernel launches over `in` before `b`'s insertion point; returns the

@@ -114,7 +114,9 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   int64_t sq = q.getDimSize(2);
   if (ShapedType::isDynamic(sq))
     sq = op.getQPositions().getType().getDimSize(1);
-  if (decodeKernel && takesDecodeKernel(p, sq, wgmma, decodeKernel16)) {
+  p.selected = static_cast<bool>(op.getIndices());
+  if (decodeKernel && !p.selected &&
+      takesDecodeKernel(p, sq, wgmma, decodeKernel16)) {
     // One query tile of the group's heads times the tokens, 64-key tiles
     // of 16 keys a warp.
     p.decode = true;
@@ -133,6 +135,9 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
     if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
                          smCount, sharedLimit, why)))
       return failure();
+    // Each query position selects its own keys.
+    if (p.selected)
+      p.rowsPerHead = 1;
   }
   p.scale = scale;
   p.softcap = softcap;
@@ -142,7 +147,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
 
 Value KernelEmitter::pageEntry(Value key) {
   Value slot = arith::MinUIOp::create(b, div(key, p.pageSize),
-                                      sub(div(n.skv, p.pageSize), idx(1)));
+                                      sub(div(capacity, p.pageSize), idx(1)));
   return memref::LoadOp::create(b, table, ValueRange{batch, slot});
 }
 
@@ -151,11 +156,26 @@ std::tuple<Value, Value, Value> KernelEmitter::pagedKey(Value key,
   // Key t is row t % P of page table[b, t / P]; a key past the length
   // reads no table entry the runtime filled, so its (zero-byte) copy names
   // page 0.
-  Value valid = lt(key, skv());
+  Value valid;
+  if (p.selected)
+    std::tie(key, valid) = selectedToken(key);
+  else
+    valid = lt(key, skv());
   Value page = arith::IndexCastOp::create(b, b.getIndexType(),
                                           entry ? entry : pageEntry(key));
   return {select(valid, page, idx(0)),
           select(valid, rem(key, p.pageSize), idx(0)), valid};
+}
+
+std::pair<Value, Value> KernelEmitter::selectedToken(Value slot) {
+  // The block's rows share query q0 (rowsPerHead 1).
+  Value listed = lt(slot, n.skv);
+  Value entry = arith::MinUIOp::create(b, slot, sub(n.skv, idx(1)));
+  Value token = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, indices, ValueRange{batch, q0, entry}));
+  Value valid = both(listed, both(ge(token, idx(0)), lt(token, len)));
+  return {select(valid, token, idx(0)), valid};
 }
 
 void KernelEmitter::stageRaw(Value t, bool isV, Value slot) {
@@ -205,7 +225,8 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   // an f32 multiply by the row's scale the product, rounded once to bf16.
   // (Rounding the scale to bf16 instead skews a whole row alike: up to
   // 2^-9 of each score, which an MLA's large scores, tens of units, made
-  // a 3% error in its softmax.)
+  // a 3% error in its softmax.) With scaledColumns the product is left to
+  // S's and P's columns, and the scales are copied beside the tile.
   int64_t width = tile.width, perRow = width / 16;
   int64_t chunks = p.blockKV * perRow;
   Type i32 = b.getI32Type();
@@ -243,14 +264,16 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
     Value x = vector::BitCastOp::create(
         b, bf16x16,
         vector::FromElementsOp::create(b, VectorType::get({8}, i32), halves));
-    Value scale = memref::LoadOp::create(b, ringScales,
-                                         ValueRange{add(scaleBase, row)});
-    auto f32x16 = VectorType::get({16}, f32);
     x = arith::MulFOp::create(b, x, bf16Splat(cf(std::ldexp(1.0, 120))));
-    x = arith::TruncFOp::create(
-        b, bf16x16,
-        arith::MulFOp::create(b, arith::ExtFOp::create(b, f32x16, x),
-                              vector::BroadcastOp::create(b, f32x16, scale)));
+    if (!p.scaledColumns()) {
+      Value scale = memref::LoadOp::create(b, ringScales,
+                                           ValueRange{add(scaleBase, row)});
+      auto f32x16 = VectorType::get({16}, f32);
+      x = arith::TruncFOp::create(
+          b, bf16x16,
+          arith::MulFOp::create(b, arith::ExtFOp::create(b, f32x16, x),
+                                vector::BroadcastOp::create(b, f32x16, scale)));
+    }
     for (int64_t h = 0; h < 2; ++h) {
       SmallVector<int64_t> lanes;
       for (int64_t i = 0; i < 8; ++i)
@@ -261,6 +284,32 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
                                                 add(col, idx(8 * h)))});
     }
   });
+  if (!p.scaledColumns())
+    return;
+  for (int64_t r0 = 0; r0 < p.blockKV; r0 += p.threads()) {
+    Value r = add(tid, idx(r0));
+    ifThen(lt(r, idx(p.blockKV)), [&] {
+      memref::StoreOp::create(
+          b,
+          memref::LoadOp::create(b, ringScales, ValueRange{add(scaleBase, r)}),
+          keyScales, ValueRange{r});
+    });
+  }
+}
+
+void KernelEmitter::scaleColumns(SmallVectorImpl<Accumulator> &s) {
+  // The lane's keys 2t, 2t + 1 of n8 block j (of rows A: c0, c1; B: c2,
+  // c3), from the warpgroup's first key: one 8-byte load a block.
+  Value first = p.splitScores() ? mul(warpgroup, p.blockKV / 2) : idx(0);
+  auto pair = VectorType::get({2}, f32);
+  for (auto [j, acc] : llvm::enumerate(s)) {
+    Value key = add(first, add(idx(8 * j), mul(quadCol, 2)));
+    Value scales =
+        vector::LoadOp::create(b, pair, keyScales, ValueRange{key},
+                               /*nontemporal=*/false, llvm::MaybeAlign(8));
+    for (int64_t e = 0; e < 4; ++e)
+      acc[e] = fmul(acc[e], vector::ExtractOp::create(b, scales, e % 2));
+  }
 }
 
 void KernelEmitter::ringStep(const SharedTile &tile, Value j, Value t,
@@ -277,8 +326,9 @@ void KernelEmitter::sharedRingStep(Value j, Value t) {
   // Groups committed after tile j's: the previous wait's empty group,
   // tile j + 1's and this wait's. The wait's barrier tells that every
   // thread's copies of tile j (rows and scales) are done and that every
-  // warp is done with the K tile (V of tile t - 1); the publish, that the
-  // slot's raw rows are read.
+  // warp is done with the K tile (V of tile t - 1) and its scales (P of
+  // tile t - 1); the publish, that the slot's raw rows and scales are
+  // read.
   waitAll(p.wgmma, /*pending=*/2);
   Value slot = rem(j, 2);
   dequantize(kTile, slot);
@@ -325,6 +375,8 @@ void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
   in.qpos = buffer(op.getQPositions());
   in.kScales = buffer(op.getKeyScales());
   in.vScales = buffer(op.getValueScales());
+  if (op.getIndices())
+    in.indices = buffer(op.getIndices());
   op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
 }

@@ -112,3 +112,23 @@ func.func @paged_fp8_without_scales(%q: tensor<1x4x1x32xf32>, %k: tensor<10x2x4x
       : tensor<1x4x1x32xf32>, tensor<10x2x4x32xf8E4M3FN>, tensor<10x2x4x32xf8E4M3FN>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
   return %o : tensor<1x4x1x32xf32>
 }
+
+// -----
+
+func.func @selected_causal(%q: tensor<1x4x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<1x4xi32>,
+                           %l: tensor<1xi64>, %pos: tensor<1x1xi64>, %i: tensor<1x1x8xi32>) -> tensor<1x4x1x32xf32> {
+  // expected-error @below {{takes no causal, window, softcap or sink with indices: the selection is the only mask}}
+  %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos causal indices(%i : tensor<1x1x8xi32>)
+      : tensor<1x4x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
+  return %o : tensor<1x4x1x32xf32>
+}
+
+// -----
+
+func.func @selected_length(%q: tensor<1x4x2x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<1x4xi32>,
+                           %l: tensor<1xi64>, %pos: tensor<1x2xi64>, %i: tensor<1x3x8xi32>) -> tensor<1x4x2x32xf32> {
+  // expected-error @below {{indices length}}
+  %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos indices(%i : tensor<1x3x8xi32>)
+      : tensor<1x4x2x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x2xi64> -> tensor<1x4x2x32xf32>
+  return %o : tensor<1x4x2x32xf32>
+}

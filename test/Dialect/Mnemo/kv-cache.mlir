@@ -60,3 +60,26 @@ func.func @step_fp8(%q: tensor<?x4x1x32xf32>, %k: tensor<?x2x1x32xf32>,
       : tensor<?x4x1x32xf32>, tensor<64x2x16x32xf8E4M3FN>, tensor<64x2x16x32xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x4x1x32xf32>
   return %o : tensor<?x4x1x32xf32>
 }
+
+// Selected keys (DeepSeek-V3.2's top-k) round-trip. The decomposition
+// gathers the pages and attends with mnemo.sparse_attention over the
+// indices that name a cached token of a query that is not padding (-1
+// for the others: past the length, negative, a padding query).
+// CHECK-LABEL: func.func @selected
+// CHECK: mnemo.paged_attention %{{.*}} table %{{.*}} lengths %{{.*}} positions %{{.*}} scale(1.000000e-01) indices(%{{.*}} : tensor<?x1x8xi64>)
+// DEC-LABEL: func.func @selected
+// DEC: linalg.generic
+// DEC: arith.cmpi slt
+// DEC: arith.cmpi sge
+// DEC: arith.cmpi sge
+// DEC: arith.select %{{.*}}, %{{.*}}, %c-1_i64 : i64
+// DEC: mnemo.sparse_attention %arg0, %{{.*}}, %{{.*}}, %{{.*}} scale(1.000000e-01) : tensor<?x16x1x48xf32>, tensor<?x1x?x48xf32>, tensor<?x1x?x32xf32>, tensor<?x1x8xi64> -> tensor<?x16x1x32xf32>
+// DEC-NOT: mnemo.attention
+func.func @selected(%q: tensor<?x16x1x48xf32>, %kpool: tensor<10x1x4x48xbf16>,
+                    %table: tensor<?x?xi32>, %pos: tensor<?x1xi64>, %lens: tensor<?xi64>,
+                    %idx: tensor<?x1x8xi64>) -> tensor<?x16x1x32xf32> {
+  %vpool = tensor.extract_slice %kpool[0, 0, 0, 0] [10, 1, 4, 32] [1, 1, 1, 1] : tensor<10x1x4x48xbf16> to tensor<10x1x4x32xbf16>
+  %o = mnemo.paged_attention %q, %kpool, %vpool table %table lengths %lens positions %pos scale(0.1) indices(%idx : tensor<?x1x8xi64>)
+      : tensor<?x16x1x48xf32>, tensor<10x1x4x48xbf16>, tensor<10x1x4x32xbf16>, tensor<?x?xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x16x1x32xf32>
+  return %o : tensor<?x16x1x32xf32>
+}

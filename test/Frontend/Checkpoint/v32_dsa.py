@@ -17,6 +17,12 @@
 # IR: mnemo.lightning_indexer {{.*}} causal
 # IR: mnemo.top_k {{.*}} k(8) ties(introselect)
 # IR: mnemo.mla_attention {{.*}} indices(
+# A decode step attends over the selected rows of the latent cache where
+# they lie in their pages (the values: the rows' leading features).
+# IR: func.func @decode
+# IR: mnemo.lightning_indexer
+# IR: mnemo.top_k
+# IR: mnemo.paged_attention {{.*}} indices(
 #
 # The lowest-index tie order selects other tokens where the scores tie (the
 # ReLU zeros of the early rows): the logits differ, so the test can fail.

@@ -5,8 +5,9 @@
 // (m64n256k16); 128 heads over one KV head take two blocks of 64 heads a
 // position. A value pool that is the key pool's leading 512 features (the
 // latent cached once) is read from the K tile, which then has two buffers
-// (16-bit pools) or is dequantized from a ring of two raw tiles (FP8 pools,
-// the values scaled by their key row's scale). The KV loop keeps its
+// (16-bit pools) or is dequantized from a ring of two raw tiles (FP8 pools:
+// the E4M3 values, exact in bf16, and each key's scale on its columns of S
+// and P, in f32). The KV loop keeps its
 // wgmma descriptors and copy addresses (no LICM), so that ptxas neither
 // spills nor runs out of registers (255 and 600 bytes of spills hoisted).
 // sm_80 keeps the decomposition.
@@ -29,8 +30,8 @@
 // Values in the keys: two K tiles of 576 columns and Q (216 KiB), the P
 // tile and the statistics.
 // CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 {{[0-9]+}} block 256 1 1 shared 229888 args
-// FP8: the bf16 K tile, Q, two raw tiles and their scales (217 KiB), the P
-// tile and the statistics.
+// FP8: the bf16 K tile, Q, two raw tiles and their scales, the K tile's
+// scales (217 KiB), the P tile and the statistics.
 // CHECK-DAG: mnemo.launch attention_mma_{{[0-9]+}} grid 1 2 {{[0-9]+}} block 256 1 1 shared 230912 args
 // A value scale pool of its own is not the keys': V would need a tile of
 // its own, and FP8 at 576 keeps the decomposition (remark below).
@@ -38,7 +39,7 @@
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-DAG: cp.async.bulk.tensor
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill stores
-// SM80-COUNT-5: keeps the paged decomposition: head dim above 256 without wgmma
+// SM80-COUNT-7: keeps the paged decomposition: head dim above 256 without wgmma
 // SM80: keeps the tiled path: head dim above 256 without wgmma
 
 func.func @decode_h128(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xbf16>, %vp: tensor<40x1x16x512xbf16>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {
@@ -75,6 +76,25 @@ func.func @decode_fp8_own_value_scales(%q: tensor<4x128x1x576xbf16>, %kp: tensor
   %vp = tensor.extract_slice %kp[0, 0, 0, 0] [40, 1, 16, 512] [1, 1, 1, 1] : tensor<40x1x16x576xf8E4M3FN> to tensor<40x1x16x512xf8E4M3FN>
   // expected-remark @below {{keeps the paged decomposition: tiles exceed the shared memory limit}}
   %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<40x1x16xf32>, tensor<40x1x16xf32>) table %table lengths %lens positions %pos causal scale(0.1352)
+      : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xf8E4M3FN>, tensor<40x1x16x512xf8E4M3FN>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
+  return %o : tensor<4x128x1x512xbf16>
+}
+
+// Selected keys (DeepSeek-V3.2's top-k over the latent cache): a block's
+// rows share one query position, its key tiles are the position's entries,
+// each read through the block table.
+func.func @decode_selected_h16_sq2(%q: tensor<3x16x2x576xbf16>, %kp: tensor<30x1x16x576xbf16>, %table: tensor<3x10xi32>, %lens: tensor<3xi64>, %pos: tensor<3x2xi64>, %idx: tensor<3x2x40xi32>) -> tensor<3x16x2x512xbf16> {
+  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [30, 1, 16, 512] [1, 1, 1, 1] : tensor<30x1x16x576xbf16> to tensor<30x1x16x512xbf16>
+  // expected-remark @below {{reads its pages in the kernel, selected keys, values in the keys' tile}}
+  %o = mnemo.paged_attention %q, %kp, %vp table %table lengths %lens positions %pos scale(0.1352) indices(%idx : tensor<3x2x40xi32>)
+      : tensor<3x16x2x576xbf16>, tensor<30x1x16x576xbf16>, tensor<30x1x16x512xbf16>, tensor<3x10xi32>, tensor<3xi64>, tensor<3x2xi64> -> tensor<3x16x2x512xbf16>
+  return %o : tensor<3x16x2x512xbf16>
+}
+
+func.func @decode_fp8_selected(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xf8E4M3FN>, %ks: tensor<40x1x16xf32>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>, %idx: tensor<4x1x2048xi64>) -> tensor<4x128x1x512xbf16> {
+  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [40, 1, 16, 512] [1, 1, 1, 1] : tensor<40x1x16x576xf8E4M3FN> to tensor<40x1x16x512xf8E4M3FN>
+  // expected-remark @below {{reads its pages in the kernel, selected keys, values in the keys' tile}}
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %ks : tensor<40x1x16xf32>, tensor<40x1x16xf32>) table %table lengths %lens positions %pos scale(0.1352) indices(%idx : tensor<4x1x2048xi64>)
       : tensor<4x128x1x576xbf16>, tensor<40x1x16x576xf8E4M3FN>, tensor<40x1x16x512xf8E4M3FN>, tensor<4x10xi32>, tensor<4xi64>, tensor<4x1xi64> -> tensor<4x128x1x512xbf16>
   return %o : tensor<4x128x1x512xbf16>
 }
