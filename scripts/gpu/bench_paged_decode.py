@@ -53,8 +53,16 @@ DeepSeek checkpoint's cache is, so a token's bytes are its 576 values.
 Their peer is eager PyTorch's absorbed MLA over one contiguous [B, ctx,
 576] latent cache (scores and P V as bf16 matmuls, the softmax in f32). `--only REGEX` at prepare
 compiles just the matching cases. A "dense" case checks the same shape as
-one `mnemo.attention` (the absorbed form over a whole prompt, causal). Prints a table of GB/s, Mnemo's fraction of the copy ceiling
-and the peers' time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
+one `mnemo.attention` (the absorbed form over a whole prompt, causal). The
+"mla_sparse" cases are DeepSeek-V3.2's sparse decode: the same MLA over the
+`topk` cached tokens each query's indices list (`indices(...)`: the
+checks' lists shuffled, with -1 entries, a token past the length, a
+negative one and a duplicate; the speed cases' `topk` distinct tokens
+anywhere in the context), beside the dense MLA over the whole context;
+their bytes are the selected rows', their peer eager PyTorch gathering
+the selected rows of a contiguous cache first. Prints a table of GB/s,
+Mnemo's fraction of the copy ceiling (and TFLOP/s for MLA) and the peers'
+time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
 Exits 1 when a check fails.
 """
 
@@ -117,6 +125,18 @@ def speed_cases(quick):
     for b, ctx in ((64, 4096),) if quick else ((64, 4096), (1, 32768)):
         cases.append(dict(mla, name=f"speed_mla_fp8_b{b}_sq1_ctx{ctx}", kv="fp8", B=b,
                           Sq=1, capacity=ctx))
+    # V3.2's sparse decode (index_topk 2048) against the dense MLA over the
+    # whole context, which it would replace (issue #16: the speed-up
+    # against the bytes' ratio ctx / topk).
+    sparse = ((64, 32768), (64, 131072), (1, 131072))
+    for b, ctx in sparse[:1] if quick else sparse:
+        for kv in ("bf16", "fp8"):
+            tag = "" if kv == "bf16" else "fp8_"
+            cases.append(dict(mla, name=f"speed_mla_sparse_{tag}b{b}_ctx{ctx}", kv=kv, B=b,
+                              Sq=1, capacity=ctx, topk=2048, causal=False))
+        if ctx > 4096:
+            cases.append(dict(mla, name=f"speed_mla_b{b}_sq1_ctx{ctx}", B=b, Sq=1,
+                              capacity=ctx))
     return cases
 
 
@@ -165,6 +185,17 @@ def check_cases():
              capacity=800, padding=True),
         dict(mla, name="check_mla_dense_h128", kind="dense", B=1, Hq=128, Sq=150,
              capacity=150),
+        # Selected keys (V3.2): fewer cached tokens than entries (-1 after
+        # them), rows of several query tokens (a block a position), the
+        # entries split over blocks, and the smaller latent.
+        dict(mla, name="check_mla_sparse_h128", B=5, Hq=128, Sq=1, capacity=3000, topk=512,
+             causal=False),
+        dict(mla, name="check_mla_sparse_h16_sq3", B=4, Hq=16, Sq=3, capacity=900, topk=200,
+             causal=False, padding=True),
+        dict(mla, name="check_mla_sparse_split", B=1, Hq=128, Sq=1, capacity=40000,
+             topk=2048, causal=False),
+        dict(mla, name="check_mla_sparse_d192_h32_sq2", B=3, Hq=32, Sq=2, D=192, Dv=128,
+             capacity=800, topk=100, causal=False, padding=True),
     ]
     mla_cases += [dict(c, name=c["name"].replace("check_mla", "check_mla_fp8"), kv="fp8")
                   for c in mla_cases if c["kind"] == "check"]
@@ -236,8 +267,13 @@ def paged_mlir(case):
         vp_arg = ""
         values = (f"  %vp = tensor.extract_slice %kp[0, 0, 0, 0] [{pages}, {hkv}, {page}, "
                   f"{dv_of(case)}] [1, 1, 1, 1] : {pool} to {vpool}\n")
+    idx_arg = ""
+    if case.get("topk"):
+        idx = f"tensor<{b}x{sq}x{case['topk']}xi64>"
+        idx_arg = f", %idx: {idx}"
+        attrs += f" indices(%idx : {idx})"
     return (f"func.func @paged(%q: {q}, %kp: {pool}{vp_arg}{scale_args}, "
-            f"%table: {table}, %lens: {lens}, %pos: {pos}{sink_arg}) -> {o} {{\n"
+            f"%table: {table}, %lens: {lens}, %pos: {pos}{sink_arg}{idx_arg}) -> {o} {{\n"
             f"{values}"
             f"  %o = mnemo.paged_attention %q, %kp, %vp{scale_use} table %table lengths %lens "
             f"positions %pos{attrs}\n"
@@ -304,7 +340,29 @@ def make_inputs(case, seed):
         pos[0, 0] = -1
     q = torch.randn(b, hq, sq, d, generator=g).to(torch.bfloat16).cuda()
     sink = (torch.randn(hq, generator=g) * 2).float().cuda() if case.get("sink") else None
-    return q, kp, vp, tables, lens.cuda(), pos.cuda(), sink, scales
+    idx = selections(case, lens, g) if case.get("topk") else None
+    return q, kp, vp, tables, lens.cuda(), pos.cuda(), sink, scales, idx
+
+
+def selections(case, lens, g):
+    """[B, Sq, topk] int64 token indices. Speed: topk distinct tokens of the
+    context, shuffled. Checks: up to topk distinct tokens below the
+    sequence's length, -1 past them, then a token past the length, a
+    negative one and a duplicate, shuffled."""
+    import torch
+    b, sq, k = case["B"], case["Sq"], case["topk"]
+    idx = torch.full((b, sq, k), -1, dtype=torch.int64)
+    for bi in range(b):
+        n = int(lens[bi])
+        for i in range(sq):
+            row = torch.randperm(n, generator=g)[:k]
+            idx[bi, i, :len(row)] = row
+            if case["kind"] == "check" and k >= 8:
+                idx[bi, i, 0] = n + 5
+                idx[bi, i, 1] = -7
+                idx[bi, i, 2] = idx[bi, i, 3]
+            idx[bi, i] = idx[bi, i, torch.randperm(k, generator=g)]
+    return idx.cuda()
 
 
 def quantize(x):
@@ -325,9 +383,9 @@ def gathered(pool, scales, idx):
     return raw.float() * scales[idx][..., None]
 
 
-def reference(case, q, kp, vp, table, lens, pos, sink, scales=None):
+def reference(case, q, kp, vp, table, lens, pos, sink, scales=None, indices=None):
     """float32 attention of each sequence over its gathered pages, as the op
-    defines it."""
+    defines it (with `indices`, over the tokens each query lists)."""
     import torch
     b, hq, hkv, sq, d = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D"))
     dv = dv_of(case)
@@ -342,6 +400,9 @@ def reference(case, q, kp, vp, table, lens, pos, sink, scales=None):
         k = k.permute(1, 0, 2, 3).reshape(hkv, -1, d)[:, :n].float()
         v = gathered(vp, vs, idx)
         v = v.permute(1, 0, 2, 3).reshape(hkv, -1, dv)[:, :n].float()
+        if indices is not None:
+            out[bi] = selected_reference(case, q[bi], k, v, indices[bi], n, pos[bi], scale)
+            continue
         k, v = k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)
         s = torch.einsum("hqd,hkd->hqk", q[bi].float(), k) * scale
         if case.get("softcap"):
@@ -365,15 +426,32 @@ def reference(case, q, kp, vp, table, lens, pos, sink, scales=None):
     return out
 
 
+def selected_reference(case, q, k, v, idx, n, pos, scale):
+    """One sequence's attention over its queries' listed tokens: q [Hq, Sq,
+    D], k [Hkv, n, D], v [Hkv, n, Dv], idx [Sq, topk]; entries outside
+    [0, n) and padding queries see nothing; a token listed twice counts
+    twice."""
+    import torch
+    g = case["Hq"] // case["Hkv"]
+    valid = (idx >= 0) & (idx < n) & (pos[:, None] >= 0)
+    safe = idx.clamp(0, n - 1)
+    ks = k[:, safe].repeat_interleave(g, 0)  # [Hq, Sq, topk, D]
+    vs = v[:, safe].repeat_interleave(g, 0)
+    s = torch.einsum("hqd,hqkd->hqk", q.float(), ks) * scale
+    s = s.masked_fill(~valid[None], float("-inf"))
+    w = torch.softmax(s, dim=2).nan_to_num(0.0)
+    return torch.einsum("hqk,hqkd->hqd", w, vs)
+
+
 def check(case, plan, inputs):
     import torch
     from rowwise import worst_row_torch
-    q, kp, vp, tables, lens, pos, sink, scales = inputs
+    q, kp, vp, tables, lens, pos, sink, scales, idx = inputs
     plan.poison()
     plan(0)
     torch.cuda.synchronize()
     out = plan.output(list(q.shape[:3]) + [dv_of(case)], "bf16").float()
-    ref = reference(case, q, kp, vp, tables[0], lens, pos, sink, scales)
+    ref = reference(case, q, kp, vp, tables[0], lens, pos, sink, scales, idx)
     rel, row = worst_row_torch(out, ref)
     finite = bool(torch.isfinite(out).all().item())
     # A padding query's row must be exactly zero.
@@ -434,11 +512,12 @@ def run(a):
             print_row(entry, flush=True)
             continue
         inputs = make_inputs(case, seed=len(results) + 1)
-        q, kp, vp, tables, lens, pos, sink, scales = inputs
+        q, kp, vp, tables, lens, pos, sink, scales, idx = inputs
         pools = (kp,) if case.get("mla") else (kp, vp)
         scale_args = (scales[:1] if case.get("mla") else scales) if scales else ()
         sets = [(q,) + pools + scale_args + (t, lens, pos) +
-                ((sink,) if sink is not None else ()) for t in tables]
+                ((sink,) if sink is not None else ()) + ((idx,) if idx is not None else ())
+                for t in tables]
         try:
             plan = MnemoPlan(os.path.join(a.dir, case["name"] + ".plan.json"), sets)
             entry["kernels"] = plan.kernels
@@ -449,10 +528,14 @@ def run(a):
                 dv, sq = dv_of(case), case["Sq"]
                 row = ((d if case.get("mla") else d + dv) * KV_BYTES[case["kv"]]
                        + ((4 if case.get("mla") else 8) if case["kv"] == "fp8" else 0))
-                nbytes = b * hkv * ctx * row + b * hq * sq * (d + dv) * 2
+                keys = case.get("topk") or ctx  # the rows a query reads
+                nbytes = b * hkv * keys * row + b * hq * sq * (d + dv) * 2
                 stats = bench(plan, cap_s=5, max_reps=50, queued=True)
                 entry["mnemo"] = dict(stats, GBps=nbytes / stats["ms"] / 1e6,
                                       of_copy=nbytes / stats["ms"] / 1e6 / ceiling["GBps"])
+                if case.get("mla"):  # S and P V, causal or not: every key
+                    entry["mnemo"]["TFLOPs"] = (2 * b * hq * sq * keys * (d + dv)
+                                                / stats["ms"] / 1e9)
                 # The same calls with the host's launch time in them (the
                 # device idle until the launches are made).
                 entry["mnemo"]["with_launch_ms"] = bench(plan, cap_s=2, max_reps=30)["ms"]
@@ -530,19 +613,25 @@ def mla_peers(case):
     import torch
     from bench_attention import bench
     b, hq, sq, d, ctx = (case[k] for k in ("B", "Hq", "Sq", "D", "capacity"))
-    dv = dv_of(case)
+    dv, topk = dv_of(case), case.get("topk")
     sets = max(1, min(8, math.ceil(4 * L2_BYTES / (b * ctx * d * 2))))
     data = [(torch.randn(b, hq * sq, d, device="cuda", dtype=torch.bfloat16),
              torch.randn(b, ctx, d, device="cuda", dtype=torch.bfloat16))
             for _ in range(sets)]
     scale = case["scale"]
+    # Sparse: each sequence's topk selected rows, gathered first (one query
+    # token).
+    sel = (torch.stack([torch.randperm(ctx, device="cuda")[:topk] for _ in range(b)])
+           if topk else None)
 
     def fn(i):
         q, c = data[i % len(data)]
+        if sel is not None:
+            c = torch.gather(c, 1, sel[..., None].expand(-1, -1, d))
         s = torch.matmul(q, c.transpose(1, 2)).float() * scale
         p = torch.softmax(s, dim=-1).to(torch.bfloat16)
         return torch.matmul(p, c[..., :dv])
-    nbytes = b * ctx * d * 2 + b * hq * sq * (d + dv) * 2
+    nbytes = b * (topk or ctx) * d * 2 + b * hq * sq * (d + dv) * 2
     try:
         fn(0)
         stats = bench(fn, cap_s=5, max_reps=50, queued=True)
@@ -565,6 +654,8 @@ def print_row(entry, flush=False):
         if "mnemo" in entry:
             m = entry["mnemo"]
             line += f" | mnemo {m['ms'] * 1e3:8.1f} us {m['GBps']:6.0f} GB/s {m['of_copy']:.2f} of copy"
+            if "TFLOPs" in m:
+                line += f" {m['TFLOPs']:.0f} TFLOP/s"
             if "kernel_ms" in m:
                 line += " (" + " + ".join(f"{t * 1e3:.1f}" for t in m["kernel_ms"]) + " us)"
             if "with_launch_ms" in m:
