@@ -403,8 +403,10 @@ def reference(case, q, kp, vp, table, lens, pos, sink, scales=None, indices=None
         if indices is not None:
             out[bi] = selected_reference(case, q[bi], k, v, indices[bi], n, pos[bi], scale)
             continue
-        k, v = k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)
-        s = torch.einsum("hqd,hkd->hqk", q[bi].float(), k) * scale
+        # A KV head's g query heads as one [g Sq] block of rows (no copy of
+        # K per query head: 38 GB for 128 heads at 128k).
+        qg = q[bi].float().reshape(hkv, g * sq, d)
+        s = torch.einsum("hqd,hkd->hqk", qg, k).reshape(hq, sq, n) * scale
         if case.get("softcap"):
             s = case["softcap"] * torch.tanh(s / case["softcap"])
         t = torch.arange(n, device="cuda")[None, :]
@@ -420,7 +422,7 @@ def reference(case, q, kp, vp, table, lens, pos, sink, scales=None, indices=None
         w = torch.softmax(s, dim=2).nan_to_num(0.0)
         if sink is not None:
             w = w[:, :, :n]
-        o = torch.einsum("hqk,hkd->hqd", w, v)
+        o = torch.einsum("hqk,hkd->hqd", w.reshape(hkv, g * sq, n), v).reshape(hq, sq, dv)
         o[:, ~(p[:, 0] >= 0)] = 0.0
         out[bi] = o
     return out

@@ -393,7 +393,8 @@ Value KernelEmitter::tileAddress(const SharedTile &t, Value bytes) {
   return sharedAddress(t.base, t.shift ? add(bytes, mul(t.shift, 2)) : bytes);
 }
 
-SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
+SmallVector<Accumulator>
+KernelEmitter::wgmmaScores(function_ref<void()> meanwhile) {
   // K-major A (Q) and B (K): 8-row groups 1024 bytes apart (stride); a
   // k16 step is 32 bytes within a 128-byte row, a 64-column panel further.
   // With splitScores, warpgroup w's keys are rows n w to n w + n - 1 of the
@@ -418,7 +419,10 @@ SmallVector<Accumulator> KernelEmitter::wgmmaScores() {
     acc = wgmmaStep(type, acc, a, bDesc, n, /*bKMajor=*/true,
                     /*zero=*/kk == 0);
   }
-  wgmmaEnd(0);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  if (meanwhile)
+    meanwhile();
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
   // Warp w holds rows 16w + g and 16w + g + 8 of each n8 block, as the
   // mma.sync accumulators do.
   SmallVector<Accumulator> s(n / 8);
@@ -533,14 +537,11 @@ SmallVector<Accumulator> KernelEmitter::maskScores(ArrayRef<Accumulator> s,
   Value keyBase = add(kv0, mul(quadCol, 2));
   if (p.selected) {
     // Every row's entries: a column is masked where its entry names no
-    // cached token.
+    // cached token (namedColumns, loaded while S was computed).
     SmallVector<Accumulator> out(s.begin(), s.end());
     for (auto [j, acc] : llvm::enumerate(out))
-      for (int64_t c = 0; c < 2; ++c) {
-        Value named = selectedToken(add(keyBase, idx(8 * j + c))).second;
-        for (int64_t e : {c, c + 2})
-          acc[e] = select(named, acc[e], cf(-INFINITY));
-      }
+      for (int64_t e = 0; e < 4; ++e)
+        acc[e] = select(named[2 * j + e % 2], acc[e], cf(-INFINITY));
     return out;
   }
   return maskKeys(s, kv0, 8 * int64_t(s.size()), [&](int64_t j, int64_t e) {
@@ -873,21 +874,18 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
           publish();
       });
   } else if (p.fp8 && p.sharedValues) {
-    sharedRingStep(sub(t, tLo), t);
+    sharedRingStep(sub(t, tLo));
   } else if (p.fp8) {
     // K(t) is ring tile 2 (t - tLo); V(t + 1) comes three tiles later.
     ringStep(kTile, mul(sub(t, tLo), 2), t, /*ahead=*/1, /*nextIsV=*/true);
   } else if (p.sharedValues) {
-    // V is the K tile's leading columns. K(t + 1) loads into the other
-    // buffer during all of this step; the barrier tells that every warp is
-    // done with it (K and V of tile t - 1). waitAll's empty group: pending
-    // 2 leaves K(t + 1) in flight.
+    // V is the K tile's leading columns. K(t), the one group in flight, is
+    // awaited; the barrier also tells that every warp is done with the
+    // other buffer (K and V of tile t - 1), into which K(t + 1) loads while
+    // S is computed (below) and during the rest of the step.
     Value buffer = rem(sub(t, tLo), 2);
     kTile.shift = vTile.shift = mul(buffer, p.blockKV * p.d);
-    gpu::BarrierOp::create(b);
-    SharedTile nextTile = kTile;
-    nextTile.shift = mul(sub(idx(1), buffer), p.blockKV * p.d);
-    stageNextKeys(add(t, idx(1)), nextTile);
+    waitAll(p.wgmma);
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
     // while K(t) is awaited, and K(t + 1) (below) while V(t) is, so two
@@ -909,10 +907,30 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     publish();
   }
 
-  // S = Q K^T: K's rows are the n dimension, read untransposed.
+  // S = Q K^T: K's rows are the n dimension, read untransposed. With
+  // values in the keys, the next K tile's copies (their block-table and
+  // index loads first) are issued while the tensor cores compute S; with
+  // selected keys, the loads of which columns name a token too.
+  auto meanwhile = [&] {
+    Value next = add(t, idx(1));
+    if (p.sharedValues && p.fp8) {
+      // Ring slot (t - tLo) % 2, just dequantized, takes K(t + 2).
+      stageRaw(add(t, idx(2)), /*isV=*/false, rem(sub(t, tLo), 2));
+    } else if (p.sharedValues) {
+      SharedTile nextTile = kTile;
+      nextTile.shift = mul(sub(idx(1), rem(sub(t, tLo), 2)), p.blockKV * p.d);
+      ifThen(lt(next, tHi), [&] {
+        tokens.clear();
+        stage(nextTile, kvRow(k, mul(next, p.blockKV)), tokens);
+        commit(tokens);
+      });
+    }
+    if (p.selected)
+      named = namedColumns(kv0);
+  };
   SmallVector<Accumulator> s;
   if (p.wgmma) {
-    s = wgmmaScores();
+    s = wgmmaScores(meanwhile);
   } else {
     s.assign(p.blockKV / 8, Accumulator(4, cf(0.0)));
     for (int64_t kk = 0; kk < p.d / 16; ++kk)
@@ -923,6 +941,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
         s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
         s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
       }
+    meanwhile();
   }
 
   // Online softmax of rows A (c0, c1) and B (c2, c3): s becomes P. With

@@ -339,6 +339,9 @@ private:
   /// (below the length); else page 0, row 0. `entry`: its pageEntry,
   /// loaded beforehand.
   std::tuple<Value, Value, Value> pagedKey(Value key, Value entry = {});
+  /// selected: whether each of the lane's columns of tile `kv0` (the
+  /// warpgroup's keys from kv0) names a cached token: 2 a block of 8 keys.
+  SmallVector<Value> namedColumns(Value kv0);
   /// selected: the cached token entry `slot` of the block's query names,
   /// and whether it names one (an entry below K, a token below the
   /// length); else 0.
@@ -362,8 +365,8 @@ private:
                 bool nextIsV);
   /// FP8 with sharedValues: the ring holds K(tLo), K(tLo + 1), ... (tile
   /// j in slot j % 2); tile j is awaited and dequantized into the K tile
-  /// (which V views), and K tile t + 2 takes its slot.
-  void sharedRingStep(Value j, Value t);
+  /// (which V views); K tile t + 2 may then take its slot (stageRaw).
+  void sharedRingStep(Value j);
   /// Decode (PagedDecodeKernel.cpp): the raw rows and scales of this
   /// warp's 16 keys from `kw0`; this lane's Q fragments (f16, each row
   /// scaled by a power of two, returned in `rowScale`); one tile's step;
@@ -442,8 +445,9 @@ private:
   /// sharedAddress of tile `t`'s byte `bytes` (past its shift).
   Value tileAddress(const SharedTile &t, Value bytes);
   /// S = Q K^T for the warpgroup's 64 rows, both operands in shared memory
-  /// (with splitScores, of the warpgroup's half of the keys).
-  SmallVector<Accumulator> wgmmaScores();
+  /// (with splitScores, of the warpgroup's half of the keys); `meanwhile`
+  /// emits what runs while the tensor cores compute it.
+  SmallVector<Accumulator> wgmmaScores(function_ref<void()> meanwhile = {});
   /// splitScores: the warpgroup's P (its half of the keys, f32 after the
   /// softmax) into the shared P tile as bf16, published to the block.
   void storeSharedP(ArrayRef<Accumulator> s);
@@ -499,6 +503,7 @@ private:
   Value ringRows, ringScales; // FP8: the ring's raw rows and scales
   Value keyScales;            // scaledColumns: the K tile's scales
   SmallVector<Value, 4> colPos; // decode: positions of the lane's columns
+  SmallVector<Value> named;     // selected: this step's namedColumns
   Value transposeAt;            // decode: the lane's transpose row
   Value split; // this block's KV range (split-KV), or null
   Value tid, lane, lane8, laneMid, laneHi, warp, quadCol;

@@ -297,6 +297,19 @@ void KernelEmitter::dequantize(const SharedTile &tile, Value slot) {
   }
 }
 
+SmallVector<Value> KernelEmitter::namedColumns(Value kv0) {
+  // The lane's keys 2t, 2t + 1 of each n8 block.
+  if (p.splitScores())
+    kv0 = add(kv0, mul(warpgroup, p.blockKV / 2));
+  Value keyBase = add(kv0, mul(quadCol, 2));
+  int64_t n = p.splitScores() ? p.blockKV / 2 : p.blockKV;
+  SmallVector<Value> out;
+  for (int64_t c = 0; c < n; c += 8)
+    for (int64_t e = 0; e < 2; ++e)
+      out.push_back(selectedToken(add(keyBase, idx(c + e))).second);
+  return out;
+}
+
 void KernelEmitter::scaleColumns(SmallVectorImpl<Accumulator> &s) {
   // The lane's keys 2t, 2t + 1 of n8 block j (of rows A: c0, c1; B: c2,
   // c3), from the warpgroup's first key: one 8-byte load a block.
@@ -322,18 +335,16 @@ void KernelEmitter::ringStep(const SharedTile &tile, Value j, Value t,
   stageRaw(add(t, idx(ahead)), nextIsV, rem(add(j, idx(3)), Problem::kRing));
 }
 
-void KernelEmitter::sharedRingStep(Value j, Value t) {
+void KernelEmitter::sharedRingStep(Value j) {
   // Groups committed after tile j's: the previous wait's empty group,
   // tile j + 1's and this wait's. The wait's barrier tells that every
   // thread's copies of tile j (rows and scales) are done and that every
   // warp is done with the K tile (V of tile t - 1) and its scales (P of
   // tile t - 1); the publish, that the slot's raw rows and scales are
-  // read.
+  // read (kvStep then copies tile j + 2 into it while S is computed).
   waitAll(p.wgmma, /*pending=*/2);
-  Value slot = rem(j, 2);
-  dequantize(kTile, slot);
+  dequantize(kTile, rem(j, 2));
   publish();
-  stageRaw(add(t, idx(2)), /*isV=*/false, slot);
 }
 
 Value KernelEmitter::rowPosition(Value r) {
