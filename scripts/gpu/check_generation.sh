@@ -23,8 +23,11 @@
 # DeepSeek-V3.2 model v32_dsa, 16 reference steps). The number of steps is
 # the references'. For a model with a top-k indexer (index_topk in its
 # config.json), the lossy caches' bound holds per step except where the
-# rounding moves a near-tie of the indexer's selection: one step for bf16,
-# two for FP8 (generation.py --flips, which lists them).
+# rounding moves a near-tie of the indexer's selection: two steps for bf16
+# and FP8 (generation.py --flips, which lists them; on the host bf16 moves
+# one, but the GPU's attention over the selected rows rounds its f32 query
+# to bf16 for the tensor cores, as every paged attention over 16-bit pages
+# there does, and v32_dsa then moves FP8's two: steps 3 and 12).
 #
 # For an f32 cache: greedy decoding of input_ids.npy (tokens up to the first
 # step whose reference margin is below 1e-3, logits within 1e-4), the ragged
@@ -124,7 +127,7 @@ for art in "$DIR"/gen/*.mnemo; do
     [ "$sparse" = 1 ] && tol+=(--flips 2)
   else
     tol=(--rel-l2 1e-2)
-    [ "$sparse" = 1 ] && tol+=(--flips 1)
+    [ "$sparse" = 1 ] && tol+=(--flips 2)
   fi
   [ "$kv" = f32 ] && tol=("${f32tol[@]}")
   report "$name teacher-forced ${tol[*]:-(max |d| 1e-4)}" teacher "$art" \

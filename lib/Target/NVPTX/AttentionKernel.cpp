@@ -52,9 +52,13 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
   p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 && p.dv % 64 == 0;
   // Q fragments (mma.sync) and O accumulators live in registers: Dv / 2
   // f32 a thread with wgmma (128 at Dv 256), Dv / 2 + D / 4 with mma.sync.
-  // With wgmma a wider Dv is split between two warpgroups (each half a
-  // whole number of panels), and a wider D only lengthens S's K loop.
-  if (!p.wgmma && (p.d > kMaxHeadDim || p.dv > kMaxHeadDim))
+  // A wider Dv is split between two warpgroups (each half a whole number
+  // of panels), and a wider D only lengthens S's K loop (mma.sync: Q's
+  // fragments then loaded a k-step at a time). Without wgmma that takes
+  // values in the keys' tile: K, V and Q tiles of an MLA's 576 / 512
+  // exceed sm_80's shared memory.
+  if (!p.wgmma && (p.d > kMaxHeadDim || p.dv > kMaxHeadDim) &&
+      (!p.sharedValues || p.d % 64 || p.dv > p.d))
     return why = "head dim above " + std::to_string(kMaxHeadDim) +
                  " without wgmma",
            failure();
@@ -83,7 +87,7 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
   }
   // Values in the keys take K's second buffer where it fits (else V is
   // staged from the key pool into a tile of its own).
-  p.sharedValues = p.sharedValues && p.wgmma && p.dv <= p.d;
+  p.sharedValues = p.sharedValues && (p.wgmma || p.wide()) && p.dv <= p.d;
   if (p.sharedValues && p.sharedBytes() > sharedLimit)
     p.sharedValues = false;
   if (p.sharedBytes() > sharedLimit)
@@ -794,11 +798,17 @@ void KernelEmitter::prologue(Value q) {
       publish();
     }
   }
-  // With wgmma, Q stays in shared memory as the A operand.
-  Value qRow = add(mul(warp, 16), rem(lane, 16));
-  for (int64_t kk = 0; !p.wgmma && kk < p.d / 16; ++kk)
-    qFrag.push_back(
-        ldmatrix(qTile, qRow, add(idx(16 * kk), mul(laneHi, 8)), false));
+  // With wgmma, Q stays in shared memory as the A operand; with mma.sync
+  // above D 256 too, read a k-step at a time (queryFragment).
+  for (int64_t kk = 0; !p.wgmma && !p.wide() && kk < p.d / 16; ++kk)
+    qFrag.push_back(queryFragment(kk));
+}
+
+Fragment KernelEmitter::queryFragment(int64_t kk) {
+  // This warp's 16 rows (of its warpgroup's 64 with Dv in parts).
+  Value rowWarp = p.dvParts > 1 ? rem(warp, 4) : warp;
+  Value qRow = add(mul(rowWarp, 16), rem(lane, 16));
+  return ldmatrix(qTile, qRow, add(idx(16 * kk), mul(laneHi, 8)), false);
 }
 
 SmallVector<Value> KernelEmitter::initialState(Value sink) {
@@ -882,9 +892,12 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     // V is the K tile's leading columns. K(t), the one group in flight, is
     // awaited; the barrier also tells that every warp is done with the
     // other buffer (K and V of tile t - 1), into which K(t + 1) loads while
-    // S is computed (below) and during the rest of the step.
-    Value buffer = rem(sub(t, tLo), 2);
-    kTile.shift = vTile.shift = mul(buffer, p.blockKV * p.d);
+    // S is computed (below) and during the rest of the step. (One buffer,
+    // mma.sync: K(t) loaded after PV(t - 1), below.)
+    if (p.kBuffers() == 2) {
+      Value buffer = rem(sub(t, tLo), 2);
+      kTile.shift = vTile.shift = mul(buffer, p.blockKV * p.d);
+    }
     waitAll(p.wgmma);
   } else if (p.paged) {
     // Decode reads each tile once and computes little on it: V(t) loads
@@ -916,7 +929,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     if (p.sharedValues && p.fp8) {
       // Ring slot (t - tLo) % 2, just dequantized, takes K(t + 2).
       stageRaw(add(t, idx(2)), /*isV=*/false, rem(sub(t, tLo), 2));
-    } else if (p.sharedValues) {
+    } else if (p.sharedValues && p.kBuffers() == 2) {
       SharedTile nextTile = kTile;
       nextTile.shift = mul(sub(idx(1), rem(sub(t, tLo), 2)), p.blockKV * p.d);
       ifThen(lt(next, tHi), [&] {
@@ -938,8 +951,9 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
         Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
         Fragment f = ldmatrix(kTile, row,
                               add(idx(16 * kk), mul(laneMid, 8)), false);
-        s[2 * jp] = mma(qFrag[kk], {f[0], f[1]}, s[2 * jp]);
-        s[2 * jp + 1] = mma(qFrag[kk], {f[2], f[3]}, s[2 * jp + 1]);
+        Fragment a = qFrag.empty() ? queryFragment(kk) : qFrag[kk];
+        s[2 * jp] = mma(a, {f[0], f[1]}, s[2 * jp]);
+        s[2 * jp + 1] = mma(a, {f[2], f[3]}, s[2 * jp + 1]);
       }
     meanwhile();
   }
@@ -1001,11 +1015,23 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     for (int64_t c = 0; c < p.blockKV / 16; ++c)
       for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
         Value row = add(idx(16 * c), add(mul(laneMid, 8), lane8));
-        Fragment f =
-            ldmatrix(vTile, row, add(idx(16 * jp), mul(laneHi, 8)), true);
+        Value col = add(idx(16 * jp), mul(laneHi, 8));
+        if (dvFirst)
+          col = add(col, dvFirst);
+        Fragment f = ldmatrix(vTile, row, col, true);
         o[2 * jp] = mma(pa[c], {f[0], f[1]}, o[2 * jp]);
         o[2 * jp + 1] = mma(pa[c], {f[2], f[3]}, o[2 * jp + 1]);
       }
+  }
+  // One K buffer (mma.sync): K(t + 1) takes it once every warp's PV(t) is
+  // done.
+  if (p.sharedValues && !p.fp8 && p.kBuffers() == 1) {
+    gpu::BarrierOp::create(b);
+    ifThen(lt(next, tHi), [&] {
+      tokens.clear();
+      stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
+      commit(tokens);
+    });
   }
   SmallVector<Value> yields;
   for (const Accumulator &acc : o)

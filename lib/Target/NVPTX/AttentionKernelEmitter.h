@@ -71,9 +71,10 @@ struct Problem {
   /// block has rows (an absorbed MLA's 128 heads over one latent row): each
   /// takes group / headTiles heads of one query position.
   int64_t headTiles = 1;
-  /// wgmma: warpgroups that share the block's 64 rows, each accumulating
-  /// its own Dv / dvParts columns of O (2 above Dv 256); with splitScores
-  /// each also scores its own half of a tile's keys.
+  /// Warpgroups that share the block's 64 rows, each accumulating its own
+  /// Dv / dvParts columns of O (2 above Dv 256); with splitScores (wgmma)
+  /// each also scores its own half of a tile's keys, with mma.sync each
+  /// warp scores all of them for its 16 rows.
   int64_t dvParts = 1;
   int64_t rowsPerHead;             // query positions per block and head
   double scale;                    // softmax scale
@@ -103,17 +104,19 @@ struct Problem {
   /// chunks.
   bool wide() const { return d > kMaxHeadDim || dv > kMaxHeadDim; }
   /// A paged attention whose values are its keys' leading features (an
-  /// MLA layer's latent, cached once; wgmma): V is a view of the K tile's
-  /// first Dv columns. 16-bit pools: K has two buffers (tile t in buffer
-  /// (t - tLo) % 2), so that the next tile loads during a whole step. FP8
-  /// pools: one bf16 K tile, and the ring holds K's raw tiles alone, two.
+  /// MLA layer's latent, cached once): V is a view of the K tile's first
+  /// Dv columns. 16-bit pools with wgmma: K has two buffers (tile t in
+  /// buffer (t - tLo) % 2), so that the next tile loads during a whole
+  /// step; with mma.sync (sm_80's 163 KiB) one, the next tile loaded once
+  /// the step's PV product is done. FP8 pools (wgmma): one bf16 K tile, and
+  /// the ring holds K's raw tiles alone, two.
   bool sharedValues = false;
   /// FP8 with sharedValues: the K tile holds the rows' E4M3 values (exact
   /// in bf16), and each row's scale multiplies its column of S and of P
   /// in f32: a scaled key rounded to bf16 would skew an MLA's large
   /// scores (tens of units) by up to 2^-9 of each.
   bool scaledColumns() const { return fp8 && sharedValues; }
-  int64_t kBuffers() const { return sharedValues && !fp8 ? 2 : 1; }
+  int64_t kBuffers() const { return sharedValues && !fp8 && wgmma ? 2 : 1; }
   int64_t ringSlots() const { return sharedValues ? 2 : kRing; }
   bool wgmma = false;              // sm_90a warpgroup MMA (else mma.sync)
   bool tma = false;                // sm_90a TMA loads (else cp.async)
@@ -185,7 +188,7 @@ struct Problem {
   /// rows, swizzled as a wgmma A operand) is the other's A operand for its
   /// keys.
   bool splitScores() const {
-    return dvParts > 1 && (!fp8 || sharedValues) && !decode;
+    return dvParts > 1 && (!fp8 || sharedValues) && !decode && wgmma;
   }
   /// Byte offsets of the P tile (1024-aligned for the swizzle) and of the
   /// row statistics (f32, [2 warpgroups][blockQ rows]) after the tiles.
@@ -448,6 +451,8 @@ private:
   /// (with splitScores, of the warpgroup's half of the keys); `meanwhile`
   /// emits what runs while the tensor cores compute it.
   SmallVector<Accumulator> wgmmaScores(function_ref<void()> meanwhile = {});
+  /// mma.sync: this warp's A fragment of Q for k-step `kk` (16 columns).
+  Fragment queryFragment(int64_t kk);
   /// splitScores: the warpgroup's P (its half of the keys, f32 after the
   /// softmax) into the shared P tile as bf16, published to the block.
   void storeSharedP(ArrayRef<Accumulator> s);

@@ -46,9 +46,9 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   options.decodeKernel = decodeKernel;
   options.smCount = info.multiprocessors;
   // A block may take what one block per multiprocessor may (an FP8 pool's
-  // ring beside D 256 tiles, 129 KiB); Problem::residentBlocks counts how
-  // many fit.
-  options.sharedBytesLimit = info.blockSharedBytes;
+  // ring beside D 256 tiles, 129 KiB; on sm_80 an MLA's K and Q tiles, 144
+  // KiB); Problem::residentBlocks counts how many fit.
+  options.sharedBytesLimit = info.maxBlockSharedBytes;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
   LinearKernelPassOptions linear;
   linear.chip = chip;

@@ -10,13 +10,14 @@
 // and P, in f32). The KV loop keeps its
 // wgmma descriptors and copy addresses (no LICM), so that ptxas neither
 // spills nor runs out of registers (255 and 600 bytes of spills hoisted).
-// sm_80 keeps the decomposition.
 // REQUIRES: ptxas
 // RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_90a shared-bytes-limit=232448 report=true" --verify-diagnostics -o /dev/null
-// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_80 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM80
+// RUN: mnemo-opt %s --mnemo-gpu-attention-kernel="chip=sm_80 shared-bytes-limit=166912 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM80
+// RUN: mnemoc %s --target=sm_80 --emit=ptx -o %t80.ptx
+// RUN: %ptxas -arch=sm_80 -v %t80.ptx -o %t80.o 2>&1 | FileCheck %s --check-prefix=PTXAS80
 
 // Decode, 128 heads: grid.y is 2 head tiles, 256 threads, 208 KiB of tiles
 // (K 576, V 512 and Q 576 columns of 64 rows), the 8 KiB P tile and the
@@ -39,7 +40,26 @@
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-DAG: cp.async.bulk.tensor
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill stores
-// SM80-COUNT-7: keeps the paged decomposition: head dim above 256 without wgmma
+// sm_80 (A100: 163 KiB a block) takes values in the keys' tile: one K
+// tile (the next loaded after the PV product) and Q, 144 KiB; mma.sync, 8
+// warps, each scoring all 64 keys for its 16 rows and accumulating half of
+// O, Q's fragments read a k-step at a time. A value pool of its own, FP8
+// (a ring beside the tiles) and a whole prompt's K, V and Q tiles do not
+// fit.
+// The two sm_80 attention kernels (the decompositions' own kernels may
+// spill a few bytes there).
+// PTXAS80: entry function 'attention_mma{{[_0-9]*}}' for 'sm_80'{{$}}
+// PTXAS80-NEXT: Function properties
+// PTXAS80-NEXT: 0 bytes stack frame, 0 bytes spill stores
+// PTXAS80: entry function 'attention_mma{{[_0-9]*}}' for 'sm_80'{{$}}
+// PTXAS80-NEXT: Function properties
+// PTXAS80-NEXT: 0 bytes stack frame, 0 bytes spill stores
+// SM80-COUNT-2: keeps the paged decomposition: head dim above 256 without wgmma
+// SM80: reads its pages in the kernel, values in the keys' tile
+// SM80: keeps the paged decomposition: tiles exceed the shared memory limit
+// SM80: keeps the paged decomposition: head dim above 256 without wgmma
+// SM80: reads its pages in the kernel, selected keys, values in the keys' tile
+// SM80: keeps the paged decomposition: tiles exceed the shared memory limit
 // SM80: keeps the tiled path: head dim above 256 without wgmma
 
 func.func @decode_h128(%q: tensor<4x128x1x576xbf16>, %kp: tensor<40x1x16x576xbf16>, %vp: tensor<40x1x16x512xbf16>, %table: tensor<4x10xi32>, %lens: tensor<4xi64>, %pos: tensor<4x1xi64>) -> tensor<4x128x1x512xbf16> {

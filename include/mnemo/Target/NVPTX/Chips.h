@@ -26,9 +26,11 @@ struct ChipInfo {
   int64_t multiprocessors;
   /// Warpgroup MMA (wgmma) and TMA tensor maps.
   bool warpgroupMma;
-  /// Dynamic shared memory one block may take (the GEMM and attention
-  /// kernels' limit).
+  /// Dynamic shared memory one block may take (the GEMM kernel's limit),
+  /// and the most it may opt into (the attention kernel's: it counts the
+  /// blocks a multiprocessor then holds).
   int64_t blockSharedBytes;
+  int64_t maxBlockSharedBytes;
   /// Programmatic dependent launch (`griddepcontrol`, sm_90): a kernel may
   /// start while the one before it finishes.
   bool programmaticLaunch;
@@ -37,10 +39,11 @@ struct ChipInfo {
 };
 
 inline constexpr ChipInfo kChips[] = {
-    // A100: two 101,376-byte blocks fit one multiprocessor.
-    {"sm_80", 108, false, 101376, false, "+ptx80"},
+    // A100: two 101,376-byte blocks fit one multiprocessor; one block may
+    // take 163 KiB.
+    {"sm_80", 108, false, 101376, 166912, false, "+ptx80"},
     // H100/H200: up to 227 KiB of shared memory per block.
-    {"sm_90a", 132, true, 232448, true, "+ptx80"},
+    {"sm_90a", 132, true, 232448, 232448, true, "+ptx80"},
 };
 
 /// The chip named `name`, or null.
