@@ -6,6 +6,7 @@
 # CHECK: indexer top-k, chunks of 2 rows: [[J]] of [[J]] cases passed
 # CHECK: indexer top-k, chunks of 1 row: [[J]] of [[J]] cases passed
 # CHECK: sparse attention: [[P:[0-9]+]] of [[P]] cases passed
+# CHECK: paged sparse attention: 2 of 2 cases passed
 # CHECK: sparse mla reference: [[Q:[0-9]+]] of [[Q]] cases passed
 # CHECK: sparse mla expanded: [[Q]] of [[Q]] cases passed
 # CHECK: sparse mla absorbed: [[Q]] of [[Q]] cases passed
@@ -209,6 +210,54 @@ def sparse_cases():
     ]
 
 
+def paged_sparse_cases():
+    """mnemo.paged_attention with indices: pages of 4 named by a shuffled
+    block table, lengths below the table's capacity (entries at or past
+    them skipped, as negative ones), a duplicate, a padding query (zeros);
+    the values as their own pool and as the key pool's leading features."""
+    r = rng(61)
+    b, hq, hkv, s, d, dv, kk, page, pages = 2, 6, 2, 3, 8, 5, 6, 4, 9
+    q = r.standard_normal((b, hq, s, d)).astype(np.float32)
+    kp = r.standard_normal((pages, hkv, page, d)).astype(np.float32)
+    vp = r.standard_normal((pages, hkv, page, dv)).astype(np.float32)
+    table = np.array([[5, 1, 7, 2], [0, 8, 3, 6]], dtype=np.int32)
+    lens = np.array([14, 9], dtype=np.int64)
+    pos = np.array([[11, 12, 13], [6, 7, -1]], dtype=np.int64)
+    idx = r.integers(0, 16, (b, s, kk)).astype(np.int64)
+    idx[0, 0, :2] = [-1, 13]
+    idx[1, 1, :] = [2, 2, 8, 9, 15, -3]
+
+    def gathered(pool, bi):
+        rows = pool[table[bi]]  # [pages, Hkv, P, d]
+        return rows.transpose(1, 0, 2, 3).reshape(hkv, -1, pool.shape[3])
+
+    def expected(values_of):
+        k = np.stack([gathered(kp, bi) for bi in range(b)])
+        v = np.stack([gathered(values_of, bi) for bi in range(b)])
+        named = idx.copy()
+        for bi in range(b):
+            named[bi][(named[bi] >= lens[bi])] = -1
+            named[bi][pos[bi] < 0] = -1
+        return sparse_ref(q, k, v, named, 0.3)
+
+    body = ("%result = mnemo.paged_attention %q, %kp, {values} table %t lengths %l "
+            "positions %p scale(0.3) indices(%i : {{T:i}}) : {{T:q}}, {{T:kp}}, {vt}, "
+            "{{T:t}}, {{T:l}}, {{T:p}} -> {{R}}")
+    lead = f"tensor<{pages}x{hkv}x{page}x{dv}xf32>"
+    inputs = {"q": q, "kp": kp, "vp": vp, "t": table, "l": lens, "p": pos, "i": idx}
+    shared = {k: v for k, v in inputs.items() if k != "vp"}
+    return [
+        Case("gqa 6/2 pages of 4", body.format(values="%vp", vt="{T:vp}"), inputs,
+             expected(vp), atol=2e-5, dynamic={"q": [0, 2], "i": [0, 1], "p": [0, 1]},
+             result_dynamic=[0, 2]),
+        Case("values in the keys",
+             f"%vs = tensor.extract_slice %kp[0, 0, 0, 0] [{pages}, {hkv}, {page}, {dv}] "
+             f"[1, 1, 1, 1] : {{T:kp}} to {lead}\n"
+             + body.format(values="%vs", vt=lead), shared,
+             expected(kp[..., :dv]), atol=2e-5),
+    ]
+
+
 def mla_sparse_cases():
     r = rng(59)
     b, h, s, t, dn, dr, rank, dv, kk = 2, 3, 5, 9, 6, 4, 7, 5, 3
@@ -244,6 +293,8 @@ run_cases("indexer top-k, chunks of 2 rows", indexer_topk_cases(),
 run_cases("indexer top-k, chunks of 1 row", indexer_topk_cases(),
           passes="mnemo-chunk-indexer-top-k{head-rows=1}")
 run_cases("sparse attention", sparse_cases())
+run_cases("paged sparse attention", paged_sparse_cases(),
+          passes="func.func(mnemo-decompose-paged-cache)")
 run_cases("sparse mla reference", mla_sparse_cases())
 for form in ("expanded", "absorbed"):
     run_cases(f"sparse mla {form}", mla_sparse_cases(),
