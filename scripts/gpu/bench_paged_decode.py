@@ -200,6 +200,12 @@ def check_cases():
         # mma.sync on sm_90a too.
         dict(mla, name="check_mla_sparse_d48_h4_sq2", B=3, Hq=4, Sq=2, D=48, Dv=32,
              capacity=300, topk=8, causal=False, padding=True),
+        # A prompt's sparse attention (mnemo.sparse_attention over
+        # contiguous keys): the absorbed form at 128 heads, MQA 16/1 at D 128.
+        dict(mla, name="check_mla_sparse_prompt_h128", kind="sparse_prompt", B=2, Hq=128,
+             Sq=37, capacity=300, topk=64, causal=False),
+        dict(mla, name="check_mla_sparse_prompt_mqa_d128", kind="sparse_prompt", B=2, Hq=16,
+             Sq=37, D=128, Dv=128, capacity=300, topk=40, causal=False),
     ]
     mla_cases += [dict(c, name=c["name"].replace("check_mla", "check_mla_fp8"), kv="fp8")
                   for c in mla_cases if c["kind"] == "check"]
@@ -224,6 +230,19 @@ def dense_mlir(case):
     attrs = (" causal" if case["causal"] else "") + f" scale({case['scale']!r})"
     return (f"func.func @main(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
             f"  %o = mnemo.attention %q, %k, %v{attrs} : {q}, {k}, {v} -> {o}\n"
+            f"  return %o : {o}\n}}\n")
+
+
+def sparse_prompt_mlir(case):
+    """The case's shape as one mnemo.sparse_attention over contiguous keys."""
+    b, hq, hkv, sq, d, t = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D", "capacity"))
+    dv, k = dv_of(case), case["topk"]
+    q, kt = f"tensor<{b}x{hq}x{sq}x{d}xbf16>", f"tensor<{b}x{hkv}x{t}x{d}xbf16>"
+    v, o = f"tensor<{b}x{hkv}x{t}x{dv}xbf16>", f"tensor<{b}x{hq}x{sq}x{dv}xbf16>"
+    i = f"tensor<{b}x{sq}x{k}xi64>"
+    return (f"func.func @main(%q: {q}, %k: {kt}, %v: {v}, %i: {i}) -> {o} {{\n"
+            f"  %o = mnemo.sparse_attention %q, %k, %v, %i scale({case['scale']!r}) : "
+            f"{q}, {kt}, {v}, {i} -> {o}\n"
             f"  return %o : {o}\n}}\n")
 
 
@@ -294,7 +313,9 @@ def prepare(a):
     for case in cases:
         stem = os.path.join(a.out_dir, case["name"])
         with open(stem + ".mlir", "w") as f:
-            f.write(dense_mlir(case) if case["kind"] == "dense" else paged_mlir(case))
+            f.write(dense_mlir(case) if case["kind"] == "dense"
+                    else sparse_prompt_mlir(case) if case["kind"] == "sparse_prompt"
+                    else paged_mlir(case))
         flags = ["--gpu-decode-kernel=false"] if a.general_kernel else []
         subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", *flags, "-o",
                         stem + ".mnemo"], check=True)
@@ -494,6 +515,44 @@ def dense_check(case, seed):
                           "padding_zero": True, "ok": finite and rel <= RTOL}
 
 
+def sparse_prompt_check(case, seed):
+    """A "sparse_prompt" case: its one sparse attention against float32,
+    over lists with -1, out-of-range, negative and duplicate entries."""
+    import torch
+    from bench_attention import MnemoPlan
+    from rowwise import worst_row_torch
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    b, hq, hkv, sq, d, t = (case[k] for k in ("B", "Hq", "Hkv", "Sq", "D", "capacity"))
+    dv, kk = dv_of(case), case["topk"]
+    q = torch.randn(b, hq, sq, d, generator=g).to(torch.bfloat16).cuda()
+    k = torch.randn(b, hkv, t, d, generator=g).to(torch.bfloat16).cuda()
+    v = k[..., :dv].contiguous()
+    idx = torch.stack([torch.stack([torch.randperm(t, generator=g)[:kk] for _ in range(sq)])
+                       for _ in range(b)])
+    idx[:, :, 0] = -1
+    idx[:, ::3, 1] = t + 3
+    idx[:, 1::3, 1] = -5
+    idx[:, :, 2] = idx[:, :, 3]
+    idx[0, 0, :] = -1  # a row without keys: zeros
+    idx = idx.cuda()
+    plan = MnemoPlan(os.path.join(case["dir"], case["name"] + ".plan.json"), [(q, k, v, idx)])
+    plan.poison()
+    plan(0)
+    torch.cuda.synchronize()
+    out = plan.output([b, hq, sq, dv], "bf16").float()
+    ref = torch.zeros(b, hq, sq, dv, device="cuda")
+    for bi in range(b):
+        kf = k[bi].float()
+        ref[bi] = selected_reference(case, q[bi], kf, kf[..., :dv], idx[bi], t,
+                                     torch.zeros(sq, device="cuda"), case["scale"])
+    rel, row = worst_row_torch(out, ref)
+    finite = bool(torch.isfinite(out).all().item())
+    empty_zero = bool((out[0, :, 0] == 0).all().item())
+    return plan.kernels, {"rel": rel, "worst_row": list(row), "finite": finite,
+                          "padding_zero": empty_zero,
+                          "ok": finite and empty_zero and rel <= RTOL}
+
+
 def run(a):
     import torch
     from bench_attention import MnemoPlan, bench, copy_ceiling
@@ -506,10 +565,11 @@ def run(a):
     results, failed = [], False
     for case in cases:
         entry = {"case": case}
-        if case["kind"] == "dense":
+        if case["kind"] in ("dense", "sparse_prompt"):
+            checker = dense_check if case["kind"] == "dense" else sparse_prompt_check
             try:
-                entry["kernels"], entry["check"] = dense_check(dict(case, dir=a.dir),
-                                                               seed=len(results) + 1)
+                entry["kernels"], entry["check"] = checker(dict(case, dir=a.dir),
+                                                           seed=len(results) + 1)
                 failed |= not entry["check"]["ok"]
             except Exception as e:  # recorded, the run goes on
                 entry["error"] = f"{type(e).__name__}: {e}"

@@ -700,6 +700,8 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
     posA = rowPosition(rowA);
     posB = rowPosition(rowB);
   } else {
+    if (p.selected)
+      len = memref::DimOp::create(b, k, idx(2));
     qOff = qOffset ? qOffset : idx(0);
     firstPos = add(q0, qOff);
     Value lastQuery =
@@ -738,6 +740,10 @@ std::function<RowSource(Value)> KernelEmitter::kvRow(Value memref,
     };
   return [this, memref, kv0](Value r) {
     Value key = add(kv0, r);
+    if (p.selected) {
+      auto [token, named] = selectedToken(key);
+      return RowSource{memref, {batch, kvHead, token}, named};
+    }
     return RowSource{memref, {batch, kvHead, key}, lt(key, skv())};
   };
 }
@@ -1573,6 +1579,33 @@ struct AttentionKernelPass
                         << (p->selected ? ", selected keys" : "")
                         << (p->sharedValues ? ", values in the keys' tile"
                                             : "");
+      rewrite(op, *p);
+    }
+
+    // A prompt's attention over selected keys (V3.2): rounded to a 16-bit
+    // artifact's type as mnemo.attention is.
+    SmallVector<mnemo::SparseAttentionOp> sparse;
+    getOperation()->walk(
+        [&](mnemo::SparseAttentionOp op) { sparse.push_back(op); });
+    for (mnemo::SparseAttentionOp op : sparse) {
+      auto plan = [&](mnemo::SparseAttentionOp op, std::string &why) {
+        return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
+                       smCount, sharedBytesLimit, why);
+      };
+      if (weightType)
+        op = roundToWeightType(op, weightType, [&](mnemo::SparseAttentionOp r) {
+          std::string ignored;
+          return succeeded(plan(r, ignored));
+        });
+      std::string why;
+      FailureOr<Problem> p = plan(op, why);
+      if (failed(p)) {
+        if (report)
+          op.emitRemark("keeps the decomposition: ") << why;
+        continue;
+      }
+      if (report)
+        op.emitRemark("reads its selected keys in the kernel");
       rewrite(op, *p);
     }
   }

@@ -50,10 +50,11 @@ struct Problem {
   /// query positions (always dynamic; skv is the table's capacity).
   bool paged = false;
   int64_t pageSize = 0;            // P
-  /// Paged with indices [B, Sq, K] (DeepSeek-V3.2's top-k selection): a
-  /// block's rows share one query position (rowsPerHead 1) and its key
-  /// tiles are the position's K entries (skv is K), each the cached token
-  /// it names (none outside the sequence: masked).
+  /// With indices [B, Sq, K] (DeepSeek-V3.2's top-k selection; a paged
+  /// attention's or mnemo.sparse_attention's): a block's rows share one
+  /// query position (rowsPerHead 1) and its key tiles are the position's K
+  /// entries (skv is K), each the token it names (none outside the
+  /// sequence: masked).
   bool selected = false;
   /// FP8 E4M3 pools (paged only): rows are copied raw into a ring of
   /// kRing slots and dequantized into the bf16 K/V tile, which K and V
@@ -519,7 +520,8 @@ private:
   SharedTile pTile;
   Value pTiles, rowStats;
   Value batch, kvHead, headBase, q0, qOff, firstPos, lastPos;
-  Value len; // a paged attention's context length of this block's sequence
+  Value len;      // a paged attention's context length of this block's sequence
+                  // (selected, not paged: the keys)
   Value capacity; // paged: the tokens the block table holds
   Value rowA, rowB, posA, posB;
   Value k, v;       // global K and V (cp.async staging)
@@ -560,6 +562,20 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
 
 /// Replaces a paged `op` with buffers, the kernel launches and the result.
 void rewrite(mnemo::PagedAttentionOp op, const Problem &p);
+
+/// Why a sparse attention keeps its decomposition, or the problem to
+/// generate; its replacement (SparseAttentionKernel.cpp).
+FailureOr<Problem> analyze(mnemo::SparseAttentionOp op, int64_t blockQ,
+                           int64_t blockKV, bool wgmma, int64_t splitKV,
+                           int64_t smCount, int64_t sharedLimit,
+                           std::string &why);
+void rewrite(mnemo::SparseAttentionOp op, const Problem &p);
+/// An f32 sparse attention of a 16-bit artifact as one in `elem` (Q, K
+/// and V rounded, the result widened back) when `takes` accepts it; else
+/// `op`, unchanged.
+mnemo::SparseAttentionOp
+roundToWeightType(mnemo::SparseAttentionOp op, Type elem,
+                  function_ref<bool(mnemo::SparseAttentionOp)> takes);
 
 /// A paged attention with an f32 query and result over 16-bit or FP8 pools
 /// as one with the query rounded to the tiles' type (the result widened
