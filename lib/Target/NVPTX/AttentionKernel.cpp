@@ -856,6 +856,14 @@ SmallVector<Value> KernelEmitter::initialState(Value sink) {
   return init;
 }
 
+void KernelEmitter::stageKeys(Value next, const SharedTile &tile) {
+  ifThen(lt(next, tHi), [&] {
+    tokens.clear();
+    stage(tile, kvRow(k, mul(next, p.blockKV)), tokens);
+    commit(tokens);
+  });
+}
+
 void KernelEmitter::stageNextKeys(Value next, const SharedTile &tile) {
   auto more = scf::IfOp::create(b, lt(next, tHi), /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -938,11 +946,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     } else if (p.sharedValues && p.kBuffers() == 2) {
       SharedTile nextTile = kTile;
       nextTile.shift = mul(sub(idx(1), rem(sub(t, tLo), 2)), p.blockKV * p.d);
-      ifThen(lt(next, tHi), [&] {
-        tokens.clear();
-        stage(nextTile, kvRow(k, mul(next, p.blockKV)), tokens);
-        commit(tokens);
-      });
+      stageKeys(next, nextTile);
     }
     if (p.selected)
       named = namedColumns(kv0);
@@ -997,11 +1001,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     stageNextKeys(next, kTile);
   } else {
     waitAll(p.wgmma);
-    ifThen(lt(next, tHi), [&] {
-      tokens.clear();
-      stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
-      commit(tokens);
-    });
+    stageKeys(next, kTile);
   }
 
   // O = alpha O + P V, P repacked from the S accumulators as A fragments.
@@ -1033,11 +1033,7 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   // done.
   if (p.sharedValues && !p.fp8 && p.kBuffers() == 1) {
     gpu::BarrierOp::create(b);
-    ifThen(lt(next, tHi), [&] {
-      tokens.clear();
-      stage(kTile, kvRow(k, mul(next, p.blockKV)), tokens);
-      commit(tokens);
-    });
+    stageKeys(next, kTile);
   }
   SmallVector<Value> yields;
   for (const Accumulator &acc : o)
@@ -1452,25 +1448,31 @@ Type sixteenBitWeightType(func::FuncOp func) {
 mnemo::AttentionOp
 roundToWeightType(mnemo::AttentionOp op, Type elem,
                   function_ref<bool(mnemo::AttentionOp)> takes) {
+  if (op.getMask())
+    return op;
+  return cast<mnemo::AttentionOp>(
+      roundOperands(op, {op.getQuery(), op.getKey(), op.getValue()}, elem,
+                    [&](Operation *clone) {
+                      return takes(cast<mnemo::AttentionOp>(clone));
+                    }));
+}
+
+Operation *roundOperands(Operation *op, ArrayRef<Value> operands, Type elem,
+                         function_ref<bool(Operation *)> takes) {
   auto f32 = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType().isF32();
   };
-  if (op.getMask() || !f32(op.getQuery()) || !f32(op.getKey()) ||
-      !f32(op.getValue()) || !f32(op.getResult()))
+  if (!llvm::all_of(operands, f32) || !f32(op->getResult(0)))
     return op;
   OpBuilder b(op);
-  Location loc = op.getLoc();
   IRMapping map;
   SmallVector<linalg::GenericOp> narrow;
-  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
-    Value rounded = convertElements(b, loc, operand, elem);
+  for (Value operand : operands) {
+    Value rounded = convertElements(b, op->getLoc(), operand, elem);
     narrow.push_back(rounded.getDefiningOp<linalg::GenericOp>());
     map.map(operand, rounded);
   }
-  return cast<mnemo::AttentionOp>(
-      keepNarrowed(op, map, narrow, elem, [&](Operation *clone) {
-        return takes(cast<mnemo::AttentionOp>(clone));
-      }));
+  return keepNarrowed(op, map, narrow, elem, takes);
 }
 
 Operation *keepNarrowed(Operation *op, IRMapping &map,
@@ -1500,6 +1502,31 @@ using namespace mlir::mnemo::nvptx::attention;
 struct AttentionKernelPass
     : mnemo::impl::AttentionKernelPassBase<AttentionKernelPass> {
   using Base::Base;
+
+  /// Each `OpTy` of the function after `round` (which may narrow it to a
+  /// clone the kernel takes): its `plan` and rewrite, with a remark (under
+  /// `report`) of why it keeps its decomposition (`kept`) or of what the
+  /// kernel does (`taken`).
+  template <typename OpTy>
+  void lowerEach(function_ref<FailureOr<Problem>(OpTy, std::string &)> plan,
+                 function_ref<OpTy(OpTy)> round, StringRef kept,
+                 function_ref<std::string(const Problem &)> taken) {
+    SmallVector<OpTy> ops;
+    getOperation()->walk([&](OpTy op) { ops.push_back(op); });
+    for (OpTy op : ops) {
+      op = round(op);
+      std::string why;
+      FailureOr<Problem> p = plan(op, why);
+      if (failed(p)) {
+        if (report)
+          op.emitRemark(kept) << why;
+        continue;
+      }
+      if (report)
+        op.emitRemark(taken(*p));
+      rewrite(op, *p);
+    }
+  }
 
   void runOnOperation() override {
     if (blockQ != 64 && blockQ != 128) {
@@ -1552,62 +1579,50 @@ struct AttentionKernelPass
       rewrite(op, *p);
     }
 
-    SmallVector<mnemo::PagedAttentionOp> paged;
-    getOperation()->walk(
-        [&](mnemo::PagedAttentionOp op) { paged.push_back(op); });
-    for (mnemo::PagedAttentionOp op : paged) {
-      auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
-        return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
-                       smCount, sharedBytesLimit, decodeKernel, decodeKernel16,
-                       why);
-      };
-      if (roundF32)
-        op = roundQuery(op, [&](mnemo::PagedAttentionOp r) {
-          std::string ignored;
-          return succeeded(plan(r, ignored));
+    auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
+      return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
+                     smCount, sharedBytesLimit, decodeKernel, decodeKernel16,
+                     why);
+    };
+    lowerEach<mnemo::PagedAttentionOp>(
+        plan,
+        [&](mnemo::PagedAttentionOp op) {
+          if (!roundF32)
+            return op;
+          return roundQuery(op, [&](mnemo::PagedAttentionOp r) {
+            std::string ignored;
+            return succeeded(plan(r, ignored));
+          });
+        },
+        "keeps the paged decomposition: ",
+        [](const Problem &p) {
+          return std::string(p.decode ? "reads its pages in the decode kernel"
+                                      : "reads its pages in the kernel") +
+                 (p.selected ? ", selected keys" : "") +
+                 (p.sharedValues ? ", values in the keys' tile" : "");
         });
-      std::string why;
-      FailureOr<Problem> p = plan(op, why);
-      if (failed(p)) {
-        if (report)
-          op.emitRemark("keeps the paged decomposition: ") << why;
-        continue;
-      }
-      if (report)
-        op.emitRemark() << (p->decode ? "reads its pages in the decode kernel"
-                                      : "reads its pages in the kernel")
-                        << (p->selected ? ", selected keys" : "")
-                        << (p->sharedValues ? ", values in the keys' tile"
-                                            : "");
-      rewrite(op, *p);
-    }
 
     // A prompt's attention over selected keys (V3.2): rounded to a 16-bit
     // artifact's type as mnemo.attention is.
-    SmallVector<mnemo::SparseAttentionOp> sparse;
-    getOperation()->walk(
-        [&](mnemo::SparseAttentionOp op) { sparse.push_back(op); });
-    for (mnemo::SparseAttentionOp op : sparse) {
-      auto plan = [&](mnemo::SparseAttentionOp op, std::string &why) {
-        return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
-                       smCount, sharedBytesLimit, why);
-      };
-      if (weightType)
-        op = roundToWeightType(op, weightType, [&](mnemo::SparseAttentionOp r) {
-          std::string ignored;
-          return succeeded(plan(r, ignored));
+    auto planSparse = [&](mnemo::SparseAttentionOp op, std::string &why) {
+      return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
+                     smCount, sharedBytesLimit, why);
+    };
+    lowerEach<mnemo::SparseAttentionOp>(
+        planSparse,
+        [&](mnemo::SparseAttentionOp op) {
+          if (!weightType)
+            return op;
+          return roundToWeightType(op, weightType,
+                                   [&](mnemo::SparseAttentionOp r) {
+                                     std::string ignored;
+                                     return succeeded(planSparse(r, ignored));
+                                   });
+        },
+        "keeps the decomposition: ",
+        [](const Problem &) {
+          return std::string("reads its selected keys in the kernel");
         });
-      std::string why;
-      FailureOr<Problem> p = plan(op, why);
-      if (failed(p)) {
-        if (report)
-          op.emitRemark("keeps the decomposition: ") << why;
-        continue;
-      }
-      if (report)
-        op.emitRemark("reads its selected keys in the kernel");
-      rewrite(op, *p);
-    }
   }
 };
 

@@ -302,6 +302,9 @@ private:
   void prologue(Value q);
   SmallVector<Value> initialState(Value sink);
   SmallVector<Value> kvStep(Value t, ValueRange state);
+  /// Starts the copies of K tile `next` into `tile` (one group) when it is
+  /// below tHi.
+  void stageKeys(Value next, const SharedTile &tile);
   /// Paged: starts the copies of K tile `next` into `tile` when it is below
   /// tHi and waits for every earlier group (waitAll's empty one: pending 2
   /// leaves the new group in flight); past the block's tiles, for all.
@@ -543,6 +546,12 @@ struct Buffers {
 /// result tensor of type `resultType`.
 Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
                     RankedTensorType resultType);
+
+/// `op` with its f32 `operands` (and f32 result) rounded to `elem`
+/// (keepNarrowed: the result widened back) when `takes` accepts the
+/// clone; else `op`, unchanged (also when they are not all f32).
+Operation *roundOperands(Operation *op, ArrayRef<Value> operands, Type elem,
+                         function_ref<bool(Operation *)> takes);
 
 /// Clones the f32 op `op` with `map` (some operands rounded by the
 /// `conversions`) and its result retyped to `elem`. When `takes` accepts

@@ -16,8 +16,6 @@
 
 #include "AttentionKernelEmitter.h"
 
-#include "mlir/IR/IRMapping.h"
-
 using namespace mlir;
 using namespace mlir::mnemo::nvptx;
 
@@ -81,24 +79,11 @@ void rewrite(mnemo::SparseAttentionOp op, const Problem &p) {
 mnemo::SparseAttentionOp
 roundToWeightType(mnemo::SparseAttentionOp op, Type elem,
                   function_ref<bool(mnemo::SparseAttentionOp)> takes) {
-  auto f32 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
-  };
-  if (!f32(op.getQuery()) || !f32(op.getKey()) || !f32(op.getValue()) ||
-      !f32(op.getResult()))
-    return op;
-  OpBuilder b(op);
-  IRMapping map;
-  SmallVector<linalg::GenericOp> narrow;
-  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
-    Value rounded = convertElements(b, op.getLoc(), operand, elem);
-    narrow.push_back(rounded.getDefiningOp<linalg::GenericOp>());
-    map.map(operand, rounded);
-  }
   return cast<mnemo::SparseAttentionOp>(
-      keepNarrowed(op, map, narrow, elem, [&](Operation *clone) {
-        return takes(cast<mnemo::SparseAttentionOp>(clone));
-      }));
+      roundOperands(op, {op.getQuery(), op.getKey(), op.getValue()}, elem,
+                    [&](Operation *clone) {
+                      return takes(cast<mnemo::SparseAttentionOp>(clone));
+                    }));
 }
 
 } // namespace mlir::mnemo::nvptx::attention
