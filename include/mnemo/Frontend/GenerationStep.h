@@ -135,10 +135,6 @@ Value lastTokenRows(ImplicitLocOpBuilder &b, const GenerationStep &step,
 void writeCache(ImplicitLocOpBuilder &b, GenerationStep &step, int64_t layer,
                 Value key, Value value);
 
-/// The first `n` features (last dim) of the rank-4 tensor `x`, a
-/// tensor.extract_slice at offset 0.
-Value leadingFeatures(ImplicitLocOpBuilder &b, Value x, int64_t n);
-
 /// The value pool of layer `layer` ([Pages, Hkv, P, dv]) and its scales
 /// (FP8; else null): its own, or for a layer without one the leading `dv`
 /// features of its key pool and the keys' scales (an MLA layer's latent,

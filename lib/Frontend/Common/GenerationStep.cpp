@@ -181,6 +181,17 @@ void mnemo::writeCache(ImplicitLocOpBuilder &b, GenerationStep &step,
             fp8 ? &step.valueScales[layer] : nullptr);
 }
 
+/// The first `n` features (last dim) of the rank-4 tensor `x`, a
+/// tensor.extract_slice at offset 0.
+static Value leadingFeatures(ImplicitLocOpBuilder &b, Value x, int64_t n) {
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+      strides(4, b.getIndexAttr(1)), sizes;
+  for (int64_t i = 0; i < 3; ++i)
+    sizes.push_back(tensor::getMixedSize(b, b.getLoc(), x, i));
+  sizes.push_back(b.getIndexAttr(n));
+  return tensor::ExtractSliceOp::create(b, x, offsets, sizes, strides);
+}
+
 std::pair<Value, Value> mnemo::valuePool(ImplicitLocOpBuilder &b,
                                          const GenerationStep &step,
                                          int64_t layer, int64_t dv) {
@@ -189,15 +200,6 @@ std::pair<Value, Value> mnemo::valuePool(ImplicitLocOpBuilder &b,
     return {step.values[layer], fp8 ? step.valueScales[layer] : Value()};
   return {leadingFeatures(b, step.keys[layer], dv),
           fp8 ? step.keyScales[layer] : Value()};
-}
-
-Value mnemo::leadingFeatures(ImplicitLocOpBuilder &b, Value x, int64_t n) {
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
-      strides(4, b.getIndexAttr(1)), sizes;
-  for (int64_t i = 0; i < 3; ++i)
-    sizes.push_back(tensor::getMixedSize(b, b.getLoc(), x, i));
-  sizes.push_back(b.getIndexAttr(n));
-  return tensor::ExtractSliceOp::create(b, x, offsets, sizes, strides);
 }
 
 void mnemo::writeIndexKeys(ImplicitLocOpBuilder &b, GenerationStep &step,
