@@ -79,7 +79,7 @@ PLOT_FILE = "attention_throughput.png"
 # lands far below 1e-4; bf16 inputs are compared with a reference computed
 # on the same bf16 values, so the bound covers bf16 intermediates).
 RTOL = {"f32": 1e-4, "bf16": 2e-2, "f16": 5e-3}
-ELEMENT_BYTES = {"f32": 4, "bf16": 2, "f16": 2}
+ELEMENT_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i64": 8}
 PREFILL_SEQS = (1024, 2048, 4096, 8192, 16384)
 # The lengths one dynamic artifact runs at: below one query tile, a few
 # tiles, and the static series' 4096 (the same shape, compiled statically).
@@ -325,7 +325,8 @@ def prepare(a):
 def torch_dtype(name):
     """The torch dtype of an MLIR element type name."""
     import torch
-    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[name]
+    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+            "i64": torch.int64}[name]
 
 
 def work(case, dtype):

@@ -27,24 +27,41 @@ LogicalResult LightningIndexerOp::verify() {
   Operation *op = getOperation();
   RankedTensorType q = getQ().getType(), k = getK().getType(),
                    w = getWeights().getType(), r = getResult().getType();
+  Value table = getTable();
   if (failed(checkRank(op, q, 4, "q", "[B, S, Hi, Di]")) ||
-      failed(checkRank(op, k, 3, "k", "[B, T, Di]")) ||
+      failed(table ? checkRank(op, k, 4, "k", "[Pages, 1, P, Di]")
+                   : checkRank(op, k, 3, "k", "[B, T, Di]")) ||
       failed(checkRank(op, w, 3, "weights", "[B, S, Hi]")) ||
       failed(checkRank(op, r, 3, "result", "[B, S, T]")) ||
       failed(checkStatic(op, q, 2, "indexer head count")) ||
       failed(checkStatic(op, q, 3, "indexer head dim")))
     return failure();
   int64_t batch = q.getDimSize(0), seq = q.getDimSize(1);
-  if (failed(checkDim(op, k, 0, batch, "k batch", "q batch")) ||
-      failed(checkDim(op, k, 2, q.getDimSize(3), "k head dim",
-                      "q head dim")) ||
-      failed(checkDim(op, w, 0, batch, "weights batch", "q batch")) ||
+  // The key count: the table's capacity in tokens, or k's length.
+  int64_t keys = k.getDimSize(1);
+  if (table) {
+    auto tt = cast<RankedTensorType>(table.getType());
+    if (failed(checkRank(op, tt, 2, "table", "[B, W]")) ||
+        failed(checkDim(op, tt, 0, batch, "table batch", "q batch")) ||
+        failed(checkDim(op, k, 1, 1, "k heads", "1")) ||
+        failed(checkStatic(op, k, 2, "k page size")) ||
+        failed(checkDim(op, k, 3, q.getDimSize(3), "k head dim", "q head dim")))
+      return failure();
+    keys = ShapedType::isDynamic(tt.getDimSize(1))
+               ? ShapedType::kDynamic
+               : tt.getDimSize(1) * k.getDimSize(2);
+  } else if (failed(checkDim(op, k, 0, batch, "k batch", "q batch")) ||
+             failed(checkDim(op, k, 2, q.getDimSize(3), "k head dim",
+                             "q head dim"))) {
+    return failure();
+  }
+  if (failed(checkDim(op, w, 0, batch, "weights batch", "q batch")) ||
       failed(checkDim(op, w, 1, seq, "weights length", "q length")) ||
-      failed(checkDim(op, w, 2, q.getDimSize(2), "weights heads",
-                      "q heads")) ||
+      failed(checkDim(op, w, 2, q.getDimSize(2), "weights heads", "q heads")) ||
       failed(checkDim(op, r, 0, batch, "result batch", "q batch")) ||
       failed(checkDim(op, r, 1, seq, "result length", "q length")) ||
-      failed(checkDim(op, r, 2, k.getDimSize(1), "result keys", "k length")))
+      failed(checkDim(op, r, 2, keys, "result keys",
+                      table ? "table capacity" : "k length")))
     return failure();
   if (Value p = getPositions()) {
     auto pt = cast<RankedTensorType>(p.getType());

@@ -37,6 +37,13 @@ def MNEMO_LightningIndexerOp : MNEMO_Op<"lightning_indexer",
     `[B, S, T]` f32. `scale` defaults to `1/sqrt(Di)`. Heads and head dim
     are static; batch and lengths may be dynamic. Computation is in f32.
 
+    With `table(%bt)` (a block table `[B, W]`, i32 or i64) the keys are a
+    paged cache's: `k` is its pool `[Pages, 1, P, Di]` and key `t` of
+    sequence `b` is `k[bt[b, t / P], 0, t % P, :]`, `T = W * P` (a decode
+    step scores its sequences' cached keys where they lie; entries of the
+    table past a sequence's pages must still name a page of the pool,
+    their keys masked by `lengths`).
+
     ```mlir
     %s = mnemo.lightning_indexer %q, %k, %w causal
         : tensor<1x?x4x32xf32>, tensor<1x?x32xf32>, tensor<1x?x4xf32>
@@ -49,6 +56,7 @@ def MNEMO_LightningIndexerOp : MNEMO_Op<"lightning_indexer",
     RankedTensorOf<[AnyFloat]>:$weights,
     Optional<RankedTensorOf<[I64]>>:$positions,
     Optional<RankedTensorOf<[I64]>>:$lengths,
+    Optional<RankedTensorOf<[I32, I64]>>:$table,
     UnitAttr:$causal,
     OptionalAttr<F64Attr>:$scale
   );
@@ -57,6 +65,7 @@ def MNEMO_LightningIndexerOp : MNEMO_Op<"lightning_indexer",
     $q `,` $k `,` $weights
     (`positions` `(` $positions^ `:` type($positions) `)`)?
     (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    (`table` `(` $table^ `:` type($table) `)`)?
     (`causal` $causal^)?
     (`scale` `(` $scale^ `)`)?
     attr-dict `:` type($q) `,` type($k) `,` type($weights) `->` type($result)

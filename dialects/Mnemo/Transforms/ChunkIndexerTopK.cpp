@@ -109,7 +109,13 @@ Value chunked(OpBuilder &b, TopKOp topK, LightningIndexerOp indexer,
             .getResult();
     OpFoldResult z = b.getIndexAttr(0), one = b.getIndexAttr(1);
     Value qc = slice(b, loc, q, {bi, s0, z, z}, {one, n, qs[2], qs[3]});
-    Value kc = slice(b, loc, k, {bi, z, z}, {one, ks[1], ks[2]});
+    // Paged keys stay the whole pool; the chunk takes its row of the table.
+    Value table = indexer.getTable(), kc = k, tc;
+    if (table)
+      tc = slice(b, loc, table, {bi, z},
+                 {one, tensor::getMixedSize(b, loc, table, 1)});
+    else
+      kc = slice(b, loc, k, {bi, z, z}, {one, ks[1], ks[2]});
     Value wc = slice(b, loc, w, {bi, s0, z}, {one, n, ws[2]});
     Value pc;
     if (positions)
@@ -120,7 +126,7 @@ Value chunked(OpBuilder &b, TopKOp topK, LightningIndexerOp indexer,
     constexpr int64_t kDyn = ShapedType::kDynamic;
     Value scores = LightningIndexerOp::create(
         b, loc, RankedTensorType::get({1, kDyn, kDyn}, b.getF32Type()), qc, kc,
-        wc, pc, lc, indexer.getCausal(), indexer.getScaleAttr());
+        wc, pc, lc, tc, indexer.getCausal(), indexer.getScaleAttr());
     Value listed = TopKOp::create(
         b, loc,
         RankedTensorType::get({1, kDyn, resultType.getDimSize(2)},

@@ -11,6 +11,8 @@
 
 namespace mlir::mnemo {
 
+enum class TopKTies : uint32_t;
+
 /// mnemo.attention → linalg.generic: scores, mask, softmax, weighted sum.
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// mnemo.mla_attention → per-head up-projections and a mnemo.attention (the
@@ -41,6 +43,13 @@ void populateExpertsToLinalgPatterns(RewritePatternSet &patterns,
 /// the row's iteration (CPU targets: only the rows in flight hold one).
 void populateTopKToLoopsPatterns(RewritePatternSet &patterns,
                                  bool rowScratch = false);
+/// mnemo.top_k's selection step of that lowering, for a kernel that needs
+/// it: moves the `k` largest of the queue's first `n` entries
+/// (`scores[base + i]`, `ids[base + i]`, 1-D memrefs of the row's compute
+/// type and i32) to its front, as libstdc++'s std::nth_element orders them
+/// under `ties` (mnemo.top_k's definition).
+void buildTopKSelection(OpBuilder &b, Location loc, Value scores, Value ids,
+                        Value base, TopKTies ties, Value n, Value k);
 
 /// The choices of the lowering that depend on the target.
 struct MnemoToLinalgOptions {

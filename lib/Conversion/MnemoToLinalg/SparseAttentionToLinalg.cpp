@@ -26,6 +26,7 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/PagedCache.h"
 #include "mnemo/Conversion/MnemoToLinalg.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -48,6 +49,13 @@ struct LightningIndexerLowering final : OpRewritePattern<LightningIndexerOp> {
     MLIRContext *ctx = op.getContext();
     Value q = op.getQ(), k = op.getK(), w = op.getWeights();
     FloatType f32 = b.getF32Type();
+    if (Value table = op.getTable()) {
+      // Paged keys: gathered through the block table, [B, 1, T, Di], the
+      // unit head dropped.
+      Value gathered = gatherPages(b, loc, k, /*scales=*/Value(), table, f32);
+      k = tensor::CollapseShapeOp::create(
+          b, loc, gathered, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+    }
     SmallVector<OpFoldResult> qs = tensorSizes(b, loc, q),
                               ks = tensorSizes(b, loc, k);
     AffineExpr d0, d1, d2, d3, d4;

@@ -580,6 +580,12 @@ private:
 
 } // namespace
 
+void mlir::mnemo::buildTopKSelection(OpBuilder &b, Location loc, Value scores,
+                                     Value ids, Value base, TopKTies ties,
+                                     Value n, Value k) {
+  Selector(loc, scores, ids, base, ties).select(b, n, k);
+}
+
 void mlir::mnemo::populateTopKToLoopsPatterns(RewritePatternSet &patterns,
                                                bool rowScratch) {
   patterns.add<TopKLowering>(patterns.getContext(), rowScratch);

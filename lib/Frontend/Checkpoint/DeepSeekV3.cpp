@@ -66,11 +66,12 @@ private:
   std::optional<IndexerInputs> indexerInputs(Value x, Value qLow,
                                              const std::string &a);
   /// The index_topk keys [B, S, topk] each query selects: its indexer
-  /// scores over `keys` ([B, T, d]; causal at `positions`, or at the row
-  /// index without them), the best of each row's first `lengths[b]` (all
-  /// without them) in PyTorch's CPU order among equal scores.
+  /// scores over `keys` ([B, T, d], or with a block table `table` the
+  /// pool of paged keys [Pages, 1, P, d]; causal at `positions`, or at the
+  /// row index without them), the best of each row's first `lengths[b]`
+  /// (all without them) in PyTorch's CPU order among equal scores.
   Value selectKeys(const IndexerInputs &in, Value keys, Value positions,
-                   Value lengths);
+                   Value lengths, Value table = Value());
   /// A generation step's sparse MLA (absorbed): the latent rows `k` and
   /// `latent` and the indexer keys written into the layer's pools, the
   /// queries `q` attending over the rows their indexer selects among the
@@ -291,10 +292,10 @@ DeepSeekBuilder::indexerInputs(Value x, Value qLow, const std::string &a) {
 }
 
 Value DeepSeekBuilder::selectKeys(const IndexerInputs &in, Value keys,
-                                  Value positions, Value lengths) {
+                                  Value positions, Value lengths, Value table) {
   Value scores = LightningIndexerOp::create(
       b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), in.q, keys, in.w,
-      positions, lengths, /*causal=*/true, /*scale=*/FloatAttr());
+      positions, lengths, table, /*causal=*/true, /*scale=*/FloatAttr());
   int64_t topk = ds.indexer->topk;
   // PyTorch's CPU top-k order among equal scores, so that ties (ReLU
   // zeros) select what transformers selects.
@@ -314,16 +315,16 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
   writeCache(b, *step, layer, k, Value());
   writeIndexKeys(b, *step, layer, unitHeads(in->k, d));
   // New sequences see their own tokens; later steps every cached one,
-  // the indexer's keys gathered from the pages.
-  Value keys = in->k;
-  if (!step->fresh)
-    keys = dropUnitHeads(gatherPages(b, b.getLoc(), step->indexKeys[layer],
-                                     Value(), step->blockTable, f32),
-                         d);
+  // the indexer's keys read from their pages through the block table.
+  Value keys = in->k, table;
+  if (!step->fresh) {
+    keys = step->indexKeys[layer];
+    table = step->blockTable;
+  }
   // Each row scores its sequence's first context_lengths[b] tokens, causal
   // at its own position, and keeps the best index_topk of them.
   Value indices =
-      selectKeys(*in, keys, step->positions, step->contextLengths);
+      selectKeys(*in, keys, step->positions, step->contextLengths, table);
   auto qType = cast<RankedTensorType>(q.getType());
   int64_t dv = cast<RankedTensorType>(latent.getType()).getDimSize(3);
   auto type = RankedTensorType::get({kDyn, qType.getDimSize(1), kDyn, dv}, f32);

@@ -332,7 +332,7 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
       });
   Value scores = LightningIndexerOp::create(
       b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), q, keys, w, visible,
-      lengths, /*causal=*/true, /*scale=*/FloatAttr());
+      lengths, /*table=*/Value(), /*causal=*/true, /*scale=*/FloatAttr());
   // PyTorch's CPU top-k order among equal scores (ReLU zeros tie).
   auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
   return TopKOp::create(

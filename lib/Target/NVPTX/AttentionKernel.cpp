@@ -1425,22 +1425,6 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
       rope.op->erase();
 }
 
-/// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
-/// f16 artifact), or null when they have none or several.
-Type sixteenBitWeightType(func::FuncOp func) {
-  Type found;
-  bool mixed = false;
-  func.walk([&](mnemo::LinearOp op) {
-    Type t = cast<RankedTensorType>(op.getWeight().getType()).getElementType();
-    if (!t.isBF16() && !t.isF16())
-      mixed = true;
-    else if (found && found != t)
-      mixed = true;
-    found = t;
-  });
-  return mixed ? Type() : found;
-}
-
 /// An f32 attention of a 16-bit artifact as one in `elem` (Q, K and V
 /// rounded, the result widened back) when `takes` accepts the rounded op;
 /// else `op`, unchanged (also when it is not all f32, or has an additive

@@ -50,6 +50,9 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   // KiB); Problem::residentBlocks counts how many fit.
   options.sharedBytesLimit = info.maxBlockSharedBytes;
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
+  // Before the linear layers become kernels: an f32 indexer is rounded to
+  // the type of their weights.
+  pm.addNestedPass<func::FuncOp>(createIndexerKernelPass());
   LinearKernelPassOptions linear;
   linear.chip = chip;
   // The GEMM runs one block per multiprocessor: the shared memory one
@@ -58,6 +61,7 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   linear.smCount = info.multiprocessors;
   linear.maxBatch = maxBatch;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
+  pm.addNestedPass<func::FuncOp>(createTopKKernelPass());
 }
 
 void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {

@@ -6,6 +6,8 @@
 
 #include "TensorCoreBuilder.h"
 
+#include "dialects/Mnemo/IR/MnemoOps.h"
+
 namespace mlir::mnemo::nvptx {
 
 Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
@@ -37,6 +39,22 @@ Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
   return bufferization::ToBufferOp::create(
       b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
       /*readOnly=*/true);
+}
+
+/// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
+/// f16 artifact), or null when they have none or several.
+Type sixteenBitWeightType(func::FuncOp func) {
+  Type found;
+  bool mixed = false;
+  func.walk([&](mnemo::LinearOp op) {
+    Type t = cast<RankedTensorType>(op.getWeight().getType()).getElementType();
+    if (!t.isBF16() && !t.isF16())
+      mixed = true;
+    else if (found && found != t)
+      mixed = true;
+    found = t;
+  });
+  return mixed ? Type() : found;
 }
 
 gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,

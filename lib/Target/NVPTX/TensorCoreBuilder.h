@@ -42,6 +42,10 @@ gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,
                                  std::array<int64_t, 3> grid,
                                  int64_t threads, int64_t sharedBytes);
 
+/// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
+/// f16 artifact, whose f32 attention and indexer operands the kernels round
+/// to it), or null when they have none or several.
+Type sixteenBitWeightType(func::FuncOp func);
 /// A TMA tensor map of `buffer` (an identity-layout memref of `elem`) with
 /// boxes of `box` (memref order, innermost 64 elements: 128 bytes) and the
 /// 128B swizzle, rows past the tensor read as zeros: created on the host

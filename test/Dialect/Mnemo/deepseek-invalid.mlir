@@ -4,6 +4,30 @@
 // indexer dims, a bad k, indices that do not fit the queries, experts whose
 // weights do not fit each other or the tokens.
 
+func.func @indexer_table_capacity(%q: tensor<2x1x4x32xf32>, %k: tensor<9x1x16x32xbf16>, %w: tensor<2x1x4xf32>, %t: tensor<2x3xi32>) -> tensor<2x1x40xf32> {
+  // expected-error @+1 {{result keys (40) must match table capacity (48)}}
+  %s = mnemo.lightning_indexer %q, %k, %w table(%t : tensor<2x3xi32>) : tensor<2x1x4x32xf32>, tensor<9x1x16x32xbf16>, tensor<2x1x4xf32> -> tensor<2x1x40xf32>
+  return %s : tensor<2x1x40xf32>
+}
+
+// -----
+
+func.func @indexer_table_keys(%q: tensor<2x1x4x32xf32>, %k: tensor<2x48x32xf32>, %w: tensor<2x1x4xf32>, %t: tensor<2x3xi32>) -> tensor<2x1x48xf32> {
+  // expected-error @+1 {{expects k of rank 4 [Pages, 1, P, Di], got rank 3}}
+  %s = mnemo.lightning_indexer %q, %k, %w table(%t : tensor<2x3xi32>) : tensor<2x1x4x32xf32>, tensor<2x48x32xf32>, tensor<2x1x4xf32> -> tensor<2x1x48xf32>
+  return %s : tensor<2x1x48xf32>
+}
+
+// -----
+
+func.func @indexer_table_heads(%q: tensor<2x1x4x32xf32>, %k: tensor<9x2x16x32xbf16>, %w: tensor<2x1x4xf32>, %t: tensor<2x3xi32>) -> tensor<2x1x48xf32> {
+  // expected-error @+1 {{k heads (2) must match 1 (1)}}
+  %s = mnemo.lightning_indexer %q, %k, %w table(%t : tensor<2x3xi32>) : tensor<2x1x4x32xf32>, tensor<9x2x16x32xbf16>, tensor<2x1x4xf32> -> tensor<2x1x48xf32>
+  return %s : tensor<2x1x48xf32>
+}
+
+// -----
+
 func.func @indexer_head_dim(%q: tensor<1x8x4x32xf32>, %k: tensor<1x8x16xf32>, %w: tensor<1x8x4xf32>) -> tensor<1x8x8xf32> {
   // expected-error @+1 {{k head dim (16) must match q head dim (32)}}
   %s = mnemo.lightning_indexer %q, %k, %w causal : tensor<1x8x4x32xf32>, tensor<1x8x16xf32>, tensor<1x8x4xf32> -> tensor<1x8x8xf32>

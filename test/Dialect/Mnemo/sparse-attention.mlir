@@ -35,3 +35,19 @@ func.func @dsa(%q: tensor<?x?x4x32xf32>, %k: tensor<?x?x32xf32>, %w: tensor<?x?x
       : tensor<?x16x?x64xf32>, tensor<?x16x?x16xf32>, tensor<?x?x64xf32>, tensor<?x?x16xf32>, tensor<16x64x64xf32>, tensor<16x48x64xf32> -> tensor<?x16x?x48xf32>
   return %i, %o, %m : tensor<?x?x8xi64>, tensor<?x16x?x64xf32>, tensor<?x16x?x48xf32>
 }
+
+// Paged keys: the pool [Pages, 1, P, Di] read through a block table; the
+// decomposition gathers them first.
+// CHECK-LABEL: func.func @paged_keys
+// CHECK: mnemo.lightning_indexer %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}} : tensor<?x1xi64>) lengths(%{{.*}} : tensor<?xi64>) table(%{{.*}} : tensor<?x?xi32>) causal : tensor<?x1x4x32xf32>, tensor<?x1x16x32xbf16>, tensor<?x1x4xf32> -> tensor<?x1x?xf32>
+// LOWER-LABEL: func.func @paged_keys
+// LOWER-NOT: mnemo.
+// LOWER: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xi32>
+// LOWER: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<?x1x16x32xbf16>
+// LOWER: tensor.collapse_shape
+func.func @paged_keys(%q: tensor<?x1x4x32xf32>, %pool: tensor<?x1x16x32xbf16>, %w: tensor<?x1x4xf32>,
+                      %pos: tensor<?x1xi64>, %lens: tensor<?xi64>, %table: tensor<?x?xi32>) -> tensor<?x1x?xf32> {
+  %s = mnemo.lightning_indexer %q, %pool, %w positions(%pos : tensor<?x1xi64>) lengths(%lens : tensor<?xi64>) table(%table : tensor<?x?xi32>) causal
+      : tensor<?x1x4x32xf32>, tensor<?x1x16x32xbf16>, tensor<?x1x4xf32> -> tensor<?x1x?xf32>
+  return %s : tensor<?x1x?xf32>
+}

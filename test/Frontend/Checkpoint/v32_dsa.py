@@ -19,8 +19,10 @@
 # IR: mnemo.mla_attention {{.*}} indices(
 # A decode step attends over the selected rows of the latent cache where
 # they lie in their pages (the values: the rows' leading features).
+# The indexer scores the cached keys where they lie (the pool and the
+# block table), not a gathered copy.
 # IR: func.func @decode
-# IR: mnemo.lightning_indexer
+# IR: mnemo.lightning_indexer {{.*}} table(%{{.*}} : tensor<?x?xi32>) causal
 # IR: mnemo.top_k
 # IR: mnemo.paged_attention {{.*}} indices(
 #

@@ -200,6 +200,76 @@ def LinearKernelPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def TopKKernelPass : Pass<"mnemo-gpu-top-k-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Replaces mnemo.top_k with a radix-select kernel, a block a "
+                "row";
+  let description = [{
+    Each `mnemo.top_k` of f32, bf16 or f16 scores becomes one `gpu.launch`
+    of 512 threads a row (the rest keep the selection loops of
+    `mnemo-convert-to-linalg`, one thread a row). The row's k-th largest
+    score is found by four passes over the row, a byte each from the top,
+    that count the scores' order-preserving keys sharing the bytes found
+    so far in a 256-bin shared-memory histogram; a last pass writes the
+    indices of the scores above it and the first of those equal to it in
+    ascending order (warp ballots and a scan of their counts), then -1 up
+    to k. That is exactly `lowest_index`. With `introselect` ties, a row
+    whose k-th score ties across the cut runs the reference selection
+    (libstdc++'s introselect) in its first thread over a copy of the row,
+    and the last pass writes its choice: the other rows need no order
+    beyond the values.
+  }];
+  let options = [
+    Option<"report", "report", "bool", "false",
+           "Emit a remark naming the kernel or why a top-k keeps the loops">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def IndexerKernelPass
+    : Pass<"mnemo-gpu-indexer-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Replaces mnemo.lightning_indexer with a tensor-core kernel "
+                "that fuses the ReLU-weighted head sum";
+  let description = [{
+    Each `mnemo.lightning_indexer` whose queries and keys are bf16 or f16,
+    or f32 in a function whose linear layers all have weights of one
+    16-bit type (`round-f32`, as the attention kernel rounds), with 16 to
+    128 indexer heads and a head dim up to 256 (multiples of 16), becomes
+    one `gpu.launch`: a block of 4 warps scores 128 keys for one query
+    position. The position's queries and the keys are converted to the
+    16-bit type as they are stored in shared memory; each warp multiplies
+    every head by its 32 keys with `mma.sync.m16n8k16` (f32 accumulators),
+    and applies the scale, the ReLU and each head's weight to its
+    accumulators, summing the heads in registers and across lanes
+    (`gpu.shuffle xor`): the [heads x keys] products never reach memory.
+    Paged keys (`table`) are read where they lie, each key row through its
+    sequence's block-table entry. Keys past the length, after the position
+    when causal, or of a padding query are -inf; a tile with no visible key
+    is written without being computed. The rest keep the decomposition.
+  }];
+  let options = [
+    Option<"roundF32", "round-f32", "bool", "true",
+           "Round an f32 indexer of a 16-bit artifact to the weights' type">,
+    Option<"report", "report", "bool", "false",
+           "Emit a remark naming the kernel or why an indexer keeps the "
+           "decomposition">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ExternDynamicSharedPass
     : Pass<"mnemo-gpu-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Declares dynamic shared memory as PTX extern, aligned";

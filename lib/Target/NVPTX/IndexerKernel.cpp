@@ -1,0 +1,364 @@
+//===- IndexerKernel.cpp - the lightning indexer on tensor cores -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// mnemo-gpu-indexer-kernel: a mnemo.lightning_indexer (DeepSeek-V3.2's key
+// scores, sum_h w[h] * relu(scale * q[h] . k[t])) as one mma.sync kernel
+// with the ReLU-weighted head reduction fused, so the [heads x keys] scores
+// never leave the registers:
+//
+//  - a block of 4 warps scores 128 keys for one query position: the
+//    position's Hi x Di queries and the 128 keys are converted to the
+//    16-bit type on load (f32 operands of a 16-bit artifact, as the
+//    attention's) and stored in shared memory;
+//  - each warp multiplies all heads by its 32 keys (m16n8k16, ldmatrix
+//    fragments, f32 accumulators), applies the scale, the ReLU and the
+//    head's weight to its accumulators, sums its rows, then across the
+//    lanes that share a column (shuffles), and writes its 32 scores;
+//  - keys at or past the length, or after the position when causal (or
+//    all of them for a padding query), are -inf; a tile that has none
+//    left is written without being computed.
+//
+// docs/GPU.md, "Lightning indexer".
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreBuilder.h"
+
+#include "dialects/Mnemo/IR/MnemoOps.h"
+#include "mnemo/Target/NVPTX/Passes.h"
+
+#include <limits>
+
+namespace mlir::mnemo {
+#define GEN_PASS_DEF_INDEXERKERNELPASS
+#include "mnemo/Target/NVPTX/Passes.h.inc"
+} // namespace mlir::mnemo
+
+using namespace mlir;
+using namespace mlir::mnemo::nvptx;
+
+namespace {
+
+constexpr int64_t kWarps = 4;
+constexpr int64_t kWarpKeys = 32;
+constexpr int64_t kKeys = kWarps * kWarpKeys; // keys a block
+constexpr int64_t kMaxHeads = 128;            // 64 accumulators a lane
+constexpr int64_t kMaxDim = 256;
+
+/// The shapes of one indexer.
+struct Problem {
+  Type elem; // the tiles' 16-bit type
+  int64_t heads, dim;
+  double scale;
+  bool causal;
+  int64_t pageSize = 0; // paged keys (a block table): P, else 0
+  int64_t sharedBytes() const { return (heads + kKeys) * dim * 2; }
+};
+
+class Emitter : public TensorCoreBuilder {
+public:
+  Emitter(ImplicitLocOpBuilder &b, const Problem &p)
+      : TensorCoreBuilder(b, p.elem), p(p) {}
+
+  void emit(gpu::LaunchOp launch, Value q, Value k, Value w, Value positions,
+            Value lengths, Value table, Value out);
+
+private:
+  /// Converts and stores `rows` rows of `width` features of `source` (row r
+  /// at indices `at(r)`, a row of `limit` or more stored as zeros) to tile
+  /// `tile`, 8 features a thread at a time.
+  void stage(const SharedTile &tile, Value source,
+             function_ref<SmallVector<Value>(Value)> at, Value limit);
+  /// This warp's 32 scores: two per n8 block a lane, summed over the heads
+  /// (valid in lanes 0-3; columns 8 j + 2 lane + i).
+  SmallVector<Value> scores(ArrayRef<Value> headWeights);
+
+  const Problem &p;
+  SharedTile qTile, kTile;
+  Value tid, warp, lane;
+};
+
+void Emitter::stage(const SharedTile &tile, Value source,
+                    function_ref<SmallVector<Value>(Value)> at, Value limit) {
+  int64_t chunks = tile.rows * tile.width / 8, perRow = tile.width / 8;
+  auto vec = VectorType::get({8}, elem);
+  for (int64_t c0 = 0; c0 < chunks; c0 += kWarps * 32) {
+    Value c = add(tid, idx(c0));
+    auto body = [&] {
+      Value row = div(c, perRow), col = mul(rem(c, perRow), 8);
+      Value inside = lt(row, limit);
+      auto load = scf::IfOp::create(b, vec, inside, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(load.thenBlock());
+        SmallVector<Value> indices = at(row);
+        indices.push_back(col);
+        Type srcElem = cast<MemRefType>(source.getType()).getElementType();
+        Value v = vector::LoadOp::create(b, VectorType::get({8}, srcElem),
+                                         source, indices);
+        if (srcElem != elem)
+          v = arith::TruncFOp::create(b, vec, v);
+        scf::YieldOp::create(b, v);
+        b.setInsertionPointToStart(load.elseBlock());
+        scf::YieldOp::create(
+            b, Value(arith::ConstantOp::create(
+                   b, DenseElementsAttr::get(vec, FloatAttr::get(elem, 0.0)))));
+      }
+      vector::StoreOp::create(b, load.getResult(0), tiles,
+                              ValueRange{offset(tile, row, col)});
+    };
+    if (c0 + kWarps * 32 > chunks)
+      ifThen(lt(c, idx(chunks)), body);
+    else
+      body();
+  }
+}
+
+SmallVector<Value> Emitter::scores(ArrayRef<Value> headWeights) {
+  int64_t mTiles = p.heads / 16;
+  Value lane8 = rem(lane, 8), laneMid = rem(div(lane, 8), 2);
+  Value laneHi = div(lane, 16);
+  Value keyBase = mul(warp, kWarpKeys);
+  // acc[m][j]: heads 16 m.., keys 8 j.. of this warp's 32.
+  SmallVector<SmallVector<Accumulator>> acc(
+      mTiles, SmallVector<Accumulator>(4, Accumulator(4, cf(0.0))));
+  for (int64_t kk = 0; kk < p.dim / 16; ++kk) {
+    Fragment keys[2];
+    for (int64_t jp = 0; jp < 2; ++jp)
+      keys[jp] = ldmatrix(kTile,
+                          add(keyBase, add(idx(16 * jp), add(mul(laneHi, 8),
+                                                             lane8))),
+                          add(idx(16 * kk), mul(laneMid, 8)), false);
+    for (int64_t m = 0; m < mTiles; ++m) {
+      Fragment a = ldmatrix(qTile, add(idx(16 * m), rem(lane, 16)),
+                            add(idx(16 * kk), mul(laneHi, 8)), false);
+      for (int64_t jp = 0; jp < 2; ++jp) {
+        acc[m][2 * jp] = mma(a, {keys[jp][0], keys[jp][1]}, acc[m][2 * jp]);
+        acc[m][2 * jp + 1] =
+            mma(a, {keys[jp][2], keys[jp][3]}, acc[m][2 * jp + 1]);
+      }
+    }
+  }
+  // Scale, ReLU, the head's weight; the sum over this lane's rows (heads
+  // 16 m + lane / 4 and 8 more), then over the lanes of its column.
+  Value scale = cf(p.scale), zero = cf(0.0);
+  SmallVector<Value> sums;
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value sum = zero;
+      for (int64_t m = 0; m < mTiles; ++m)
+        for (int64_t half = 0; half < 2; ++half) {
+          Value x = fmul(acc[m][j][2 * half + i], scale);
+          x = arith::MaximumFOp::create(b, x, zero);
+          sum = fadd(sum, fmul(x, headWeights[2 * m + half]));
+        }
+      for (int32_t offset : {4, 8, 16})
+        sum = fadd(sum, gpu::ShuffleOp::create(b, sum, offset, 32,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+      sums.push_back(sum);
+    }
+  return sums;
+}
+
+void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
+                   Value positions, Value lengths, Value table, Value out) {
+  b.setInsertionPointToStart(&launch.getBody().front());
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  tiles = memref::ViewOp::create(
+      b,
+      MemRefType::get({(p.heads + kKeys) * p.dim}, elem,
+                      MemRefLayoutAttrInterface(), workgroup),
+      raw, idx(0), ValueRange{});
+  qTile = {0, p.heads, p.dim};
+  kTile = {p.heads * p.dim, kKeys, p.dim};
+
+  Value row = launch.getBlockIds().x, tile = launch.getBlockIds().y;
+  Value seq = memref::DimOp::create(b, q, 1);
+  // The keys: k's rows, or the table's capacity in tokens.
+  Value width = table ? mul(memref::DimOp::create(b, table, 1), p.pageSize)
+                      : memref::DimOp::create(b, k, 1).getResult();
+  Value bi = arith::DivUIOp::create(b, row, seq);
+  Value si = arith::RemUIOp::create(b, row, seq);
+  tid = launch.getThreadIds().x;
+  warp = div(tid, 32);
+  lane = rem(tid, 32);
+  // The keys this position sees: [0, limit).
+  Value limit = width;
+  if (lengths) {
+    Value len = arith::IndexCastOp::create(
+        b, b.getIndexType(), memref::LoadOp::create(b, lengths, bi));
+    limit = arith::MinSIOp::create(b, limit,
+                                   arith::MaxSIOp::create(b, len, idx(0)));
+  }
+  if (p.causal) {
+    Value pos = si;
+    if (positions)
+      pos = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          memref::LoadOp::create(b, positions, ValueRange{bi, si}));
+    // A padding query (position -1) sees no key.
+    Value seen = arith::MaxSIOp::create(b, add(pos, idx(1)), idx(0));
+    limit = arith::MinSIOp::create(b, limit, seen);
+  }
+  Value first = mul(tile, kKeys);
+  Value negInf = cf(-std::numeric_limits<double>::infinity());
+  // Lanes 0-3 write the warp's scores: column 8 j + 2 lane + i.
+  auto write = [&](ArrayRef<Value> values) {
+    ifThen(lt(lane, idx(4)), [&] {
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t i = 0; i < 2; ++i) {
+          Value t = add(first, add(mul(warp, kWarpKeys),
+                                   add(idx(8 * j + i), mul(lane, 2))));
+          Value v = values.empty() ? negInf
+                                   : select(lt(t, limit), values[2 * j + i],
+                                            negInf);
+          ifThen(lt(t, width), [&] {
+            memref::StoreOp::create(b, v, out, ValueRange{bi, si, t});
+          });
+        }
+    });
+  };
+  Value visible = lt(first, limit);
+  auto branch = scf::IfOp::create(b, visible, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    stage(qTile, q, [&](Value h) -> SmallVector<Value> { return {bi, si, h}; },
+          idx(p.heads));
+    stage(kTile, k,
+          [&](Value r) -> SmallVector<Value> {
+            Value t = add(first, r);
+            if (!table)
+              return {bi, t};
+            // Key t of the sequence: row t % P of page table[b, t / P].
+            Value page = arith::IndexCastOp::create(
+                b, b.getIndexType(),
+                memref::LoadOp::create(b, table,
+                                       ValueRange{bi, div(t, p.pageSize)}));
+            return {page, idx(0), rem(t, p.pageSize)};
+          },
+          sub(width, first));
+    // The weights of this lane's heads: 16 m + lane / 4 and 8 more.
+    SmallVector<Value> headWeights;
+    for (int64_t m = 0; m < p.heads / 16; ++m)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value h = add(idx(16 * m + 8 * half), div(lane, 4));
+        Value x = memref::LoadOp::create(b, w, ValueRange{bi, si, h});
+        if (!x.getType().isF32())
+          x = arith::ExtFOp::create(b, f32, x);
+        headWeights.push_back(x);
+      }
+    gpu::BarrierOp::create(b);
+    write(scores(headWeights));
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    write({});
+  }
+}
+
+/// The problem of `op` with tiles of `elem`, or why the kernel cannot
+/// take it.
+FailureOr<Problem> analyze(mnemo::LightningIndexerOp op, Type elem,
+                           std::string &why) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  Problem p;
+  p.elem = elem;
+  p.heads = q.getDimSize(2);
+  p.dim = q.getDimSize(3);
+  p.scale = op.getEffectiveScale();
+  p.causal = op.getCausal();
+  if (op.getTable())
+    p.pageSize = cast<RankedTensorType>(op.getK().getType()).getDimSize(2);
+  if (p.heads % 16 || p.heads > kMaxHeads)
+    return why = "indexer heads are not a multiple of 16 up to " +
+                 std::to_string(kMaxHeads),
+           failure();
+  if (p.dim % 16 || p.dim > kMaxDim)
+    return why = "indexer head dim is not a multiple of 16 up to " +
+                 std::to_string(kMaxDim),
+           failure();
+  return p;
+}
+
+void rewrite(mnemo::LightningIndexerOp op, const Problem &p) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  Value q = readOnlyBuffer(b, op.getQ()), k = readOnlyBuffer(b, op.getK());
+  Value w = readOnlyBuffer(b, op.getWeights());
+  Value positions = readOnlyBuffer(b, op.getPositions());
+  Value lengths = readOnlyBuffer(b, op.getLengths());
+  Value table = readOnlyBuffer(b, op.getTable());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  Value batch = memref::DimOp::create(b, q, 0);
+  Value seq = memref::DimOp::create(b, q, 1);
+  Value width =
+      table ? arith::MulIOp::create(b, memref::DimOp::create(b, table, 1),
+                                    indexConstant(b, p.pageSize))
+                  .getResult()
+            : memref::DimOp::create(b, k, 1).getResult();
+  SmallVector<Value> dims;
+  Value sizes[3] = {batch, seq, width};
+  for (int64_t i = 0; i < 3; ++i)
+    if (resultType.isDynamicDim(i))
+      dims.push_back(sizes[i]);
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get(resultType.getShape(), b.getF32Type()), dims,
+      b.getI64IntegerAttr(64));
+  Value rows = arith::MulIOp::create(b, batch, seq);
+  Value keyTiles =
+      arith::CeilDivSIOp::create(b, width, indexConstant(b, kKeys));
+  gpu::LaunchOp launch = createKernelLaunch(b, "lightning_indexer",
+                                            {1, 1, 1}, kWarps * 32,
+                                            p.sharedBytes());
+  launch.getGridSizeXMutable().assign(rows);
+  launch.getGridSizeYMutable().assign(keyTiles);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Emitter(b, p).emit(launch, q, k, w, positions, lengths, table, out);
+  }
+  op.replaceAllUsesWith(Value(bufferization::ToTensorOp::create(
+      b, resultType, out, /*restrict=*/true, /*writable=*/true)));
+  op.erase();
+}
+
+struct IndexerKernelPass final
+    : mnemo::impl::IndexerKernelPassBase<IndexerKernelPass> {
+  using IndexerKernelPassBase::IndexerKernelPassBase;
+
+  void runOnOperation() override {
+    SmallVector<mnemo::LightningIndexerOp> ops;
+    getOperation()->walk(
+        [&](mnemo::LightningIndexerOp op) { ops.push_back(op); });
+    Type weightType = roundF32 ? sixteenBitWeightType(getOperation()) : Type();
+    for (mnemo::LightningIndexerOp op : ops) {
+      Type q = cast<RankedTensorType>(op.getQ().getType()).getElementType();
+      Type k = cast<RankedTensorType>(op.getK().getType()).getElementType();
+      // 16-bit queries and keys, or f32 ones in a 16-bit artifact.
+      Type elem = (q.isBF16() || q.isF16()) && q == k ? q
+                  : q.isF32() && k.isF32()             ? weightType
+                                                       : Type();
+      std::string why = "f32 queries and keys outside a 16-bit artifact";
+      FailureOr<Problem> p = failure();
+      if (elem)
+        p = analyze(op, elem, why);
+      if (failed(p)) {
+        if (report)
+          op.emitRemark("keeps the decomposition: ") << why;
+        continue;
+      }
+      if (report)
+        op.emitRemark("tensor-core indexer kernel, ")
+            << (q.isF32() ? "f32 operands rounded to " : "operands in ")
+            << elem;
+      rewrite(op, *p);
+    }
+  }
+};
+
+} // namespace
