@@ -486,8 +486,9 @@ def check(out, q, k, v, causal, rtol, softcap=None, window=None):
 class MnemoPlan:
     """Mnemo's PTX module with its launch plan bound to torch-owned device buffers.
 
-    The plan is CASE.plan.json (plan.py's load_plan; a dynamic plan at the
-    input `shapes`, which every set has), the PTX the one inside the
+    The plan is CASE.plan.json (plan.py's load_plan: its `function`, by
+    default the first; a dynamic plan at the input `shapes`, which every
+    set has), the PTX the one inside the
     artifact; `kernels` names the kernels launched, in order. Inputs are the
     function's inputs in order (q, k, v) for each input set; temporaries (the
     output among them) are allocated once and shared by the sets, and
@@ -498,14 +499,14 @@ class MnemoPlan:
     integers.
     """
 
-    def __init__(self, plan_path, sets, shapes=None):
+    def __init__(self, plan_path, sets, shapes=None, function=None):
         import numpy as np
         import torch
         from check_ptx import load_module, plan_launches  # beside this script
         from plan import buffer_weight_bytes, load_plan
         # Refuses a plan the runtime reports as unsupported, or a dynamic one
         # without shapes.
-        plan = load_plan(plan_path, shapes=shapes)
+        plan = load_plan(plan_path, function=function, shapes=shapes)
         self.module = load_module(plan)
         self.kernels = [launch["kernel"] for launch in plan["launches"]]
         self.temporaries, self.weights = {}, {}

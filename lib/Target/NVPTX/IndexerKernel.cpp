@@ -339,11 +339,17 @@ struct IndexerKernelPass final
     for (mnemo::LightningIndexerOp op : ops) {
       Type q = cast<RankedTensorType>(op.getQ().getType()).getElementType();
       Type k = cast<RankedTensorType>(op.getK().getType()).getElementType();
-      // 16-bit queries and keys, or f32 ones in a 16-bit artifact.
-      Type elem = (q.isBF16() || q.isF16()) && q == k ? q
-                  : q.isF32() && k.isF32()             ? weightType
-                                                       : Type();
-      std::string why = "f32 queries and keys outside a 16-bit artifact";
+      // 16-bit keys (a 16-bit cache's pages: f32 queries rounded to their
+      // type, as the paged attention rounds its query), 16-bit queries
+      // over f32 keys, or both f32 in a 16-bit artifact.
+      auto narrow = [](Type t) { return t.isBF16() || t.isF16(); };
+      Type elem = narrow(k) && (q.isF32() || q == k) ? k
+                  : narrow(q) && k.isF32()           ? q
+                  : q.isF32() && k.isF32()           ? weightType
+                                                     : Type();
+      std::string why = elem || !q.isF32() || !k.isF32()
+                            ? "queries and keys of two 16-bit types"
+                            : "f32 queries and keys outside a 16-bit artifact";
       FailureOr<Problem> p = failure();
       if (elem)
         p = analyze(op, elem, why);
@@ -354,7 +360,8 @@ struct IndexerKernelPass final
       }
       if (report)
         op.emitRemark("tensor-core indexer kernel, ")
-            << (q.isF32() ? "f32 operands rounded to " : "operands in ")
+            << (q.isF32() || k.isF32() ? "f32 operands rounded to "
+                                       : "operands in ")
             << elem;
       rewrite(op, *p);
     }

@@ -67,6 +67,20 @@ func.func @f32(%q: tensor<1x?x16x32xf32>, %k: tensor<1x?x32xf32>, %w: tensor<1x?
   return %s : tensor<1x?x?xf32>
 }
 
+// f32 queries over a bf16 cache's pages (an f32 artifact with a bf16
+// cache): the queries rounded to the pages' type.
+func.func @f32_over_bf16_pages(%q: tensor<1x1x16x64xf32>, %pool: tensor<9x1x16x64xbf16>, %w: tensor<1x1x16xf32>, %table: tensor<1x9xi32>) -> tensor<1x1x144xf32> {
+  // expected-remark @below {{tensor-core indexer kernel, f32 operands rounded to 'bf16'}}
+  %s = mnemo.lightning_indexer %q, %pool, %w table(%table : tensor<1x9xi32>) : tensor<1x1x16x64xf32>, tensor<9x1x16x64xbf16>, tensor<1x1x16xf32> -> tensor<1x1x144xf32>
+  return %s : tensor<1x1x144xf32>
+}
+
+func.func @two_types(%q: tensor<1x5x16x64xf16>, %k: tensor<1x20x64xbf16>, %w: tensor<1x5x16xf32>) -> tensor<1x5x20xf32> {
+  // expected-remark @below {{keeps the decomposition: queries and keys of two 16-bit types}}
+  %s = mnemo.lightning_indexer %q, %k, %w : tensor<1x5x16x64xf16>, tensor<1x20x64xbf16>, tensor<1x5x16xf32> -> tensor<1x5x20xf32>
+  return %s : tensor<1x5x20xf32>
+}
+
 func.func @heads(%q: tensor<1x5x4x64xbf16>, %k: tensor<1x20x64xbf16>, %w: tensor<1x5x4xf32>) -> tensor<1x5x20xf32> {
   // expected-remark @below {{keeps the decomposition: indexer heads are not a multiple of 16 up to 128}}
   %s = mnemo.lightning_indexer %q, %k, %w : tensor<1x5x4x64xbf16>, tensor<1x20x64xbf16>, tensor<1x5x4xf32> -> tensor<1x5x20xf32>

@@ -236,9 +236,11 @@ def IndexerKernelPass
   let summary = "Replaces mnemo.lightning_indexer with a tensor-core kernel "
                 "that fuses the ReLU-weighted head sum";
   let description = [{
-    Each `mnemo.lightning_indexer` whose queries and keys are bf16 or f16,
-    or f32 in a function whose linear layers all have weights of one
-    16-bit type (`round-f32`, as the attention kernel rounds), with 16 to
+    Each `mnemo.lightning_indexer` whose queries or keys are bf16 or f16
+    (the other f32: rounded to that type, as the paged attention rounds an
+    f32 query over 16-bit pages), or both f32 in a function whose linear
+    layers all have weights of one 16-bit type (`round-f32`, as the
+    attention kernel rounds), with 16 to
     128 indexer heads and a head dim up to 256 (multiples of 16), becomes
     one `gpu.launch`: a block of 4 warps scores 128 keys for one query
     position. The position's queries and the keys are converted to the
