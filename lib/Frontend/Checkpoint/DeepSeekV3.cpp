@@ -34,7 +34,6 @@
 #include "MoERouting.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
-#include "dialects/Mnemo/Utils/PagedCache.h"
 #include "mnemo/Frontend/GenerationStep.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -167,16 +167,7 @@ SmallVector<Value> Emitter::scores(ArrayRef<Value> headWeights) {
 void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
                    Value positions, Value lengths, Value table, Value out) {
   b.setInsertionPointToStart(&launch.getBody().front());
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  Value raw = gpu::DynamicSharedMemoryOp::create(
-      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                         MemRefLayoutAttrInterface(), workgroup));
-  tiles = memref::ViewOp::create(
-      b,
-      MemRefType::get({(p.heads + kKeys) * p.dim}, elem,
-                      MemRefLayoutAttrInterface(), workgroup),
-      raw, idx(0), ValueRange{});
+  tiles = dynamicSharedView(b, (p.heads + kKeys) * p.dim, elem);
   qTile = {0, p.heads, p.dim};
   kTile = {p.heads * p.dim, kKeys, p.dim};
 
@@ -347,9 +338,10 @@ struct IndexerKernelPass final
                   : narrow(q) && k.isF32()           ? q
                   : q.isF32() && k.isF32()           ? weightType
                                                      : Type();
-      std::string why = elem || !q.isF32() || !k.isF32()
-                            ? "queries and keys of two 16-bit types"
-                            : "f32 queries and keys outside a 16-bit artifact";
+      std::string why =
+          q.isF32() && k.isF32()
+              ? "f32 queries and keys outside a 16-bit artifact"
+              : "queries and keys of types it does not take together";
       FailureOr<Problem> p = failure();
       if (elem)
         p = analyze(op, elem, why);

@@ -57,6 +57,18 @@ Type sixteenBitWeightType(func::FuncOp func) {
   return mixed ? Type() : found;
 }
 
+Value dynamicSharedView(ImplicitLocOpBuilder &b, int64_t elements, Type elem) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  return memref::ViewOp::create(
+      b,
+      MemRefType::get({elements}, elem, MemRefLayoutAttrInterface(), workgroup),
+      raw, indexConstant(b, 0), ValueRange{});
+}
+
 gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,
                                  std::array<int64_t, 3> grid,
                                  int64_t threads, int64_t sharedBytes) {

@@ -35,6 +35,9 @@ Value pointerFromIndex(ImplicitLocOpBuilder &b, Value address,
 /// `tensor` as a read-only buffer of identity layout, for a kernel launch
 /// (null for null).
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+/// The launch's dynamic shared memory (1024-byte aligned: mnemo-gpu-extern-
+/// dynamic-shared) as a 1-D workgroup memref of `elements` `elem`.
+Value dynamicSharedView(ImplicitLocOpBuilder &b, int64_t elements, Type elem);
 /// A gpu.launch of the kernel `name`: a grid of `grid` blocks of `threads`
 /// threads with `sharedBytes` of dynamic shared memory (none for 0); its
 /// body holds the terminator only.

@@ -128,8 +128,10 @@ private:
   /// Inclusive scan of `x` over the warp's lanes.
   Value warpScan(Value x);
   /// One histogram pass over the byte at `shift` of the keys matching
-  /// `prefix` under `mask`; updates the state in shared memory.
-  void histogramPass(int64_t shift, Value prefix, Value mask, Value remaining);
+  /// `prefix` under `mask` among the row's first `entries`; updates the
+  /// state in shared memory.
+  void histogramPass(int64_t shift, Value prefix, Value mask, Value remaining,
+                     Value entries);
   /// The ballots of `bits` (one per entry of the step), their counts in
   /// table `table`, and after a barrier each entry's count of set bits
   /// before it in the step; returns those and the step's total.
@@ -196,13 +198,14 @@ Value Emitter::warpScan(Value x) {
 }
 
 void Emitter::histogramPass(int64_t shift, Value prefix, Value mask,
-                            Value remaining) {
+                            Value remaining, Value entries) {
   gpu::BarrierOp::create(b); // the last readers of the bins are done
   ifThen(cmp(arith::CmpIPredicate::ult, tid, idx(kBins)),
          [&] { sharedStore(i32(0), kHist, tid); });
   gpu::BarrierOp::create(b);
-  loop(idx(0), n, idx(kUnroll * kThreads), ValueRange{},
-       [&](Value step, ValueRange) -> SmallVector<Value> {
+  loop(
+      idx(0), entries, idx(kUnroll * kThreads), ValueRange{},
+      [&](Value step, ValueRange) -> SmallVector<Value> {
         for (Value k : stepKeys(step)) {
           Value listed = cmp(arith::CmpIPredicate::ne, k, i32(0));
           Value matches = cmp(arith::CmpIPredicate::eq,
@@ -354,16 +357,7 @@ void Emitter::emit(gpu::LaunchOp launch, Value scoresBuffer, Value lengths,
                    Value out, Value queue[3]) {
   b.setInsertionPointToStart(&launch.getBody().front());
   scores = scoresBuffer;
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  Value raw = gpu::DynamicSharedMemoryOp::create(
-      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                         MemRefLayoutAttrInterface(), workgroup));
-  shared = memref::ViewOp::create(
-      b,
-      MemRefType::get({kWords}, b.getI32Type(), MemRefLayoutAttrInterface(),
-                      workgroup),
-      raw, idx(0), ValueRange{});
+  shared = dynamicSharedView(b, kWords, b.getI32Type());
   Value row = launch.getBlockIds().x;
   Value seq = memref::DimOp::create(b, scores, 1);
   Value width = memref::DimOp::create(b, scores, 2);
@@ -387,22 +381,23 @@ void Emitter::emit(gpu::LaunchOp launch, Value scoresBuffer, Value lengths,
     sharedStore(i32(k), kState + 1);
     sharedStore(i32(0), kState + 2);
   });
-  Value prefix = i32(0), remaining = i32(k), listed;
+  Value prefix = i32(0), remaining = i32(k), takeAll, entries = n;
   for (int64_t pass = 0; pass < 4; ++pass) {
     int64_t shift = 24 - 8 * pass;
     Value mask = i32(pass ? int32_t(~0u << (32 - 8 * pass)) : 0);
-    histogramPass(shift, prefix, mask, remaining);
+    histogramPass(shift, prefix, mask, remaining, entries);
     if (pass == 0) { // every key is counted once: the row's listed entries
-      listed = i32(0);
+      Value listed = i32(0);
       for (int64_t w = 0; w < kBins / 32; ++w)
         listed = arith::AddIOp::create(b, listed, sharedLoad(kWarpTotals + w));
+      // Rows of at most k listed entries take them all (threshold 0: every
+      // key above it): the other passes read none of their entries.
+      takeAll = cmp(arith::CmpIPredicate::sle, listed, i32(k));
+      entries = arith::SelectOp::create(b, takeAll, idx(0), n);
     }
     prefix = sharedLoad(kState);
     remaining = sharedLoad(kState + 1);
   }
-  // Rows of at most k listed entries take them all (threshold 0: every
-  // key above it).
-  Value takeAll = cmp(arith::CmpIPredicate::sle, listed, i32(k));
   Value thr = arith::SelectOp::create(b, takeAll, i32(0), prefix);
   Value need = arith::SelectOp::create(b, takeAll, i32(0), remaining);
   Value equal = sharedLoad(kState + 2);

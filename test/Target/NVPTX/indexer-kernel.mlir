@@ -76,7 +76,7 @@ func.func @f32_over_bf16_pages(%q: tensor<1x1x16x64xf32>, %pool: tensor<9x1x16x6
 }
 
 func.func @two_types(%q: tensor<1x5x16x64xf16>, %k: tensor<1x20x64xbf16>, %w: tensor<1x5x16xf32>) -> tensor<1x5x20xf32> {
-  // expected-remark @below {{keeps the decomposition: queries and keys of two 16-bit types}}
+  // expected-remark @below {{keeps the decomposition: queries and keys of types it does not take together}}
   %s = mnemo.lightning_indexer %q, %k, %w : tensor<1x5x16x64xf16>, tensor<1x20x64xbf16>, tensor<1x5x16xf32> -> tensor<1x5x20xf32>
   return %s : tensor<1x5x20xf32>
 }
