@@ -108,6 +108,10 @@ def reference(ref, inputs, case_dir):
         x = inputs["x"]
         return numpy_refs.rope(x, inputs["pos"], ref["theta"], x.shape[-1], False,
                                ref.get("scaling"))
+    if op == "einsum":
+        return np.einsum(ref["spec"], f64["x"], f64["w"])
+    if op == "max":
+        return f64["x"].max(axis=-1)
     if op == "swiglu":
         g = f64["g"]
         return g / (1.0 + np.exp(-g)) * f64["u"]

@@ -8,11 +8,12 @@ reference. scripts/gpu/check_ptx.py runs them on a GPU. A case that mnemoc
 cannot compile, or whose plan cannot be dumped or read, stops the run.
 
     scripts/gpu/make_cases.py OUT_DIR [--mnemoc build/bin/mnemoc] [--target sm_90a]
-        [--mnemo-run MNEMOC_DIR/mnemo-run]
+        [--mnemo-run MNEMOC_DIR/mnemo-run] [--models ... [--model-dtype bf16]]
+        [--models-only]
 
 Attention: non-tile-multiple lengths, GQA/MQA, causal with offset, sliding
 window, softcap, D != Dv. Layers: linear, rms_norm, rope, swiglu, embedding,
-add. The tiny decoder (examples/tiny-decoder) at the prompt's length, its
+add, a row max. The tiny decoder (examples/tiny-decoder) at the prompt's length, its
 weights passed as inputs, against its stored reference logits. With
 --models, the reference models (checkpoint directories and ONNX files with
 input_ids.npy and logits.npy beside them) compiled for their prompt's shape
@@ -133,10 +134,6 @@ def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, 
     out = x  # the result has the input's type
     names = ("g", "u") if swiglu else ("x",)
     args = ", ".join(f"%{a}: {ttype(xs, x)}" for a in names) + f", %w: {ttype(ws, w)}"
-    attr = ""
-    if bias:
-        args += f", %b: {ttype((n,), bias)}"
-        attr = f" bias(%b : {ttype((n,), bias)})"
     pre = f"  %x = mnemo.swiglu %g, %u : {ttype(xs, x)}\n" if swiglu else ""
     if norm:
         nd = norm.removesuffix("+1")
@@ -145,6 +142,10 @@ def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, 
         args = f"%x0: {ttype(xs, x)}, %nw: {ttype((k,), nd)}, %w: {ttype(ws, w)}"
         pre = (f"  %x = mnemo.rms_norm %x0, %nw eps(1.0e-05){offset} : {ttype(xs, x)}, "
                f"{ttype((k,), nd)} -> {ttype(xs, x)}\n")
+    attr = ""
+    if bias:
+        args += f", %b: {ttype((n,), bias)}"
+        attr = f" bias(%b : {ttype((n,), bias)})"
     mlir = (f"func.func @main({args}) -> {ttype(ys, out)} {{\n{pre}"
             f"  %r = mnemo.linear %x, %w layout({layout}){attr} : {ttype(xs, x)}, "
             f"{ttype(ws, w)} -> {ttype(ys, out)}\n  return %r : {ttype(ys, out)}\n}}\n")
@@ -186,6 +187,13 @@ def linear_cases():
     # rows with f32 activations, and bf16 with a unit offset through wgmma.
     yield linear("lin_rmsnorm_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", norm="f32")
     yield linear("lin_rmsnorm_bf16_1100x328_to_1040", (1100,), 328, 1040, norm="bf16+1")
+    # rms_norm with split-K (decode rows, few output tiles): each split's
+    # sums of squares, the rows scaled by the reduction; an uneven last
+    # range (33 steps in 7 splits of 5).
+    yield linear("lin_rmsnorm_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32",
+                 norm="f32", bias="bf16")
+    yield linear("lin_rmsnorm_bf16_splitk_3x1x2056_to_136", (3, 1), 2056, 136,
+                 norm="bf16+1")
 
 
 def layer_cases():
@@ -217,6 +225,64 @@ def layer_cases():
     yield layer("embedding", "embedding", [("t", t), ("ids", ids)],
                 f"%r = mnemo.embedding %t[%ids] : {ttype(t)}, {ttype(ids, 'i64')} -> {ttype((2, 7, 16))}",
                 (2, 7, 16), {}, ids={"ids": 50})
+    # Reductions spread over a warp's lanes (mnemo-gpu-warp-reductions):
+    # rows of 1000 (not a multiple of the 32 lanes), f32 linear layers on
+    # the CUDA cores over an [N, K] weight (one output a warp) and a
+    # [K, N] one (8 outputs a warp, each over 4 slices), and a row max.
+    # Sums of 1000 and more products are checked per row, relative 1e-5.
+    x = (3, 5, 1000)
+    yield layer("rms_norm_wide", "rms_norm", [("x", x), ("w", (1000,))],
+                f"%r = mnemo.rms_norm %x, %w eps(1.0e-05) : {ttype(x)}, {ttype((1000,))} -> {ttype(x)}",
+                x, {"eps": 1e-5})
+    for layout, w in (("out_in", (77, 1000)), ("in_out", (1000, 300))):
+        x, n = (3, 1000), w[0] if layout == "out_in" else w[1]
+        yield layer(f"linear_f32_{layout}_3x1000_to_{n}", "linear", [("x", x), ("w", w)],
+                    f"%r = mnemo.linear %x, %w layout({layout}) : {ttype(x)}, {ttype(w)} -> "
+                    f"{ttype((3, n))}", (3, n), {"layout": layout, "rel": 1e-5})
+    # At DeepSeek-V3's MLA decode dims: the absorbed form's per-head
+    # products by W_UK ([H, nope, latent]: 8 outputs a warp) and W_UV
+    # ([H, value, latent]: one output a warp), the latent's rms_norm, and
+    # an f32 decode projection of each weight layout (time_kernels.py
+    # times them).
+    for name, w, out, spec in (("wuk", (128, 128, 512), (2, 128, 1, 512), "bhsk,hko->bhso"),
+                               ("wuv", (128, 128, 512), (2, 128, 1, 128), "bhsk,hok->bhso")):
+        x = out[:3] + (w[1] if name == "wuk" else w[2],)
+        wmap = "(d1, d4, d3)" if name == "wuk" else "(d1, d3, d4)"
+        yield layer(f"mla_{name}_decode", "einsum", [("x", x), ("w", w)],
+                    f"%z = arith.constant 0.0 : f32\n"
+                    f"  %e = tensor.empty() : {ttype(out)}\n"
+                    f"  %f = linalg.fill ins(%z : f32) outs(%e : {ttype(out)}) -> {ttype(out)}\n"
+                    f"  %r = linalg.generic {{indexing_maps = ["
+                    f"affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>, "
+                    f"affine_map<(d0, d1, d2, d3, d4) -> {wmap}>, "
+                    f"affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>], "
+                    f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", \"parallel\", "
+                    f"\"reduction\"]}} ins(%x, %w : {ttype(x)}, {ttype(w)}) outs(%f : {ttype(out)}) {{\n"
+                    f"  ^bb0(%a: f32, %b: f32, %acc: f32):\n"
+                    f"    %p = arith.mulf %a, %b : f32\n"
+                    f"    %s = arith.addf %acc, %p : f32\n"
+                    f"    linalg.yield %s : f32\n"
+                    f"  }} -> {ttype(out)}", out, {"spec": spec, "rel": 1e-5})
+    x = (2, 1, 512)
+    yield layer("rms_norm_decode_2x512", "rms_norm", [("x", x), ("w", (512,))],
+                f"%r = mnemo.rms_norm %x, %w eps(1.0e-06) : {ttype(x)}, {ttype((512,))} -> {ttype(x)}",
+                x, {"eps": 1e-6})
+    for layout, w in (("out_in", (2048, 2048)), ("in_out", (2048, 2048))):
+        x = (2, 1, 2048)
+        yield layer(f"linear_f32_{layout}_decode_2x2048_to_2048", "linear",
+                    [("x", x), ("w", w)],
+                    f"%r = mnemo.linear %x, %w layout({layout}) : {ttype(x)}, {ttype(w)} -> "
+                    f"{ttype((2, 1, 2048))}", (2, 1, 2048), {"layout": layout, "rel": 1e-5})
+    x = (7, 1000)
+    yield layer("row_max", "max", [("x", x)],
+                f"%e = tensor.empty() : {ttype((7,))}\n"
+                f"  %ninf = arith.constant 0xFF800000 : f32\n"
+                f"  %f = linalg.fill ins(%ninf : f32) outs(%e : {ttype((7,))}) -> {ttype((7,))}\n"
+                f"  %r = linalg.reduce ins(%x : {ttype(x)}) outs(%f : {ttype((7,))}) dimensions = [1]\n"
+                f"    (%in: f32, %acc: f32) {{\n"
+                f"      %m = arith.maximumf %in, %acc : f32\n"
+                f"      linalg.yield %m : f32\n"
+                f"    }}", (7,), {})
     x = (3, 33)
     yield layer("add", "add", [("a", x), ("b", x)],
                 f"%e = tensor.empty() : {ttype(x)}\n  %r = linalg.add ins(%a, %b : {ttype(x)}, {ttype(x)}) "
@@ -358,15 +424,24 @@ def main():
                    help="reference checkpoint directories / ONNX files")
     p.add_argument("--model-dtype", choices=["bf16", "f16"],
                    help="also compile the checkpoints with --dtype=this")
+    p.add_argument("--weights-reference", action="store_true",
+                   help="compile the checkpoints with --weights=reference: the artifacts "
+                   "read their weights from the checkpoint files in place (which must be "
+                   "at the same place relative to the artifact where the cases run)")
+    p.add_argument("--models-only", action="store_true",
+                   help="only the --models cases (no attention, layer or tiny-decoder case)")
     a = p.parse_args()
     mnemo_run = a.mnemo_run or default_mnemo_run(a.mnemoc)
     os.makedirs(a.out, exist_ok=True)
-    cases = [c + ([],) for c in list(attention_cases()) + list(linear_cases())
-             + list(layer_cases())
-             + [tiny_decoder(a.out)]]
+    cases = [] if a.models_only else [
+        c + ([],) for c in list(attention_cases()) + list(linear_cases())
+        + list(layer_cases()) + [tiny_decoder(a.out)]]
     cases += [reference_model(a.out, m) for m in a.models]
     if a.model_dtype:
         cases += [reference_model(a.out, m, a.model_dtype) for m in a.models if os.path.isdir(m)]
+    if a.weights_reference:
+        cases = [c[:-1] + (c[-1] + ["--weights=reference"],)
+                 if c[-1] and os.path.isdir(c[1]) else c for c in cases]
     manifest = []
     for name, source, inputs, ref, tol, flags in cases:
         if flags:  # a model file or directory

@@ -67,7 +67,8 @@ struct Gemm {
   bool swiglu = false;
   /// The input is rms_norm(x, weight): the kernel stages x * weight (or
   /// x * (1 + weight)) and scales each output row by rsqrt(mean(x^2) +
-  /// eps), the sums of squares gathered as x passes through (no split-K).
+  /// eps), the sums of squares gathered as x passes through. With
+  /// split-K each split's sums go to the reduction, which scales the rows.
   bool rmsNorm = false, unitOffset = false;
   double eps = 0.0;
   /// rms_norm: its weight's element type.
@@ -260,11 +261,12 @@ void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
 /// bandwidth): about four blocks per multiprocessor, at least 4 K steps
 /// each, and the partials' traffic (8 bytes per element and split) at most
 /// a quarter of the weight's (splits x M x 16 <= K). `splitK` forces a
-/// number of splits. Not with rms_norm, whose row scales need all of K.
+/// number of splits. With rms_norm, whose row scales need all of K, each
+/// split also writes its rows' partial sums of squares (M floats).
 void chooseSplitK(Gemm &g, int64_t smCount, int64_t splitK) {
   int64_t tiles = g.gridM() * g.gridN();
   g.stepsPerSplit = g.kSteps();
-  if (g.rmsNorm || (!splitK && tiles >= 2 * smCount))
+  if (!splitK && tiles >= 2 * smCount)
     return;
   int64_t want = splitK ? splitK : (4 * smCount + tiles - 1) / tiles;
   int64_t most =
@@ -339,6 +341,10 @@ public:
   Value normWeight;
   /// Dynamic M: the row count (an index defined outside the launch).
   Value rows;
+  /// rms_norm with split-K: f32 [splits, M], each split's partial sums of
+  /// squares of the rows (stored by the blocks of the first column tile);
+  /// the reduction turns them into the rows' scales.
+  Value squares;
 
 private:
   /// The rows of `x` and `y`.
@@ -649,9 +655,18 @@ void GemmEmitter::storeRowScales(ArrayRef<Value> sums) {
     Value scale = arith::DivFOp::create(
         b, cf(1.0), math::SqrtOp::create(b, fadd(mean, cf(g.eps))));
     Value row = div(add(tid, idx(r * g.threads())), 8);
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rem(tid, 8),
-                                 idx(0)),
-           [&] { memref::StoreOp::create(b, scale, rowScales, row); });
+    Value leads =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rem(tid, 8), idx(0));
+    if (squares) {
+      Value at = add(m0, row);
+      Value firstColumns =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, n0, idx(0));
+      ifThen(both(both(leads, firstColumns), lt(at, rowCount())), [&] {
+        memref::StoreOp::create(b, total, squares, ValueRange{split, at});
+      });
+      continue;
+    }
+    ifThen(leads, [&] { memref::StoreOp::create(b, scale, rowScales, row); });
   }
   gpu::BarrierOp::create(b);
 }
@@ -724,7 +739,7 @@ void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
         ifThen(both(lt(row, rowCount()), lt(col, idx(g.n))), [&] {
           int64_t e = 4 * (i * tn + j) + 2 * h;
           Value v[2] = {acc[e], acc[e + 1]};
-          if (rowScales) {
+          if (rowScales && !squares) {
             Value scale =
                 memref::LoadOp::create(b, rowScales, sub(row, m0));
             v[0] = fmul(v[0], scale);
@@ -958,10 +973,12 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
 }
 
 /// The split-K reduction: one thread per output element sums the f32
-/// partials [splits, M, N], adds the bias and stores the result type.
+/// partials [splits, M, N], scales the row by rms_norm's rsqrt(mean + eps)
+/// from the splits' sums of squares `squares` [splits, M] (when not null),
+/// adds the bias and stores the result type.
 /// `rowCount` is M when it is dynamic (else null): the grid follows it.
 void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
-                Value bias, Value y, Value rowCount) {
+                Value squares, Value bias, Value y, Value rowCount) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
   int64_t threads = 256, total = g.m * g.n;
   Value count = rowCount ? arith::MulIOp::create(b, rowCount, c(g.n))
@@ -988,6 +1005,18 @@ void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
     sum = arith::AddFOp::create(
         b, sum,
         memref::LoadOp::create(b, partials, ValueRange{c(s), row, col}));
+  if (squares) {
+    Value total = f32Constant(b, 0.0);
+    for (int64_t s = 0; s < g.splits; ++s)
+      total = arith::AddFOp::create(
+          b, total, memref::LoadOp::create(b, squares, ValueRange{c(s), row}));
+    Value mean = arith::DivFOp::create(b, total, f32Constant(b, double(g.k)));
+    Value scale = arith::DivFOp::create(
+        b, f32Constant(b, 1.0),
+        math::SqrtOp::create(
+            b, arith::AddFOp::create(b, mean, f32Constant(b, g.eps))));
+    sum = arith::MulFOp::create(b, sum, scale);
+  }
   if (bias) {
     Value bv = memref::LoadOp::create(b, bias, ValueRange{col});
     if (!bv.getType().isF32())
@@ -1039,15 +1068,18 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
       b.getI64IntegerAttr(64));
   Value y = rows(out);
   Value rowCount = g.dynamicM ? Value(memref::DimOp::create(b, x, 0)) : Value();
-  Value partials;
+  Value partials, squares;
+  auto splitBuffer = [&](SmallVector<int64_t> shape) -> Value {
+    return memref::AllocOp::create(b, MemRefType::get(shape, b.getF32Type()),
+                                   g.dynamicM ? ValueRange{rowCount}
+                                              : ValueRange{},
+                                   b.getI64IntegerAttr(64));
+  };
+  int64_t splitRows = g.dynamicM ? ShapedType::kDynamic : g.m;
   if (g.splits > 1)
-    partials = memref::AllocOp::create(
-        b,
-        MemRefType::get({g.splits, g.dynamicM ? ShapedType::kDynamic : g.m,
-                         g.n},
-                        b.getF32Type()),
-        g.dynamicM ? ValueRange{rowCount} : ValueRange{},
-        b.getI64IntegerAttr(64));
+    partials = splitBuffer({g.splits, splitRows, g.n});
+  if (g.splits > 1 && g.rmsNorm)
+    squares = splitBuffer({g.splits, splitRows});
 
   // TMA: boxes of 64 K columns (the 128B swizzle), block-m rows of the
   // input and block-n rows of W [N, K] or 64 x 64 panels of W [K, N].
@@ -1075,13 +1107,14 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion) {
     emitter.up = up;
     emitter.normWeight = normWeight;
     emitter.rows = rowCount;
+    emitter.squares = squares;
     if (partials)
       emitter.emit(launch, x, w, nullptr, partials);
     else
       emitter.emit(launch, x, w, bias, y);
   }
   if (partials)
-    emitReduce(b, g, partials, bias, y, rowCount);
+    emitReduce(b, g, partials, squares, bias, y, rowCount);
   Value result = bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);

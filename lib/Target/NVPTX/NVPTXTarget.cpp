@@ -81,6 +81,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createHoistTileBuffersPass());
   pm.addNestedPass<func::FuncOp>(createReductionsInnermostPass());
+  pm.addNestedPass<func::FuncOp>(createWarpReductionsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createLaunchLoopsPass());
   // Launch sizes and loop bounds fold to constants before outlining, so

@@ -119,6 +119,37 @@ func.func @decode_split(%x: tensor<2x1x1032xf16>, %w: tensor<264x1032xf16>, %b: 
   return %r : tensor<2x1x264xf16>
 }
 
+// rms_norm folded into a decode GEMM that splits K (5 output tiles, 4
+// splits as above): each split sums the squares of its part of the rows,
+// the blocks of the first column tile store them to [splits, M] (no
+// scaling in the kernel), and linear_reduce scales each row by
+// rsqrt(sum / K + eps) before the bias.
+// CHECK-LABEL: func.func @norm_decode_split
+// CHECK-NOT: mnemo.rms_norm
+// CHECK-DAG: %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x2x264xf32>
+// CHECK-DAG: %[[SQ:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x2xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c1, {{.*}} = %c4) threads
+// CHECK: scf.for
+// CHECK: gpu.shuffle  xor
+// CHECK-NOT: math.sqrt
+// CHECK: memref.store %{{.*}}, %[[SQ]][
+// CHECK-NOT: math.sqrt
+// CHECK: vector.store {{.*}}, %[[PART]][{{.*}}]
+// CHECK: gpu.launch
+// CHECK-SAME: function(@linear_reduce)
+// CHECK-COUNT-4: memref.load %[[PART]]
+// CHECK-COUNT-4: memref.load %[[SQ]]
+// CHECK: arith.divf %{{.*}}, %cst{{.*}} : f32
+// CHECK: math.sqrt
+// CHECK: arith.mulf
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+func.func @norm_decode_split(%x: tensor<2x1x1032xf32>, %n: tensor<1032xf32>, %w: tensor<264x1032xbf16>, %b: tensor<264xbf16>) -> tensor<2x1x264xf32> {
+  %h = mnemo.rms_norm %x, %n eps(1.0e-05) : tensor<2x1x1032xf32>, tensor<1032xf32> -> tensor<2x1x1032xf32>
+  %r = mnemo.linear %h, %w layout(out_in) bias(%b : tensor<264xbf16>) : tensor<2x1x1032xf32>, tensor<264x1032xbf16> -> tensor<2x1x264xf32>
+  return %r : tensor<2x1x264xf32>
+}
+
 // A decode step's [B, 1, K] with a dynamic batch: planned for the largest
 // batch when it is known (max-batch=2: one 16-row block, 64-column tiles,
 // K split in 4), the partials and the reduction's grid following the real
@@ -238,8 +269,9 @@ func.func @swiglu_shared(%g: tensor<40x344xbf16>, %u: tensor<40x344xbf16>, %w: t
 // rms_norm folded into the layers it feeds: each stages x * weight (1 +
 // weight with unit_offset), sums the squares of its rows as x passes
 // (loop-carried), reduces them over the 8 lanes of a row after the loop
-// and scales its output rows by rsqrt(mean + eps) from shared memory; no
-// split-K. The norm goes once both layers have taken it.
+// and scales its output rows by rsqrt(mean + eps) from shared memory (a
+// single K range here: 4 steps of 64). The norm goes once both layers
+// have taken it.
 // CHECK-LABEL: func.func @norm_qk
 // CHECK-NOT: mnemo.rms_norm
 // CHECK: gpu.launch

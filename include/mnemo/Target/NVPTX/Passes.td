@@ -392,6 +392,34 @@ def ReductionsInnermostPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def WarpReductionsPass
+    : Pass<"mnemo-gpu-warp-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Spreads each output's reduction over the lanes of a warp";
+  let description = [{
+    A linalg op on buffers (a generic, or a named one such as
+    `linalg.reduce`) that folds its one output with a
+    commutative arith combiner (a norm's sum of squares, a softmax's max
+    and sum, a per-head product or an f32 linear layer on the CUDA cores)
+    becomes a `gpu.launch` of 8-warp blocks in which a warp holds
+    G = 32 / S outputs and splits each one's reduction into S slices.
+    Each lane accumulates its slice in a register from the combiner's
+    neutral element; the slices meet through xor shuffles and one lane
+    folds the total into the output's initial value. S is 32 when the
+    operand read most (of most static elements, then indexed by most
+    loops) has the innermost reduction loop as its last
+    dimension (lanes read consecutive elements of one row) and 32 / G
+    when it has the innermost parallel loop there, G outputs filling one
+    32-byte sector. Reductions shorter than 32 iterations, generics inside
+    tile loops and other bodies are left to `mnemo-gpu-launch-loops`
+    (one thread an output). Float results are reassociated.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def SinkConstantGlobalsPass
     : Pass<"mnemo-gpu-sink-constant-globals", "::mlir::func::FuncOp"> {
   let summary = "Moves constant globals that kernels read into the kernels";
