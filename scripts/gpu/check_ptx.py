@@ -100,7 +100,7 @@ def reference(ref, inputs, case_dir):
         if "rms_norm" in ref:
             x0, nw = f64["x0"], f64["nw"] + (1.0 if ref["rms_norm"]["unit_offset"] else 0.0)
             x = x0 / np.sqrt((x0 ** 2).mean(axis=-1, keepdims=True) + ref["rms_norm"]["eps"]) * nw
-        return x @ w + (f64["b"] if "b" in f64 else 0.0)
+        return x @ w + (f64["b"] if "b" in f64 else 0.0) + (f64["res"] if "res" in f64 else 0.0)
     if op == "rms_norm":
         x = f64["x"]
         return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + ref["eps"]) * f64["w"]

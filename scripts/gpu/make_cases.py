@@ -123,12 +123,13 @@ def layer(name, op, shapes, body, result, ref, ids=None):
 
 
 def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, swiglu=False,
-           norm=None):
+           norm=None, residual=False):
     """A linear case with 16-bit weights (the tensor-core GEMM): M rows of
     shape m_shape, checked by relative error (2e-2); with swiglu, its input
     is silu(g) * u of two inputs, with norm (the norm weight's dtype) it is
     rms_norm(x, nw) (both fused into the kernel's loads; a norm named with
-    "+1" has a unit offset)."""
+    "+1" has a unit offset; with residual, a tensor of the result's
+    shape and type is added to it, in the kernel's epilogue)."""
     xs, ys = (*m_shape, k), (*m_shape, n)
     ws = (n, k) if layout == "out_in" else (k, n)
     out = x  # the result has the input's type
@@ -146,15 +147,24 @@ def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, 
     if bias:
         args += f", %b: {ttype((n,), bias)}"
         attr = f" bias(%b : {ttype((n,), bias)})"
+    post = ""
+    if residual:
+        args += f", %res: {ttype(ys, out)}"
+        post = (f"  %e = tensor.empty() : {ttype(ys, out)}\n"
+                f"  %r = linalg.add ins(%y, %res : {ttype(ys, out)}, {ttype(ys, out)}) "
+                f"outs(%e : {ttype(ys, out)}) -> {ttype(ys, out)}\n")
     mlir = (f"func.func @main({args}) -> {ttype(ys, out)} {{\n{pre}"
-            f"  %r = mnemo.linear %x, %w layout({layout}){attr} : {ttype(xs, x)}, "
-            f"{ttype(ws, w)} -> {ttype(ys, out)}\n  return %r : {ttype(ys, out)}\n}}\n")
+            f"  %{'y' if residual else 'r'} = mnemo.linear %x, %w layout({layout}){attr} : "
+            f"{ttype(xs, x)}, {ttype(ws, w)} -> {ttype(ys, out)}\n{post}"
+            f"  return %r : {ttype(ys, out)}\n}}\n")
     inputs = [{"name": a, "shape": xs, "dtype": x} for a in names]
     if norm:
         inputs.append({"name": "nw", "shape": (k,), "dtype": norm.removesuffix("+1")})
     inputs.append({"name": "w", "shape": ws, "dtype": w})
     if bias:
         inputs.append({"name": "b", "shape": (n,), "dtype": bias})
+    if residual:
+        inputs.append({"name": "res", "shape": ys, "dtype": out})
     ref = {"op": "linear", "layout": layout, "rel": 2e-2}
     if swiglu:
         ref["swiglu"] = True
@@ -194,6 +204,12 @@ def linear_cases():
                  norm="f32", bias="bf16")
     yield linear("lin_rmsnorm_bf16_splitk_3x1x2056_to_136", (3, 1), 2056, 136,
                  norm="bf16+1")
+    # A decode tile's residual, added in the epilogue (one K range) or by
+    # the split-K reduction, after the bias; a prefill's stays an add.
+    yield linear("lin_residual_bf16w_f32in_decode_3", (3,), 200, 72, x="f32", residual=True)
+    yield linear("lin_residual_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", residual=True)
+    yield linear("lin_residual_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32",
+                 bias="bf16", residual=True)
 
 
 def layer_cases():

@@ -29,14 +29,15 @@
 // differ from the sequential loop's in the last bits of a float.
 //
 // A linalg op (a generic, or a named one such as linalg.reduce) qualifies
-// when it writes one buffer, every reduction loop
-// follows every parallel one (mnemo-gpu-reductions-innermost), its body
-// folds the output with one commutative arith combiner that has a neutral
-// element (addf, mulf, maxnumf, minnumf, maximumf, minimumf, and the
-// integer ones) over a 32- or 64-bit value that nothing else reads, the
-// reduction has at least 32 iterations (or a dynamic count), and it is not
-// inside a tile loop (those are spread over a block by
-// mnemo-gpu-launch-loops).
+// when it writes one buffer through a map that names every parallel loop;
+// no input is that buffer, and its body neither writes nor reads it; every
+// reduction loop follows every parallel one
+// (mnemo-gpu-reductions-innermost); its body folds the output with one
+// commutative arith combiner that has a neutral element (addf, mulf,
+// maxnumf, minnumf, maximumf, minimumf, and the integer ones) over a 32-
+// or 64-bit value that nothing else reads; the reduction has at least 32
+// iterations (or a dynamic count); and it is not inside a tile loop (those
+// are spread over a block by mnemo-gpu-launch-loops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +52,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_WARPREDUCTIONSPASS
@@ -97,6 +99,27 @@ std::optional<Reduction> matchReduction(linalg::LinalgOp op) {
   if (!type.isF32() && !type.isF64() && !type.isInteger(32) &&
       !type.isInteger(64))
     return std::nullopt;
+  // Each output is written once, by one lane: the output map names every
+  // parallel loop (a projected permutation of them).
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (!outMap.isProjectedPermutation() ||
+      outMap.getNumResults() != op.getNumParallelLoops())
+    return std::nullopt;
+  // The body runs in another order on many threads: it may read (a gather)
+  // but not write, and no input nor read may be the output's buffer.
+  Value initBuffer = init->get();
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (in->get() == initBuffer)
+      return std::nullopt;
+  for (Operation &inner : body->without_terminator()) {
+    if (isMemoryEffectFree(&inner))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects || !effects.onlyHasEffect<MemoryEffects::Read>() ||
+        llvm::is_contained(inner.getOperands(), initBuffer))
+      return std::nullopt;
+  }
   return Reduction{combiner, outOperand};
 }
 
@@ -141,9 +164,12 @@ int64_t slicesPerOutput(linalg::LinalgOp op, unsigned numParallel) {
   if (!last || last.getPosition() + 1 != numParallel)
     return kWarp;
   Type element = cast<MemRefType>(main->get().getType()).getElementType();
-  int64_t bits = element.getIntOrFloatBitWidth();
-  int64_t outputs = std::clamp<int64_t>(kSectorBits / bits, 1, kWarp);
-  return kWarp / outputs;
+  if (!element.isIntOrFloat())
+    return kWarp;
+  // A power of two: the slices of one output are lanes an xor apart.
+  uint64_t outputs = std::clamp<uint64_t>(
+      kSectorBits / element.getIntOrFloatBitWidth(), 1, kWarp);
+  return kWarp / static_cast<int64_t>(llvm::bit_floor(outputs));
 }
 
 /// The combiner's neutral element; for maxnumf and minnumf -inf and +inf
@@ -202,12 +228,25 @@ SmallVector<Value> operandIndices(OpBuilder &b, Location loc,
   return indices;
 }
 
-/// `combiner` over `acc` (in the output's place) and `value`.
+/// `combiner` over `acc` (in the output's place) and `value`. The sums are
+/// reassociated, so a partial may overflow where the sequential order did
+/// not: the clone promises no wrap-around (nsw, nuw) and no infinity
+/// (ninf) the original's order may have kept.
 Value combine(OpBuilder &b, const Reduction &red, Value acc, Value value) {
   IRMapping map;
   Operation *c = b.clone(*red.combiner, map);
   c->setOperand(red.outOperand, acc);
   c->setOperand(1 - red.outOperand, value);
+  if (auto wrap = dyn_cast<arith::ArithIntegerOverflowFlagsInterface>(c))
+    c->setAttr(wrap.getIntegerOverflowAttrName(),
+               arith::IntegerOverflowFlagsAttr::get(
+                   c->getContext(), arith::IntegerOverflowFlags::none));
+  if (auto fast = dyn_cast<arith::ArithFastMathInterface>(c)) {
+    arith::FastMathFlags flags = fast.getFastMathFlagsAttr().getValue();
+    c->setAttr(fast.getFastMathAttrName(),
+               arith::FastMathFlagsAttr::get(
+                   c->getContext(), flags & ~arith::FastMathFlags::ninf));
+  }
   return c->getResult(0);
 }
 

@@ -150,6 +150,63 @@ func.func @norm_decode_split(%x: tensor<2x1x1032xf32>, %n: tensor<1032xf32>, %w:
   return %r : tensor<2x1x264xf32>
 }
 
+// A residual connection, the layer's result its add's only input besides
+// a tensor of the same type computed before it: in a decode tile, added on
+// the way out after the bias, by the kernel (one K range) or by
+// linear_reduce (split-K), and the add is gone. An add of a tensor
+// computed after the layer stays, and so does a prefill's (74 rows).
+// CHECK-LABEL: func.func @residual_decode
+// CHECK-NOT: linalg.add
+// CHECK: %[[RES:.*]] = bufferization.to_buffer %arg3 read_only
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %[[RES]] {{\[}}[0, 1], [2]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[ROWS]]
+// CHECK: arith.addf
+// CHECK: vector.store
+// CHECK-NOT: linalg.add
+// CHECK: return
+// CHECK-LABEL: func.func @residual_split
+// CHECK: %[[RES:.*]] = bufferization.to_buffer %arg2 read_only
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %[[RES]]
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[ROWS]]
+// CHECK: function(@linear_reduce)
+// CHECK-COUNT-4: memref.load %{{.*}}[%c{{[0-3]}}, %{{.*}}, %{{.*}}]
+// CHECK: memref.load %[[ROWS]]
+// CHECK: arith.addf
+// CHECK-NOT: linalg.add
+// CHECK-LABEL: func.func @residual_after
+// CHECK: gpu.launch
+// CHECK: linalg.add
+// CHECK-LABEL: func.func @residual_prefill
+// CHECK: gpu.launch
+// CHECK: linalg.add
+func.func @residual_decode(%x: tensor<2x1x200xbf16>, %b: tensor<64xbf16>, %w: tensor<64x200xbf16>, %r: tensor<2x1x64xbf16>) -> tensor<2x1x64xbf16> {
+  %y = mnemo.linear %x, %w layout(out_in) bias(%b : tensor<64xbf16>) : tensor<2x1x200xbf16>, tensor<64x200xbf16> -> tensor<2x1x64xbf16>
+  %e = tensor.empty() : tensor<2x1x64xbf16>
+  %s = linalg.add ins(%r, %y : tensor<2x1x64xbf16>, tensor<2x1x64xbf16>) outs(%e : tensor<2x1x64xbf16>) -> tensor<2x1x64xbf16>
+  return %s : tensor<2x1x64xbf16>
+}
+func.func @residual_split(%x: tensor<2x1x1032xf32>, %w: tensor<264x1032xbf16>, %r: tensor<2x1x264xf32>) -> tensor<2x1x264xf32> {
+  %y = mnemo.linear %x, %w layout(out_in) : tensor<2x1x1032xf32>, tensor<264x1032xbf16> -> tensor<2x1x264xf32>
+  %e = tensor.empty() : tensor<2x1x264xf32>
+  %s = linalg.add ins(%y, %r : tensor<2x1x264xf32>, tensor<2x1x264xf32>) outs(%e : tensor<2x1x264xf32>) -> tensor<2x1x264xf32>
+  return %s : tensor<2x1x264xf32>
+}
+func.func @residual_after(%x: tensor<2x1x1032xf32>, %w: tensor<264x1032xbf16>, %r: tensor<2x1x264xf32>) -> tensor<2x1x264xf32> {
+  %y = mnemo.linear %x, %w layout(out_in) : tensor<2x1x1032xf32>, tensor<264x1032xbf16> -> tensor<2x1x264xf32>
+  %e = tensor.empty() : tensor<2x1x264xf32>
+  %t = linalg.add ins(%r, %r : tensor<2x1x264xf32>, tensor<2x1x264xf32>) outs(%e : tensor<2x1x264xf32>) -> tensor<2x1x264xf32>
+  %s = linalg.add ins(%y, %t : tensor<2x1x264xf32>, tensor<2x1x264xf32>) outs(%e : tensor<2x1x264xf32>) -> tensor<2x1x264xf32>
+  return %s : tensor<2x1x264xf32>
+}
+func.func @residual_prefill(%x: tensor<2x37x200xbf16>, %w: tensor<64x200xbf16>, %r: tensor<2x37x64xbf16>) -> tensor<2x37x64xbf16> {
+  %y = mnemo.linear %x, %w layout(out_in) : tensor<2x37x200xbf16>, tensor<64x200xbf16> -> tensor<2x37x64xbf16>
+  %e = tensor.empty() : tensor<2x37x64xbf16>
+  %s = linalg.add ins(%r, %y : tensor<2x37x64xbf16>, tensor<2x37x64xbf16>) outs(%e : tensor<2x37x64xbf16>) -> tensor<2x37x64xbf16>
+  return %s : tensor<2x37x64xbf16>
+}
+
 // A decode step's [B, 1, K] with a dynamic batch: planned for the largest
 // batch when it is known (max-batch=2: one 16-row block, 64-column tiles,
 // K split in 4), the partials and the reduction's grid following the real

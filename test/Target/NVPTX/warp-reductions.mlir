@@ -124,15 +124,55 @@ func.func @named_reduce(%x: memref<7x1000xf32>, %m: memref<7xf32>) {
   return
 }
 
+// An integer sum: the partials drop the combiner's no-wrap flags (a
+// reassociated partial may wrap where the loop's order did not).
+// CHECK-LABEL: func.func @int_sum
+// CHECK: gpu.launch
+// CHECK-NOT: overflow<nsw>
+// CHECK: arith.addi
+// CHECK-NOT: overflow<nsw>
+// CHECK: return
+func.func @int_sum(%x: memref<4x96xi32>, %s: memref<4xi32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x96xi32>) outs(%s : memref<4xi32>) {
+  ^bb0(%a: i32, %acc: i32):
+    %r = arith.addi %acc, %a overflow<nsw> : i32
+    linalg.yield %r : i32
+  }
+  return
+}
+
 // Left to mnemo-gpu-launch-loops: a reduction of 16, a body that is no
 // single combiner (a subtraction), a 16-bit accumulator, an output read
-// by more than the combiner, and a generic inside a tile loop.
+// by more than the combiner, an output map without a parallel loop (two
+// rows into one element), the output's buffer as an input, and a generic
+// inside a tile loop.
 // CHECK-LABEL: func.func @unchanged
 // CHECK-NOT: gpu.launch
-// CHECK-COUNT-5: linalg.generic
+// CHECK-COUNT-7: linalg.generic
 func.func @unchanged(%short: memref<8x16xf32>, %s: memref<8xf32>,
                      %x: memref<8x64xf32>, %h: memref<8x64xbf16>,
-                     %hs: memref<8xbf16>) {
+                     %hs: memref<8xbf16>, %one: memref<1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%one : memref<1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x, %s : memref<8x64xf32>, memref<8xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
                                    affine_map<(d0, d1) -> (d0)>],
                   iterator_types = ["parallel", "reduction"]}

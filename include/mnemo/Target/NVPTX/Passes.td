@@ -130,8 +130,14 @@ def LinearKernelPass
       the two tensors, instead of being written and read back;
     - a `mnemo.rms_norm` feeding the layer is folded in: the kernel stages
       x * weight and scales each output row by rsqrt(mean(x^2) + eps), the
-      sums of squares gathered as x passes through (no split-K then, even
-      with `split-k`); the norm stays for its other users;
+      sums of squares gathered as x passes through (with split-K, each
+      split's sums go to the reduction, which scales the rows); the norm
+      stays for its other users;
+    - in a decode tile (at most 48 rows, mma.sync), a `linalg.add` that
+      is the layer's only user and adds a tensor of the result's type (a
+      residual connection) is done on the way out: the kernel, or with
+      split-K the reduction, adds the residual after the bias, and the
+      add's result is the layer's;
     - on sm_90a, an f32 input of many rows (a prefill's rows, known at run
       time only, or 1024 or more) is instead rounded to the weight's type
       by a conversion of its own, shared by every layer reading it, when
@@ -168,6 +174,9 @@ def LinearKernelPass
     Option<"fuseRmsNorm", "fuse-rms-norm", "bool", "true",
            "Fold a mnemo.rms_norm feeding the layer into its input loads "
            "and row scales">,
+    Option<"fuseResidual", "fuse-residual", "bool", "true",
+           "Add a residual that a linalg.add adds to the layer's result on "
+           "the way out">,
     Option<"narrowInputs", "narrow-inputs", "bool", "true",
            "On sm_90a, round the f32 input of a GEMM of many rows (a "
            "prefill's) to the weight's type in a kernel of its own, so "
