@@ -420,7 +420,10 @@ def WarpReductionsPass
     when it has the innermost parallel loop there, G outputs filling one
     32-byte sector. Reductions shorter than 32 iterations, generics inside
     tile loops and other bodies are left to `mnemo-gpu-launch-loops`
-    (one thread an output). Float results are reassociated.
+    (one thread an output), as are ops whose output map does not name
+    every parallel loop, whose body writes or reads the output's buffer,
+    or that take that buffer as an input. Results are reassociated: the
+    combiner's clones drop `nsw`, `nuw` and `ninf`.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",
