@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopIndices.h"
+
 #include "mnemo/Target/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -16,6 +18,7 @@ namespace mlir::mnemo {
 } // namespace mlir::mnemo
 
 using namespace mlir;
+using namespace mlir::mnemo::nvptx;
 
 namespace {
 
@@ -28,11 +31,12 @@ Value ceilDiv(OpBuilder &b, Location loc, Value a, Value d) {
   return arith::CeilDivSIOp::create(b, loc, a, d);
 }
 
+SmallVector<Value> countsOf(ArrayRef<Dim> dims) {
+  return llvm::map_to_vector(dims, [](const Dim &d) { return d.count; });
+}
+
 Value product(OpBuilder &b, Location loc, ArrayRef<Dim> dims) {
-  Value p = arith::ConstantIndexOp::create(b, loc, 1);
-  for (const Dim &d : dims)
-    p = arith::MulIOp::create(b, loc, p, d.count);
-  return p;
+  return productOf(b, loc, countsOf(dims));
 }
 
 SmallVector<Dim> loopDims(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> lbs,
@@ -61,16 +65,10 @@ SmallVector<Dim> loopDims(OpBuilder &b, scf::ParallelOp p) {
 /// Induction variables of the row-major linear index `lin`.
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value lin,
                                ArrayRef<Dim> dims) {
-  SmallVector<Value> ivs(dims.size());
-  for (int64_t i = dims.size() - 1; i >= 0; --i) {
-    Value idx = lin;
-    if (i > 0) {
-      idx = arith::RemUIOp::create(b, loc, lin, dims[i].count);
-      lin = arith::DivUIOp::create(b, loc, lin, dims[i].count);
-    }
-    ivs[i] = arith::AddIOp::create(
-        b, loc, dims[i].lb, arith::MulIOp::create(b, loc, idx, dims[i].step));
-  }
+  SmallVector<Value> ivs = delinearizeIndex(b, loc, lin, countsOf(dims));
+  for (auto [iv, d] : llvm::zip(ivs, dims))
+    iv = arith::AddIOp::create(b, loc, d.lb,
+                               arith::MulIOp::create(b, loc, iv, d.step));
   return ivs;
 }
 

@@ -284,6 +284,26 @@ void chooseSplitK(Gemm &g, int64_t smCount, int64_t splitK) {
 /// mma.sync.
 bool isDecodeTile(const Gemm &g) { return g.m <= 48 && !g.wgmma; }
 
+/// rms_norm's row scale from a row's sum of squares: rsqrt(sum / K + eps).
+Value rowScale(ImplicitLocOpBuilder &b, const Gemm &g, Value sumOfSquares) {
+  Value mean =
+      arith::DivFOp::create(b, sumOfSquares, f32Constant(b, double(g.k)));
+  return arith::DivFOp::create(
+      b, f32Constant(b, 1.0),
+      math::SqrtOp::create(
+          b, arith::AddFOp::create(b, mean, f32Constant(b, g.eps))));
+}
+
+/// `acc` plus `buffer`'s element at `indices` (a bias or a residual),
+/// widened to f32.
+Value addElement(ImplicitLocOpBuilder &b, Value acc, Value buffer,
+                 ValueRange indices) {
+  Value v = memref::LoadOp::create(b, buffer, indices);
+  if (!v.getType().isF32())
+    v = arith::ExtFOp::create(b, b.getF32Type(), v);
+  return arith::AddFOp::create(b, acc, v);
+}
+
 /// Why `op` keeps the generic path, or the GEMM to generate.
 FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
                         bool tma, int64_t smCount, int64_t splitK,
@@ -671,9 +691,7 @@ void GemmEmitter::storeRowScales(ArrayRef<Value> sums) {
       });
       continue;
     }
-    Value mean = arith::DivFOp::create(b, total, cf(double(g.k)));
-    Value scale = arith::DivFOp::create(
-        b, cf(1.0), math::SqrtOp::create(b, fadd(mean, cf(g.eps))));
+    Value scale = rowScale(b, g, total);
     ifThen(leads, [&] { memref::StoreOp::create(b, scale, rowScales, row); });
   }
   gpu::BarrierOp::create(b);
@@ -753,18 +771,12 @@ void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
             v[0] = fmul(v[0], scale);
             v[1] = fmul(v[1], scale);
           }
-          for (int64_t c = 0; bias && c < 2; ++c) {
-            Value bv = memref::LoadOp::create(b, bias, ValueRange{add(col, idx(c))});
-            if (bv.getType() != f32)
-              bv = arith::ExtFOp::create(b, f32, bv);
-            v[c] = fadd(v[c], bv);
-          }
-          for (int64_t c = 0; residual && !split && c < 2; ++c) {
-            Value rv = memref::LoadOp::create(
-                b, residual, ValueRange{row, add(col, idx(c))});
-            if (rv.getType() != f32)
-              rv = arith::ExtFOp::create(b, f32, rv);
-            v[c] = fadd(v[c], rv);
+          for (int64_t c = 0; c < 2; ++c) {
+            Value at = add(col, idx(c));
+            if (bias)
+              v[c] = addElement(b, v[c], bias, at);
+            if (residual && !split)
+              v[c] = addElement(b, v[c], residual, {row, at});
           }
           Value pair = vector::FromElementsOp::create(
               b, VectorType::get({2}, f32), ValueRange{v[0], v[1]});
@@ -1025,27 +1037,13 @@ void emitReduce(ImplicitLocOpBuilder &b, const Gemm &g, Value partials,
   if (squares) {
     Value total = f32Constant(b, 0.0);
     for (int64_t s = 0; s < g.splits; ++s)
-      total = arith::AddFOp::create(
-          b, total, memref::LoadOp::create(b, squares, ValueRange{c(s), row}));
-    Value mean = arith::DivFOp::create(b, total, f32Constant(b, double(g.k)));
-    Value scale = arith::DivFOp::create(
-        b, f32Constant(b, 1.0),
-        math::SqrtOp::create(
-            b, arith::AddFOp::create(b, mean, f32Constant(b, g.eps))));
-    sum = arith::MulFOp::create(b, sum, scale);
+      total = addElement(b, total, squares, {c(s), row});
+    sum = arith::MulFOp::create(b, sum, rowScale(b, g, total));
   }
-  if (bias) {
-    Value bv = memref::LoadOp::create(b, bias, ValueRange{col});
-    if (!bv.getType().isF32())
-      bv = arith::ExtFOp::create(b, b.getF32Type(), bv);
-    sum = arith::AddFOp::create(b, sum, bv);
-  }
-  if (residual) {
-    Value rv = memref::LoadOp::create(b, residual, ValueRange{row, col});
-    if (!rv.getType().isF32())
-      rv = arith::ExtFOp::create(b, b.getF32Type(), rv);
-    sum = arith::AddFOp::create(b, sum, rv);
-  }
+  if (bias)
+    sum = addElement(b, sum, bias, col);
+  if (residual)
+    sum = addElement(b, sum, residual, {row, col});
   if (!g.outElem.isF32())
     sum = arith::TruncFOp::create(b, g.outElem, sum);
   memref::StoreOp::create(b, sum, y, ValueRange{row, col});
@@ -1065,7 +1063,7 @@ linalg::AddOp residualOf(mnemo::LinearOp op, DominanceInfo &dominance) {
   if (!result.hasOneUse())
     return nullptr;
   auto add = dyn_cast<linalg::AddOp>(*result.getUsers().begin());
-  if (!add || !add.hasPureTensorSemantics() || add.getNumDpsInputs() != 2)
+  if (!add || !add.hasPureTensorSemantics())
     return nullptr;
   Value other = residualOperand(add, result);
   if (other == result || other.getType() != result.getType() ||

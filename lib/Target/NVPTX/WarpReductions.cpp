@@ -41,6 +41,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopIndices.h"
+
 #include "mnemo/Target/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -60,6 +62,7 @@ namespace mlir::mnemo {
 } // namespace mlir::mnemo
 
 using namespace mlir;
+using namespace mlir::mnemo::nvptx;
 
 namespace {
 
@@ -194,28 +197,6 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-Value product(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
-  Value p = cIndex(b, loc, 1);
-  for (Value s : sizes)
-    p = arith::MulIOp::create(b, loc, p, s);
-  return p;
-}
-
-/// Indices of the row-major linear index `lin` over `sizes`.
-SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value lin,
-                               ArrayRef<Value> sizes) {
-  SmallVector<Value> ivs(sizes.size());
-  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
-    if (i == 0) {
-      ivs[i] = lin;
-      break;
-    }
-    ivs[i] = arith::RemUIOp::create(b, loc, lin, sizes[i]);
-    lin = arith::DivUIOp::create(b, loc, lin, sizes[i]);
-  }
-  return ivs;
-}
-
 /// The element of `operand` that loop indices `ivs` select.
 SmallVector<Value> operandIndices(OpBuilder &b, Location loc,
                                   linalg::LinalgOp op, OpOperand *operand,
@@ -260,7 +241,7 @@ void rewrite(linalg::LinalgOp op, const Reduction &red, unsigned numParallel,
   ArrayRef<Value> parallelSizes = ArrayRef(sizes).take_front(numParallel);
   ArrayRef<Value> reductionSizes = ArrayRef(sizes).drop_front(numParallel);
   int64_t group = kWarp / slices;
-  Value outputs = product(b, loc, parallelSizes);
+  Value outputs = productOf(b, loc, parallelSizes);
   Value warps =
       arith::CeilDivSIOp::create(b, loc, outputs, cIndex(b, loc, group));
   Value blocks =
@@ -289,9 +270,9 @@ void rewrite(linalg::LinalgOp op, const Reduction &red, unsigned numParallel,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, output, outputs);
   // Lanes past the last output still join the shuffles, with no work.
   Value zero = cIndex(b, loc, 0);
-  Value length = arith::SelectOp::create(b, loc, inRange,
-                                         product(b, loc, reductionSizes), zero);
-  SmallVector<Value> parallelIvs = delinearize(
+  Value length = arith::SelectOp::create(
+      b, loc, inRange, productOf(b, loc, reductionSizes), zero);
+  SmallVector<Value> parallelIvs = delinearizeIndex(
       b, loc, arith::SelectOp::create(b, loc, inRange, output, zero),
       parallelSizes);
 
@@ -304,7 +285,7 @@ void rewrite(linalg::LinalgOp op, const Reduction &red, unsigned numParallel,
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> ivs(parallelIvs);
     llvm::append_range(
-        ivs, delinearize(b, loc, loop.getInductionVar(), reductionSizes));
+        ivs, delinearizeIndex(b, loc, loop.getInductionVar(), reductionSizes));
     IRMapping map;
     for (OpOperand *in : op.getDpsInputOperands()) {
       Value arg = op.getMatchingBlockArgument(in);
