@@ -237,6 +237,10 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   // A loop of small attentions suits the CPU's threads; the GPU plans keep
   // one attention per layer.
   tiling.compressedQueryChunk = ptx ? 0 : 64;
+  // On the GPU a group of 16 query heads or more fills the rows of the
+  // kernel of selected keys (one position's heads a block); smaller groups
+  // keep the masked attention.
+  tiling.compressedSelectedGroup = ptx ? 16 : 0;
   tiling.indexerHeadRows = ptx ? 0 : 64;
   tiling.groupExperts = !ptx;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {

@@ -43,6 +43,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   // mnemo.attention ops (on CPUs, a prefill's by chunks of queries).
   mnemo::DecomposeCompressedAttentionPassOptions compressed;
   compressed.queryChunk = options.compressedQueryChunk;
+  compressed.selectedGroup = options.compressedSelectedGroup;
   pm.addPass(mnemo::createDecomposeCompressedAttentionPass(compressed));
   // A prefill's lightning indexer and its top-k by chunks of queries (after
   // the decomposition above, which reads the top-k's listings as distinct).

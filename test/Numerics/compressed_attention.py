@@ -2,6 +2,7 @@
 # CHECK-NOT: FAIL
 # CHECK: compressed attention: [[N:[0-9]+]] of [[N]] cases passed
 # CHECK: compressed attention, chunks of 5: [[N]] of [[N]] cases passed
+# CHECK: compressed attention, selected keys: [[N]] of [[N]] cases passed
 # CHECK: compressed attention, chunks of 16, tiled q3/kv5: [[N]] of [[N]] cases passed
 """mnemo.compressed_attention (DeepSeek-V4's attention over a window of raw
 keys and compressed entries) against an independent numpy model, on shapes
@@ -63,7 +64,7 @@ def cases():
     out = []
 
     def case(name, b, h, hkv, s, rn, t, d, window, rate, positions, indices=None,
-             sink=True, scale=None, raw_start=None, static_rows=False):
+             sink=True, scale=None, raw_start=None, static_rows=False, page=None):
         q = r.standard_normal((b, h, s, d)).astype(np.float32)
         raw = r.standard_normal((b, hkv, rn, d)).astype(np.float32)
         entries = r.standard_normal((b, hkv, t, d)).astype(np.float32)
@@ -76,6 +77,20 @@ def cases():
         if indices is not None:
             inputs["idx"] = indices
             attrs += " indices(%idx : {T:idx})"
+        if page:
+            # Paged entries: sequence b's pages scattered over a pool with
+            # a spare page, entry w at row w % P of page table[b, w / P].
+            assert t % page == 0
+            width = t // page
+            order = r.permutation(b * width + 1)
+            table = order[:b * width].reshape(b, width).astype(np.int32)
+            pool = r.standard_normal((b * width + 1, hkv, page, d)).astype(np.float32)
+            for bi in range(b):
+                for w in range(t):
+                    pool[table[bi, w // page], :, w % page] = entries[bi, :, w]
+            inputs["e"] = pool
+            inputs["tab"] = table
+            attrs += " entry_table(%tab : {T:tab})"
         if sink:
             inputs["sk"] = sk
             attrs += " sink(%sk : {T:sk})"
@@ -89,8 +104,9 @@ def cases():
                                   scale, raw_start),
                         atol=2e-5,
                         dynamic={"q": [0] if static_rows else [0, 2], "raw": [0, 2],
-                                 "e": [0, 2], "pos": [0] if static_rows else [0, 1],
-                                 "start": [0], "idx": [0]},
+                                 "e": [0] if page else [0, 2],
+                                 "pos": [0] if static_rows else [0, 1],
+                                 "start": [0], "idx": [0], "tab": [0, 1]},
                         result_dynamic=[0] if static_rows else [0, 2]))
 
     # A forward's layout: queries at 0..S-1 over their own raw keys.
@@ -150,6 +166,20 @@ def cases():
          np.arange(24, 36)[None], indices=idx, raw_start=np.array([17]))
     case("HCA rows, window 40 over 19 raw keys", 1, 2, 1, 12, 19, 9, 8, 40, 4,
          np.arange(24, 36)[None], raw_start=np.array([17]))
+    # Paged entries (entry_table): decode rows read their listed entries
+    # through the table (repeats, -1, out of range, not yet closed); rows
+    # of a step and a prompt read the pages whole.
+    idx = np.array([[[5, -1, 5, 2, 12, 0]], [[11, 6, 40, 1, 3, 3]],
+                    [[0, 1, 2, 3, 4, 5]], [[7, 6, 5, 4, 3, 2]]], np.int64)
+    case("CSA decode rows, paged entries", 4, 4, 2, 1, 20, 12, 16, 8, 4,
+         np.array([[47], [30], [-1], [44]]), indices=idx, static_rows=True,
+         raw_start=np.array([32, 16, 0, 30]), page=4)
+    case("HCA step rows, paged entries", 2, 6, 2, 3, 64, 16, 20, 9, 4,
+         np.array([[40, 41, 42], [0, 57, -1]]), page=8)
+    s = 29
+    idx = r.integers(-1, 9, size=(1, s, 5)).astype(np.int64)
+    case("CSA prompt, paged entries", 1, 3, 1, s, s, 9, 16, 7, 4,
+         np.arange(s)[None], indices=idx, page=3)
     return out
 
 
@@ -157,6 +187,11 @@ CASES = cases()
 run_cases("compressed attention", CASES)
 run_cases("compressed attention, chunks of 5", CASES,
           passes="mnemo-decompose-compressed-attention{query-chunk=5}")
+# Each query's listed keys as one mnemo.sparse_attention (the GPU's form):
+# HCA, decode rows (their repeats dropped once), paged entries; a prompt's
+# listings that may repeat keep the masked form.
+run_cases("compressed attention, selected keys", CASES,
+          passes="mnemo-decompose-compressed-attention{selected-group=1}")
 run_cases("compressed attention, chunks of 16, tiled q3/kv5", CASES,
           passes="mnemo-decompose-compressed-attention{query-chunk=16},"
                  "func.func(mnemo-tile-attention{block-q=3 block-kv=5 "

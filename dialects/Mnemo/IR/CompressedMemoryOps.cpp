@@ -22,7 +22,9 @@ LogicalResult CompressedAttentionOp::verify() {
                    r = getResult().getType();
   if (failed(checkRank(op, q, 4, "query", "[B, Hq, S, D]")) ||
       failed(checkRank(op, raw, 4, "raw", "[B, Hkv, R, D]")) ||
-      failed(checkRank(op, e, 4, "entries", "[B, Hkv, T, D]")) ||
+      failed(checkRank(op, e, 4, "entries",
+                       getEntryTable() ? "[Pages, Hkv, P, D]"
+                                       : "[B, Hkv, T, D]")) ||
       failed(checkRank(op, pos, 2, "positions", "[B, S]")) ||
       failed(checkRank(op, r, 4, "result", "[B, Hq, S, D]")) ||
       failed(checkStatic(op, q, 1, "query heads")) ||
@@ -37,7 +39,6 @@ LogicalResult CompressedAttentionOp::verify() {
                          << ")";
   if (failed(checkDim(op, raw, 0, batch, "raw batch", "query batch")) ||
       failed(checkDim(op, raw, 3, d, "raw head dim", "query head dim")) ||
-      failed(checkDim(op, e, 0, batch, "entries batch", "query batch")) ||
       failed(checkDim(op, e, 1, hkv, "entries heads", "raw heads")) ||
       failed(checkDim(op, e, 3, d, "entries head dim", "query head dim")) ||
       failed(checkDim(op, pos, 0, batch, "positions batch", "query batch")) ||
@@ -47,6 +48,17 @@ LogicalResult CompressedAttentionOp::verify() {
       failed(checkDim(op, r, 2, seq, "result length", "query length")) ||
       failed(checkDim(op, r, 3, d, "result head dim", "query head dim")))
     return failure();
+  if (Value table = getEntryTable()) {
+    auto tt = cast<RankedTensorType>(table.getType());
+    if (failed(checkRank(op, tt, 2, "entry_table", "[B, W]")) ||
+        failed(
+            checkDim(op, tt, 0, batch, "entry_table batch", "query batch")) ||
+        failed(checkStatic(op, e, 2, "entries page size")))
+      return failure();
+  } else if (failed(
+                 checkDim(op, e, 0, batch, "entries batch", "query batch"))) {
+    return failure();
+  }
   if (Value start = getRawStart()) {
     auto st = cast<RankedTensorType>(start.getType());
     if (failed(checkRank(op, st, 1, "raw_start", "[B]")) ||

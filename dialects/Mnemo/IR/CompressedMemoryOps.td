@@ -37,6 +37,15 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
     generation step passes the keys of its window only, not those of the
     whole context.
 
+    With `entry_table(%t)` (a block table `[B, W]`, i32 or i64) the entries
+    are a paged cache's: `entries` is its pool `[Pages, Hkv, P, D]` (P
+    static, any float type) and entry `w` of sequence `b` is
+    `entries[t[b, w / P], :, w % P, :]`, `T = W * P`. A generation step then
+    reads the entries it attends where they lie: with one query row per
+    sequence and indices, only the K listed ones. Columns of the table past
+    a sequence's pages must still name a page of the pool (their entries
+    are not closed yet, so no query sees them).
+
     Entry `w` pools the tokens of compression window `w`, so it closes once
     the token at `(w + 1) * rate - 1` is in: HCA attends to every closed
     entry, CSA to those its lightning indexer lists. A query at position -1
@@ -62,6 +71,7 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
     RankedTensorOf<[I64]>:$positions,
     Optional<RankedTensorOf<[I64]>>:$raw_start,
     Optional<RankedTensorOf<[I32, I64]>>:$indices,
+    Optional<RankedTensorOf<[I32, I64]>>:$entry_table,
     Optional<RankedTensorOf<[AnyFloat]>>:$sink,
     I64Attr:$window,
     I64Attr:$rate,
@@ -72,6 +82,7 @@ def MNEMO_CompressedAttentionOp : MNEMO_Op<"compressed_attention",
     $query `,` $raw `,` $entries `positions` `(` $positions `)`
     (`raw_start` `(` $raw_start^ `:` type($raw_start) `)`)?
     (`indices` `(` $indices^ `:` type($indices) `)`)?
+    (`entry_table` `(` $entry_table^ `:` type($entry_table) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
     `window` `(` $window `)` `rate` `(` $rate `)`
     (`scale` `(` $scale^ `)`)?

@@ -162,5 +162,6 @@ LogicalResult SparseAttentionOp::verify() {
   if (r.getElementType() != q.getElementType())
     return emitOpError() << "result element type " << r.getElementType()
                          << " must match the query's " << q.getElementType();
-  return checkScale(op, getScaleAttr());
+  return checkAttentionOptions(op, getScaleAttr(), FloatAttr(), IntegerAttr(),
+                               getSink(), hq);
 }

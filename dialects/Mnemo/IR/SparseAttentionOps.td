@@ -166,6 +166,10 @@ def MNEMO_SparseAttentionOp : MNEMO_Op<"sparse_attention", [Pure]> {
     the only mask: causality belongs to whatever chose the indices.
     `scale` defaults to `1/sqrt(D)`. Computation is in f32.
 
+    With `sink(%s)` (`[Hq]`, a learned logit per head, as gpt-oss and
+    DeepSeek-V4 use) `exp(sink[hq])` joins each row's softmax denominator
+    and nothing else; a row that lists no key still yields zeros.
+
     ```mlir
     %o = mnemo.sparse_attention %q, %k, %v, %idx scale(0.0722)
         : tensor<1x16x?x576xf32>, tensor<1x1x?x576xf32>,
@@ -178,11 +182,13 @@ def MNEMO_SparseAttentionOp : MNEMO_Op<"sparse_attention", [Pure]> {
     RankedTensorOf<[AnyFloat]>:$key,
     RankedTensorOf<[AnyFloat]>:$value,
     RankedTensorOf<[I32, I64]>:$indices,
+    Optional<RankedTensorOf<[AnyFloat]>>:$sink,
     OptionalAttr<F64Attr>:$scale
   );
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $indices
+    (`sink` `(` $sink^ `:` type($sink) `)`)?
     (`scale` `(` $scale^ `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($indices) `->` type($result)

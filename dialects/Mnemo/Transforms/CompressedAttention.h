@@ -29,16 +29,50 @@ struct UnionOperands {
   /// When set (an index), every row reads the entries of this batch of
   /// `entries`; otherwise row b reads batch b.
   Value entryBatch;
+  /// When set (a block table [B, W]), `entries` is a paged pool [Pages,
+  /// Hkv, P, D] of any float type and entry w of row b is its row w % P of
+  /// page table[b, w / P]; only a decode step's listed rows are read
+  /// (attendUnion's gather: one query row per sequence, with indices).
+  Value entryTable;
   /// The indices never list an entry twice in a row (a mnemo.top_k's), so
   /// a gather needs no test for repeats.
   bool distinctListings = false;
 };
+
+/// [B, K] f32: 1 where indices[b, 0, k] differs from every earlier index
+/// of its row (a set lists each entry once).
+Value firstListings(OpBuilder &b, Location loc, Value indices,
+                    OpFoldResult batch, OpFoldResult count);
+
+/// [B, Hkv, K, D] of `entries`' element type: the entries indices[b, 0, :]
+/// lists (entry 0 where an index is not below `entryCount`; the caller
+/// masks those), read from batch `entryBatch` of `entries` when it is set,
+/// or with a block table from row w % P of page table[b, w / P] of the
+/// pool `entries`. `sizes` are the result's.
+Value listedRows(OpBuilder &b, Location loc, Value entries, Value indices,
+                 ArrayRef<OpFoldResult> sizes, Value entryCount,
+                 Value entryBatch, Value table);
+
+/// The query rows per sequence, S: static in the query or in the
+/// positions (a decode step's [B, 1] positions beside a query whose length
+/// shape inference left open), else dynamic.
+int64_t queryRows(const UnionOperands &u);
 
 /// One mnemo.attention over [raw, entries] with the additive mask of what
 /// each query sees (with one query row per sequence and indices: the K
 /// listed entries gathered instead of all T). Result [B, Hq, S, D] in the
 /// query's element type.
 Value attendUnion(OpBuilder &b, Location loc, const UnionOperands &u);
+
+/// The same attention as one mnemo.sparse_attention with the sink: each
+/// query lists the raw keys of its window (`window` columns, by position)
+/// and its entries (the K it lists, gathered for a decode step, or every
+/// entry without indices), -1 where it sees none, over the keys [raw,
+/// entries]. A query's list grows with W + K (CSA) or W + T (HCA), not
+/// with R + T, and a kernel that gathers listed rows computes it.
+/// Requires listings that are distinct or gathered (a decode step's, whose
+/// repeats are dropped).
+Value attendSelected(OpBuilder &b, Location loc, const UnionOperands &u);
 
 /// The same attention, computed `chunk` queries at a time: a chunk of a
 /// sequence attends to the raw keys its positions' windows reach, and,

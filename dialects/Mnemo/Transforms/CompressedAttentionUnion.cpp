@@ -57,10 +57,10 @@ Value listedEntries(OpBuilder &b, Location loc, Value indices,
       .getResult(0);
 }
 
-/// [B, K] f32: 1 where indices[b, 0, k] differs from every earlier index
-/// of its row (a set lists each entry once).
-Value firstListings(OpBuilder &b, Location loc, Value indices,
-                    OpFoldResult batch, OpFoldResult count) {
+} // namespace
+
+Value mnemo::firstListings(OpBuilder &b, Location loc, Value indices,
+                           OpFoldResult batch, OpFoldResult count) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   Value init = filledTensor(b, loc, {batch, count}, f32, 1.0);
@@ -98,12 +98,9 @@ Value firstListings(OpBuilder &b, Location loc, Value indices,
       .getResult(0);
 }
 
-/// [B, Hkv, K, D]: the entries indices[b, 0, :] lists (entry 0 where an
-/// index is out of range; the mask drops those), read from batch
-/// `entryBatch` of `entries` when it is set.
-Value listedRows(OpBuilder &b, Location loc, Value entries, Value indices,
-                 ArrayRef<OpFoldResult> sizes, Value entryCount,
-                 Value entryBatch) {
+Value mnemo::listedRows(OpBuilder &b, Location loc, Value entries,
+                        Value indices, ArrayRef<OpFoldResult> sizes,
+                        Value entryCount, Value entryBatch, Value table) {
   auto type = cast<RankedTensorType>(entries.getType());
   Value init = emptyTensor(b, loc, sizes, type.getElementType());
   return linalg::GenericOp::create(
@@ -123,17 +120,33 @@ Value listedRows(OpBuilder &b, Location loc, Value entries, Value indices,
                Value inside = arith::CmpIOp::create(
                    nb, nl, arith::CmpIPredicate::ult, w, entryCount);
                w = arith::SelectOp::create(nb, nl, inside, w, zero);
+               Value row = entryBatch ? entryBatch : bi;
+               if (table) {
+                 Value page =
+                     arith::ConstantIndexOp::create(nb, nl, type.getDimSize(2));
+                 row = arith::IndexCastOp::create(
+                     nb, nl, nb.getIndexType(),
+                     tensor::ExtractOp::create(
+                         nb, nl, table,
+                         ValueRange{bi,
+                                    arith::DivUIOp::create(nb, nl, w, page)}));
+                 w = arith::RemUIOp::create(nb, nl, w, page);
+               }
                linalg::YieldOp::create(
                    nb, nl,
-                   tensor::ExtractOp::create(
-                       nb, nl, entries,
-                       ValueRange{entryBatch ? entryBatch : bi, h, w, d})
+                   tensor::ExtractOp::create(nb, nl, entries,
+                                             ValueRange{row, h, w, d})
                        .getResult());
              })
       .getResult(0);
 }
 
-} // namespace
+int64_t mnemo::queryRows(const UnionOperands &u) {
+  int64_t rows = cast<RankedTensorType>(u.query.getType()).getDimSize(2);
+  if (ShapedType::isDynamic(rows))
+    rows = cast<RankedTensorType>(u.positions.getType()).getDimSize(1);
+  return rows;
+}
 
 Value mnemo::attendUnion(OpBuilder &b, Location loc, const UnionOperands &u) {
   Value q = u.query, raw = u.raw, entries = u.entries;
@@ -143,20 +156,27 @@ Value mnemo::attendUnion(OpBuilder &b, Location loc, const UnionOperands &u) {
                             es = tensorSizes(b, loc, entries),
                             qs = tensorSizes(b, loc, q);
   Value rawCount = getValueOrCreateConstantIndexOp(b, loc, rs[2]);
-  Value entryCount = getValueOrCreateConstantIndexOp(b, loc, es[2]);
+  // Paged entries: the table's capacity.
+  Value entryCount =
+      u.entryTable ? arith::MulIOp::create(
+                         b, loc, tensor::DimOp::create(b, loc, u.entryTable, 1),
+                         getValueOrCreateConstantIndexOp(b, loc, es[2]))
+                   : getValueOrCreateConstantIndexOp(b, loc, es[2]);
   // One query row per sequence (a decode step) with listed entries: the
   // listed rows are gathered and attended, not every entry under a mask.
   Value idx = u.indices;
-  auto qType = cast<RankedTensorType>(q.getType());
-  bool gather = idx && qType.getDimSize(2) == 1 &&
+  bool gather = idx && queryRows(u) == 1 &&
                 cast<RankedTensorType>(idx.getType()).getDimSize(2) > 0;
+  assert((gather || !u.entryTable) &&
+         "paged entries are read in place by a decode step's gather only");
   Value listedCount = entryCount;
   Value firsts;
   if (gather) {
     OpFoldResult k = tensor::getMixedSize(b, loc, idx, 2);
     SmallVector<OpFoldResult> sizes = {qs[0], es[1], k, es[3]};
-    entries = listedRows(b, loc, entries, idx, sizes, entryCount,
-                         u.entryBatch);
+    entries = listedRows(b, loc, entries, idx, sizes, entryCount, u.entryBatch,
+                         u.entryTable);
+    entries = castElements(b, loc, entries, ct);
     if (!u.distinctListings)
       firsts = firstListings(b, loc, idx, qs[0], k);
     es = tensorSizes(b, loc, entries);

@@ -18,6 +18,7 @@
 #include "dialects/Mnemo/Transforms/Passes.h"
 #include "dialects/Mnemo/Transforms/Transforms.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
+#include "dialects/Mnemo/Utils/PagedCache.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -55,7 +56,7 @@ struct DecomposeCompressedAttentionPass final
     for (CompressedAttentionOp op : ops) {
       rewriter.setInsertionPoint(op);
       rewriter.replaceOp(op, buildCompressedAttentionDecomposition(
-                                 rewriter, op, queryChunk));
+                                 rewriter, op, queryChunk, selectedGroup));
     }
   }
 };
@@ -64,14 +65,13 @@ struct DecomposeCompressedAttentionPass final
 
 Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
                                                    CompressedAttentionOp op,
-                                                   int64_t queryChunk) {
+                                                   int64_t queryChunk,
+                                                   int64_t selectedGroup) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getResult().getType();
-  FloatType ct = computeType(resultType.getElementType());
   UnionOperands u;
-  u.query = castElements(b, loc, op.getQuery(), ct);
-  u.raw = castElements(b, loc, op.getRaw(), ct);
-  u.entries = castElements(b, loc, op.getEntries(), ct);
+  u.query = op.getQuery();
+  u.raw = op.getRaw();
   u.positions = op.getPositions();
   u.rawStart = op.getRawStart();
   u.indices = op.getIndices();
@@ -81,8 +81,36 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
   u.scale = op.getScaleAttr();
   u.distinctListings = fromTopK(u.indices);
   // One query row per sequence (a decode step) attends as a whole.
-  int64_t rows = cast<RankedTensorType>(u.query.getType()).getDimSize(2);
-  Value out = queryChunk > 0 && rows != 1
+  int64_t rows = queryRows(u);
+  bool gatherable =
+      rows == 1 && u.indices &&
+      cast<RankedTensorType>(u.indices.getType()).getDimSize(2) > 0;
+  int64_t group = cast<RankedTensorType>(u.query.getType()).getDimSize(1) /
+                  cast<RankedTensorType>(u.raw.getType()).getDimSize(1);
+  bool selected = selectedGroup > 0 && group >= selectedGroup &&
+                  (!u.indices || gatherable || u.distinctListings);
+  // The operands' type: the compute type, or for the selected form the
+  // result's (mnemo.sparse_attention computes in f32 whatever it holds, and
+  // a 16-bit one goes to the kernel as it is).
+  Type ct = computeType(resultType.getElementType());
+  if (selected)
+    ct = resultType.getElementType();
+  u.query = castElements(b, loc, u.query, ct);
+  u.raw = castElements(b, loc, u.raw, ct);
+  // Paged entries: a decode step with listed entries reads those rows
+  // through the table (attendUnion, attendSelected), anything else reads
+  // the pages whole.
+  Value table = op.getEntryTable();
+  if (table && gatherable) {
+    u.entries = op.getEntries();
+    u.entryTable = table;
+  } else if (table) {
+    u.entries = gatherPages(b, loc, op.getEntries(), Value(), table, ct);
+  } else {
+    u.entries = castElements(b, loc, op.getEntries(), ct);
+  }
+  Value out = selected ? attendSelected(b, loc, u)
+              : queryChunk > 0 && rows != 1
                   ? attendUnionInChunks(b, loc, u, queryChunk)
                   : attendUnion(b, loc, u);
   return castToType(b, loc,

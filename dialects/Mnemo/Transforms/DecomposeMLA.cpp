@@ -156,9 +156,9 @@ Value MLADecomposer::attention(Value q, Value k, Value v) {
        cast<RankedTensorType>(v.getType()).getDimSize(3)},
       ct);
   if (Value indices = op.getIndices())
-    return SparseAttentionOp::create(
-        b, loc, type, q, k, v, indices,
-        b.getF64FloatAttr(op.getEffectiveScale()));
+    return SparseAttentionOp::create(b, loc, type, q, k, v, indices,
+                                     /*sink=*/Value(),
+                                     b.getF64FloatAttr(op.getEffectiveScale()));
   return AttentionOp::create(b, loc, type, q, k, v, Value(), Value(),
                              op.getQOffset(), op.getCausal(), IntegerAttr(),
                              b.getF64FloatAttr(op.getEffectiveScale()),

@@ -51,7 +51,7 @@ public:
     if (op.getIndices())
       return SparseAttentionOp::create(b, loc, op.getResult().getType(),
                                        op.getQuery(), k, v, cachedIndices(),
-                                       op.getScaleAttr());
+                                       op.getSink(), op.getScaleAttr());
     Value mask = buildMask(tensor::DimOp::create(b, loc, k, 2));
     auto attention = AttentionOp::create(
         b, loc, op.getResult().getType(), op.getQuery(), k, v, mask,

@@ -37,11 +37,28 @@ def DecomposeCompressedAttentionPass
     reach and, with indices, each query to its own window and its listed
     entries gathered, so the work grows with S (W + K) rather than
     S (S + T).
+
+    With `selected-group` N > 0, an op with at least N query heads a key
+    head becomes one `mnemo.sparse_attention` with the sink instead: each
+    query lists the `window` raw keys that end at its position and its
+    entries (the K it lists, or every entry without indices), -1 for those
+    it does not see, over the keys `[raw, entries]` (a decode step's listed
+    entries gathered first). The GPU's kernel of selected keys computes it
+    with one online softmax over the list. Listings of a prompt that may
+    repeat (not a `mnemo.top_k`'s) keep the masked form.
+
+    With paged entries (`entry_table`), a decode step with indices reads
+    its K listed entries through the table; any other op gathers the pages
+    first.
   }];
   let options = [
     Option<"queryChunk", "query-chunk", "int64_t", /*default=*/"0",
            "Queries per chunk of a prefill's attention (0: one attention "
            "over every key)">,
+    Option<"selectedGroup", "selected-group", "int64_t", /*default=*/"0",
+           "Query heads a key head from which the op becomes a "
+           "mnemo.sparse_attention over each query's listed keys (0: "
+           "never)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",

@@ -36,9 +36,13 @@ Value buildMLADecomposition(OpBuilder &b, MLAAttentionOp op, MLAForm form);
 /// `queryChunk` > 0: the attention of more than one query row per
 /// sequence is computed that many queries at a time, each chunk over the
 /// keys it can see (CompressedAttention.h).
+/// `selectedGroup` > 0: from that many query heads a key head, one
+/// mnemo.sparse_attention over each query's listed keys instead
+/// (attendSelected).
 Value buildCompressedAttentionDecomposition(OpBuilder &b,
                                             CompressedAttentionOp op,
-                                            int64_t queryChunk = 0);
+                                            int64_t queryChunk = 0,
+                                            int64_t selectedGroup = 0);
 
 } // namespace mlir::mnemo
 

@@ -6,6 +6,8 @@
 
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 #include <cstring>
 #include <vector>
 
@@ -199,4 +201,31 @@ std::optional<builders::TwoPartConcat> builders::matchTwoPartConcat(Value v) {
     return std::nullopt;
   return TwoPartConcat{inner.getSource(), outer.getSource(), axis,
                        offsets[axis]};
+}
+
+Value builders::sinkRowInit(OpBuilder &b, Location loc,
+                            ArrayRef<OpFoldResult> rowSizes, Value sink,
+                            FloatType ct, double fallback, Value rowMax) {
+  if (!sink)
+    return filledTensor(b, loc, rowSizes, ct, fallback);
+  MLIRContext *ctx = b.getContext();
+  AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
+  SmallVector<Value> inputs = {sink};
+  SmallVector<AffineMap> maps = {projection(ctx, 3, {1})};
+  if (rowMax) {
+    inputs.push_back(rowMax);
+    maps.push_back(id3);
+  }
+  maps.push_back(id3);
+  Value init = emptyTensor(b, loc, rowSizes, ct);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, init, maps, iterators(3),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value s = castFloat(nb, nl, args[0], ct);
+               if (rowMax)
+                 s = math::ExpOp::create(
+                     nb, nl, arith::SubFOp::create(nb, nl, s, args[1]));
+               linalg::YieldOp::create(nb, nl, s);
+             })
+      .getResult(0);
 }

@@ -38,6 +38,12 @@ Value floatConst(OpBuilder &b, Location loc, Type type, double value);
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                   Type elementType);
 
+/// A [B, Hq, S] tensor initialized per head from the sink logits [Hq]
+/// (or filled with `fallback` without a sink). With `rowMax` [B, Hq, S],
+/// it holds exp(sink - rowMax): the sink's term of a softmax denominator.
+Value sinkRowInit(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> rowSizes,
+                  Value sink, FloatType ct, double fallback, Value rowMax);
+
 /// A tensor of the given sizes filled with `value`.
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Type elementType, double value);

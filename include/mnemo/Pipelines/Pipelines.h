@@ -44,6 +44,10 @@ struct TilingOptions {
   /// (mnemo-decompose-compressed-attention's query-chunk; 0: one attention
   /// over every key).
   int64_t compressedQueryChunk = 0;
+  /// Query heads a key head from which mnemo.compressed_attention becomes
+  /// a mnemo.sparse_attention over each query's listed keys
+  /// (mnemo-decompose-compressed-attention's selected-group; 0: never).
+  int64_t compressedSelectedGroup = 0;
   /// Query rows times indexer heads per chunk of a lightning indexer and its
   /// top-k (mnemo-chunk-indexer-top-k's head-rows; 0: whole).
   int64_t indexerHeadRows = 0;

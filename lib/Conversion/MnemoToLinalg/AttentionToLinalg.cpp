@@ -79,8 +79,8 @@ struct AttentionLowering final : OpRewritePattern<AttentionOp> {
 
     // m[b,h,i] = max(sink[h], max_j s[b,h,i,j])
     Value sink = op.getSink();
-    Value rowMax = buildRowInit(b, loc, rowSizes, sink, ct, kNegInf,
-                                /*exponentiate=*/Value());
+    Value rowMax = sinkRowInit(b, loc, rowSizes, sink, ct, kNegInf,
+                               /*exponentiate=*/Value());
     rowMax = linalg::GenericOp::create(
                  b, loc, rowMax.getType(), scores, rowMax,
                  ArrayRef<AffineMap>{scoreMap4, rowMap4}, iterators(4, {3}),
@@ -122,7 +122,7 @@ struct AttentionLowering final : OpRewritePattern<AttentionOp> {
                 .getResult(0);
 
     // l[b,h,i] = exp(sink[h] - m) + sum_j p
-    Value rowSum = buildRowInit(b, loc, rowSizes, sink, ct, 0.0, rowMax);
+    Value rowSum = sinkRowInit(b, loc, rowSizes, sink, ct, 0.0, rowMax);
     rowSum = linalg::GenericOp::create(
                  b, loc, rowSum.getType(), probs, rowSum,
                  ArrayRef<AffineMap>{scoreMap4, rowMap4}, iterators(4, {3}),
@@ -233,35 +233,6 @@ private:
                    s = arith::SelectOp::create(
                        nb, nl, hidden, floatConst(nb, nl, ct, kNegInf), s);
                  }
-                 linalg::YieldOp::create(nb, nl, s);
-               })
-        .getResult(0);
-  }
-
-  /// A [B, Hq, Sq] tensor initialized per head from the sink logits (or to
-  /// `fallback` without sink). With `rowMax`, holds exp(sink - rowMax).
-  static Value buildRowInit(OpBuilder &b, Location loc,
-                            ArrayRef<OpFoldResult> rowSizes, Value sink,
-                            FloatType ct, double fallback, Value rowMax) {
-    if (!sink)
-      return filledTensor(b, loc, rowSizes, ct, fallback);
-    MLIRContext *ctx = b.getContext();
-    AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
-    SmallVector<Value> inputs = {sink};
-    SmallVector<AffineMap> maps = {projection(ctx, 3, {1})};
-    if (rowMax) {
-      inputs.push_back(rowMax);
-      maps.push_back(id3);
-    }
-    maps.push_back(id3);
-    Value init = emptyTensor(b, loc, rowSizes, ct);
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), inputs, init, maps, iterators(3),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 Value s = castFloat(nb, nl, args[0], ct);
-                 if (rowMax)
-                   s = math::ExpOp::create(
-                       nb, nl, arith::SubFOp::create(nb, nl, s, args[1]));
                  linalg::YieldOp::create(nb, nl, s);
                })
         .getResult(0);

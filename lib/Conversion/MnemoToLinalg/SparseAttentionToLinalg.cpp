@@ -247,9 +247,11 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
                  })
                  .getResult(0);
 
-    // m = max_j s (0 for a row without keys, so that exp gives 0).
+    // m = max(sink, max_j s) (0 for a row without keys and sink, so that
+    // exp gives 0).
     SmallVector<OpFoldResult> rowSizes = {qs[0], qs[1], qs[2]};
-    Value rowMax = filledTensor(b, loc, rowSizes, ct, kNegInf);
+    Value sink = op.getSink();
+    Value rowMax = sinkRowInit(b, loc, rowSizes, sink, ct, kNegInf, Value());
     rowMax = linalg::GenericOp::create(
                  b, loc, rowMax.getType(), scores, rowMax,
                  ArrayRef<AffineMap>{id4, row4}, iterators(4, {3}),
@@ -275,7 +277,7 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
                            .getResult());
                  })
                  .getResult(0);
-    // p = exp(s - m), l = sum_j p.
+    // p = exp(s - m), l = exp(sink - m) + sum_j p.
     Value probs = linalg::GenericOp::create(
                       b, loc, scores.getType(), ValueRange{scores, rowMax},
                       emptyTensor(b, loc, scoreSizes, ct),
@@ -286,7 +288,7 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
                             nb, nl, math::ExpOp::create(nb, nl, d).getResult());
                       })
                       .getResult(0);
-    Value rowSum = filledTensor(b, loc, rowSizes, ct, 0.0);
+    Value rowSum = sinkRowInit(b, loc, rowSizes, sink, ct, 0.0, rowMax);
     rowSum = linalg::GenericOp::create(
                  b, loc, rowSum.getType(), probs, rowSum,
                  ArrayRef<AffineMap>{id4, row4}, iterators(4, {3}),
@@ -301,7 +303,7 @@ struct SparseAttentionLowering final : OpRewritePattern<SparseAttentionOp> {
     SmallVector<OpFoldResult> outSizes = {qs[0], qs[1], qs[2], vs[3]};
     Value acc = gatherContract(probs, v, /*rowIsN=*/false, outSizes);
 
-    // O = acc / l, 0 for a row without keys.
+    // O = acc / l, 0 for a row without keys (acc is 0 there with a sink).
     Type elem = resultType.getElementType();
     Value out = linalg::GenericOp::create(
                     b, loc,

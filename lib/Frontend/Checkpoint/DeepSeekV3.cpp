@@ -329,7 +329,8 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
   auto type = RankedTensorType::get({kDyn, qType.getDimSize(1), kDyn, dv}, f32);
   FloatAttr scale = b.getF64FloatAttr(ds.softmaxScale);
   if (step->fresh)
-    return SparseAttentionOp::create(b, type, q, k, latent, indices, scale);
+    return SparseAttentionOp::create(b, type, q, k, latent, indices,
+                                     /*sink=*/Value(), scale);
   // Over the pages: the selected rows of the latent cache (values: their
   // leading kv_lora features), read where the attention loads them.
   bool fp8 = !step->keyScales.empty();

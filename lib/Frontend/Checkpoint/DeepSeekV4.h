@@ -99,23 +99,26 @@ private:
   /// A generation step's entries: the compressor rows of the step's tokens
   /// written into `rowPool`, then each token that closes a window pools
   /// its entry from the pool and writes it at slot w into `entryPool`.
-  /// Returns every cached entry, [B, 1, W * P, dim].
+  /// Returns the entry pool, [Pages, 1, P, dim], whose pages the step's
+  /// table for `rate` names (entry w of row b: row w % P of page
+  /// table[b, w / P]).
   Value stepEntries(Value x, const std::string &prefix, int64_t rate,
                     int64_t dim, bool overlapping, Value &rowPool,
                     Value &entryPool);
   /// Per query, the CSA entries its lightning indexer selects among
-  /// `keys` ([B, T, Di]): [B, S, index_topk] indices, -1 for none;
-  /// `lengths` ([B], the entries a recomputed forward has) sets each row's
-  /// width.
+  /// `keys` ([B, T, Di], or with a block table `table` a pool [Pages, 1,
+  /// P, Di]): [B, S, index_topk] indices, -1 for none; `lengths` ([B], the
+  /// entries a recomputed forward has) sets each row's width.
   Value indexerSelection(Value x, Value qLow, Value keys,
-                         const std::string &prefix, int64_t rate,
-                         Value lengths);
+                         const std::string &prefix, int64_t rate, Value lengths,
+                         Value table = {});
   /// mnemo.compressed_attention of `q` over the raw K = V rows `raw`
   /// ([B, 1, R, d], row j at position j, or rawStart[b] + j) and `entries`
-  /// ([B, 1, T, d]), with CSA's `indices` (or null), at the queries'
-  /// positions.
+  /// ([B, 1, T, d], or with a block table `entryTable` a pool [Pages, 1,
+  /// P, d]), with CSA's `indices` (or null), at the queries' positions.
   Value unionAttention(Value q, Value raw, Value entries, Value indices,
-                       Value sink, int64_t rate, Value rawStart = {});
+                       Value sink, int64_t rate, Value rawStart = {},
+                       Value entryTable = {});
   /// Per sequence of a step ([B] i64): its first new token's position less
   /// `back`, rounded down to a multiple of `align` (0 at least): where the
   /// rows the step reads start.

@@ -295,13 +295,13 @@ Value DeepSeekV4Builder::stepEntries(Value x, const std::string &prefix,
   // Entry w at slot w of the pool's own pages (block_table.every.<rate>).
   writePool(b, *step, entryPool, unit(entries, dim, listed), closes,
             /*scales=*/nullptr, rate);
-  return gatherPages(b, b.getLoc(), entryPool, Value(),
-                     blockTableOf(*step, rate), f32);
+  return entryPool;
 }
 
 Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
                                           const std::string &prefix,
-                                          int64_t rate, Value lengths) {
+                                          int64_t rate, Value lengths,
+                                          Value table) {
   const SparseIndexerConfig &ix = v4.indexer;
   int64_t hidden = config.hiddenSize, h = ix.heads, d = ix.headDim;
   MLIRContext *ctx = b.getContext();
@@ -332,7 +332,7 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
       });
   Value scores = LightningIndexerOp::create(
       b, RankedTensorType::get({kDyn, kDyn, kDyn}, f32), q, keys, w, visible,
-      lengths, /*table=*/Value(), /*causal=*/true, /*scale=*/FloatAttr());
+      lengths, table, /*causal=*/true, /*scale=*/FloatAttr());
   // PyTorch's CPU top-k order among equal scores (ReLU zeros tie).
   auto idxType = RankedTensorType::get({kDyn, kDyn, ix.topk}, b.getI64Type());
   return TopKOp::create(
@@ -341,14 +341,12 @@ Value DeepSeekV4Builder::indexerSelection(Value x, Value qLow, Value keys,
 }
 
 Value DeepSeekV4Builder::unionAttention(Value q, Value raw, Value entries,
-                                        Value indices, Value sink,
-                                        int64_t rate, Value rawStart) {
+                                        Value indices, Value sink, int64_t rate,
+                                        Value rawStart, Value entryTable) {
   auto type = cast<RankedTensorType>(q.getType());
-  return CompressedAttentionOp::create(b, type, q, raw, entries, pos,
-                                       rawStart, indices, sink,
-                                       b.getI64IntegerAttr(v4.window),
-                                       b.getI64IntegerAttr(rate),
-                                       FloatAttr());
+  return CompressedAttentionOp::create(
+      b, type, q, raw, entries, pos, rawStart, indices, entryTable, sink,
+      b.getI64IntegerAttr(v4.window), b.getI64IntegerAttr(rate), FloatAttr());
 }
 
 Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
@@ -376,7 +374,7 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
       f32);
   // A window-only layer has no entries.
   Value entries = empty(RankedTensorType::get({kDyn, 1, 0, d}, f32), {batch});
-  Value selected;
+  Value selected, entryTable;
   int64_t rate = 1;
   if (memory != Memory::Window) {
     bool csa = memory == Memory::CSA;
@@ -386,15 +384,15 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
                           pools[1]);
     if (!entries)
       return {};
+    // The entries stay in their pages: the indexer scores them there, and
+    // the attention reads the listed ones (CSA) or gathers the pages (HCA).
+    entryTable = blockTableOf(*step, rate);
     if (csa) {
       int64_t di = v4.indexer.headDim;
       Value indexKeys = stepEntries(x, p + "indexer.compressor.", rate, di,
                                     /*overlapping=*/true, pools[2], pools[3]);
       if (!indexKeys)
         return {};
-      SmallVector<ReassociationIndices> groups = {{0, 1}, {2}, {3}};
-      indexKeys = tensor::CollapseShapeOp::create(
-          b, RankedTensorType::get({kDyn, kDyn, di}, f32), indexKeys, groups);
       // A recomputed forward over the sequence has context / rate entries:
       // the rows' width for PyTorch's tie order.
       auto lenType = RankedTensorType::get({kDyn}, b.getI64Type());
@@ -406,12 +404,13 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
                 nb, l, a[0], arith::ConstantIntOp::create(nb, l, rate, 64));
           });
       selected = indexerSelection(x, qLow, indexKeys, p + "indexer.", rate,
-                                  lengths);
+                                  lengths, entryTable);
       if (!selected)
         return {};
     }
   }
-  return unionAttention(q, keys, entries, selected, sink, rate, rawStart);
+  return unionAttention(q, keys, entries, selected, sink, rate, rawStart,
+                        entryTable);
 }
 
 Value DeepSeekV4Builder::outputProjection(Value o, const std::string &p) {

@@ -42,6 +42,8 @@ FailureOr<Problem> analyze(mnemo::SparseAttentionOp op, int64_t blockQ,
       r.getElementType() != elem)
     return why = "query, key, value and result differ in element type",
            failure();
+  if (failed(checkSink(op.getSink(), why)))
+    return failure();
   Problem p;
   p.selected = true;
   p.elem = elem;
@@ -72,6 +74,8 @@ void rewrite(mnemo::SparseAttentionOp op, const Problem &p) {
   in.k = buffer(op.getKey());
   in.v = buffer(op.getValue());
   in.indices = buffer(op.getIndices());
+  if (Value sink = op.getSink())
+    in.sink = buffer(sink);
   op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
 }

@@ -1,6 +1,7 @@
 // RUN: mnemo-opt %s | mnemo-opt | FileCheck %s --check-prefix=ROUND
 // RUN: mnemo-opt %s --mnemo-decompose-compressed-attention | FileCheck %s
 // RUN: mnemo-opt %s --mnemo-decompose-compressed-attention=query-chunk=64 | FileCheck %s --check-prefix=CHUNK
+// RUN: mnemo-opt %s --mnemo-decompose-compressed-attention=selected-group=16 | FileCheck %s --check-prefix=SEL
 
 // DeepSeek-V4's attention over a window of raw keys (K = V) and the
 // entries of closed windows: round trip, then its reference form, one
@@ -114,6 +115,39 @@ func.func @csa_decode(%q: tensor<1x4x1x64xf32>, %raw: tensor<1x1x?x64xf32>,
       : tensor<1x4x1x64xf32>, tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>,
         tensor<1x1xi64> -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
+}
+
+// Paged entries (a generation step's pool, bf16, pages of 16 entries): the
+// K = 8 listed rows are read through the table, page table[b, w / 16], row
+// w % 16, then widened; the pool is never gathered whole. With 16 query
+// heads a key head and selected-group=16, one mnemo.sparse_attention with
+// the sink lists each query's 32 window keys and 8 entries (40 columns,
+// static although the query's length is not: the positions are [B, 1]).
+// ROUND-LABEL: func.func @csa_decode_paged
+// ROUND: entry_table(%{{.+}} : tensor<?x?xi32>) sink(
+// CHECK-LABEL: func.func @csa_decode_paged
+// CHECK-NOT: tensor<?x1x?x64xbf16>
+// CHECK: tensor.extract %arg5
+// CHECK: arith.remui
+// CHECK: tensor.extract %arg2[{{.*}}] : tensor<?x1x16x64xbf16>
+// CHECK: -> tensor<?x1x8x64xbf16>
+// CHECK: arith.extf
+// CHECK: mnemo.attention
+// SEL-LABEL: func.func @csa_decode_paged
+// SEL-NOT: mnemo.attention
+// SEL: tensor.extract %arg2[{{.*}}] : tensor<?x1x16x64xbf16>
+// SEL: tensor.empty({{.*}}) : tensor<?x1x40xi64>
+// SEL: mnemo.sparse_attention %arg0, %[[K:.+]], %[[K]], %{{.+}} sink(%arg6 : tensor<16xf32>) scale(1.250000e-01) : {{.*}}, tensor<?x1x40xi64> -> tensor<?x16x?x64xf32>
+func.func @csa_decode_paged(%q: tensor<?x16x?x64xf32>, %raw: tensor<?x1x?x64xf32>,
+                            %pool: tensor<?x1x16x64xbf16>, %pos: tensor<?x1xi64>,
+                            %idx: tensor<?x1x8xi64>, %table: tensor<?x?xi32>,
+                            %sink: tensor<16xf32>) -> tensor<?x16x?x64xf32> {
+  %o = mnemo.compressed_attention %q, %raw, %pool positions(%pos)
+      indices(%idx : tensor<?x1x8xi64>) entry_table(%table : tensor<?x?xi32>)
+      sink(%sink : tensor<16xf32>) window(32) rate(4)
+      : tensor<?x16x?x64xf32>, tensor<?x1x?x64xf32>, tensor<?x1x16x64xbf16>,
+        tensor<?x1xi64> -> tensor<?x16x?x64xf32>
+  return %o : tensor<?x16x?x64xf32>
 }
 
 // The compressor's pool: round trip; its lowering is checked numerically

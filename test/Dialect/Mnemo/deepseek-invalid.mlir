@@ -257,3 +257,35 @@ func.func @compressed_raw_start(%q: tensor<2x2x5x16xf32>, %r: tensor<2x1x7x16xf3
   %o = mnemo.compressed_attention %q, %r, %e positions(%p) raw_start(%s : tensor<3xi64>) window(4) rate(2) : tensor<2x2x5x16xf32>, tensor<2x1x7x16xf32>, tensor<2x1x2x16xf32>, tensor<2x5xi64> -> tensor<2x2x5x16xf32>
   return %o : tensor<2x2x5x16xf32>
 }
+
+// -----
+
+func.func @compressed_entry_table_rank(%q: tensor<1x2x1x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<5x1x4x16xbf16>, %p: tensor<1x1xi64>, %t: tensor<4xi32>) -> tensor<1x2x1x16xf32> {
+  // expected-error @+1 {{expects entry_table of rank 2 [B, W], got rank 1}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) entry_table(%t : tensor<4xi32>) window(4) rate(2) : tensor<1x2x1x16xf32>, tensor<1x1x7x16xf32>, tensor<5x1x4x16xbf16>, tensor<1x1xi64> -> tensor<1x2x1x16xf32>
+  return %o : tensor<1x2x1x16xf32>
+}
+
+// -----
+
+func.func @compressed_entry_page(%q: tensor<1x2x1x16xf32>, %r: tensor<1x1x7x16xf32>, %e: tensor<5x1x?x16xbf16>, %p: tensor<1x1xi64>, %t: tensor<1x3xi32>) -> tensor<1x2x1x16xf32> {
+  // expected-error @+1 {{entries page size must be static}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) entry_table(%t : tensor<1x3xi32>) window(4) rate(2) : tensor<1x2x1x16xf32>, tensor<1x1x7x16xf32>, tensor<5x1x?x16xbf16>, tensor<1x1xi64> -> tensor<1x2x1x16xf32>
+  return %o : tensor<1x2x1x16xf32>
+}
+
+// -----
+
+func.func @compressed_entry_table_batch(%q: tensor<2x2x1x16xf32>, %r: tensor<2x1x7x16xf32>, %e: tensor<5x1x4x16xbf16>, %p: tensor<2x1xi64>, %t: tensor<3x3xi32>) -> tensor<2x2x1x16xf32> {
+  // expected-error @+1 {{entry_table batch (3) must match query batch (2)}}
+  %o = mnemo.compressed_attention %q, %r, %e positions(%p) entry_table(%t : tensor<3x3xi32>) window(4) rate(2) : tensor<2x2x1x16xf32>, tensor<2x1x7x16xf32>, tensor<5x1x4x16xbf16>, tensor<2x1xi64> -> tensor<2x2x1x16xf32>
+  return %o : tensor<2x2x1x16xf32>
+}
+
+// -----
+
+func.func @sparse_sink(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %i: tensor<1x8x4xi64>, %s: tensor<2xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expects sink logits of shape [4] (one per query head)}}
+  %o = mnemo.sparse_attention %q, %k, %v, %i sink(%s : tensor<2xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8x4xi64> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}

@@ -71,7 +71,23 @@ def mixed(cfg, t, rng):
     return 131, 2
 
 
-GOOD = {"rates": rates, "mixed": mixed}
+def heads(cfg, t, rng):
+    """16 query heads on the single K = V head (the GPU takes a group of 16
+    or more to its kernel of selected keys), a window of 40, top-12."""
+    h, d = 16, cfg["head_dim"]
+    groups, rank = cfg["o_groups"], cfg["o_lora_rank"]
+    cfg.update(num_attention_heads=h, sliding_window=40, index_topk=12)
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}.attn."
+        q_lora = t[p + "wq_b.weight"].shape[1]
+        t[p + "wq_b.weight"] = rng.normal(0, 0.1, (h * d, q_lora)).astype(np.float32)
+        t[p + "wo_a.weight"] = rng.normal(0, 0.05, (groups * rank, h * d // groups)).astype(
+            np.float32)
+        t[p + "attn_sink"] = rng.normal(0, 1.0, h).astype(np.float32)
+    return 150, 1
+
+
+GOOD = {"rates": rates, "mixed": mixed, "heads": heads}
 
 BAD = {
     "kv_heads": {"num_key_value_heads": 2},
