@@ -165,7 +165,7 @@ def topk_cases():
     return cases
 
 
-def sparse_ref(q, k, v, idx, scale):
+def sparse_ref(q, k, v, idx, scale, sink=None):
     b, hq, s, d = q.shape
     hkv, t = k.shape[1], k.shape[2]
     g = hq // hkv
@@ -177,8 +177,9 @@ def sparse_ref(q, k, v, idx, scale):
                 if not keys:
                     continue
                 sc = np.array([scale * np.dot(q[bi, h, i], k[bi, h // g, j]) for j in keys])
-                p = np.exp(sc - sc.max())
-                p /= p.sum()
+                m = sc.max() if sink is None else max(sc.max(), sink[h])
+                p = np.exp(sc - m)
+                p /= p.sum() + (0.0 if sink is None else np.exp(sink[h] - m))
                 out[bi, h, i] = sum(pj * v[bi, h // g, j] for pj, j in zip(p, keys))
     return out
 
@@ -195,6 +196,8 @@ def sparse_cases():
     idx[1, 2, :] = -1      # no key: zeros
     idx[0, 4, :] = [3, 3, 5, -1]  # a key listed twice counts twice
     mqa_k, mqa_v = k[:, :1], v[:, :1]
+    sink = r.standard_normal(hq).astype(np.float32)
+    sink[2] = 4.0
     return [
         Case("gqa 6/2 default scale",
              "%result = mnemo.sparse_attention %q, %k, %v, %i : "
@@ -207,6 +210,15 @@ def sparse_cases():
              "{T:q}, {T:k}, {T:v}, {T:i} -> {R}",
              {"q": q, "k": mqa_k, "v": mqa_v, "i": idx.astype(np.int32)},
              sparse_ref(q, mqa_k, mqa_v, idx, 0.25), atol=2e-5),
+        # A sink per head (one large enough to take most of the mass): it
+        # joins each row's denominator only; the row without keys stays 0.
+        Case("gqa 6/2 sink",
+             "%result = mnemo.sparse_attention %q, %k, %v, %i sink(%sk : {T:sk}) : "
+             "{T:q}, {T:k}, {T:v}, {T:i} -> {R}",
+             {"q": q, "k": k, "v": v, "i": idx, "sk": sink},
+             sparse_ref(q, k, v, idx, d ** -0.5, sink), atol=2e-5,
+             dynamic={"q": [0, 2], "k": [0, 2], "v": [0, 2], "i": [0, 1]},
+             result_dynamic=[0, 2]),
     ]
 
 

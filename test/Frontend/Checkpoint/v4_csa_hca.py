@@ -123,6 +123,19 @@
 # RUN: mnemoc %t/v/good/mixed --topk-ties=lowest-index -o %t/mixed-gen.mnemo
 # RUN: %mnemo_run %t/mixed-gen.mnemo --generate 12 --input input_ids=%t/v/good/mixed/input_ids.npy --output-dir %t/mixed-gen
 # RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/mixed-gen.mnemo %t/mixed-gen %t/v/good/mixed/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE12
+# 16 query heads on the K = V head: the host's forward against the numpy
+# model, its generation against its forward recomputed; the GPU form of its
+# attention (a group of 16: mnemo.sparse_attention with the sink, over each
+# query's window and entries) in every layer of every function.
+# RUN: mnemoc %t/v/good/heads --topk-ties=lowest-index -o %t/heads.mnemo
+# RUN: %mnemo_run %t/heads.mnemo --input input_ids=%t/v/good/heads/input_ids.npy --output-dir %t/heads
+# RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/heads/logits.npy %t/v/good/heads/logits.npy | FileCheck %s
+# RUN: %mnemo_run %t/heads.mnemo --generate 12 --input input_ids=%t/v/good/heads/input_ids.npy --output-dir %t/heads-gen
+# RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/heads.mnemo %t/heads-gen %t/v/good/heads/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE12
+# RUN: mnemoc %t/v/good/heads --emit=mnemo -o %t/heads.mlir
+# RUN: mnemo-opt %t/heads.mlir --mnemo-decompose-compressed-attention=selected-group=16 | FileCheck %s --check-prefix=SELECTED
+# SELECTED-COUNT-9: mnemo.sparse_attention {{.*}} sink({{.*}} : tensor<16xf32>)
+# SELECTED-NOT: mnemo.compressed_attention
 # Pages of 5 tokens, which neither rate (2, 16) divides: the steps gather
 # their windows from multiples of lcm(5, rate) tokens.
 # RUN: mnemoc %t/v/good/rates --topk-ties=lowest-index --kv-page-size=5 -o %t/rates-p5.mnemo
