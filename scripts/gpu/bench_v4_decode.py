@@ -215,6 +215,11 @@ def run(a):
             failed += rel > 2e-2
         if not case.get("check_only"):
             entry["mnemo"] = bench(plan, cap_s=3, max_reps=30, queued=True)
+            # Each kernel alone, so that the small ones' share shows.
+            if len(plan.kernels) > 1:
+                entry["mnemo"]["kernel_ms"] = [
+                    bench(lambda i, k=k: plan.launch(i, k), cap_s=1, max_reps=20,
+                          queued=True)["ms"] for k in range(len(plan.kernels))]
             if case["kind"] == "dense":
                 q, kv = inputs
                 try:
@@ -231,6 +236,8 @@ def run(a):
         line = f"{case['name']:24s} {entry['kernels']}"
         if ms:
             line += f" {ms * 1e3:9.1f} us"
+            if "kernel_ms" in entry["mnemo"]:
+                line += " (" + " + ".join(f"{x * 1e3:.1f}" for x in entry["mnemo"]["kernel_ms"]) + ")"
         if "check" in entry:
             line += f" check rel {entry['check']['rel']:.1e} {'ok' if entry['check']['ok'] else 'FAIL'}"
         if "cudnn" in entry:

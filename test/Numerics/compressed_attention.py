@@ -64,7 +64,8 @@ def cases():
     out = []
 
     def case(name, b, h, hkv, s, rn, t, d, window, rate, positions, indices=None,
-             sink=True, scale=None, raw_start=None, static_rows=False, page=None):
+             sink=True, scale=None, raw_start=None, static_rows=False, page=None,
+             topk=None):
         q = r.standard_normal((b, h, s, d)).astype(np.float32)
         raw = r.standard_normal((b, hkv, rn, d)).astype(np.float32)
         entries = r.standard_normal((b, hkv, t, d)).astype(np.float32)
@@ -74,7 +75,17 @@ def cases():
         if raw_start is not None:
             inputs["start"] = raw_start.astype(np.int64)
             attrs += " raw_start(%start : {T:start})"
-        if indices is not None:
+        pre = ""
+        if topk:
+            # Listings a mnemo.top_k makes (distinct, as the decomposition
+            # knows): the top `topk` of random scores, in ascending order.
+            scores = r.standard_normal((b, s, t)).astype(np.float32)
+            indices = np.sort(np.argsort(-scores, axis=2)[:, :, :topk], axis=2)
+            inputs["sc"] = scores
+            itype = f"tensor<{b}x{s}x{topk}xi64>"
+            pre = f"%idx = mnemo.top_k %sc k({topk}) : {{T:sc}} -> {itype}\n"
+            attrs += f" indices(%idx : {itype})"
+        elif indices is not None:
             inputs["idx"] = indices
             attrs += " indices(%idx : {T:idx})"
         if page:
@@ -97,7 +108,7 @@ def cases():
         attrs += f" window({window}) rate({rate})"
         if scale is not None:
             attrs += f" scale({scale:.17e})"
-        body = (f"%result = mnemo.compressed_attention %q, %raw, %e positions(%pos){attrs}"
+        body = pre + (f"%result = mnemo.compressed_attention %q, %raw, %e positions(%pos){attrs}"
                 " : {T:q}, {T:raw}, {T:e}, {T:pos} -> {R}")
         out.append(Case(name, body, inputs,
                         reference(q, raw, entries, positions, window, rate, indices, sk,
@@ -180,6 +191,12 @@ def cases():
     idx = r.integers(-1, 9, size=(1, s, 5)).astype(np.int64)
     case("CSA prompt, paged entries", 1, 3, 1, s, s, 9, 16, 7, 4,
          np.arange(s)[None], indices=idx, page=3)
+    # A prompt's listings from a mnemo.top_k (distinct): the selected form
+    # keeps them, over contiguous and over paged entries.
+    case("CSA prompt, top-k listings", 2, 2, 1, s, s, 8, 16, 7, 4,
+         np.tile(np.arange(s), (2, 1)), topk=3)
+    case("CSA prompt, top-k listings, paged entries", 2, 2, 1, s, s, 9, 16, 7, 4,
+         np.tile(np.arange(s), (2, 1)), topk=4, page=3)
     return out
 
 

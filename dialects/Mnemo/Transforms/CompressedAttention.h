@@ -31,18 +31,29 @@ struct UnionOperands {
   Value entryBatch;
   /// When set (a block table [B, W]), `entries` is a paged pool [Pages,
   /// Hkv, P, D] of any float type and entry w of row b is its row w % P of
-  /// page table[b, w / P]; only a decode step's listed rows are read
-  /// (attendUnion's gather: one query row per sequence, with indices).
+  /// page table[b, w / P]: attendSelected reads its entries there, and
+  /// attendUnion a decode step's listed rows (one query row per sequence,
+  /// with indices).
   Value entryTable;
   /// The indices never list an entry twice in a row (a mnemo.top_k's), so
   /// a gather needs no test for repeats.
   bool distinctListings = false;
 };
 
-/// [B, K] f32: 1 where indices[b, 0, k] differs from every earlier index
-/// of its row (a set lists each entry once).
+/// [B, K] i64: the first listing k' of indices[b, 0, :] that names what
+/// listing k names; k is a set's first listing of its entry iff it holds k
+/// (a set lists each entry once).
 Value firstListings(OpBuilder &b, Location loc, Value indices,
                     OpFoldResult batch, OpFoldResult count);
+
+/// Inside a generic: element (h, d) of the entry that listing k of
+/// sequence bi names (indices[bi, 0, k]; without indices, entry k), read
+/// from batch `entryBatch` of `entries` when it is set, or with a block
+/// table from row w % P of page table[bi, w / P] of the pool `entries`. An
+/// entry not below `entryCount` reads entry 0 (the caller masks it).
+Value readEntry(OpBuilder &b, Location loc, Value entries, Value indices,
+                Value entryCount, Value entryBatch, Value table, Value bi,
+                Value h, Value k, Value d);
 
 /// [B, Hkv, K, D] of `entries`' element type: the entries indices[b, 0, :]
 /// lists (entry 0 where an index is not below `entryCount`; the caller

@@ -50,33 +50,70 @@ Value mnemo::attendSelected(OpBuilder &b, Location loc,
   // repeats of a list that may hold them found once.
   bool gather = idx && queryRows(u) == 1 &&
                 cast<RankedTensorType>(idx.getType()).getDimSize(2) > 0;
-  assert((gather || !u.entryTable) &&
-         "paged entries are read in place by a decode step's gather only");
   assert((gather || !idx || u.distinctListings) &&
          "listings of a prompt must be distinct");
   Value firsts;
-  OpFoldResult listed = es[2];
+  // The entry columns of each list: the listings, or every entry.
+  OpFoldResult listed = u.entryTable ? getAsOpFoldResult(entryCount) : es[2];
   if (idx)
     listed = tensor::getMixedSize(b, loc, idx, 2);
-  if (gather) {
-    entries = listedRows(b, loc, entries, idx, {qs[0], es[1], listed, es[3]},
-                         entryCount, u.entryBatch, u.entryTable);
-    entries = castElements(b, loc, entries, ct);
-    if (!u.distinctListings)
-      firsts = firstListings(b, loc, idx, qs[0], listed);
-    es = tensorSizes(b, loc, entries);
-  }
+  if (gather && !u.distinctListings)
+    firsts = firstListings(b, loc, idx, qs[0], listed);
 
-  // The keys (also the values): [raw, entries] on the key axis.
-  Value keyCount = arith::AddIOp::create(
-      b, loc, rawCount, getValueOrCreateConstantIndexOp(b, loc, es[2]));
+  // The keys (also the values): [raw, entries] on the key axis, the
+  // entries a decode step lists, or all of them.
+  Value keyEntries =
+      gather ? getValueOrCreateConstantIndexOp(b, loc, listed) : entryCount;
+  Value keyCount = arith::AddIOp::create(b, loc, rawCount, keyEntries);
   Value keys = emptyTensor(b, loc, {rs[0], rs[1], keyCount, rs[3]}, ct);
-  SmallVector<OpFoldResult> zero(4, b.getIndexAttr(0)),
-      strides(4, b.getIndexAttr(1));
-  keys = tensor::InsertSliceOp::create(b, loc, raw, keys, zero, rs, strides);
-  SmallVector<OpFoldResult> at = zero;
-  at[2] = rawCount;
-  keys = tensor::InsertSliceOp::create(b, loc, entries, keys, at, es, strides);
+  if (u.entryTable) {
+    // Paged entries: one pass writes the keys, row j < R the raw key j,
+    // row R + e the entry listing e names (or entry e), read through the
+    // table where it lies. (The raw keys are at least the query's own.)
+    keys = linalg::GenericOp::create(
+               b, loc, keys.getType(), ValueRange{}, ValueRange{keys},
+               ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4)}, iterators(4),
+               [&](OpBuilder &nb, Location l, ValueRange) {
+                 Value bi = linalg::IndexOp::create(nb, l, 0);
+                 Value h = linalg::IndexOp::create(nb, l, 1);
+                 Value j = linalg::IndexOp::create(nb, l, 2);
+                 Value d = linalg::IndexOp::create(nb, l, 3);
+                 Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+                 Value one = arith::ConstantIndexOp::create(nb, l, 1);
+                 Value isRaw = arith::CmpIOp::create(
+                     nb, l, arith::CmpIPredicate::ult, j, rawCount);
+                 Value rawRow = arith::MinUIOp::create(
+                     nb, l, j, arith::SubIOp::create(nb, l, rawCount, one));
+                 Value rawValue = tensor::ExtractOp::create(
+                     nb, l, raw, ValueRange{bi, h, rawRow, d});
+                 Value e = arith::SelectOp::create(
+                     nb, l, isRaw, zero,
+                     arith::SubIOp::create(nb, l, j, rawCount));
+                 Value entryValue = castFloat(
+                     nb, l,
+                     readEntry(nb, l, entries, gather ? idx : Value(),
+                               entryCount, Value(), u.entryTable, bi, h, e, d),
+                     ct);
+                 linalg::YieldOp::create(
+                     nb, l,
+                     arith::SelectOp::create(nb, l, isRaw, rawValue, entryValue)
+                         .getResult());
+               })
+               .getResult(0);
+  } else {
+    if (gather) {
+      entries = listedRows(b, loc, entries, idx, {qs[0], es[1], listed, es[3]},
+                           entryCount, u.entryBatch, Value());
+      es = tensorSizes(b, loc, entries);
+    }
+    SmallVector<OpFoldResult> zero(4, b.getIndexAttr(0)),
+        strides(4, b.getIndexAttr(1));
+    keys = tensor::InsertSliceOp::create(b, loc, raw, keys, zero, rs, strides);
+    SmallVector<OpFoldResult> at = zero;
+    at[2] = rawCount;
+    keys =
+        tensor::InsertSliceOp::create(b, loc, entries, keys, at, es, strides);
+  }
 
   // Each query's list [B, S, W + E]: column c < W is the raw key at
   // position t - W + 1 + c, column W + e the entry listing e (or entry e
@@ -157,11 +194,10 @@ Value mnemo::attendSelected(OpBuilder &b, Location loc,
                   arith::MaxSIOp::create(nb, l, e, c64(0)));
               entrySeen = arith::AndIOp::create(
                   nb, l, entrySeen,
-                  arith::CmpFOp::create(
-                      nb, l, arith::CmpFPredicate::OGT,
-                      tensor::ExtractOp::create(nb, l, firsts,
-                                                ValueRange{bi, k}),
-                      floatConst(nb, l, nb.getF32Type(), 0.0)));
+                  arith::CmpIOp::create(nb, l, P::eq,
+                                        tensor::ExtractOp::create(
+                                            nb, l, firsts, ValueRange{bi, k}),
+                                        e));
             }
             // Gathered, listing e is row R + e of the keys; else entry w
             // is row R + w.

@@ -62,40 +62,73 @@ Value listedEntries(OpBuilder &b, Location loc, Value indices,
 Value mnemo::firstListings(OpBuilder &b, Location loc, Value indices,
                            OpFoldResult batch, OpFoldResult count) {
   MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
-  Value init = filledTensor(b, loc, {batch, count}, f32, 1.0);
-  // Loops (b, k, e): the listing k against each earlier one e, read as
-  // the input (which sizes e).
-  AffineMap earlier = AffineMap::get(
-      3, 0,
-      {getAffineDimExpr(0, ctx), getAffineConstantExpr(0, ctx),
-       getAffineDimExpr(2, ctx)},
-      ctx);
+  Type i64 = b.getI64Type();
+  Value init = emptyTensor(b, loc, {batch, count}, i64);
+  init = linalg::FillOp::create(
+             b, loc,
+             ValueRange{arith::ConstantIntOp::create(
+                 b, loc, std::numeric_limits<int64_t>::max(), 64)},
+             ValueRange{init})
+             .getResult(0);
+  // Loops (b, k, e): min over e of e where listing e names listing k's
+  // entry; a min is a commutative fold, which the GPU shares among a
+  // warp's lanes (an `e < k` test folded into a select was a loop of K
+  // steps a thread: 32 us for K = 512 on an H100).
+  AffineExpr d0 = getAffineDimExpr(0, ctx),
+             zero = getAffineConstantExpr(0, ctx);
+  AffineMap listingE =
+      AffineMap::get(3, 0, {d0, zero, getAffineDimExpr(2, ctx)}, ctx);
+  AffineMap listingK =
+      AffineMap::get(3, 0, {d0, zero, getAffineDimExpr(1, ctx)}, ctx);
   return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{indices}, ValueRange{init},
-             ArrayRef<AffineMap>{earlier, projection(ctx, 3, {0, 1})},
+             b, loc, init.getType(), ValueRange{indices, indices},
+             ValueRange{init},
+             ArrayRef<AffineMap>{listingE, listingK,
+                                 projection(ctx, 3, {0, 1})},
              iterators(3, {2}),
              [&](OpBuilder &nb, Location nl, ValueRange a) {
-               Value bi = linalg::IndexOp::create(nb, nl, 0);
-               Value k = linalg::IndexOp::create(nb, nl, 1);
-               Value e = linalg::IndexOp::create(nb, nl, 2);
-               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-               Value x = tensor::ExtractOp::create(nb, nl, indices,
-                                                   ValueRange{bi, zero, k});
-               Value y = a[0];
-               Value repeat = arith::AndIOp::create(
-                   nb, nl,
-                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, e,
-                                         k),
-                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x,
-                                         y));
+               Value e = arith::IndexCastOp::create(
+                   nb, nl, i64, linalg::IndexOp::create(nb, nl, 2));
+               Value same = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::eq, a[0], a[1]);
+               Value none = arith::ConstantIntOp::create(
+                   nb, nl, std::numeric_limits<int64_t>::max(), 64);
                linalg::YieldOp::create(
                    nb, nl,
-                   arith::SelectOp::create(nb, nl, repeat,
-                                           floatConst(nb, nl, f32, 0.0), a[1])
+                   arith::MinSIOp::create(
+                       nb, nl, a[2],
+                       arith::SelectOp::create(nb, nl, same, e, none))
                        .getResult());
              })
       .getResult(0);
+}
+
+Value mnemo::readEntry(OpBuilder &b, Location loc, Value entries, Value indices,
+                       Value entryCount, Value entryBatch, Value table,
+                       Value bi, Value h, Value k, Value d) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value w = k;
+  if (indices)
+    w = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        tensor::ExtractOp::create(b, loc, indices, ValueRange{bi, zero, k}));
+  // Unsigned: a negative index is out of range too (the caller masks it;
+  // any row will do).
+  Value inside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, w, entryCount);
+  w = arith::SelectOp::create(b, loc, inside, w, zero);
+  Value row = entryBatch ? entryBatch : bi;
+  if (table) {
+    auto type = cast<RankedTensorType>(entries.getType());
+    Value page = arith::ConstantIndexOp::create(b, loc, type.getDimSize(2));
+    row = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        tensor::ExtractOp::create(
+            b, loc, table,
+            ValueRange{bi, arith::DivUIOp::create(b, loc, w, page)}));
+    w = arith::RemUIOp::create(b, loc, w, page);
+  }
+  return tensor::ExtractOp::create(b, loc, entries, ValueRange{row, h, w, d});
 }
 
 Value mnemo::listedRows(OpBuilder &b, Location loc, Value entries,
@@ -107,36 +140,13 @@ Value mnemo::listedRows(OpBuilder &b, Location loc, Value entries,
              b, loc, init.getType(), ValueRange{}, ValueRange{init},
              ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4)}, iterators(4),
              [&](OpBuilder &nb, Location nl, ValueRange) {
-               Value bi = linalg::IndexOp::create(nb, nl, 0);
-               Value h = linalg::IndexOp::create(nb, nl, 1);
-               Value k = linalg::IndexOp::create(nb, nl, 2);
-               Value d = linalg::IndexOp::create(nb, nl, 3);
-               Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-               Value w = arith::IndexCastOp::create(
-                   nb, nl, nb.getIndexType(),
-                   tensor::ExtractOp::create(nb, nl, indices,
-                                             ValueRange{bi, zero, k}));
-               // Unsigned: a negative index is out of range too.
-               Value inside = arith::CmpIOp::create(
-                   nb, nl, arith::CmpIPredicate::ult, w, entryCount);
-               w = arith::SelectOp::create(nb, nl, inside, w, zero);
-               Value row = entryBatch ? entryBatch : bi;
-               if (table) {
-                 Value page =
-                     arith::ConstantIndexOp::create(nb, nl, type.getDimSize(2));
-                 row = arith::IndexCastOp::create(
-                     nb, nl, nb.getIndexType(),
-                     tensor::ExtractOp::create(
-                         nb, nl, table,
-                         ValueRange{bi,
-                                    arith::DivUIOp::create(nb, nl, w, page)}));
-                 w = arith::RemUIOp::create(nb, nl, w, page);
-               }
+               auto index = [&](unsigned i) {
+                 return linalg::IndexOp::create(nb, nl, i);
+               };
                linalg::YieldOp::create(
                    nb, nl,
-                   tensor::ExtractOp::create(nb, nl, entries,
-                                             ValueRange{row, h, w, d})
-                       .getResult());
+                   readEntry(nb, nl, entries, indices, entryCount, entryBatch,
+                             table, index(0), index(1), index(2), index(3)));
              })
       .getResult(0);
 }
@@ -251,11 +261,11 @@ Value mnemo::attendUnion(OpBuilder &b, Location loc, const UnionOperands &u) {
               if (firsts)
                 entrySeen = arith::AndIOp::create(
                     nb, l, entrySeen,
-                    arith::CmpFOp::create(
-                        nb, l, arith::CmpFPredicate::OGT,
+                    arith::CmpIOp::create(
+                        nb, l, P::eq,
                         tensor::ExtractOp::create(nb, l, firsts,
                                                   ValueRange{bi, k}),
-                        floatConst(nb, l, f32, 0.0)));
+                        arith::IndexCastOp::create(nb, l, nb.getI64Type(), k)));
             }
             Value closed = arith::DivSIOp::create(
                 nb, l, arith::AddIOp::create(nb, l, t, cst(1)), cst(rate));

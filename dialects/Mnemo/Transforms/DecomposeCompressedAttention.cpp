@@ -98,10 +98,11 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
   u.query = castElements(b, loc, u.query, ct);
   u.raw = castElements(b, loc, u.raw, ct);
   // Paged entries: a decode step with listed entries reads those rows
-  // through the table (attendUnion, attendSelected), anything else reads
-  // the pages whole.
+  // through the table (attendUnion), as the selected form reads every
+  // entry it attends (attendSelected); otherwise the pages are gathered
+  // whole first.
   Value table = op.getEntryTable();
-  if (table && gatherable) {
+  if (table && (gatherable || selected)) {
     u.entries = op.getEntries();
     u.entryTable = table;
   } else if (table) {
