@@ -6,7 +6,8 @@
 //
 // mnemo.compressed_attention as one mnemo.sparse_attention with the sink:
 // the keys are [raw, entries] on the key axis (a decode step's listed
-// entries gathered first, as in the union form), and each query lists the
+// entries only; paged entries read through their table in the one pass
+// that writes the keys), and each query lists the
 // keys it sees instead of masking all of them: the `window` raw keys that
 // end at its position, then its entries (CSA: the K it lists; HCA: every
 // entry, closed or not), -1 for a key it does not see. The softmax over a
