@@ -47,17 +47,16 @@ scores in the same process (CUDA events, the device's time: bench_attention's
 check fails.
 """
 
-import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+from bench_cases import main, prepare_cases  # noqa: E402
 
 ELEM = {"f32": "f32", "bf16": "bf16"}
 PAGE = 16  # the paged indexer cases' page size
@@ -257,21 +256,8 @@ def case_mlir(case):
 
 
 def prepare(a):
-    from plan import default_mnemo_run, dump_plan
-    os.makedirs(a.out_dir, exist_ok=True)
-    mnemo_run = default_mnemo_run(a.mnemoc)
-    cases = [c for c in indexer_cases() + check_cases() + speed_cases()
-             if not a.only or re.search(a.only, c["name"])]
-    for case in cases:
-        stem = os.path.join(a.out_dir, case["name"])
-        with open(stem + ".mlir", "w") as f:
-            f.write(indexer_mlir(case) if case["op"] == "indexer" else case_mlir(case))
-        subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", "-o", stem + ".mnemo"],
-                       check=True)
-        dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json")
-        print(f"{case['name']}: compiled", flush=True)
-    with open(os.path.join(a.out_dir, "cases.json"), "w") as f:
-        json.dump(cases, f, indent=1)
+    prepare_cases(a, indexer_cases() + check_cases() + speed_cases(),
+                  lambda c: indexer_mlir(c) if c["op"] == "indexer" else case_mlir(c))
 
 
 def make_scores(case, seed):
@@ -409,21 +395,5 @@ def run(a):
     return 1 if failed else 0
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="phase", required=True)
-    pp = sub.add_parser("prepare")
-    pp.add_argument("out_dir")
-    pp.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
-    pp.add_argument("--target", default="sm_90a")
-    pp.add_argument("--only")
-    pr = sub.add_parser("run")
-    pr.add_argument("dir")
-    pr.add_argument("--out")
-    pr.add_argument("--only")
-    a = p.parse_args()
-    sys.exit(prepare(a) if a.phase == "prepare" else run(a))
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(main(__doc__, prepare, run))

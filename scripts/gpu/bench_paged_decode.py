@@ -66,18 +66,17 @@ time over Mnemo's; writes RESULTS_DIR/paged_decode.json.
 Exits 1 when a check fails.
 """
 
-import argparse
 import json
 import math
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+from bench_cases import main, prepare_cases  # noqa: E402
 
 PAGE = 16
 # DeepSeek-V3's softmax scale: 192^-1/2 times YaRN's mscale^2 (1.3796^2 at
@@ -305,25 +304,16 @@ def paged_mlir(case):
 
 
 def prepare(a):
-    from plan import default_mnemo_run, dump_plan
-    os.makedirs(a.out_dir, exist_ok=True)
-    mnemo_run = default_mnemo_run(a.mnemoc)
-    cases = [c for c in check_cases() + speed_cases(a.quick)
-             if not a.only or re.search(a.only, c["name"])]
-    for case in cases:
-        stem = os.path.join(a.out_dir, case["name"])
-        with open(stem + ".mlir", "w") as f:
-            f.write(dense_mlir(case) if case["kind"] == "dense"
-                    else sparse_prompt_mlir(case) if case["kind"] == "sparse_prompt"
-                    else paged_mlir(case))
-        flags = ["--gpu-decode-kernel=false"] if a.general_kernel else []
-        subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", *flags, "-o",
-                        stem + ".mnemo"], check=True)
-        dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json")
+    def mlir_of(case):
+        return (dense_mlir(case) if case["kind"] == "dense"
+                else sparse_prompt_mlir(case) if case["kind"] == "sparse_prompt"
+                else paged_mlir(case))
+
+    def annotate(case):
         case["sets"] = input_sets(case)
-        print(f"{case['name']}: compiled", flush=True)
-    with open(os.path.join(a.out_dir, "cases.json"), "w") as f:
-        json.dump(cases, f, indent=1)
+
+    flags = ["--gpu-decode-kernel=false"] if a.general_kernel else []
+    prepare_cases(a, check_cases() + speed_cases(a.quick), mlir_of, flags, annotate)
 
 
 def make_inputs(case, seed):
@@ -735,28 +725,12 @@ def print_row(entry, flush=False):
     print(line, flush=flush)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("prepare")
-    p.add_argument("out_dir")
-    p.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
-    p.add_argument("--target", default="sm_90a")
+def prepare_options(p):
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", help="prepare the cases whose name matches this regex")
     p.add_argument("--general-kernel", action="store_true",
                    help="FP8 pools' decode steps on the general kernel, not the decode "
                         "kernel (mnemoc --gpu-decode-kernel=false)")
-    r = sub.add_parser("run")
-    r.add_argument("dir")
-    r.add_argument("--out")
-    r.add_argument("--only", help="run the cases whose name matches this regex")
-    a = parser.parse_args()
-    if a.cmd == "prepare":
-        prepare(a)
-        return 0
-    return run(a)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__.splitlines()[0], prepare, run, prepare_options))

@@ -38,17 +38,16 @@ the listed entries and the window; HCA every entry and the window. Writes
 RESULTS_DIR/v4_decode.json; exits 1 when a check fails.
 """
 
-import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+from bench_cases import main, prepare_cases  # noqa: E402
 
 H, D, WINDOW, TOPK = 64, 512, 128, 512
 INDEX_HEADS, INDEX_DIM = 64, 128
@@ -115,20 +114,7 @@ def case_mlir(case):
 
 
 def prepare(a):
-    from plan import default_mnemo_run, dump_plan
-    os.makedirs(a.out_dir, exist_ok=True)
-    mnemo_run = default_mnemo_run(a.mnemoc)
-    todo = [c for c in cases() if not a.only or re.search(a.only, c["name"])]
-    for case in todo:
-        stem = os.path.join(a.out_dir, case["name"])
-        with open(stem + ".mlir", "w") as f:
-            f.write(case_mlir(case))
-        subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", "-o", stem + ".mnemo"],
-                       check=True)
-        dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json")
-        print(f"{case['name']}: compiled", flush=True)
-    with open(os.path.join(a.out_dir, "cases.json"), "w") as f:
-        json.dump(todo, f, indent=1)
+    prepare_cases(a, cases(), case_mlir)
 
 
 def make_inputs(case, g):
@@ -245,7 +231,7 @@ def run(a):
         if "cudnn_error" in entry:
             line += f" cudnn: {entry['cudnn_error'][:80]}"
         print(line, flush=True)
-        del plan, inputs, ref
+        plan = inputs = ref = None  # the next case's tensors need the memory
         torch.cuda.empty_cache()
     # Speed-ups over dense, measured and from bytes.
     print("\n| B | context | dense us | CSA: index + attention us | speed-up | from bytes | share "
@@ -273,25 +259,5 @@ def run(a):
     return 1 if failed else 0
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("prepare")
-    p.add_argument("out_dir")
-    p.add_argument("--mnemoc", default=os.path.join(ROOT, "build", "bin", "mnemoc"))
-    p.add_argument("--target", default="sm_90a")
-    p.add_argument("--only", help="prepare the cases whose name matches this regex")
-    r = sub.add_parser("run")
-    r.add_argument("dir")
-    r.add_argument("--out")
-    r.add_argument("--only", help="run the cases whose name matches this regex")
-    a = parser.parse_args()
-    if a.cmd == "prepare":
-        prepare(a)
-        return 0
-    return run(a)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, prepare, run))

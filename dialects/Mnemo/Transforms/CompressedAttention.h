@@ -64,6 +64,14 @@ Value listedRows(OpBuilder &b, Location loc, Value entries, Value indices,
                  ArrayRef<OpFoldResult> sizes, Value entryCount,
                  Value entryBatch, Value table);
 
+/// Whether the op reads only its listed entries: one query row per
+/// sequence (a decode step) and a non-empty list of indices.
+bool readsListedRows(const UnionOperands &u);
+
+/// The entries' count T: their length, or with paged entries the table's
+/// capacity (its width times the page size).
+Value entryCapacity(OpBuilder &b, Location loc, const UnionOperands &u);
+
 /// The query rows per sequence, S: static in the query or in the
 /// positions (a decode step's [B, 1] positions beside a query whose length
 /// shape inference left open), else dynamic.

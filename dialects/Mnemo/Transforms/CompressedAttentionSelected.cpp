@@ -41,16 +41,10 @@ Value mnemo::attendSelected(OpBuilder &b, Location loc,
                             es = tensorSizes(b, loc, entries),
                             qs = tensorSizes(b, loc, q);
   Value rawCount = getValueOrCreateConstantIndexOp(b, loc, rs[2]);
-  Value entryCount =
-      u.entryTable
-          ? arith::MulIOp::create(
-                b, loc, tensor::DimOp::create(b, loc, u.entryTable, 1),
-                getValueOrCreateConstantIndexOp(b, loc, es[2]))
-          : getValueOrCreateConstantIndexOp(b, loc, es[2]);
+  Value entryCount = entryCapacity(b, loc, u);
   // A decode step's listed entries are gathered (K rows a sequence), the
   // repeats of a list that may hold them found once.
-  bool gather = idx && queryRows(u) == 1 &&
-                cast<RankedTensorType>(idx.getType()).getDimSize(2) > 0;
+  bool gather = readsListedRows(u);
   assert((gather || !idx || u.distinctListings) &&
          "listings of a prompt must be distinct");
   Value firsts;

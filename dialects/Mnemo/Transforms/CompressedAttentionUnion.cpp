@@ -158,6 +158,19 @@ int64_t mnemo::queryRows(const UnionOperands &u) {
   return rows;
 }
 
+bool mnemo::readsListedRows(const UnionOperands &u) {
+  return u.indices && queryRows(u) == 1 &&
+         cast<RankedTensorType>(u.indices.getType()).getDimSize(2) > 0;
+}
+
+Value mnemo::entryCapacity(OpBuilder &b, Location loc, const UnionOperands &u) {
+  Value length = tensor::DimOp::create(b, loc, u.entries, 2);
+  if (!u.entryTable)
+    return length;
+  return arith::MulIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, u.entryTable, 1), length);
+}
+
 Value mnemo::attendUnion(OpBuilder &b, Location loc, const UnionOperands &u) {
   Value q = u.query, raw = u.raw, entries = u.entries;
   Type ct = cast<RankedTensorType>(q.getType()).getElementType();
@@ -166,17 +179,11 @@ Value mnemo::attendUnion(OpBuilder &b, Location loc, const UnionOperands &u) {
                             es = tensorSizes(b, loc, entries),
                             qs = tensorSizes(b, loc, q);
   Value rawCount = getValueOrCreateConstantIndexOp(b, loc, rs[2]);
-  // Paged entries: the table's capacity.
-  Value entryCount =
-      u.entryTable ? arith::MulIOp::create(
-                         b, loc, tensor::DimOp::create(b, loc, u.entryTable, 1),
-                         getValueOrCreateConstantIndexOp(b, loc, es[2]))
-                   : getValueOrCreateConstantIndexOp(b, loc, es[2]);
+  Value entryCount = entryCapacity(b, loc, u);
   // One query row per sequence (a decode step) with listed entries: the
   // listed rows are gathered and attended, not every entry under a mask.
   Value idx = u.indices;
-  bool gather = idx && queryRows(u) == 1 &&
-                cast<RankedTensorType>(idx.getType()).getDimSize(2) > 0;
+  bool gather = readsListedRows(u);
   assert((gather || !u.entryTable) &&
          "paged entries are read in place by a decode step's gather only");
   Value listedCount = entryCount;

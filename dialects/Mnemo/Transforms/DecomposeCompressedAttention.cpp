@@ -82,9 +82,7 @@ Value mnemo::buildCompressedAttentionDecomposition(OpBuilder &b,
   u.distinctListings = fromTopK(u.indices);
   // One query row per sequence (a decode step) attends as a whole.
   int64_t rows = queryRows(u);
-  bool gatherable =
-      rows == 1 && u.indices &&
-      cast<RankedTensorType>(u.indices.getType()).getDimSize(2) > 0;
+  bool gatherable = readsListedRows(u);
   int64_t group = cast<RankedTensorType>(u.query.getType()).getDimSize(1) /
                   cast<RankedTensorType>(u.raw.getType()).getDimSize(1);
   bool selected = selectedGroup > 0 && group >= selectedGroup &&

@@ -80,7 +80,7 @@ struct AttentionLowering final : OpRewritePattern<AttentionOp> {
     // m[b,h,i] = max(sink[h], max_j s[b,h,i,j])
     Value sink = op.getSink();
     Value rowMax = sinkRowInit(b, loc, rowSizes, sink, ct, kNegInf,
-                               /*exponentiate=*/Value());
+                               /*rowMax=*/Value());
     rowMax = linalg::GenericOp::create(
                  b, loc, rowMax.getType(), scores, rowMax,
                  ArrayRef<AffineMap>{scoreMap4, rowMap4}, iterators(4, {3}),

@@ -385,7 +385,8 @@ Value DeepSeekV4Builder::stepAttention(Value x, Value qLow, Value q, Value kv,
     if (!entries)
       return {};
     // The entries stay in their pages: the indexer scores them there, and
-    // the attention reads the listed ones (CSA) or gathers the pages (HCA).
+    // the attention reads those it attends through the table
+    // (mnemo-decompose-compressed-attention).
     entryTable = blockTableOf(*step, rate);
     if (csa) {
       int64_t di = v4.indexer.headDim;

@@ -74,8 +74,7 @@ void rewrite(mnemo::SparseAttentionOp op, const Problem &p) {
   in.k = buffer(op.getKey());
   in.v = buffer(op.getValue());
   in.indices = buffer(op.getIndices());
-  if (Value sink = op.getSink())
-    in.sink = buffer(sink);
+  in.sink = buffer(op.getSink());
   op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
 }
