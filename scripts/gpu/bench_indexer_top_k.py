@@ -219,6 +219,12 @@ def check_cases():
         c.append(dict(name=f"check_{ties}_f32_b3s1_t131077_k2048", B=3, S=1, T=131077,
                       k=2048, dtype="f32", ties=ties, lengths=[131077, 90001, 2500],
                       grid=None))
+        # Long rows split into chunks and merged (a chunk of 20480 here):
+        # rows made so that the chunks' candidates tie across the cut, that
+        # a chunk leaves out keys equal to the row's k-th, with and without
+        # the merge taking all its candidates, and a row of zeros.
+        c.append(dict(name=f"check_{ties}_f32_b1s4_t262147_k512_chunks", B=1, S=4, T=262147,
+                      k=512, dtype="f32", ties=ties, lengths=None, grid=None, rows="chunks"))
     c.append(dict(name="check_lowest_f32_b1s2_t100_k256", B=1, S=2, T=100, k=256,
                   dtype="f32", ties="lowest", lengths=None, grid=0.5))
     c.append(dict(name="check_lowest_f32_router_s4097_e256_k8", B=1, S=4097, T=256, k=8,
@@ -234,6 +240,10 @@ def speed_cases():
         for ties in ("lowest", "intro"):
             c.append(dict(name=f"speed_{ties}_b{b}_t{t}_k2048", B=b, S=1, T=t, k=2048,
                           dtype="f32", ties=ties, lengths=None, grid=None))
+    # V4-Flash's CSA decode: top-512 of context / 4 entries, 128k and 1M tokens.
+    for b, t in ((1, 32768), (1, 262144), (4, 262144), (32, 8192)):
+        c.append(dict(name=f"speed_lowest_b{b}_t{t}_k512", B=b, S=1, T=t, k=512,
+                      dtype="f32", ties="lowest", lengths=None, grid=None))
     c.append(dict(name="speed_lowest_router_s4096_e256_k8", B=1, S=4096, T=256, k=8,
                   dtype="f32", ties="lowest", lengths=None, grid=None))
     for case in c:
@@ -268,6 +278,8 @@ def make_scores(case, seed):
     x = torch.randn(b, s, t, generator=g)
     if case["kind"] == "speed":
         return x
+    if case.get("rows") == "chunks":
+        return chunk_rows(x, case["k"], g)
     if case["grid"]:
         x = torch.round(x / case["grid"]) * case["grid"]
     # ReLU zeros: a run of exact zeros and of -0, wide enough to hold the
@@ -280,6 +292,20 @@ def make_scores(case, seed):
     x[0, 0, :] = float("-inf")
     if t > 40:
         x[0, 0, 10:40] = torch.randn(30, generator=g)  # a row of 30 listed entries
+    return x
+
+
+def chunk_rows(x, k, g):
+    """Rows whose top k ties where a split select is weakest (chunks of
+    20480 entries at the case's shape, 13 of them)."""
+    import torch
+    x[0, 0] = torch.round(x[0, 0].abs())  # 0..5: the cut ties within the candidates
+    x[0, 1:] = float("-inf")
+    x[0, 1, 100:100 + k + 88] = 1.0  # one chunk leaves 88 ones out; the merge takes all
+    x[0, 2, 30000:30000 + k + 88] = 1.0  # ... and takes k of k + 100 candidates
+    x[0, 2, 50000:50100] = 0.5
+    x[0, 3] = 0.0  # ReLU's zeros: every chunk ties
+    x[0, 3, 7::5003] = -0.0
     return x
 
 

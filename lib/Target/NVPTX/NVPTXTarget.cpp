@@ -61,7 +61,9 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   linear.smCount = info.multiprocessors;
   linear.maxBatch = maxBatch;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
-  pm.addNestedPass<func::FuncOp>(createTopKKernelPass());
+  TopKKernelPassOptions topK;
+  topK.smCount = info.multiprocessors;
+  pm.addNestedPass<func::FuncOp>(createTopKKernelPass(topK));
 }
 
 void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {

@@ -30,7 +30,17 @@
 // depends on more than the values: the block's first thread runs the
 // reference selection (libstdc++'s introselect, TopKToLoops.cpp) over a
 // copy of that row and marks its choice, which the last pass then writes.
-// Rows without such a tie never take that path. docs/GPU.md, "Top-k".
+// Rows without such a tie never take that path.
+//
+// A few long rows would leave most multiprocessors idle (a decode step's
+// one row of a million scores, 0.5 ms on one block): their entries are
+// split into chunks, the first kernel selecting each chunk's top k into
+// k candidate slots (the row's top k under (score, -index) lies within
+// its chunks' top k), a merge kernel the row's top k of those, reading
+// them through their indices. With `introselect` ties a chunk that left
+// out keys equal to its k-th records that key; when it is the row's k-th,
+// the merge runs the reference selection over the row and writes its
+// marks from the row itself. docs/GPU.md, "Top-k".
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,22 +71,49 @@ constexpr int64_t kBins = 256;
 // Shared memory, in i32 words: the histogram, the two ballot-count tables
 // of the last pass (kUnroll x kWarps each), the scan's warp totals and the
 // state of the select (the key prefix, the keys still to take below it,
-// how many keys equal the prefix).
+// how many keys equal the prefix) and the merge's two flags (a chunk left
+// keys out; one left out keys equal to the row's k-th).
 constexpr int64_t kHist = 0;
 constexpr int64_t kTables = kHist + kBins;
 constexpr int64_t kTableSize = kUnroll * kWarps;
 constexpr int64_t kWarpTotals = kTables + 2 * kTableSize;
 constexpr int64_t kState = kWarpTotals + kBins / 32;
-constexpr int64_t kWords = kState + 3;
+constexpr int64_t kWords = kState + 5;
 static_assert(kTableSize == 4 * 32, "a table is four entries a lane");
 
-/// Emits one top-k kernel's body.
+/// Where a kernel reads its entries: the row's [lo, lo + count), or, in the
+/// merge, `count` candidate indices of the row at `cand[base + t]` (-1:
+/// none).
+struct Source {
+  Value lo, count;
+  Value cand, base;
+};
+
+/// The cut a select finds: the k-th largest key `thr` (0 when the row has
+/// at most k listed entries and `takeAll` is set), how many keys equal to
+/// it the selection takes (`need`) and how many the source holds.
+struct Cut {
+  Value thr, need, equal, takeAll;
+};
+
+/// Emits the top-k kernels' bodies.
 class Emitter {
 public:
   Emitter(ImplicitLocOpBuilder &b, mnemo::TopKOp op) : b(b), op(op) {}
 
-  void emit(gpu::LaunchOp launch, Value scores, Value lengths, Value out,
-            Value queue[3]);
+  /// The first kernel: block row * chunks + c selects chunk c's top k of
+  /// the row's entries [c * chunk, (c + 1) * chunk). With one chunk it
+  /// writes the row's indices to `out`; with several, the chunk's to its
+  /// k slots of `cand` and, with `introselect` ties, to `dropped` the
+  /// chunk's k-th key if it left keys equal to it out (else 0).
+  void emitChunks(gpu::LaunchOp launch, Value out, Value chunks, Value chunk,
+                  Value cand, Value dropped, Value queue[3]);
+  /// The merge: block `row` selects the row's top k of its chunks'
+  /// candidates.
+  void emitMerge(gpu::LaunchOp launch, Value out, Value chunks, Value cand,
+                 Value dropped, Value queue[3]);
+
+  Value scores, lengths;
 
 private:
   Value idx(int64_t v) { return indexConstant(b, v); }
@@ -120,18 +157,37 @@ private:
     b.setInsertionPointToStart(op.thenBlock());
     then();
   }
+  /// `then` or `otherwise` under `cond`, each yielding one value of `type`.
+  Value ifElse(Type type, Value cond, function_ref<Value()> then,
+               function_ref<Value()> otherwise) {
+    auto op = scf::IfOp::create(b, type, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    scf::YieldOp::create(b, then());
+    b.setInsertionPointToStart(op.elseBlock());
+    scf::YieldOp::create(b, otherwise());
+    return op.getResult(0);
+  }
 
-  /// The order-preserving key of entry `t` of the row (0 past its length).
-  Value key(Value t);
-  /// The keys of step `step`'s kUnroll entries of this thread.
-  SmallVector<Value> stepKeys(Value step);
+  /// The block's row: its (batch, query) and listed length.
+  void setRow(Value row);
+  /// The order-preserving key of a loaded score.
+  Value keyOf(Value score);
+  /// Entry `t` of the source: its key (0 past the source or for a -1
+  /// candidate) and its index in the row (i32).
+  std::pair<Value, Value> entry(Value t);
+  /// The keys and row indices of step `step`'s kUnroll entries of this
+  /// thread.
+  std::pair<SmallVector<Value>, SmallVector<Value>> stepEntries(Value step);
   /// Inclusive scan of `x` over the warp's lanes.
   Value warpScan(Value x);
   /// One histogram pass over the byte at `shift` of the keys matching
-  /// `prefix` under `mask` among the row's first `entries`; updates the
-  /// state in shared memory.
+  /// `prefix` under `mask` among the source's first `entries`; updates
+  /// the state in shared memory.
   void histogramPass(int64_t shift, Value prefix, Value mask, Value remaining,
                      Value entries);
+  /// The four passes of the select over the source.
+  Cut select();
   /// The ballots of `bits` (one per entry of the step), their counts in
   /// table `table`, and after a barrier each entry's count of set bits
   /// before it in the step; returns those and the step's total.
@@ -139,51 +195,98 @@ private:
                                                   int64_t table);
   /// The reference selection of the row into `marks` (thread 0).
   void referenceSelection(Value queue[3]);
+  /// Marks the row's reference selection when `tie` holds (thread 0, the
+  /// block waiting for it).
+  void referenceWhere(Value tie, Value queue[3]);
+  /// Writes, in index order, the source's keys above `cut.thr` and the
+  /// first `cut.need` equal to it, or with `marked` set those the
+  /// reference marked; returns how many (i32).
+  Value lastPass(const Cut &cut, Value marked, Value queue[3]);
+  /// -1 to the rest of the k entries after the first `written`.
+  void fill(Value written);
 
   ImplicitLocOpBuilder &b;
   mnemo::TopKOp op;
-  Value shared, scores, rowB, rowS, n, tid, lane, warp;
+  Value shared, row, rowB, rowS, n, tid, lane, warp;
   Value queueBase;
+  Source src;
+  /// Writes row index `at` (i32) to output slot `j` (index).
+  std::function<void(Value j, Value at)> write;
 };
 
-Value Emitter::key(Value t) {
-  Type i32t = b.getI32Type();
-  Value in = cmp(arith::CmpIPredicate::slt, t, n);
-  auto load = scf::IfOp::create(b, i32t, in, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(load.thenBlock());
-    Value s = memref::LoadOp::create(b, scores, ValueRange{rowB, rowS, t});
-    if (!s.getType().isF32())
-      s = arith::ExtFOp::create(b, b.getF32Type(), s);
-    Value zero = f32Constant(b, 0.0);
-    Value negInf = f32Constant(b, -std::numeric_limits<double>::infinity());
-    // -0 as +0: the comparisons of the reference see them equal.
-    Value isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, zero);
-    Value bits = arith::BitcastOp::create(b, i32t, s);
-    bits = arith::SelectOp::create(b, isZero, i32(0), bits);
-    Value negative = cmp(arith::CmpIPredicate::slt, bits, i32(0));
-    Value flip = arith::SelectOp::create(
-        b, negative, i32(-1), i32(std::numeric_limits<int32_t>::min()));
-    Value k = arith::XOrIOp::create(b, bits, flip);
-    Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, s, s);
-    k = arith::SelectOp::create(b, isNan, i32(-1), k);
-    Value isNegInf =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, negInf);
-    k = arith::SelectOp::create(b, isNegInf, i32(0), k);
-    scf::YieldOp::create(b, k);
-    b.setInsertionPointToStart(load.elseBlock());
-    scf::YieldOp::create(b, i32(0));
+void Emitter::setRow(Value r) {
+  row = r;
+  Value seq = memref::DimOp::create(b, scores, 1);
+  Value width = memref::DimOp::create(b, scores, 2);
+  rowB = arith::DivUIOp::create(b, row, seq);
+  rowS = arith::RemUIOp::create(b, row, seq);
+  n = width;
+  if (lengths) {
+    Value len = arith::IndexCastOp::create(
+        b, b.getIndexType(), memref::LoadOp::create(b, lengths, rowB));
+    n = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, len, idx(0)),
+                               width);
   }
-  return load.getResult(0);
+  queueBase = arith::MulIOp::create(b, row, width);
 }
 
-SmallVector<Value> Emitter::stepKeys(Value step) {
-  SmallVector<Value> keys;
-  for (int64_t u = 0; u < kUnroll; ++u)
-    keys.push_back(key(arith::AddIOp::create(
-        b, step, arith::AddIOp::create(b, tid, idx(u * kThreads)))));
-  return keys;
+Value Emitter::keyOf(Value s) {
+  Type i32t = b.getI32Type();
+  if (!s.getType().isF32())
+    s = arith::ExtFOp::create(b, b.getF32Type(), s);
+  Value zero = f32Constant(b, 0.0);
+  Value negInf = f32Constant(b, -std::numeric_limits<double>::infinity());
+  // -0 as +0: the comparisons of the reference see them equal.
+  Value isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, zero);
+  Value bits = arith::BitcastOp::create(b, i32t, s);
+  bits = arith::SelectOp::create(b, isZero, i32(0), bits);
+  Value negative = cmp(arith::CmpIPredicate::slt, bits, i32(0));
+  Value flip = arith::SelectOp::create(
+      b, negative, i32(-1), i32(std::numeric_limits<int32_t>::min()));
+  Value k = arith::XOrIOp::create(b, bits, flip);
+  Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, s, s);
+  k = arith::SelectOp::create(b, isNan, i32(-1), k);
+  Value isNegInf =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, negInf);
+  return arith::SelectOp::create(b, isNegInf, i32(0), k);
+}
+
+std::pair<Value, Value> Emitter::entry(Value t) {
+  Type i32t = b.getI32Type();
+  Value in = cmp(arith::CmpIPredicate::slt, t, src.count);
+  Value at;
+  if (src.cand) {
+    at = ifElse(
+        i32t, in,
+        [&] {
+          return memref::LoadOp::create(
+              b, src.cand, ValueRange{arith::AddIOp::create(b, src.base, t)});
+        },
+        [&] { return i32(-1); });
+    in = cmp(arith::CmpIPredicate::sge, at, i32(0));
+  } else {
+    at = arith::IndexCastOp::create(b, i32t, arith::AddIOp::create(b, src.lo, t));
+  }
+  Value key = ifElse(
+      i32t, in,
+      [&] {
+        return keyOf(memref::LoadOp::create(
+            b, scores, ValueRange{rowB, rowS, toIndex(at)}));
+      },
+      [&] { return i32(0); });
+  return {key, at};
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+Emitter::stepEntries(Value step) {
+  SmallVector<Value> keys, at;
+  for (int64_t u = 0; u < kUnroll; ++u) {
+    auto [key, i] = entry(arith::AddIOp::create(
+        b, step, arith::AddIOp::create(b, tid, idx(u * kThreads))));
+    keys.push_back(key);
+    at.push_back(i);
+  }
+  return {keys, at};
 }
 
 Value Emitter::warpScan(Value x) {
@@ -206,7 +309,7 @@ void Emitter::histogramPass(int64_t shift, Value prefix, Value mask,
   loop(
       idx(0), entries, idx(kUnroll * kThreads), ValueRange{},
       [&](Value step, ValueRange) -> SmallVector<Value> {
-        for (Value k : stepKeys(step)) {
+        for (Value k : stepEntries(step).first) {
           Value listed = cmp(arith::CmpIPredicate::ne, k, i32(0));
           Value matches = cmp(arith::CmpIPredicate::eq,
                               arith::AndIOp::create(b, k, mask), prefix);
@@ -353,135 +456,244 @@ void Emitter::referenceSelection(Value queue[3]) {
   });
 }
 
-void Emitter::emit(gpu::LaunchOp launch, Value scoresBuffer, Value lengths,
-                   Value out, Value queue[3]) {
-  b.setInsertionPointToStart(&launch.getBody().front());
-  scores = scoresBuffer;
-  shared = dynamicSharedView(b, kWords, b.getI32Type());
-  Value row = launch.getBlockIds().x;
-  Value seq = memref::DimOp::create(b, scores, 1);
-  Value width = memref::DimOp::create(b, scores, 2);
-  rowB = arith::DivUIOp::create(b, row, seq);
-  rowS = arith::RemUIOp::create(b, row, seq);
-  n = width;
-  if (lengths) {
-    Value len = arith::IndexCastOp::create(
-        b, b.getIndexType(), memref::LoadOp::create(b, lengths, rowB));
-    n = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, len, idx(0)),
-                               width);
-  }
-  tid = launch.getThreadIds().x;
-  lane = arith::RemUIOp::create(b, tid, idx(32));
-  warp = arith::DivUIOp::create(b, tid, idx(32));
+Cut Emitter::select() {
   int64_t k = op.getK();
-
-  // The select: four passes of a byte each, from the top.
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     sharedStore(i32(0), kState);
     sharedStore(i32(k), kState + 1);
     sharedStore(i32(0), kState + 2);
   });
-  Value prefix = i32(0), remaining = i32(k), takeAll, entries = n;
+  Value prefix = i32(0), remaining = i32(k), takeAll, entries = src.count;
   for (int64_t pass = 0; pass < 4; ++pass) {
     int64_t shift = 24 - 8 * pass;
     Value mask = i32(pass ? int32_t(~0u << (32 - 8 * pass)) : 0);
     histogramPass(shift, prefix, mask, remaining, entries);
-    if (pass == 0) { // every key is counted once: the row's listed entries
+    if (pass == 0) { // every key is counted once: the source's listed ones
       Value listed = i32(0);
       for (int64_t w = 0; w < kBins / 32; ++w)
         listed = arith::AddIOp::create(b, listed, sharedLoad(kWarpTotals + w));
-      // Rows of at most k listed entries take them all (threshold 0: every
-      // key above it): the other passes read none of their entries.
+      // At most k listed entries: all taken (threshold 0: every key above
+      // it), and the other passes read none.
       takeAll = cmp(arith::CmpIPredicate::sle, listed, i32(k));
-      entries = arith::SelectOp::create(b, takeAll, idx(0), n);
+      entries = arith::SelectOp::create(b, takeAll, idx(0), src.count);
     }
     prefix = sharedLoad(kState);
     remaining = sharedLoad(kState + 1);
   }
-  Value thr = arith::SelectOp::create(b, takeAll, i32(0), prefix);
-  Value need = arith::SelectOp::create(b, takeAll, i32(0), remaining);
-  Value equal = sharedLoad(kState + 2);
-  Value marked;
-  if (queue[0]) {
-    // introselect ties across the cut: the reference selection's marks.
-    Value tie = arith::AndIOp::create(
-        b, arith::XOrIOp::create(b, takeAll, arith::ConstantIntOp::create(b, b.getI1Type(), 1)),
-        cmp(arith::CmpIPredicate::sgt, equal, need));
-    marked = tie;
-    queueBase = arith::MulIOp::create(b, row, width);
-    ifThen(tie, [&] {
-      ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)),
-             [&] { referenceSelection(queue); });
-      gpu::BarrierOp::create(b);
-    });
-  }
+  return {arith::SelectOp::create(b, takeAll, i32(0), prefix),
+          arith::SelectOp::create(b, takeAll, i32(0), remaining),
+          sharedLoad(kState + 2), takeAll};
+}
 
-  // The indices in ascending order.
-  Type i64 = b.getI64Type();
+void Emitter::referenceWhere(Value tie, Value queue[3]) {
+  ifThen(tie, [&] {
+    ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)),
+           [&] { referenceSelection(queue); });
+    gpu::BarrierOp::create(b);
+  });
+}
+
+Value Emitter::lastPass(const Cut &cut, Value marked, Value queue[3]) {
+  Type i1 = b.getI1Type(), i8 = b.getI8Type();
   scf::ForOp last = loop(
-      idx(0), n, idx(kUnroll * kThreads), ValueRange{i32(0), i32(0)},
+      idx(0), src.count, idx(kUnroll * kThreads), ValueRange{i32(0), i32(0)},
       [&](Value step, ValueRange seen) -> SmallVector<Value> {
-        SmallVector<Value> keys = stepKeys(step);
+        auto [keys, at] = stepEntries(step);
         SmallVector<Value> ties;
         for (Value key : keys)
           ties.push_back(arith::AndIOp::create(
-              b, cmp(arith::CmpIPredicate::eq, key, thr),
+              b, cmp(arith::CmpIPredicate::eq, key, cut.thr),
               cmp(arith::CmpIPredicate::ne, key, i32(0))));
         auto [tieRank, tiesHere] = stepPrefix(ties, kTables);
         SmallVector<Value> take;
         for (auto [u, key] : llvm::enumerate(keys)) {
           Value rank = arith::AddIOp::create(b, seen[0], tieRank[u]);
           Value byValue = arith::OrIOp::create(
-              b, cmp(arith::CmpIPredicate::ugt, key, thr),
-              arith::AndIOp::create(b, ties[u],
-                                    cmp(arith::CmpIPredicate::slt, rank, need)));
+              b, cmp(arith::CmpIPredicate::ugt, key, cut.thr),
+              arith::AndIOp::create(
+                  b, ties[u], cmp(arith::CmpIPredicate::slt, rank, cut.need)));
           if (marked) {
-            Value t = arith::AddIOp::create(
-                b, step, arith::AddIOp::create(b, tid, idx(u * kThreads)));
-            Value in = cmp(arith::CmpIPredicate::slt, t, n);
-            auto mark = scf::IfOp::create(
-                b, b.getI1Type(), arith::AndIOp::create(b, marked, in),
-                /*withElseRegion=*/true);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(mark.thenBlock());
-            Value at = arith::AddIOp::create(b, queueBase, t);
-            Value m = memref::LoadOp::create(b, queue[2], at);
-            scf::YieldOp::create(
-                b, cmp(arith::CmpIPredicate::ne, m,
-                       arith::ConstantIntOp::create(b, b.getI8Type(), 0)));
-            b.setInsertionPointToStart(mark.elseBlock());
-            scf::YieldOp::create(b, byValue);
-            b.setInsertionPointAfter(mark);
-            byValue = mark.getResult(0);
+            Value listed = cmp(arith::CmpIPredicate::ne, key, i32(0));
+            Value i = at[u];
+            byValue = ifElse(
+                i1, arith::AndIOp::create(b, marked, listed),
+                [&] {
+                  Value m = memref::LoadOp::create(
+                      b, queue[2],
+                      ValueRange{arith::AddIOp::create(b, queueBase,
+                                                       toIndex(i))});
+                  return cmp(arith::CmpIPredicate::ne, m,
+                             arith::ConstantIntOp::create(b, i8, 0));
+                },
+                [&] { return byValue; });
           }
           take.push_back(byValue);
         }
-        SmallVector<Value> position;
-        Value taken;
-        std::tie(position, taken) = stepPrefix(take, kTables + kTableSize);
+        auto [position, taken] = stepPrefix(take, kTables + kTableSize);
         for (int64_t u = 0; u < kUnroll; ++u) {
           ifThen(take[u], [&] {
-            Value at = arith::IndexCastOp::create(
-                b, b.getIndexType(), arith::AddIOp::create(b, seen[1], position[u]));
-            Value i = arith::AddIOp::create(
-                b, step, arith::AddIOp::create(b, tid, idx(u * kThreads)));
-            memref::StoreOp::create(
-                b, arith::IndexCastOp::create(b, i64, i), out,
-                ValueRange{rowB, rowS, at});
+            write(toIndex(arith::AddIOp::create(b, seen[1], position[u])),
+                  at[u]);
           });
         }
         return {arith::AddIOp::create(b, seen[0], tiesHere),
                 arith::AddIOp::create(b, seen[1], taken)};
       });
-  // The rest of the k entries: -1.
-  Value written =
-      arith::IndexCastOp::create(b, b.getIndexType(), last.getResult(1));
-  loop(arith::AddIOp::create(b, written, tid), idx(k), idx(kThreads),
-       ValueRange{}, [&](Value j, ValueRange) -> SmallVector<Value> {
-         memref::StoreOp::create(b, arith::ConstantIntOp::create(b, i64, -1),
-                                 out, ValueRange{rowB, rowS, j});
+  return last.getResult(1);
+}
+
+void Emitter::fill(Value written) {
+  loop(arith::AddIOp::create(b, toIndex(written), tid), idx(op.getK()),
+       idx(kThreads), ValueRange{},
+       [&](Value j, ValueRange) -> SmallVector<Value> {
+         write(j, i32(-1));
          return {};
        });
+}
+
+void Emitter::emitChunks(gpu::LaunchOp launch, Value out, Value chunks,
+                         Value chunk, Value cand, Value dropped,
+                         Value queue[3]) {
+  b.setInsertionPointToStart(&launch.getBody().front());
+  shared = dynamicSharedView(b, kWords, b.getI32Type());
+  tid = launch.getThreadIds().x;
+  lane = arith::RemUIOp::create(b, tid, idx(32));
+  warp = arith::DivUIOp::create(b, tid, idx(32));
+  Value block = launch.getBlockIds().x;
+  std::optional<int64_t> known = getConstantIntValue(chunks);
+  bool one = known && *known == 1;
+  setRow(one ? block : arith::DivUIOp::create(b, block, chunks));
+  Value c = one ? idx(0) : arith::RemUIOp::create(b, block, chunks);
+  src.lo = arith::MulIOp::create(b, c, chunk);
+  src.count = arith::MinSIOp::create(
+      b, chunk,
+      arith::MaxSIOp::create(b, arith::SubIOp::create(b, n, src.lo), idx(0)));
+  Value split = one ? Value() : cmp(arith::CmpIPredicate::ugt, chunks, idx(1));
+  Type i64 = b.getI64Type();
+  auto toOut = [&](Value j, Value at) {
+    memref::StoreOp::create(b, arith::ExtSIOp::create(b, i64, at), out,
+                            ValueRange{rowB, rowS, j});
+  };
+  auto toCand = [&](Value j, Value at) {
+    Value slot = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, block, idx(op.getK())), j);
+    memref::StoreOp::create(b, at, cand, slot);
+  };
+  write = [&](Value j, Value at) {
+    if (!split)
+      return toOut(j, at);
+    if (known) // several chunks, known when compiling
+      return toCand(j, at);
+    auto ifOp = scf::IfOp::create(b, split, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    toCand(j, at);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    toOut(j, at);
+  };
+
+  Cut cut = select();
+  Value marked;
+  if (queue[0]) {
+    // introselect ties across the cut. A row in one chunk takes the
+    // reference selection's marks; a chunk of several tells the merge the
+    // key whose equals it left out.
+    Value tie = arith::AndIOp::create(
+        b,
+        arith::XOrIOp::create(b, cut.takeAll,
+                              arith::ConstantIntOp::create(b, b.getI1Type(), 1)),
+        cmp(arith::CmpIPredicate::sgt, cut.equal, cut.need));
+    marked = tie;
+    if (split) {
+      if (!known)
+        marked = arith::AndIOp::create(
+            b, tie, cmp(arith::CmpIPredicate::eq, chunks, idx(1)));
+      else
+        marked = {};
+      auto report = [&] {
+        ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+          memref::StoreOp::create(
+              b, arith::SelectOp::create(b, tie, cut.thr, i32(0)), dropped,
+              block);
+        });
+      };
+      if (known)
+        report();
+      else
+        ifThen(split, report);
+    }
+    if (marked)
+      referenceWhere(marked, queue);
+  }
+  fill(lastPass(cut, marked, queue));
+}
+
+void Emitter::emitMerge(gpu::LaunchOp launch, Value out, Value chunks,
+                        Value cand, Value dropped, Value queue[3]) {
+  b.setInsertionPointToStart(&launch.getBody().front());
+  shared = dynamicSharedView(b, kWords, b.getI32Type());
+  tid = launch.getThreadIds().x;
+  lane = arith::RemUIOp::create(b, tid, idx(32));
+  warp = arith::DivUIOp::create(b, tid, idx(32));
+  setRow(launch.getBlockIds().x);
+  Value k = idx(op.getK());
+  src.count = arith::MulIOp::create(b, chunks, k);
+  src.cand = cand;
+  src.base = arith::MulIOp::create(b, row, src.count);
+  Type i64 = b.getI64Type();
+  write = [&](Value j, Value at) {
+    memref::StoreOp::create(b, arith::ExtSIOp::create(b, i64, at), out,
+                            ValueRange{rowB, rowS, j});
+  };
+  Cut cut = select();
+  if (!queue[0])
+    return fill(lastPass(cut, {}, queue));
+  // introselect: the row's k-th key ties across the cut when more
+  // candidates equal it than the selection takes, or when a chunk left out
+  // keys equal to it. (Chunks that left out keys each hold k candidates, so
+  // a row taking all its listed candidates has exactly k, those of that
+  // one chunk, and its k-th key is that chunk's.)
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+    sharedStore(i32(0), kState + 3);
+    sharedStore(i32(0), kState + 4);
+  });
+  gpu::BarrierOp::create(b);
+  loop(tid, chunks, idx(kThreads), ValueRange{},
+       [&](Value c, ValueRange) -> SmallVector<Value> {
+         Value thr = memref::LoadOp::create(
+             b, dropped,
+             ValueRange{arith::AddIOp::create(
+                 b, arith::MulIOp::create(b, row, chunks), c)});
+         ifThen(cmp(arith::CmpIPredicate::ne, thr, i32(0)),
+                [&] { sharedStore(i32(1), kState + 3); });
+         ifThen(arith::AndIOp::create(
+                    b, cmp(arith::CmpIPredicate::ne, thr, i32(0)),
+                    cmp(arith::CmpIPredicate::eq, thr, cut.thr)),
+                [&] { sharedStore(i32(1), kState + 4); });
+         return {};
+       });
+  gpu::BarrierOp::create(b);
+  Value anyDropped = cmp(arith::CmpIPredicate::ne, sharedLoad(kState + 3), i32(0));
+  Value droppedHere =
+      cmp(arith::CmpIPredicate::ne, sharedLoad(kState + 4), i32(0));
+  Value tie = arith::SelectOp::create(
+      b, cut.takeAll, anyDropped,
+      arith::OrIOp::create(
+          b, cmp(arith::CmpIPredicate::sgt, cut.equal, cut.need), droppedHere));
+  referenceWhere(tie, queue);
+  // A tie may take keys no chunk kept: the marks are written from the row.
+  Value written = ifElse(
+      b.getI32Type(), tie,
+      [&] {
+        Source candidates = src;
+        src = Source{idx(0), n, {}, {}};
+        Value w = lastPass(cut, arith::ConstantIntOp::create(b, b.getI1Type(), 1),
+                           queue);
+        src = candidates;
+        return w;
+      },
+      [&] { return lastPass(cut, {}, queue); });
+  fill(written);
 }
 
 /// Why `op` keeps the loops, or "" when the kernel takes it.
@@ -494,13 +706,43 @@ std::string unsupported(mnemo::TopKOp op) {
   return "";
 }
 
-void rewrite(mnemo::TopKOp op) {
+/// How many chunks each row's select is split into: about sqrt(n / k)
+/// (the chunks' selects and the merge over their k candidates each then
+/// read about sqrt(n k) entries), a power of two up to 64, no more than
+/// fill two blocks a multiprocessor, and chunks of whole steps (4096
+/// entries, so rows of fewer than 8192 entries keep one block).
+std::pair<Value, Value> chunking(ImplicitLocOpBuilder &b, Value rows,
+                                 Value width, int64_t k, int64_t smCount) {
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  Value balanced = c(1);
+  for (int64_t g = 2; g <= 64; g *= 2)
+    balanced = b.createOrFold<arith::SelectOp>(
+        b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sle, c(g * g * k),
+                                      width),
+        c(g), balanced);
+  Value fill = b.createOrFold<arith::CeilDivSIOp>(
+      c(2 * smCount), b.createOrFold<arith::MaxSIOp>(rows, c(1)));
+  Value want = b.createOrFold<arith::MaxSIOp>(
+      c(1), b.createOrFold<arith::MinSIOp>(balanced, fill));
+  Value step = c(kUnroll * kThreads);
+  Value chunk = b.createOrFold<arith::MulIOp>(
+      b.createOrFold<arith::CeilDivSIOp>(
+          b.createOrFold<arith::CeilDivSIOp>(width, want), step),
+      step);
+  chunk = b.createOrFold<arith::MaxSIOp>(chunk, step);
+  Value chunks = b.createOrFold<arith::MaxSIOp>(
+      c(1), b.createOrFold<arith::CeilDivSIOp>(width, chunk));
+  return {chunks, chunk};
+}
+
+void rewrite(mnemo::TopKOp op, int64_t smCount) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   Value scores = readOnlyBuffer(b, op.getScores());
   Value lengths = readOnlyBuffer(b, op.getLengths());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  Value batch = memref::DimOp::create(b, scores, 0);
-  Value seq = memref::DimOp::create(b, scores, 1);
+  Value batch = b.createOrFold<memref::DimOp>(scores, indexConstant(b, 0));
+  Value seq = b.createOrFold<memref::DimOp>(scores, indexConstant(b, 1));
+  Value width = b.createOrFold<memref::DimOp>(scores, indexConstant(b, 2));
   SmallVector<Value> dims;
   if (resultType.isDynamicDim(0))
     dims.push_back(batch);
@@ -509,25 +751,67 @@ void rewrite(mnemo::TopKOp op) {
   Value out = memref::AllocOp::create(
       b, MemRefType::get(resultType.getShape(), b.getI64Type()), dims,
       b.getI64IntegerAttr(64));
-  Value rows = arith::MulIOp::create(b, batch, seq);
+  Value rows = b.createOrFold<arith::MulIOp>(batch, seq);
+  bool intro = op.getTiesOrDefault() == mnemo::TopKTies::Introselect;
   // The reference selection's queue (scores, indices, marks), one row's
   // slice each: only introselect ties may need it.
   Value queue[3] = {};
-  if (op.getTiesOrDefault() == mnemo::TopKTies::Introselect) {
-    Value total =
-        arith::MulIOp::create(b, rows, memref::DimOp::create(b, scores, 2));
+  if (intro) {
+    Value total = b.createOrFold<arith::MulIOp>(rows, width);
     Type types[3] = {b.getF32Type(), b.getI32Type(), b.getI8Type()};
     for (int64_t i = 0; i < 3; ++i)
       queue[i] = memref::AllocOp::create(
           b, MemRefType::get({ShapedType::kDynamic}, types[i]),
           ValueRange{total});
   }
-  gpu::LaunchOp launch =
+  auto [chunks, chunk] = chunking(b, rows, width, op.getK(), smCount);
+  std::optional<int64_t> known = getConstantIntValue(chunks);
+  bool split = !known || *known > 1;
+  // The chunks' candidates (and introselect's left-out keys); empty when a
+  // row is one chunk.
+  Value cand, dropped;
+  if (split) {
+    Value several = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sgt,
+                                                  chunks, indexConstant(b, 1));
+    auto buffer = [&](Value size) {
+      size = b.createOrFold<arith::SelectOp>(several, size,
+                                             indexConstant(b, 0));
+      return memref::AllocOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+          ValueRange{size}, b.getI64IntegerAttr(64));
+    };
+    Value slots = b.createOrFold<arith::MulIOp>(rows, chunks);
+    cand = buffer(
+        b.createOrFold<arith::MulIOp>(slots, indexConstant(b, op.getK())));
+    if (intro)
+      dropped = buffer(slots);
+  }
+  Value blocks = b.createOrFold<arith::MulIOp>(rows, chunks);
+  Value mergeBlocks;
+  if (split)
+    mergeBlocks = b.createOrFold<arith::SelectOp>(
+        b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sgt, chunks,
+                                      indexConstant(b, 1)),
+        rows, indexConstant(b, 0));
+  gpu::LaunchOp first =
       createKernelLaunch(b, "top_k", {1, 1, 1}, kThreads, 4 * kWords);
-  launch.getGridSizeXMutable().assign(rows);
+  first.getGridSizeXMutable().assign(blocks);
   {
     OpBuilder::InsertionGuard guard(b);
-    Emitter(b, op).emit(launch, scores, lengths, out, queue);
+    Emitter e(b, op);
+    e.scores = scores;
+    e.lengths = lengths;
+    e.emitChunks(first, out, chunks, chunk, cand, dropped, queue);
+  }
+  if (split) {
+    gpu::LaunchOp merge =
+        createKernelLaunch(b, "top_k_merge", {1, 1, 1}, kThreads, 4 * kWords);
+    merge.getGridSizeXMutable().assign(mergeBlocks);
+    OpBuilder::InsertionGuard guard(b);
+    Emitter e(b, op);
+    e.scores = scores;
+    e.lengths = lengths;
+    e.emitMerge(merge, out, chunks, cand, dropped, queue);
   }
   Value result = bufferization::ToTensorOp::create(
       b, RankedTensorType::get(resultType.getShape(), b.getI64Type()), out,
@@ -555,7 +839,7 @@ struct TopKKernelPass final
             << (op.getTiesOrDefault() == mnemo::TopKTies::Introselect
                     ? "the reference selection where the cut ties"
                     : "ties to the lower index");
-      rewrite(op);
+      rewrite(op, smCount);
     }
   }
 };

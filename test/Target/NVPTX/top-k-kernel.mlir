@@ -3,7 +3,10 @@
 // memory), then the indices in ascending order from warp ballots. With
 // introselect ties the kernel also gets the reference selection's queue
 // (scores, indices, marks: one row each), used by the rows whose cut ties;
-// f64 scores keep the selection loops.
+// f64 scores keep the selection loops. Few long rows are split into chunks
+// (a block each) and merged: a decode step's row of 2^18 scores, k 512,
+// takes 16 chunks of 16384 and one merge block; a dynamic shape chooses at
+// run time (the merge's grid is empty when a row is one chunk).
 // REQUIRES: ptxas
 // RUN: mnemo-opt %s --mnemo-gpu-top-k-kernel="report=true" --verify-diagnostics | FileCheck %s --check-prefix=IR
 // RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.ptx
@@ -22,12 +25,24 @@
 // IR-LABEL: func.func @intro
 // IR-COUNT-3: memref.alloc({{.*}}) : memref<?x
 // IR: gpu.launch
+// IR: gpu.launch
+// IR-SAME: function(@top_k_merge)
+// IR-LABEL: func.func @decode
+// IR: memref.alloc() {alignment = 64 : i64} : memref<1x1x512xi64>
+// IR: memref.alloc(%c8192{{(_[0-9]+)?}}) {alignment = 64 : i64} : memref<?xi32>
+// IR: gpu.launch {{.*}} in (%{{.*}} = %c16{{(_[0-9]+)?}},
+// IR-SAME: function(@top_k)
+// IR: gpu.launch {{.*}} in (%{{.*}} = %c1{{(_[0-9]+)?}},
+// IR-SAME: function(@top_k_merge)
 // IR-LABEL: func.func @wide
 // IR: mnemo.top_k
 
 // Six rows of 1000 scores; the introselect top-k's grid is B * S at run time.
-// CHECK-DAG: mnemo.launch top_k grid 6 1 1 block 512 1 1 shared 2092 args
-// CHECK-DAG: mnemo.launch top_k_{{[0-9]+}} grid {{.*}} block 512 1 1 shared 2092 args
+// CHECK-DAG: mnemo.launch top_k grid 6 1 1 block 512 1 1 shared 2100 args
+// CHECK-DAG: mnemo.launch top_k_{{[0-9]+}} grid e{{[0-9]+}} 1 1 block 512 1 1 shared 2100 args
+// CHECK-DAG: mnemo.launch top_k_merge grid e{{[0-9]+}} 1 1 block 512 1 1 shared 2100 args
+// CHECK-DAG: mnemo.launch top_k_{{[0-9]+}} grid 16 1 1 block 512 1 1 shared 2100 args
+// CHECK-DAG: mnemo.launch top_k_merge_{{[0-9]+}} grid 1 1 1 block 512 1 1 shared 2100 args
 // CHECK-DAG: vote.sync.ballot.b32
 // CHECK-DAG: atom.shared.add.u32
 // PTXAS: Compiling entry function 'top_k{{[_0-9]*}}' for 'sm_90a'
@@ -47,6 +62,12 @@ func.func @intro(%s: tensor<?x?x?xbf16>) -> tensor<?x?x16xi64> {
   // expected-remark @below {{radix select kernel, the reference selection where the cut ties}}
   %i = mnemo.top_k %s k(16) ties(introselect) : tensor<?x?x?xbf16> -> tensor<?x?x16xi64>
   return %i : tensor<?x?x16xi64>
+}
+
+func.func @decode(%s: tensor<1x1x262144xf32>) -> tensor<1x1x512xi64> {
+  // expected-remark @below {{radix select kernel, ties to the lower index}}
+  %i = mnemo.top_k %s k(512) : tensor<1x1x262144xf32> -> tensor<1x1x512xi64>
+  return %i : tensor<1x1x512xi64>
 }
 
 func.func @wide(%s: tensor<1x2x50xf64>) -> tensor<1x2x4xi64> {

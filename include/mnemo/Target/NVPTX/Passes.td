@@ -226,10 +226,21 @@ def TopKKernelPass : Pass<"mnemo-gpu-top-k-kernel", "::mlir::func::FuncOp"> {
     (libstdc++'s introselect) in its first thread over a copy of the row,
     and the last pass writes its choice: the other rows need no order
     beyond the values.
+
+    Few long rows are split: each row's entries into chunks of whole
+    4096-entry steps (about sqrt(n / k) of them, a power of two up to 64,
+    no more than two blocks a multiprocessor fill), a block a chunk
+    selecting the chunk's top k under the same order, then a merge kernel
+    selecting the row's top k of the chunks' candidates. With
+    `introselect` ties, a chunk that leaves out keys equal to its k-th
+    tells the merge, which runs the reference selection when that key is
+    the row's k-th.
   }];
   let options = [
     Option<"report", "report", "bool", "false",
            "Emit a remark naming the kernel or why a top-k keeps the loops">,
+    Option<"smCount", "sm-count", "int64_t", "132",
+           "Multiprocessors of the target (how far long rows are split)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
