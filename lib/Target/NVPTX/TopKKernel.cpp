@@ -79,21 +79,28 @@ constexpr int64_t kTableSize = kUnroll * kWarps;
 constexpr int64_t kWarpTotals = kTables + 2 * kTableSize;
 constexpr int64_t kState = kWarpTotals + kBins / 32;
 constexpr int64_t kWords = kState + 5;
+// After those, a source of at most kCacheEntries entries keeps its keys
+// (and a merge its candidates' row indices) from the first pass on.
+constexpr int64_t kCache = kWords;
+constexpr int64_t kCacheEntries = 16384;
 static_assert(kTableSize == 4 * 32, "a table is four entries a lane");
 
 /// Where a kernel reads its entries: the row's [lo, lo + count), or, in the
-/// merge, `count` candidate indices of the row at `cand[base + t]` (-1:
-/// none).
+/// merge, `count` candidates of the row at `cand[base + t]` (key << 32 |
+/// row index; key 0 and index -1: none).
 struct Source {
   Value lo, count;
   Value cand, base;
 };
 
-/// The cut a select finds: the k-th largest key `thr` (0 when the row has
-/// at most k listed entries and `takeAll` is set), how many keys equal to
-/// it the selection takes (`need`) and how many the source holds.
+/// The cut a select finds: every key above `thr` is taken (`thr` is 0 when
+/// the row has at most k listed entries and `takeAll` is set), and the
+/// first `need` keys equal to it, of `equal` in the source. The k-th key
+/// lies in the bucket of the keys whose bits under `bits` are `bucket`'s:
+/// `thr` is the k-th key when `bits` are all ones, else the bucket is
+/// taken whole (`thr` is `bucket` - 1, `need` and `equal` 0).
 struct Cut {
-  Value thr, need, equal, takeAll;
+  Value thr, need, equal, takeAll, bucket, bits;
 };
 
 /// Emits the top-k kernels' bodies.
@@ -114,6 +121,9 @@ public:
                  Value dropped, Value queue[3]);
 
   Value scores, lengths;
+  /// Entries the cache holds (0: none): the keys of a chunk, the keys and
+  /// row indices of a merge's candidates.
+  int64_t cache = 0;
 
 private:
   Value idx(int64_t v) { return indexConstant(b, v); }
@@ -205,13 +215,22 @@ private:
   /// -1 to the rest of the k entries after the first `written`.
   void fill(Value written);
 
+  /// Where entry() reads: the source; the source, keeping what it reads
+  /// in the cache (the first pass); the cache.
+  enum class Phase { Global, Fill, Cached };
+  /// The select, then `finish` (given the cut, returning how many entries
+  /// it wrote), reading the source through the cache where it fits.
+  Value selectAndWrite(function_ref<Value(const Cut &)> finish);
+
   ImplicitLocOpBuilder &b;
   mnemo::TopKOp op;
   Value shared, row, rowB, rowS, n, tid, lane, warp;
+  Phase phase = Phase::Global;
   Value queueBase;
   Source src;
-  /// Writes row index `at` (i32) to output slot `j` (index).
-  std::function<void(Value j, Value at)> write;
+  /// Writes the entry of key `key` and row index `at` (i32) to output
+  /// slot `j` (index).
+  std::function<void(Value j, Value key, Value at)> write;
 };
 
 void Emitter::setRow(Value r) {
@@ -252,29 +271,43 @@ Value Emitter::keyOf(Value s) {
 }
 
 std::pair<Value, Value> Emitter::entry(Value t) {
-  Type i32t = b.getI32Type();
+  // No branches: every load is issued, from a clamped index where the entry
+  // is outside the source (whose first entry exists whenever a step runs),
+  // so that a thread's loads of a step are in flight together.
+  Type i32t = b.getI32Type(), i64 = b.getI64Type();
   Value in = cmp(arith::CmpIPredicate::slt, t, src.count);
-  Value at;
-  if (src.cand) {
-    at = ifElse(
-        i32t, in,
-        [&] {
-          return memref::LoadOp::create(
-              b, src.cand, ValueRange{arith::AddIOp::create(b, src.base, t)});
-        },
-        [&] { return i32(-1); });
-    in = cmp(arith::CmpIPredicate::sge, at, i32(0));
+  Value slot = arith::SelectOp::create(b, in, t, idx(0));
+  auto rowIndex = [&] {
+    return arith::IndexCastOp::create(b, i32t,
+                                      arith::AddIOp::create(b, src.lo, slot));
+  };
+  Value key, at;
+  if (phase == Phase::Cached) {
+    key = sharedLoad(kCache, slot);
+    at = src.cand ? sharedLoad(kCache + cache, slot) : rowIndex();
+  } else if (src.cand) {
+    Value word = memref::LoadOp::create(
+        b, src.cand, ValueRange{arith::AddIOp::create(b, src.base, slot)});
+    key = arith::TruncIOp::create(
+        b, i32t,
+        arith::ShRUIOp::create(b, word,
+                               arith::ConstantIntOp::create(b, i64, 32)));
+    at = arith::TruncIOp::create(b, i32t, word);
   } else {
-    at = arith::IndexCastOp::create(b, i32t, arith::AddIOp::create(b, src.lo, t));
+    at = rowIndex();
+    key = keyOf(
+        memref::LoadOp::create(b, scores, ValueRange{rowB, rowS, toIndex(at)}));
   }
-  Value key = ifElse(
-      i32t, in,
-      [&] {
-        return keyOf(memref::LoadOp::create(
-            b, scores, ValueRange{rowB, rowS, toIndex(at)}));
-      },
-      [&] { return i32(0); });
-  return {key, at};
+  if (phase == Phase::Fill)
+    ifThen(in, [&] {
+      sharedStore(key, kCache, t);
+      if (src.cand)
+        sharedStore(at, kCache + cache, t);
+    });
+  if (src.cand) // a candidate of key 0 is none
+    return {arith::SelectOp::create(b, in, key, i32(0)),
+            arith::SelectOp::create(b, in, at, i32(-1))};
+  return {arith::SelectOp::create(b, in, key, i32(0)), at};
 }
 
 std::pair<SmallVector<Value>, SmallVector<Value>>
@@ -458,31 +491,67 @@ void Emitter::referenceSelection(Value queue[3]) {
 
 Cut Emitter::select() {
   int64_t k = op.getK();
+  Type i32t = b.getI32Type();
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     sharedStore(i32(0), kState);
     sharedStore(i32(k), kState + 1);
     sharedStore(i32(0), kState + 2);
   });
-  Value prefix = i32(0), remaining = i32(k), takeAll, entries = src.count;
-  for (int64_t pass = 0; pass < 4; ++pass) {
+  Phase after = phase;
+  if (phase == Phase::Cached)
+    phase = Phase::Fill;
+  histogramPass(24, i32(0), i32(0), i32(k), src.count);
+  phase = after;
+  // Every key is counted once by the first pass: the source's listed ones.
+  // At most k listed entries are all taken (threshold 0: every key above
+  // it), and the other passes are not needed.
+  Value listed = i32(0);
+  for (int64_t w = 0; w < kBins / 32; ++w)
+    listed = arith::AddIOp::create(b, listed, sharedLoad(kWarpTotals + w));
+  Value takeAll = cmp(arith::CmpIPredicate::sle, listed, i32(k));
+  Value prefix = sharedLoad(kState), remaining = sharedLoad(kState + 1),
+        count = sharedLoad(kState + 2);
+  // Nor are they once the bucket of the k-th key holds exactly the keys
+  // still to take: every key of the bucket is taken (a bucket of prefix 0
+  // would need a threshold below 0, and goes on).
+  auto whole = [&] {
+    return arith::AndIOp::create(
+        b, cmp(arith::CmpIPredicate::eq, count, remaining),
+        cmp(arith::CmpIPredicate::ne, prefix, i32(0)));
+  };
+  Value stop = arith::OrIOp::create(b, takeAll, whole());
+  Value bits = i32(int32_t(~0u << 24));
+  for (int64_t pass = 1; pass < 4; ++pass) {
     int64_t shift = 24 - 8 * pass;
-    Value mask = i32(pass ? int32_t(~0u << (32 - 8 * pass)) : 0);
-    histogramPass(shift, prefix, mask, remaining, entries);
-    if (pass == 0) { // every key is counted once: the source's listed ones
-      Value listed = i32(0);
-      for (int64_t w = 0; w < kBins / 32; ++w)
-        listed = arith::AddIOp::create(b, listed, sharedLoad(kWarpTotals + w));
-      // At most k listed entries: all taken (threshold 0: every key above
-      // it), and the other passes read none.
-      takeAll = cmp(arith::CmpIPredicate::sle, listed, i32(k));
-      entries = arith::SelectOp::create(b, takeAll, idx(0), src.count);
+    auto ifOp = scf::IfOp::create(b, TypeRange{i32t, i32t, i32t}, stop,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, ValueRange{prefix, remaining, count});
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      histogramPass(shift, prefix, i32(int32_t(~0u << (32 - 8 * pass))),
+                    remaining, src.count);
+      scf::YieldOp::create(b, ValueRange{sharedLoad(kState),
+                                         sharedLoad(kState + 1),
+                                         sharedLoad(kState + 2)});
     }
-    prefix = sharedLoad(kState);
-    remaining = sharedLoad(kState + 1);
+    prefix = ifOp.getResult(0);
+    remaining = ifOp.getResult(1);
+    count = ifOp.getResult(2);
+    bits = arith::SelectOp::create(b, stop, bits, i32(int32_t(~0u << shift)));
+    stop = arith::OrIOp::create(b, stop, whole());
   }
-  return {arith::SelectOp::create(b, takeAll, i32(0), prefix),
-          arith::SelectOp::create(b, takeAll, i32(0), remaining),
-          sharedLoad(kState + 2), takeAll};
+  Value all = whole();
+  Value thr = arith::SelectOp::create(
+      b, all, arith::SubIOp::create(b, prefix, i32(1)), prefix);
+  Value need = arith::SelectOp::create(b, all, i32(0), remaining);
+  return {arith::SelectOp::create(b, takeAll, i32(0), thr),
+          arith::SelectOp::create(b, takeAll, i32(0), need),
+          arith::SelectOp::create(b, all, i32(0), count),
+          takeAll,
+          prefix,
+          bits};
 }
 
 void Emitter::referenceWhere(Value tie, Value queue[3]) {
@@ -498,7 +567,8 @@ Value Emitter::lastPass(const Cut &cut, Value marked, Value queue[3]) {
   scf::ForOp last = loop(
       idx(0), src.count, idx(kUnroll * kThreads), ValueRange{i32(0), i32(0)},
       [&](Value step, ValueRange seen) -> SmallVector<Value> {
-        auto [keys, at] = stepEntries(step);
+        SmallVector<Value> keys, at;
+        std::tie(keys, at) = stepEntries(step);
         SmallVector<Value> ties;
         for (Value key : keys)
           ties.push_back(arith::AndIOp::create(
@@ -529,11 +599,26 @@ Value Emitter::lastPass(const Cut &cut, Value marked, Value queue[3]) {
           }
           take.push_back(byValue);
         }
-        auto [position, taken] = stepPrefix(take, kTables + kTableSize);
+        SmallVector<Value> position;
+        Value taken;
+        std::tie(position, taken) = stepPrefix(take, kTables + kTableSize);
         for (int64_t u = 0; u < kUnroll; ++u) {
           ifThen(take[u], [&] {
-            write(toIndex(arith::AddIOp::create(b, seen[1], position[u])),
-                  at[u]);
+            // A row's entry is read again here rather than kept from the
+            // first read (registers): few entries are taken.
+            Value key = keys[u], i = at[u];
+            if (!src.cand) {
+              Value t = arith::AddIOp::create(
+                  b, step, arith::AddIOp::create(b, tid, idx(u * kThreads)));
+              Value r = arith::AddIOp::create(b, src.lo, t);
+              i = arith::IndexCastOp::create(b, b.getI32Type(), r);
+              key = phase == Phase::Cached
+                        ? sharedLoad(kCache, t)
+                        : keyOf(memref::LoadOp::create(
+                              b, scores, ValueRange{rowB, rowS, r}));
+            }
+            write(toIndex(arith::AddIOp::create(b, seen[1], position[u])), key,
+                  i);
           });
         }
         return {arith::AddIOp::create(b, seen[0], tiesHere),
@@ -546,7 +631,7 @@ void Emitter::fill(Value written) {
   loop(arith::AddIOp::create(b, toIndex(written), tid), idx(op.getK()),
        idx(kThreads), ValueRange{},
        [&](Value j, ValueRange) -> SmallVector<Value> {
-         write(j, i32(-1));
+         write(j, i32(0), i32(-1));
          return {};
        });
 }
@@ -555,7 +640,7 @@ void Emitter::emitChunks(gpu::LaunchOp launch, Value out, Value chunks,
                          Value chunk, Value cand, Value dropped,
                          Value queue[3]) {
   b.setInsertionPointToStart(&launch.getBody().front());
-  shared = dynamicSharedView(b, kWords, b.getI32Type());
+  shared = dynamicSharedView(b, kWords + cache, b.getI32Type());
   tid = launch.getThreadIds().x;
   lane = arith::RemUIOp::create(b, tid, idx(32));
   warp = arith::DivUIOp::create(b, tid, idx(32));
@@ -574,64 +659,97 @@ void Emitter::emitChunks(gpu::LaunchOp launch, Value out, Value chunks,
     memref::StoreOp::create(b, arith::ExtSIOp::create(b, i64, at), out,
                             ValueRange{rowB, rowS, j});
   };
-  auto toCand = [&](Value j, Value at) {
+  // A candidate is its key and row index in one word (key << 32 | index):
+  // the merge reads it without a gather.
+  auto toCand = [&](Value j, Value key, Value at) {
     Value slot = arith::AddIOp::create(
         b, arith::MulIOp::create(b, block, idx(op.getK())), j);
-    memref::StoreOp::create(b, at, cand, slot);
+    Value word = arith::OrIOp::create(
+        b,
+        arith::ShLIOp::create(b, arith::ExtUIOp::create(b, i64, key),
+                              arith::ConstantIntOp::create(b, i64, 32)),
+        arith::ExtUIOp::create(b, i64, at));
+    memref::StoreOp::create(b, word, cand, slot);
   };
-  write = [&](Value j, Value at) {
+  write = [&](Value j, Value key, Value at) {
     if (!split)
       return toOut(j, at);
     if (known) // several chunks, known when compiling
-      return toCand(j, at);
+      return toCand(j, key, at);
     auto ifOp = scf::IfOp::create(b, split, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    toCand(j, at);
+    toCand(j, key, at);
     b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     toOut(j, at);
   };
 
-  Cut cut = select();
-  Value marked;
-  if (queue[0]) {
-    // introselect ties across the cut. A row in one chunk takes the
-    // reference selection's marks; a chunk of several tells the merge the
-    // key whose equals it left out.
-    Value tie = arith::AndIOp::create(
-        b,
-        arith::XOrIOp::create(b, cut.takeAll,
-                              arith::ConstantIntOp::create(b, b.getI1Type(), 1)),
-        cmp(arith::CmpIPredicate::sgt, cut.equal, cut.need));
-    marked = tie;
-    if (split) {
-      if (!known)
-        marked = arith::AndIOp::create(
-            b, tie, cmp(arith::CmpIPredicate::eq, chunks, idx(1)));
-      else
-        marked = {};
-      auto report = [&] {
-        ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
-          memref::StoreOp::create(
-              b, arith::SelectOp::create(b, tie, cut.thr, i32(0)), dropped,
-              block);
-        });
-      };
-      if (known)
-        report();
-      else
-        ifThen(split, report);
+  fill(selectAndWrite([&](const Cut &cut) -> Value {
+    Value marked;
+    if (queue[0]) {
+      // introselect ties across the cut. A row in one chunk takes the
+      // reference selection's marks; a chunk of several tells the merge the
+      // key whose equals it left out.
+      Value tie = arith::AndIOp::create(
+          b,
+          arith::XOrIOp::create(
+              b, cut.takeAll,
+              arith::ConstantIntOp::create(b, b.getI1Type(), 1)),
+          cmp(arith::CmpIPredicate::sgt, cut.equal, cut.need));
+      marked = tie;
+      if (split) {
+        if (!known)
+          marked = arith::AndIOp::create(
+              b, tie, cmp(arith::CmpIPredicate::eq, chunks, idx(1)));
+        else
+          marked = {};
+        auto report = [&] {
+          ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+            memref::StoreOp::create(
+                b, arith::SelectOp::create(b, tie, cut.thr, i32(0)), dropped,
+                block);
+          });
+        };
+        if (known)
+          report();
+        else
+          ifThen(split, report);
+      }
+      if (marked) {
+        referenceWhere(marked, queue);
+        // Apart, so that the rows without marks read none.
+        return ifElse(
+            b.getI32Type(), marked,
+            [&] {
+              return lastPass(cut,
+                              arith::ConstantIntOp::create(b, b.getI1Type(), 1),
+                              queue);
+            },
+            [&] { return lastPass(cut, {}, queue); });
+      }
     }
-    if (marked)
-      referenceWhere(marked, queue);
-  }
-  fill(lastPass(cut, marked, queue));
+    return lastPass(cut, {}, queue);
+  }));
+}
+
+Value Emitter::selectAndWrite(function_ref<Value(const Cut &)> finish) {
+  auto run = [&](bool cached) {
+    phase = cached ? Phase::Cached : Phase::Global;
+    Value written = finish(select());
+    phase = Phase::Global;
+    return written;
+  };
+  if (!cache)
+    return run(false);
+  return ifElse(
+      b.getI32Type(), cmp(arith::CmpIPredicate::sle, src.count, idx(cache)),
+      [&] { return run(true); }, [&] { return run(false); });
 }
 
 void Emitter::emitMerge(gpu::LaunchOp launch, Value out, Value chunks,
                         Value cand, Value dropped, Value queue[3]) {
   b.setInsertionPointToStart(&launch.getBody().front());
-  shared = dynamicSharedView(b, kWords, b.getI32Type());
+  shared = dynamicSharedView(b, kWords + 2 * cache, b.getI32Type());
   tid = launch.getThreadIds().x;
   lane = arith::RemUIOp::create(b, tid, idx(32));
   warp = arith::DivUIOp::create(b, tid, idx(32));
@@ -641,59 +759,68 @@ void Emitter::emitMerge(gpu::LaunchOp launch, Value out, Value chunks,
   src.cand = cand;
   src.base = arith::MulIOp::create(b, row, src.count);
   Type i64 = b.getI64Type();
-  write = [&](Value j, Value at) {
+  write = [&](Value j, Value, Value at) {
     memref::StoreOp::create(b, arith::ExtSIOp::create(b, i64, at), out,
                             ValueRange{rowB, rowS, j});
   };
-  Cut cut = select();
   if (!queue[0])
-    return fill(lastPass(cut, {}, queue));
-  // introselect: the row's k-th key ties across the cut when more
-  // candidates equal it than the selection takes, or when a chunk left out
-  // keys equal to it. (Chunks that left out keys each hold k candidates, so
-  // a row taking all its listed candidates has exactly k, those of that
-  // one chunk, and its k-th key is that chunk's.)
-  ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
-    sharedStore(i32(0), kState + 3);
-    sharedStore(i32(0), kState + 4);
-  });
-  gpu::BarrierOp::create(b);
-  loop(tid, chunks, idx(kThreads), ValueRange{},
-       [&](Value c, ValueRange) -> SmallVector<Value> {
-         Value thr = memref::LoadOp::create(
-             b, dropped,
-             ValueRange{arith::AddIOp::create(
-                 b, arith::MulIOp::create(b, row, chunks), c)});
-         ifThen(cmp(arith::CmpIPredicate::ne, thr, i32(0)),
-                [&] { sharedStore(i32(1), kState + 3); });
-         ifThen(arith::AndIOp::create(
-                    b, cmp(arith::CmpIPredicate::ne, thr, i32(0)),
-                    cmp(arith::CmpIPredicate::eq, thr, cut.thr)),
-                [&] { sharedStore(i32(1), kState + 4); });
-         return {};
-       });
-  gpu::BarrierOp::create(b);
-  Value anyDropped = cmp(arith::CmpIPredicate::ne, sharedLoad(kState + 3), i32(0));
-  Value droppedHere =
-      cmp(arith::CmpIPredicate::ne, sharedLoad(kState + 4), i32(0));
-  Value tie = arith::SelectOp::create(
-      b, cut.takeAll, anyDropped,
-      arith::OrIOp::create(
-          b, cmp(arith::CmpIPredicate::sgt, cut.equal, cut.need), droppedHere));
-  referenceWhere(tie, queue);
-  // A tie may take keys no chunk kept: the marks are written from the row.
-  Value written = ifElse(
-      b.getI32Type(), tie,
-      [&] {
-        Source candidates = src;
-        src = Source{idx(0), n, {}, {}};
-        Value w = lastPass(cut, arith::ConstantIntOp::create(b, b.getI1Type(), 1),
-                           queue);
-        src = candidates;
-        return w;
-      },
-      [&] { return lastPass(cut, {}, queue); });
-  fill(written);
+    return fill(selectAndWrite(
+        [&](const Cut &cut) { return lastPass(cut, {}, queue); }));
+  fill(selectAndWrite([&](const Cut &cut) -> Value {
+    // introselect: the row's k-th key ties across the cut when more
+    // candidates equal it than the selection takes, or when a chunk left out
+    // keys equal to it. (Chunks that left out keys each hold k candidates, so
+    // a row taking all its listed candidates has exactly k, those of that
+    // one chunk, and its k-th key is that chunk's.)
+    ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+      sharedStore(i32(0), kState + 3);
+      sharedStore(i32(0), kState + 4);
+    });
+    gpu::BarrierOp::create(b);
+    loop(tid, chunks, idx(kThreads), ValueRange{},
+         [&](Value c, ValueRange) -> SmallVector<Value> {
+           Value thr = memref::LoadOp::create(
+               b, dropped,
+               ValueRange{arith::AddIOp::create(
+                   b, arith::MulIOp::create(b, row, chunks), c)});
+           ifThen(cmp(arith::CmpIPredicate::ne, thr, i32(0)),
+                  [&] { sharedStore(i32(1), kState + 3); });
+           // The chunk's k-th key is at most the row's, which is the least
+           // candidate of the row's bucket: in that bucket, it is the row's.
+           ifThen(arith::AndIOp::create(
+                      b, cmp(arith::CmpIPredicate::ne, thr, i32(0)),
+                      cmp(arith::CmpIPredicate::eq,
+                          arith::AndIOp::create(b, thr, cut.bits), cut.bucket)),
+                  [&] { sharedStore(i32(1), kState + 4); });
+           return {};
+         });
+    gpu::BarrierOp::create(b);
+    Value anyDropped =
+        cmp(arith::CmpIPredicate::ne, sharedLoad(kState + 3), i32(0));
+    Value droppedHere =
+        cmp(arith::CmpIPredicate::ne, sharedLoad(kState + 4), i32(0));
+    Value tie = arith::SelectOp::create(
+        b, cut.takeAll, anyDropped,
+        arith::OrIOp::create(
+            b, cmp(arith::CmpIPredicate::sgt, cut.equal, cut.need),
+            droppedHere));
+    referenceWhere(tie, queue);
+    // A tie may take keys no chunk kept: the marks are written from the row.
+    return ifElse(
+        b.getI32Type(), tie,
+        [&] {
+          Source candidates = src;
+          Phase before = phase;
+          src = Source{idx(0), n, {}, {}};
+          phase = Phase::Global;
+          Value w = lastPass(
+              cut, arith::ConstantIntOp::create(b, b.getI1Type(), 1), queue);
+          src = candidates;
+          phase = before;
+          return w;
+        },
+        [&] { return lastPass(cut, {}, queue); });
+  }));
 }
 
 /// Why `op` keeps the loops, or "" when the kernel takes it.
@@ -773,18 +900,19 @@ void rewrite(mnemo::TopKOp op, int64_t smCount) {
   if (split) {
     Value several = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sgt,
                                                   chunks, indexConstant(b, 1));
-    auto buffer = [&](Value size) {
+    auto buffer = [&](Value size, Type type) {
       size = b.createOrFold<arith::SelectOp>(several, size,
                                              indexConstant(b, 0));
       return memref::AllocOp::create(
-          b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
-          ValueRange{size}, b.getI64IntegerAttr(64));
+          b, MemRefType::get({ShapedType::kDynamic}, type), ValueRange{size},
+          b.getI64IntegerAttr(64));
     };
     Value slots = b.createOrFold<arith::MulIOp>(rows, chunks);
     cand = buffer(
-        b.createOrFold<arith::MulIOp>(slots, indexConstant(b, op.getK())));
+        b.createOrFold<arith::MulIOp>(slots, indexConstant(b, op.getK())),
+        b.getI64Type());
     if (intro)
-      dropped = buffer(slots);
+      dropped = buffer(slots, b.getI32Type());
   }
   Value blocks = b.createOrFold<arith::MulIOp>(rows, chunks);
   Value mergeBlocks;
@@ -793,24 +921,46 @@ void rewrite(mnemo::TopKOp op, int64_t smCount) {
         b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sgt, chunks,
                                       indexConstant(b, 1)),
         rows, indexConstant(b, 0));
-  gpu::LaunchOp first =
-      createKernelLaunch(b, "top_k", {1, 1, 1}, kThreads, 4 * kWords);
+  // The caches: as many entries as a block's source may have, at most
+  // kCacheEntries (a chunk's, a merge's k candidates a chunk).
+  auto cacheFor = [](Value most) {
+    std::optional<int64_t> n = getConstantIntValue(most);
+    return std::min(kCacheEntries, n ? *n : kCacheEntries);
+  };
+  int64_t chunkCache = cacheFor(b.createOrFold<arith::MinSIOp>(chunk, width));
+  int64_t mergeCache = 0;
+  if (split)
+    mergeCache = cacheFor(
+        b.createOrFold<arith::MulIOp>(chunks, indexConstant(b, op.getK())));
+  gpu::LaunchOp first = createKernelLaunch(b, "top_k", {1, 1, 1}, kThreads,
+                                           4 * (kWords + chunkCache));
   first.getGridSizeXMutable().assign(blocks);
+  // Two blocks a multiprocessor (64 registers a thread): ptxas's own choice
+  // at 512 threads, but without a cap it spills where the kernel has both
+  // the cached and the global passes.
+  auto twoBlocks = [&](gpu::LaunchOp launch) {
+    launch->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                    b.getI32IntegerAttr(65536 / (2 * kThreads)));
+  };
+  twoBlocks(first);
   {
     OpBuilder::InsertionGuard guard(b);
     Emitter e(b, op);
     e.scores = scores;
     e.lengths = lengths;
+    e.cache = chunkCache;
     e.emitChunks(first, out, chunks, chunk, cand, dropped, queue);
   }
   if (split) {
-    gpu::LaunchOp merge =
-        createKernelLaunch(b, "top_k_merge", {1, 1, 1}, kThreads, 4 * kWords);
+    gpu::LaunchOp merge = createKernelLaunch(
+        b, "top_k_merge", {1, 1, 1}, kThreads, 4 * (kWords + 2 * mergeCache));
     merge.getGridSizeXMutable().assign(mergeBlocks);
+    twoBlocks(merge);
     OpBuilder::InsertionGuard guard(b);
     Emitter e(b, op);
     e.scores = scores;
     e.lengths = lengths;
+    e.cache = mergeCache;
     e.emitMerge(merge, out, chunks, cand, dropped, queue);
   }
   Value result = bufferization::ToTensorOp::create(
