@@ -19,7 +19,12 @@
 //    lanes that share a column (shuffles), and writes its 32 scores;
 //  - keys at or past the length, or after the position when causal (or
 //    all of them for a padding query), are -inf; a tile that has none
-//    left is written without being computed.
+//    left is written without being computed;
+//  - a block scores a run of consecutive key tiles (up to 16: about two
+//    blocks a multiprocessor in all), staging the position's queries and
+//    weights once; keys already of the tiles' type arrive by cp.async,
+//    kStages tiles in flight (zero-filled past the keys), the others are
+//    converted by the threads tile by tile.
 //
 // docs/GPU.md, "Lightning indexer".
 //
@@ -47,6 +52,8 @@ constexpr int64_t kWarpKeys = 32;
 constexpr int64_t kKeys = kWarps * kWarpKeys; // keys a block
 constexpr int64_t kMaxHeads = 128;            // 64 accumulators a lane
 constexpr int64_t kMaxDim = 256;
+constexpr int64_t kStages = 3;           // key tiles in flight (cp.async)
+constexpr int64_t kMostTilesABlock = 16; // a block's run of key tiles
 
 /// The shapes of one indexer.
 struct Problem {
@@ -55,7 +62,9 @@ struct Problem {
   double scale;
   bool causal;
   int64_t pageSize = 0; // paged keys (a block table): P, else 0
-  int64_t sharedBytes() const { return (heads + kKeys) * dim * 2; }
+  bool async = false;    // keys of the tiles' type: cp.async
+  int64_t stages() const { return async ? kStages : 1; }
+  int64_t sharedBytes() const { return (heads + stages() * kKeys) * dim * 2; }
 };
 
 class Emitter : public TensorCoreBuilder {
@@ -63,8 +72,9 @@ public:
   Emitter(ImplicitLocOpBuilder &b, const Problem &p)
       : TensorCoreBuilder(b, p.elem), p(p) {}
 
+  /// `perBlock`: the key tiles a block scores (grid.y covers them).
   void emit(gpu::LaunchOp launch, Value q, Value k, Value w, Value positions,
-            Value lengths, Value table, Value out);
+            Value lengths, Value table, Value out, Value perBlock);
 
 private:
   /// Converts and stores `rows` rows of `width` features of `source` (row r
@@ -165,13 +175,14 @@ SmallVector<Value> Emitter::scores(ArrayRef<Value> headWeights) {
 }
 
 void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
-                   Value positions, Value lengths, Value table, Value out) {
+                   Value positions, Value lengths, Value table, Value out,
+                   Value perBlock) {
   b.setInsertionPointToStart(&launch.getBody().front());
-  tiles = dynamicSharedView(b, (p.heads + kKeys) * p.dim, elem);
+  tiles = dynamicSharedView(b, (p.heads + p.stages() * kKeys) * p.dim, elem);
   qTile = {0, p.heads, p.dim};
   kTile = {p.heads * p.dim, kKeys, p.dim};
 
-  Value row = launch.getBlockIds().x, tile = launch.getBlockIds().y;
+  Value row = launch.getBlockIds().x, group = launch.getBlockIds().y;
   Value seq = memref::DimOp::create(b, q, 1);
   // The keys: k's rows, or the table's capacity in tokens.
   Value width = table ? mul(memref::DimOp::create(b, table, 1), p.pageSize)
@@ -199,10 +210,21 @@ void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
     Value seen = arith::MaxSIOp::create(b, add(pos, idx(1)), idx(0));
     limit = arith::MinSIOp::create(b, limit, seen);
   }
-  Value first = mul(tile, kKeys);
+  // This block's tiles [firstTile, endTile), of which those before
+  // `computed` hold a key the position sees.
+  auto ceilDiv = [&](Value x, int64_t d) {
+    return arith::CeilDivSIOp::create(b, x, idx(d));
+  };
+  Value firstTile = arith::MulIOp::create(b, group, perBlock);
+  Value endTile = arith::MinSIOp::create(b, add(firstTile, perBlock),
+                                         ceilDiv(width, kKeys));
+  Value computed = arith::MaxSIOp::create(
+      b, arith::MinSIOp::create(b, endTile, ceilDiv(limit, kKeys)),
+      firstTile);
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  // Lanes 0-3 write the warp's scores: column 8 j + 2 lane + i.
-  auto write = [&](ArrayRef<Value> values) {
+  // Lanes 0-3 write the warp's scores of the tile from key `first`:
+  // column 8 j + 2 lane + i.
+  auto write = [&](Value first, ArrayRef<Value> values) {
     ifThen(lt(lane, idx(4)), [&] {
       for (int64_t j = 0; j < 4; ++j)
         for (int64_t i = 0; i < 2; ++i) {
@@ -217,41 +239,94 @@ void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
         }
     });
   };
-  Value visible = lt(first, limit);
-  auto branch = scf::IfOp::create(b, visible, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  // Key t of the sequence: k's row, or row t % P of page table[b, t / P].
+  auto keyRow = [&](Value t) -> SmallVector<Value> {
+    if (!table)
+      return {bi, t};
+    Value page = arith::IndexCastOp::create(
+        b, b.getIndexType(),
+        memref::LoadOp::create(b, table, ValueRange{bi, div(t, p.pageSize)}));
+    return {page, idx(0), rem(t, p.pageSize)};
+  };
+  auto forTiles = [&](Value from, Value to, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, from, to, idx(1), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value j, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(),
+                                             nb.getInsertionPoint());
+                         body(j);
+                         scf::YieldOp::create(b);
+                       });
+  };
+  // The queries, once (the barrier before the first tile's product
+  // publishes them), and the weights of this lane's heads: 16 m + lane / 4
+  // and 8 more.
+  ifThen(lt(firstTile, computed), [&] {
     stage(qTile, q, [&](Value h) -> SmallVector<Value> { return {bi, si, h}; },
           idx(p.heads));
-    stage(kTile, k,
-          [&](Value r) -> SmallVector<Value> {
-            Value t = add(first, r);
-            if (!table)
-              return {bi, t};
-            // Key t of the sequence: row t % P of page table[b, t / P].
-            Value page = arith::IndexCastOp::create(
-                b, b.getIndexType(),
-                memref::LoadOp::create(b, table,
-                                       ValueRange{bi, div(t, p.pageSize)}));
-            return {page, idx(0), rem(t, p.pageSize)};
-          },
-          sub(width, first));
-    // The weights of this lane's heads: 16 m + lane / 4 and 8 more.
-    SmallVector<Value> headWeights;
-    for (int64_t m = 0; m < p.heads / 16; ++m)
-      for (int64_t half = 0; half < 2; ++half) {
-        Value h = add(idx(16 * m + 8 * half), div(lane, 4));
-        Value x = memref::LoadOp::create(b, w, ValueRange{bi, si, h});
-        if (!x.getType().isF32())
-          x = arith::ExtFOp::create(b, f32, x);
-        headWeights.push_back(x);
+  });
+  SmallVector<Value> headWeights;
+  for (int64_t m = 0; m < p.heads / 16; ++m)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value h = add(idx(16 * m + 8 * half), div(lane, 4));
+      Value x = memref::LoadOp::create(b, w, ValueRange{bi, si, h});
+      if (!x.getType().isF32())
+        x = arith::ExtFOp::create(b, f32, x);
+      headWeights.push_back(x);
+    }
+  if (!p.async) {
+    // Keys converted as they are stored, a tile at a time.
+    forTiles(firstTile, computed, [&](Value j) {
+      Value first = mul(j, kKeys);
+      stage(kTile, k, [&](Value r) { return keyRow(add(first, r)); },
+            sub(width, first));
+      gpu::BarrierOp::create(b);
+      write(first, scores(headWeights));
+      gpu::BarrierOp::create(b); // the tile is read before the next lands
+    });
+  } else {
+    // Tile j in stage (j - firstTile) % kStages; a cp.async group a tile,
+    // zero-filled past the keys or the tiles computed (so every thread
+    // commits as many groups).
+    int64_t perThread = kKeys * p.dim / 8 / (kWarps * 32);
+    int64_t perRow = p.dim / 8;
+    auto slotOf = [&](Value i) {
+      SharedTile t = kTile;
+      t.shift = mul(rem(i, kStages), kKeys * p.dim);
+      return t;
+    };
+    auto issue = [&](Value i) {
+      Value first = mul(add(firstTile, i), kKeys);
+      Value inRun = lt(add(firstTile, i), computed);
+      SharedTile slot = slotOf(i);
+      SmallVector<Value> tokens;
+      for (int64_t c0 = 0; c0 < perThread; ++c0) {
+        Value c = add(tid, idx(c0 * kWarps * 32));
+        Value r = div(c, perRow), col = mul(rem(c, perRow), 8);
+        Value t = add(first, r);
+        Value valid = both(inRun, lt(t, width));
+        // An invalid row reads nothing; its index only has to exist.
+        Value at = select(valid, t, idx(0));
+        tokens.push_back(
+            asyncCopy(slot, r, col, k, keyRow(at), col, valid));
       }
-    gpu::BarrierOp::create(b);
-    write(scores(headWeights));
-    b.setInsertionPoint(branch.elseBlock()->getTerminator());
-    write({});
+      commit(tokens);
+    };
+    for (int64_t i = 0; i + 1 < kStages; ++i)
+      issue(idx(i));
+    forTiles(idx(0), sub(computed, firstTile), [&](Value i) {
+      issue(add(i, idx(kStages - 1)));
+      waitAll(/*asyncProxy=*/false, kStages - 1);
+      SharedTile current = kTile;
+      kTile = slotOf(i);
+      write(mul(add(firstTile, i), kKeys), scores(headWeights));
+      kTile = current;
+      gpu::BarrierOp::create(b); // the stage is read before it is refilled
+    });
+    waitAll(); // nothing left in flight at exit
   }
+  forTiles(computed, endTile,
+           [&](Value j) { write(mul(j, kKeys), {}); });
 }
 
 /// The problem of `op` with tiles of `elem`, or why the kernel cannot
@@ -278,7 +353,7 @@ FailureOr<Problem> analyze(mnemo::LightningIndexerOp op, Type elem,
   return p;
 }
 
-void rewrite(mnemo::LightningIndexerOp op, const Problem &p) {
+void rewrite(mnemo::LightningIndexerOp op, const Problem &p, int64_t smCount) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   Value q = readOnlyBuffer(b, op.getQ()), k = readOnlyBuffer(b, op.getK());
   Value w = readOnlyBuffer(b, op.getWeights());
@@ -302,16 +377,26 @@ void rewrite(mnemo::LightningIndexerOp op, const Problem &p) {
       b, MemRefType::get(resultType.getShape(), b.getF32Type()), dims,
       b.getI64IntegerAttr(64));
   Value rows = arith::MulIOp::create(b, batch, seq);
-  Value keyTiles =
-      arith::CeilDivSIOp::create(b, width, indexConstant(b, kKeys));
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  Value keyTiles = b.createOrFold<arith::CeilDivSIOp>(width, c(kKeys));
+  // A block's run of tiles: as many as leave about two blocks a
+  // multiprocessor, at most kMostTilesABlock.
+  Value perBlock = b.createOrFold<arith::MaxSIOp>(
+      c(1), b.createOrFold<arith::MinSIOp>(
+                c(kMostTilesABlock),
+                b.createOrFold<arith::CeilDivSIOp>(
+                    b.createOrFold<arith::MulIOp>(rows, keyTiles),
+                    c(2 * smCount))));
+  Value groups = b.createOrFold<arith::CeilDivSIOp>(keyTiles, perBlock);
   gpu::LaunchOp launch = createKernelLaunch(b, "lightning_indexer",
                                             {1, 1, 1}, kWarps * 32,
                                             p.sharedBytes());
   launch.getGridSizeXMutable().assign(rows);
-  launch.getGridSizeYMutable().assign(keyTiles);
+  launch.getGridSizeYMutable().assign(groups);
   {
     OpBuilder::InsertionGuard guard(b);
-    Emitter(b, p).emit(launch, q, k, w, positions, lengths, table, out);
+    Emitter(b, p).emit(launch, q, k, w, positions, lengths, table, out,
+                       perBlock);
   }
   op.replaceAllUsesWith(Value(bufferization::ToTensorOp::create(
       b, resultType, out, /*restrict=*/true, /*writable=*/true)));
@@ -355,7 +440,8 @@ struct IndexerKernelPass final
             << (q.isF32() || k.isF32() ? "f32 operands rounded to "
                                        : "operands in ")
             << elem;
-      rewrite(op, *p);
+      p->async = k == elem;
+      rewrite(op, *p, smCount);
     }
   }
 };

@@ -52,7 +52,9 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAttentionKernelPass(options));
   // Before the linear layers become kernels: an f32 indexer is rounded to
   // the type of their weights.
-  pm.addNestedPass<func::FuncOp>(createIndexerKernelPass());
+  IndexerKernelPassOptions indexer;
+  indexer.smCount = info.multiprocessors;
+  pm.addNestedPass<func::FuncOp>(createIndexerKernelPass(indexer));
   LinearKernelPassOptions linear;
   linear.chip = chip;
   // The GEMM runs one block per multiprocessor: the shared memory one

@@ -4,6 +4,8 @@
 // memory (f32 ones only in a 16-bit artifact: a function whose linear
 // layers have bf16 weights), mma.sync products with the scale, ReLU and
 // head weights applied in registers and the heads summed by shuffles.
+// 16-bit keys arrive by cp.async, three tiles in flight (a block scores a
+// run of tiles: grid.y covers the runs).
 // Head counts that are not multiples of 16 keep the decomposition.
 // REQUIRES: ptxas
 // RUN: mnemo-opt %s --mnemo-gpu-indexer-kernel="report=true" --verify-diagnostics | FileCheck %s --check-prefix=IR
@@ -18,6 +20,8 @@
 // IR: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}},
 // IR-SAME: function(@lightning_indexer)
 // IR: vector.load {{.*}} vector<8xbf16>
+// IR: nvgpu.device_async_copy {{.*}} {bypassL1} : memref<2x300x128xbf16>
+// IR: nvgpu.device_async_wait
 // IR: nvgpu.ldmatrix
 // IR: nvvm.mma.sync
 // IR: arith.maximumf
@@ -28,14 +32,16 @@
 // IR-LABEL: func.func @paged
 // IR: gpu.launch
 // IR: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<4x7xi32>
-// IR: vector.load %{{.*}}[%{{.*}}, %c0{{[_0-9]*}}, %{{.*}}, %{{.*}}] : memref<40x1x16x64xbf16>, vector<8xbf16>
+// IR: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}], 8, %{{.*}} {bypassL1} : memref<40x1x16x64xbf16>
 // IR-LABEL: func.func @f32
 // IR: mnemo.lightning_indexer
 // IR-LABEL: func.func @heads
 // IR: mnemo.lightning_indexer
 
-// 64 heads of 128 and 128 keys: 48 KiB of tiles.
-// CHECK-DAG: mnemo.launch lightning_indexer grid 6 3 1 block 128 1 1 shared 49152 args
+// 64 heads of 128 and three stages of 128 keys: 112 KiB of tiles. Six
+// positions of three key tiles (a block each: 18 blocks fill no
+// multiprocessor twice).
+// CHECK-DAG: mnemo.launch lightning_indexer grid 6 3 1 block 128 1 1 shared 114688 args
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTXAS: Compiling entry function 'lightning_indexer{{[_0-9]*}}' for 'sm_90a'
 // PTXAS-NEXT: Function properties

@@ -273,10 +273,17 @@ def IndexerKernelPass
     sequence's block-table entry. Keys past the length, after the position
     when causal, or of a padding query are -inf; a tile with no visible key
     is written without being computed. The rest keep the decomposition.
+
+    A block scores a run of key tiles (up to 16, as many as fill about two
+    blocks a multiprocessor), staging the queries once; keys of the tiles'
+    own type arrive by cp.async three tiles ahead of the one computed.
   }];
   let options = [
     Option<"roundF32", "round-f32", "bool", "true",
            "Round an f32 indexer of a 16-bit artifact to the weights' type">,
+    Option<"smCount", "sm-count", "int64_t", "132",
+           "Multiprocessors of the target (how many key tiles a block "
+           "scores)">,
     Option<"report", "report", "bool", "false",
            "Emit a remark naming the kernel or why an indexer keeps the "
            "decomposition">,
