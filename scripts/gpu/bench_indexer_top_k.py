@@ -219,12 +219,15 @@ def check_cases():
         c.append(dict(name=f"check_{ties}_f32_b3s1_t131077_k2048", B=3, S=1, T=131077,
                       k=2048, dtype="f32", ties=ties, lengths=[131077, 90001, 2500],
                       grid=None))
-        # Long rows split into chunks and merged (a chunk of 20480 here):
-        # rows made so that the chunks' candidates tie across the cut, that
-        # a chunk leaves out keys equal to the row's k-th, with and without
-        # the merge taking all its candidates, and a row of zeros.
-        c.append(dict(name=f"check_{ties}_f32_b1s4_t262147_k512_chunks", B=1, S=4, T=262147,
-                      k=512, dtype="f32", ties=ties, lengths=None, grid=None, rows="chunks"))
+        # Long rows split into chunks and merged (chunks of 20480, past the
+        # shared-memory cache, and of 16384, cached): rows made so that the
+        # chunks' candidates tie across the cut, that a chunk leaves out
+        # keys equal to the row's k-th, with and without the merge taking
+        # all its candidates, and a row of zeros.
+        for t in (262147, 262000):
+            c.append(dict(name=f"check_{ties}_f32_b1s4_t{t}_k512_chunks", B=1, S=4, T=t,
+                          k=512, dtype="f32", ties=ties, lengths=None, grid=None,
+                          rows="chunks"))
     c.append(dict(name="check_lowest_f32_b1s2_t100_k256", B=1, S=2, T=100, k=256,
                   dtype="f32", ties="lowest", lengths=None, grid=0.5))
     c.append(dict(name="check_lowest_f32_router_s4097_e256_k8", B=1, S=4097, T=256, k=8,
@@ -296,8 +299,8 @@ def make_scores(case, seed):
 
 
 def chunk_rows(x, k, g):
-    """Rows whose top k ties where a split select is weakest (chunks of
-    20480 entries at the case's shape, 13 of them)."""
+    """Rows whose top k ties where a split select is weakest (the ones in
+    the first chunk, the halves in the third or fourth)."""
     import torch
     x[0, 0] = torch.round(x[0, 0].abs())  # 0..5: the cut ties within the candidates
     x[0, 1:] = float("-inf")
