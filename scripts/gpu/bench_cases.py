@@ -17,11 +17,13 @@ from plan import default_mnemo_run, dump_plan
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def prepare_cases(a, cases, mlir_of, flags=(), annotate=None):
+def prepare_cases(a, cases, mlir_of, flags=(), annotate=None, shapes_of=None):
     """Writes OUT_DIR/CASE.mlir (mlir_of(case)), compiles it for a.target
-    with a.mnemoc (and `flags`), dumps its plan, for every case whose name
-    matches a.only; `annotate(case)` may add keys before cases.json is
-    written. Returns the cases prepared."""
+    with a.mnemoc (and `flags`, or flags(case) when it is a function),
+    dumps its plan (a dynamic one read at
+    shapes_of(case)'s input shapes), for every case whose name matches
+    a.only; `annotate(case)` may add keys before cases.json is written.
+    Returns the cases prepared."""
     os.makedirs(a.out_dir, exist_ok=True)
     mnemo_run = default_mnemo_run(a.mnemoc)
     todo = [c for c in cases if not a.only or re.search(a.only, c["name"])]
@@ -29,9 +31,11 @@ def prepare_cases(a, cases, mlir_of, flags=(), annotate=None):
         stem = os.path.join(a.out_dir, case["name"])
         with open(stem + ".mlir", "w") as f:
             f.write(mlir_of(case))
-        subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", *flags, "-o",
+        extra = flags(case) if callable(flags) else flags
+        subprocess.run([a.mnemoc, stem + ".mlir", f"--target={a.target}", *extra, "-o",
                         stem + ".mnemo"], check=True)
-        dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json")
+        dump_plan(mnemo_run, stem + ".mnemo", stem + ".plan.json",
+                  shapes=shapes_of(case) if shapes_of else None)
         if annotate:
             annotate(case)
         print(f"{case['name']}: compiled", flush=True)

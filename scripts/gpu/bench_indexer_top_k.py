@@ -228,6 +228,17 @@ def check_cases():
             c.append(dict(name=f"check_{ties}_f32_b1s4_t{t}_k512_chunks", B=1, S=4, T=t,
                           k=512, dtype="f32", ties=ties, lengths=None, grid=None,
                           rows="chunks"))
+    # Dynamic shapes (a model's: the split chosen at run time), the kernels
+    # of both forms in one function.
+    for ties in ("lowest", "intro"):
+        c.append(dict(name=f"check_{ties}_f32_b1s4_t262000_k512_chunks_dyn", B=1, S=4,
+                      T=262000, k=512, dtype="f32", ties=ties, lengths=None, grid=None,
+                      rows="chunks", dynamic=True))
+        c.append(dict(name=f"check_{ties}_f32_b3s1_t131077_k2048_dyn", B=3, S=1, T=131077,
+                      k=2048, dtype="f32", ties=ties, lengths=[131077, 90001, 2500],
+                      grid=None, dynamic=True))
+        c.append(dict(name=f"check_{ties}_f32_b2s3_t1000_k64_dyn", B=2, S=3, T=1000, k=64,
+                      dtype="f32", ties=ties, lengths=[700, 37], grid=0.25, dynamic=True))
     c.append(dict(name="check_lowest_f32_b1s2_t100_k256", B=1, S=2, T=100, k=256,
                   dtype="f32", ties="lowest", lengths=None, grid=0.5))
     c.append(dict(name="check_lowest_f32_router_s4097_e256_k8", B=1, S=4097, T=256, k=8,
@@ -256,6 +267,8 @@ def speed_cases():
 
 def case_mlir(case):
     b, s, t, k = (case[x] for x in ("B", "S", "T", "k"))
+    if case.get("dynamic"):
+        b = s = t = "?"
     scores = f"tensor<{b}x{s}x{t}x{ELEM[case['dtype']]}>"
     out = f"tensor<{b}x{s}x{k}xi64>"
     args, lens = f"%s: {scores}", ""
@@ -270,7 +283,17 @@ def case_mlir(case):
 
 def prepare(a):
     prepare_cases(a, indexer_cases() + check_cases() + speed_cases(),
-                  lambda c: indexer_mlir(c) if c["op"] == "indexer" else case_mlir(c))
+                  lambda c: indexer_mlir(c) if c["op"] == "indexer" else case_mlir(c),
+                  flags=lambda c: [f"--max-seq-len={c['T']}"] if c.get("dynamic") else [],
+                  shapes_of=input_shapes)
+
+
+def input_shapes(case):
+    """A dynamic case's input shapes (the scores, the lengths), else None."""
+    if not case.get("dynamic"):
+        return None
+    b = case["B"]
+    return [[b, case["S"], case["T"]]] + ([[b]] if case["lengths"] else [])
 
 
 def make_scores(case, seed):
@@ -344,7 +367,8 @@ def run_case(case, plan_dir, seed):
     lens = case["lengths"]
     if lens:
         inputs.append(torch.tensor(lens, dtype=torch.int64, device="cuda"))
-    plan = MnemoPlan(os.path.join(plan_dir, case["name"] + ".plan.json"), [tuple(inputs)])
+    plan = MnemoPlan(os.path.join(plan_dir, case["name"] + ".plan.json"), [tuple(inputs)],
+                     shapes=input_shapes(case))
     plan.poison()
     # Not -1 (0xFF bytes): an entry the kernel leaves unwritten must show.
     plan.temporaries[plan.output_buffer].fill_(0x7F)
