@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // mnemo-gpu-top-k-kernel: each mnemo.top_k of f32, bf16 or f16 scores
-// becomes one kernel, a block of 512 threads a row, that finds the row's
+// becomes a kernel, a block of 512 threads a row (or a chunk of a long row,
+// then a merge kernel: below), that finds the row's
 // k-th largest score by a radix select and writes the selected indices in
 // ascending order without sorting the row:
 //

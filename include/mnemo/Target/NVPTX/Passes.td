@@ -211,7 +211,7 @@ def LinearKernelPass
 
 def TopKKernelPass : Pass<"mnemo-gpu-top-k-kernel", "::mlir::func::FuncOp"> {
   let summary = "Replaces mnemo.top_k with a radix-select kernel, a block a "
-                "row";
+                "row or a chunk of a long row (then a merge)";
   let description = [{
     Each `mnemo.top_k` of f32, bf16 or f16 scores becomes one `gpu.launch`
     of 512 threads a row (the rest keep the selection loops of
