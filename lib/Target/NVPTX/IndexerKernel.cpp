@@ -1,4 +1,5 @@
-//===- IndexerKernel.cpp - the lightning indexer on tensor cores -*- C++ -*-===//
+//===- IndexerKernel.cpp - the lightning indexer on tensor cores -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -23,8 +24,9 @@
 //  - a block scores a run of consecutive key tiles (up to 16: about two
 //    blocks a multiprocessor in all), staging the position's queries and
 //    weights once; keys already of the tiles' type arrive by cp.async,
-//    kStages tiles in flight (zero-filled past the keys), the others are
-//    converted by the threads tile by tile.
+//    up to kStages tiles in flight (as many as fit the block's shared
+//    memory; zero-filled past the keys), the others are converted by the
+//    threads tile by tile.
 //
 // docs/GPU.md, "Lightning indexer".
 //
@@ -52,7 +54,7 @@ constexpr int64_t kWarpKeys = 32;
 constexpr int64_t kKeys = kWarps * kWarpKeys; // keys a block
 constexpr int64_t kMaxHeads = 128;            // 64 accumulators a lane
 constexpr int64_t kMaxDim = 256;
-constexpr int64_t kStages = 3;           // key tiles in flight (cp.async)
+constexpr int64_t kStages = 3;           // most key tiles in flight (cp.async)
 constexpr int64_t kMostTilesABlock = 16; // a block's run of key tiles
 
 /// The shapes of one indexer.
@@ -62,9 +64,9 @@ struct Problem {
   double scale;
   bool causal;
   int64_t pageSize = 0; // paged keys (a block table): P, else 0
-  bool async = false;    // keys of the tiles' type: cp.async
-  int64_t stages() const { return async ? kStages : 1; }
-  int64_t sharedBytes() const { return (heads + stages() * kKeys) * dim * 2; }
+  int64_t stages = 1;   // key tiles in flight (more than one: cp.async)
+  bool async = false;   // keys of the tiles' type: cp.async
+  int64_t sharedBytes() const { return (heads + stages * kKeys) * dim * 2; }
 };
 
 class Emitter : public TensorCoreBuilder {
@@ -178,7 +180,7 @@ void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
                    Value positions, Value lengths, Value table, Value out,
                    Value perBlock) {
   b.setInsertionPointToStart(&launch.getBody().front());
-  tiles = dynamicSharedView(b, (p.heads + p.stages() * kKeys) * p.dim, elem);
+  tiles = dynamicSharedView(b, (p.heads + p.stages * kKeys) * p.dim, elem);
   qTile = {0, p.heads, p.dim};
   kTile = {p.heads * p.dim, kKeys, p.dim};
 
@@ -285,14 +287,14 @@ void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
       gpu::BarrierOp::create(b); // the tile is read before the next lands
     });
   } else {
-    // Tile j in stage (j - firstTile) % kStages; a cp.async group a tile,
+    // Tile j in stage (j - firstTile) % stages; a cp.async group a tile,
     // zero-filled past the keys or the tiles computed (so every thread
     // commits as many groups).
     int64_t perThread = kKeys * p.dim / 8 / (kWarps * 32);
     int64_t perRow = p.dim / 8;
     auto slotOf = [&](Value i) {
       SharedTile t = kTile;
-      t.shift = mul(rem(i, kStages), kKeys * p.dim);
+      t.shift = mul(rem(i, p.stages), kKeys * p.dim);
       return t;
     };
     auto issue = [&](Value i) {
@@ -312,11 +314,15 @@ void Emitter::emit(gpu::LaunchOp launch, Value q, Value k, Value w,
       }
       commit(tokens);
     };
-    for (int64_t i = 0; i + 1 < kStages; ++i)
+    for (int64_t i = 0; i + 1 < p.stages; ++i)
       issue(idx(i));
     forTiles(idx(0), sub(computed, firstTile), [&](Value i) {
-      issue(add(i, idx(kStages - 1)));
-      waitAll(/*asyncProxy=*/false, kStages - 1);
+      issue(add(i, idx(p.stages - 1)));
+      // Tile i has landed once at most stages - 1 groups are pending. (The
+      // empty group waitAll commits first makes that wait also cover tile
+      // i + 1: one tile in flight during a product, not stages - 1; waiting
+      // on the tile's own group is not measured yet.)
+      waitAll(/*asyncProxy=*/false, p.stages - 1);
       SharedTile current = kTile;
       kTile = slotOf(i);
       write(mul(add(firstTile, i), kKeys), scores(headWeights));
@@ -440,7 +446,12 @@ struct IndexerKernelPass final
             << (q.isF32() || k.isF32() ? "f32 operands rounded to "
                                        : "operands in ")
             << elem;
+      // cp.async for keys of the tiles' type, as many stages as fit (one
+      // stage, of (heads + 128) x dim, fits any chip at 128 x 256).
       p->async = k == elem;
+      for (p->stages = p->async ? kStages : 1;
+           p->stages > 1 && p->sharedBytes() > sharedBytesLimit; --p->stages)
+        ;
       rewrite(op, *p, smCount);
     }
   }

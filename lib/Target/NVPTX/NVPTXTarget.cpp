@@ -54,6 +54,7 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   // the type of their weights.
   IndexerKernelPassOptions indexer;
   indexer.smCount = info.multiprocessors;
+  indexer.sharedBytesLimit = info.maxBlockSharedBytes;
   pm.addNestedPass<func::FuncOp>(createIndexerKernelPass(indexer));
   LinearKernelPassOptions linear;
   linear.chip = chip;

@@ -838,7 +838,7 @@ std::string unsupported(mnemo::TopKOp op) {
 /// (the chunks' selects and the merge over their k candidates each then
 /// read about sqrt(n k) entries), a power of two up to 64, no more than
 /// fill two blocks a multiprocessor, and chunks of whole steps (4096
-/// entries, so rows of fewer than 8192 entries keep one block).
+/// entries, so rows of at most 4096 entries keep one block).
 std::pair<Value, Value> chunking(ImplicitLocOpBuilder &b, Value rows,
                                  Value width, int64_t k, int64_t smCount) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };

@@ -14,6 +14,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemoc %s --target=sm_80 --emit=ptx -o %t80.ptx
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.o
+// RUN: FileCheck %s --check-prefix=SM80 < %t80.ptx
 
 // IR-LABEL: func.func @bf16
 // IR: memref.alloc() {alignment = 64 : i64} : memref<2x3x300xf32>
@@ -42,6 +43,11 @@
 // positions of three key tiles (a block each: 18 blocks fill no
 // multiprocessor twice).
 // CHECK-DAG: mnemo.launch lightning_indexer grid 6 3 1 block 128 1 1 shared 114688 args
+// 128 heads of 256: as many key stages as fit the chip's shared memory
+// (three would take 256 KiB): two on sm_90a (192 KiB of 227), one on
+// sm_80 (128 KiB of 163).
+// CHECK-DAG: mnemo.launch lightning_indexer_{{[0-9]+}} grid 1 8 1 block 128 1 1 shared 196608 args
+// SM80: mnemo.launch lightning_indexer_{{[0-9]+}} grid 1 8 1 block 128 1 1 shared 131072 args
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTXAS: Compiling entry function 'lightning_indexer{{[_0-9]*}}' for 'sm_90a'
 // PTXAS-NEXT: Function properties
@@ -91,4 +97,11 @@ func.func @heads(%q: tensor<1x5x4x64xbf16>, %k: tensor<1x20x64xbf16>, %w: tensor
   // expected-remark @below {{keeps the decomposition: indexer heads are not a multiple of 16 up to 128}}
   %s = mnemo.lightning_indexer %q, %k, %w : tensor<1x5x4x64xbf16>, tensor<1x20x64xbf16>, tensor<1x5x4xf32> -> tensor<1x5x20xf32>
   return %s : tensor<1x5x20xf32>
+}
+
+// The most heads and the widest head dim the kernel takes.
+func.func @widest(%q: tensor<1x1x128x256xbf16>, %k: tensor<1x1000x256xbf16>, %w: tensor<1x1x128xf32>) -> tensor<1x1x1000xf32> {
+  // expected-remark @below {{tensor-core indexer kernel, operands in 'bf16'}}
+  %s = mnemo.lightning_indexer %q, %k, %w : tensor<1x1x128x256xbf16>, tensor<1x1000x256xbf16>, tensor<1x1x128xf32> -> tensor<1x1x1000xf32>
+  return %s : tensor<1x1x1000xf32>
 }

@@ -276,7 +276,8 @@ def IndexerKernelPass
 
     A block scores a run of key tiles (up to 16, as many as fill about two
     blocks a multiprocessor), staging the queries once; keys of the tiles'
-    own type arrive by cp.async three tiles ahead of the one computed.
+    own type arrive by cp.async, up to three tiles in flight (as many as
+    fit `shared-bytes-limit`).
   }];
   let options = [
     Option<"roundF32", "round-f32", "bool", "true",
@@ -284,6 +285,9 @@ def IndexerKernelPass
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the target (how many key tiles a block "
            "scores)">,
+    Option<"sharedBytesLimit", "shared-bytes-limit", "int64_t", "101376",
+           "Shared memory a block may take (fewer key stages in flight "
+           "where three do not fit)">,
     Option<"report", "report", "bool", "false",
            "Emit a remark naming the kernel or why an indexer keeps the "
            "decomposition">,
