@@ -180,6 +180,9 @@ private:
     return op.getResult(0);
   }
 
+  /// Starts `launch`'s body: its shared memory (`words` i32 words) and
+  /// the thread's lane and warp.
+  void begin(gpu::LaunchOp launch, int64_t words);
   /// The block's row: its (batch, query) and listed length.
   void setRow(Value row);
   /// The order-preserving key of a loaded score.
@@ -233,6 +236,14 @@ private:
   /// slot `j` (index).
   std::function<void(Value j, Value key, Value at)> write;
 };
+
+void Emitter::begin(gpu::LaunchOp launch, int64_t words) {
+  b.setInsertionPointToStart(&launch.getBody().front());
+  shared = dynamicSharedView(b, words, b.getI32Type());
+  tid = launch.getThreadIds().x;
+  lane = arith::RemUIOp::create(b, tid, idx(32));
+  warp = arith::DivUIOp::create(b, tid, idx(32));
+}
 
 void Emitter::setRow(Value r) {
   row = r;
@@ -640,11 +651,7 @@ void Emitter::fill(Value written) {
 void Emitter::emitChunks(gpu::LaunchOp launch, Value out, Value chunks,
                          Value chunk, Value cand, Value dropped,
                          Value queue[3]) {
-  b.setInsertionPointToStart(&launch.getBody().front());
-  shared = dynamicSharedView(b, kWords + cache, b.getI32Type());
-  tid = launch.getThreadIds().x;
-  lane = arith::RemUIOp::create(b, tid, idx(32));
-  warp = arith::DivUIOp::create(b, tid, idx(32));
+  begin(launch, kWords + cache);
   Value block = launch.getBlockIds().x;
   std::optional<int64_t> known = getConstantIntValue(chunks);
   bool one = known && *known == 1;
@@ -749,11 +756,7 @@ Value Emitter::selectAndWrite(function_ref<Value(const Cut &)> finish) {
 
 void Emitter::emitMerge(gpu::LaunchOp launch, Value out, Value chunks,
                         Value cand, Value dropped, Value queue[3]) {
-  b.setInsertionPointToStart(&launch.getBody().front());
-  shared = dynamicSharedView(b, kWords + 2 * cache, b.getI32Type());
-  tid = launch.getThreadIds().x;
-  lane = arith::RemUIOp::create(b, tid, idx(32));
-  warp = arith::DivUIOp::create(b, tid, idx(32));
+  begin(launch, kWords + 2 * cache);
   setRow(launch.getBlockIds().x);
   Value k = idx(op.getK());
   src.count = arith::MulIOp::create(b, chunks, k);
@@ -892,7 +895,8 @@ void rewrite(mnemo::TopKOp op, int64_t smCount) {
           b, MemRefType::get({ShapedType::kDynamic}, types[i]),
           ValueRange{total});
   }
-  auto [chunks, chunk] = chunking(b, rows, width, op.getK(), smCount);
+  Value chunks, chunk;
+  std::tie(chunks, chunk) = chunking(b, rows, width, op.getK(), smCount);
   std::optional<int64_t> known = getConstantIntValue(chunks);
   bool split = !known || *known > 1;
   // The chunks' candidates (and introselect's left-out keys); empty when a
@@ -933,37 +937,34 @@ void rewrite(mnemo::TopKOp op, int64_t smCount) {
   if (split)
     mergeCache = cacheFor(
         b.createOrFold<arith::MulIOp>(chunks, indexConstant(b, op.getK())));
-  gpu::LaunchOp first = createKernelLaunch(b, "top_k", {1, 1, 1}, kThreads,
-                                           4 * (kWords + chunkCache));
-  first.getGridSizeXMutable().assign(blocks);
-  // Two blocks a multiprocessor (64 registers a thread): ptxas's own choice
-  // at 512 threads, but without a cap it spills where the kernel has both
-  // the cached and the global passes.
-  auto twoBlocks = [&](gpu::LaunchOp launch) {
+  // One kernel: `words` words of shared memory, `grid` blocks, its body
+  // by `body` with a cache of `cache` entries. Two blocks a multiprocessor
+  // (64 registers a thread): ptxas's own choice at 512 threads, but without
+  // the cap it spills where a kernel has both the cached and the global
+  // passes.
+  auto kernel = [&](StringRef name, int64_t words, Value grid, int64_t cache,
+                    function_ref<void(Emitter &, gpu::LaunchOp)> body) {
+    gpu::LaunchOp launch =
+        createKernelLaunch(b, name, {1, 1, 1}, kThreads, 4 * words);
+    launch.getGridSizeXMutable().assign(grid);
     launch->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                     b.getI32IntegerAttr(65536 / (2 * kThreads)));
+    OpBuilder::InsertionGuard guard(b);
+    Emitter e(b, op);
+    e.scores = scores;
+    e.lengths = lengths;
+    e.cache = cache;
+    body(e, launch);
   };
-  twoBlocks(first);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Emitter e(b, op);
-    e.scores = scores;
-    e.lengths = lengths;
-    e.cache = chunkCache;
-    e.emitChunks(first, out, chunks, chunk, cand, dropped, queue);
-  }
-  if (split) {
-    gpu::LaunchOp merge = createKernelLaunch(
-        b, "top_k_merge", {1, 1, 1}, kThreads, 4 * (kWords + 2 * mergeCache));
-    merge.getGridSizeXMutable().assign(mergeBlocks);
-    twoBlocks(merge);
-    OpBuilder::InsertionGuard guard(b);
-    Emitter e(b, op);
-    e.scores = scores;
-    e.lengths = lengths;
-    e.cache = mergeCache;
-    e.emitMerge(merge, out, chunks, cand, dropped, queue);
-  }
+  kernel("top_k", kWords + chunkCache, blocks, chunkCache,
+         [&](Emitter &e, gpu::LaunchOp launch) {
+           e.emitChunks(launch, out, chunks, chunk, cand, dropped, queue);
+         });
+  if (split)
+    kernel("top_k_merge", kWords + 2 * mergeCache, mergeBlocks, mergeCache,
+           [&](Emitter &e, gpu::LaunchOp launch) {
+             e.emitMerge(launch, out, chunks, cand, dropped, queue);
+           });
   Value result = bufferization::ToTensorOp::create(
       b, RankedTensorType::get(resultType.getShape(), b.getI64Type()), out,
       /*restrict=*/true, /*writable=*/true);
