@@ -242,7 +242,10 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   // keep the masked attention.
   tiling.compressedSelectedGroup = ptx ? 16 : 0;
   tiling.indexerHeadRows = ptx ? 0 : 64;
-  tiling.groupExperts = !ptx;
+  // On the GPU the experts' products are grouped GEMMs over blocks of 64
+  // rows (the tensor-core kernel's block rows).
+  tiling.groupExperts = true;
+  tiling.expertBlockRows = ptx ? 64 : 0;
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
         buildTilingPipeline(pm, tiling);
       })))

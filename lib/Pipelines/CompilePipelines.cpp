@@ -52,8 +52,11 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   pm.addPass(mnemo::createChunkIndexerTopKPass(indexerChunks));
   // A prefill's experts expert by expert, their products mnemo.linear ops
   // for the kernels selected below.
-  if (options.groupExperts)
-    pm.addPass(mnemo::createGroupExpertsPass());
+  if (options.groupExperts) {
+    mnemo::GroupExpertsPassOptions group;
+    group.groupRows = options.expertBlockRows;
+    pm.addPass(mnemo::createGroupExpertsPass(group));
+  }
   // Sizes fixed by --input-shape reach the mnemo ops, for kernels that
   // need static shapes.
   pm.addPass(mnemo::createRefineShapesPass());

@@ -3,6 +3,8 @@
 # CHECK: experts: [[N:[0-9]+]] of [[N]] cases passed
 # CHECK: experts, CPU forms: [[N]] of [[N]] cases passed
 # CHECK: experts, CPU forms and GEMM kernel: [[N]] of [[N]] cases passed
+# CHECK: experts, GEMM form: [[N]] of [[N]] cases passed
+# CHECK: grouped_linear: 2 of 2 cases passed
 """mnemo.experts against an independent numpy model: each token through its
 selected SwiGLU experts only, weighted, on shapes that are no tile
 multiples; an index outside the experts skipped; i32 indices; f16 expert
@@ -48,6 +50,11 @@ def cases():
     skipped = idx.copy()
     skipped[0, 2, 1] = -1
     skipped[1, 4, 0] = e
+    xl = r.standard_normal((2, 55, h)).astype(np.float32)
+    idxl = np.stack([np.stack([r.choice([0, 0, 0, 1, 3, 4, 5], k, replace=False)
+                               for _ in range(55)]) for _ in range(2)]).astype(np.int64)
+    idxl[1, 7, 2] = -3
+    wl = r.random((2, 55, k)).astype(np.float32)
     body = ("%result = mnemo.experts %x, %g, %u, %d, %i, %w : {T:x}, {T:g}, "
             "{T:u}, {T:d}, {T:i}, {T:w} -> {R}")
     half = {n: a.astype(np.float16) for n, a in (("g", gate), ("u", up), ("d", down))}
@@ -66,6 +73,12 @@ def cases():
         Case("f16 weights", body,
              {"x": x, "g": half["g"], "u": half["u"], "d": half["d"], "i": idx, "w": w},
              experts_ref(x, half["g"], half["u"], half["d"], idx, w), atol=2e-5),
+        # 330 pairs: the GEMM form's sort over two chunks of 256; one
+        # expert takes most of them (several blocks), one none.
+        Case("b2 s55 k3, skewed", body,
+             {"x": xl, "g": gate, "u": up, "d": down, "i": idxl, "w": wl},
+             experts_ref(xl, gate, up, down, idxl, wl), atol=2e-5,
+             dynamic={"x": [1], "i": [1], "w": [1]}, result_dynamic=[1]),
         # One token per sequence (a decode step), an expert two rows share.
         Case("decode rows, shared expert", body,
              {"x": x[:, :1], "g": gate, "u": up, "d": down,
@@ -83,3 +96,38 @@ run_cases("experts, CPU forms", cases(), passes=CPU + LOWER)
 run_cases("experts, CPU forms and GEMM kernel", cases(),
           passes=CPU + "func.func(mnemo-cpu-linear-kernel{lanes=8 vectors=2 "
                        "rows=6})," + LOWER)
+# The GPU targets' form (blocks of 4 rows here): the parallel sort and the
+# mnemo.grouped_linear products, through their reference lowering.
+run_cases("experts, GEMM form", cases(),
+          passes="canonicalize,mnemo-group-experts{group-rows=4}," + LOWER)
+
+
+def grouped_linear_cases():
+    """mnemo.grouped_linear alone: 11 rows in blocks of 4 (the last one
+    short), a block naming no group (-1) and one past the groups (3)."""
+    r = rng(62)
+    x = r.standard_normal((11, 9)).astype(np.float32)
+    w = (0.5 * r.standard_normal((3, 5, 9))).astype(np.float32)
+    g = np.array([2, -1, 3], np.int32)
+    exp = np.zeros((11, 5))
+    for row in range(11):
+        e = g[row // 4]
+        if 0 <= e < 3:
+            exp[row] = w[e].astype(np.float64) @ x[row].astype(np.float64)
+    body = ("%result = mnemo.grouped_linear %x, %w groups(%g) rows(4) : "
+            "{T:x}, {T:w}, {T:g} -> {R}")
+    half = w.astype(np.float16)
+    exph = np.zeros((11, 5))
+    for row in range(11):
+        e = g[row // 4]
+        if 0 <= e < 3:
+            exph[row] = half[e].astype(np.float64) @ x[row].astype(np.float64)
+    return [
+        Case("r11 k9 n5, blocks of 4", body, {"x": x, "w": w, "g": g}, exp,
+             atol=1e-5, dynamic={"x": [0], "g": [0]}, result_dynamic=[0]),
+        Case("f16 weights, i64 groups", body,
+             {"x": x, "w": half, "g": g.astype(np.int64)}, exph, atol=1e-5),
+    ]
+
+
+run_cases("grouped_linear", grouped_linear_cases())

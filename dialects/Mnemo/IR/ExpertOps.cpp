@@ -57,3 +57,31 @@ LogicalResult ExpertsOp::verify() {
                          << " must match the input's " << x.getElementType();
   return checkSwiGluLimit(op, getLimitAttr());
 }
+
+LogicalResult GroupedLinearOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType x = getInput().getType(), w = getWeight().getType(),
+                   groups = getGroups().getType(), r = getResult().getType();
+  if (failed(checkRank(op, x, 2, "input", "[R, K]")) ||
+      failed(checkRank(op, w, 3, "weight", "[E, N, K]")) ||
+      failed(checkRank(op, groups, 1, "groups", "[G]")) ||
+      failed(checkRank(op, r, 2, "result", "[R, N]")))
+    return failure();
+  for (unsigned i = 0; i < 3; ++i)
+    if (failed(checkStatic(op, w, i, "weight shape")))
+      return failure();
+  if (failed(checkStatic(op, x, 1, "input features")) ||
+      failed(checkDim(op, w, 2, x.getDimSize(1), "weight columns",
+                      "input features")) ||
+      failed(
+          checkDim(op, r, 0, x.getDimSize(0), "result rows", "input rows")) ||
+      failed(checkDim(op, r, 1, w.getDimSize(1), "result features",
+                      "weight rows")))
+    return failure();
+  int64_t rows = getGroupRows();
+  if (!x.isDynamicDim(0))
+    if (failed(checkDim(op, groups, 0, (x.getDimSize(0) + rows - 1) / rows,
+                        "groups", "ceil(input rows / group rows)")))
+      return failure();
+  return success();
+}

@@ -97,6 +97,45 @@ def MNEMO_LinearOp : MNEMO_Op<"linear", [Pure]> {
   }];
 }
 
+def MNEMO_GroupedLinearOp : MNEMO_Op<"grouped_linear", [Pure]> {
+  let summary = "Linear layer whose blocks of rows each use one group's weight";
+  let description = [{
+    Rows in blocks of `group_rows`, each block multiplied by the weight of
+    the group `groups` names for it (a mixture of experts' rows sorted by
+    expert, each expert's rows padded to whole blocks):
+
+    ```
+    g = groups[r / group_rows]
+    y[r, n] = sum_k x[r, k] * weight[g, n, k]      (0 where g is outside
+                                                   [0, E))
+    ```
+
+    Shapes: `input` `[R, K]`, `weight` `[E, N, K]` (PyTorch's `[out, in]`
+    per group; f32, bf16 or f16, widened as read), `groups` `[G]` (i32 or
+    i64) with `G = ceil(R / group_rows)`, result `[R, N]`. The weight's shape
+    is static. Accumulation is in f32.
+
+    ```mlir
+    %y = mnemo.grouped_linear %x, %w groups(%g) rows(64)
+        : tensor<?x128xbf16>, tensor<8x64x128xbf16>, tensor<?xi32>
+        -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$input,
+    RankedTensorOf<[AnyFloat]>:$weight,
+    RankedTensorOf<[I32, I64]>:$groups,
+    ConfinedAttr<I64Attr, [IntPositive]>:$group_rows
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `groups` `(` $groups `)` `rows` `(` $group_rows `)`
+    attr-dict `:` type($input) `,` type($weight) `,` type($groups) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def MNEMO_EmbeddingOp : MNEMO_Op<"embedding", [Pure]> {
   let summary = "Table lookup: one row of the table per token id";
   let description = [{

@@ -27,6 +27,23 @@
 //
 // The products are the per-token lowering's, summed in another order.
 //
+// With group-rows=A (the GPU targets), the loop over experts becomes one
+// GEMM per product over all of them, and the sort is made of parallel
+// loops (a counting sort by scalar loops would run on one GPU thread):
+//
+//   1. counts[c, g] of each group g (the E experts, and "none") per chunk
+//      c of 256 pairs; before[c, g], their sums over earlier chunks;
+//      blocks[g] = ceil(total / A); first[g], the blocks of earlier groups.
+//      A pair's place: A first[g] + before[c, g] + the pairs of g before
+//      it in its chunk (P x E + P x 256 steps, no sequential loop).
+//   2. An scf.forall over the pairs writes each one's row of x at its
+//      place in a [ceil(P / A) + E + 1 blocks x A, H] tensor; every expert's
+//      rows begin a block, and the block's expert is listed ([blocks] i32,
+//      -1 for none and for the blocks past the last).
+//   3. mnemo.grouped_linear against gate and up, mnemo.swiglu,
+//      mnemo.grouped_linear against down: the target's grouped GEMMs.
+//   4. Each token sums its slots' rows times their routing weights.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
@@ -39,6 +56,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <numeric>
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_GROUPEXPERTSPASS
@@ -145,9 +164,91 @@ Value expertMatrix(OpBuilder &b, Location loc, Value w, Value e) {
       SmallVector<OpFoldResult>{one, one, one});
 }
 
+/// out[t, o] = sum over the token's slots j (in order) of `sorted`
+/// [rows, O] at position[t K + j], times the slot's routing weight when
+/// `routingWeights` [P] is given; zero for a slot naming no expert.
+Value sumSlots(OpBuilder &b, Location loc, ExpertsOp op, Value sorted,
+               Value positions, Value routingWeights) {
+  MLIRContext *ctx = b.getContext();
+  FloatType ct = cast<FloatType>(b.getF32Type());
+  Value x = op.getInput();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t experts = op.getGate().getType().getDimSize(0);
+  int64_t outs = op.getDown().getType().getDimSize(1);
+  int64_t slots =
+      cast<RankedTensorType>(op.getIndices().getType()).getDimSize(2);
+  SmallVector<ReassociationIndices> tokens = {{0, 1}, {2}};
+  SmallVector<OpFoldResult> xs = tensorSizes(b, loc, x);
+  int64_t staticTokens = xType.isDynamicDim(0) || xType.isDynamicDim(1)
+                             ? ShapedType::kDynamic
+                             : xType.getDimSize(0) * xType.getDimSize(1);
+  OpFoldResult count =
+      staticTokens == ShapedType::kDynamic
+          ? OpFoldResult(arith::MulIOp::create(
+                             b, loc,
+                             getValueOrCreateConstantIndexOp(b, loc, xs[0]),
+                             getValueOrCreateConstantIndexOp(b, loc, xs[1]))
+                             .getResult())
+          : OpFoldResult(b.getIndexAttr(staticTokens));
+  Value out = filledTensor(b, loc, {count, b.getIndexAttr(outs)}, ct, 0.0);
+  AffineExpr t, j, o;
+  bindDims(ctx, t, j, o);
+  // The indices and positions as [T, K] (they also size the j loop).
+  SmallVector<ReassociationIndices> perToken = {{0, 1}, {2}};
+  Value idxTK =
+      tensor::CollapseShapeOp::create(b, loc, op.getIndices(), perToken);
+  Value position =
+      castToType(b, loc, positions,
+                 RankedTensorType::get({staticTokens == ShapedType::kDynamic
+                                            ? ShapedType::kDynamic
+                                            : staticTokens * slots},
+                                       b.getIndexType()));
+  Value posTK = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({staticTokens, slots}, b.getIndexType()),
+      position, ArrayRef<ReassociationIndices>{{0, 1}},
+      SmallVector<OpFoldResult>{count, b.getIndexAttr(slots)});
+  AffineMap pairMap = AffineMap::get(3, 0, {t, j}, ctx);
+  SmallVector<Value> inputs = {idxTK, posTK};
+  if (routingWeights)
+    inputs.push_back(tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({staticTokens, slots}, ct),
+        castToType(
+            b, loc, routingWeights,
+            RankedTensorType::get(
+                {cast<RankedTensorType>(position.getType()).getDimSize(0)},
+                ct)),
+        ArrayRef<ReassociationIndices>{{0, 1}},
+        SmallVector<OpFoldResult>{count, b.getIndexAttr(slots)}));
+  SmallVector<AffineMap> maps(inputs.size(), pairMap);
+  maps.push_back(AffineMap::get(3, 0, {t, o}, ctx));
+  out =
+      linalg::GenericOp::create(
+          b, loc, out.getType(), inputs, ValueRange{out}, maps,
+          iterators(3, {1}),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value valid =
+                clampedIndex(nb, nl, a[0], indexConst(nb, nl, experts)).second;
+            Value v = tensor::ExtractOp::create(
+                nb, nl, sorted,
+                ValueRange{a[1], linalg::IndexOp::create(nb, nl, 2)});
+            if (routingWeights)
+              v = arith::MulFOp::create(nb, nl, castFloat(nb, nl, v, ct), a[2]);
+            v = arith::SelectOp::create(nb, nl, valid, v,
+                                        floatConst(nb, nl, ct, 0.0));
+            linalg::YieldOp::create(
+                nb, nl, arith::AddFOp::create(nb, nl, a.back(), v).getResult());
+          })
+          .getResult(0);
+  return tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1), outs},
+                            ct),
+      out, tokens,
+      SmallVector<OpFoldResult>{xs[0], xs[1], b.getIndexAttr(outs)});
+}
+
 Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
                      Value upT, Value downT) {
-  MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   FloatType ct = cast<FloatType>(f32);
   Value x = op.getInput();
@@ -239,64 +340,256 @@ Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
         SmallVector<OpFoldResult>{one, one});
   }
 
-  // out[t, o] = sum_j sortedOut[position[t K + j], o] (loops t, j, o).
-  SmallVector<OpFoldResult> xs = tensorSizes(b, loc, x);
-  int64_t staticTokens =
-      xType.isDynamicDim(0) || xType.isDynamicDim(1)
-          ? ShapedType::kDynamic
-          : xType.getDimSize(0) * xType.getDimSize(1);
-  OpFoldResult count =
-      staticTokens == ShapedType::kDynamic
-          ? OpFoldResult(arith::MulIOp::create(
-                             b, loc,
-                             getValueOrCreateConstantIndexOp(b, loc, xs[0]),
-                             getValueOrCreateConstantIndexOp(b, loc, xs[1]))
-                             .getResult())
-          : OpFoldResult(b.getIndexAttr(staticTokens));
-  Value out = filledTensor(b, loc, {count, b.getIndexAttr(outs)}, ct, 0.0);
-  AffineExpr t, j, o;
-  bindDims(ctx, t, j, o);
-  // The indices and positions as [T, K] (they also size the j loop).
-  SmallVector<ReassociationIndices> perToken = {{0, 1}, {2}};
-  Value idxTK = tensor::CollapseShapeOp::create(b, loc, op.getIndices(),
-                                                perToken);
-  Value position = castToType(
-      b, loc, routing.position,
-      RankedTensorType::get({staticTokens == ShapedType::kDynamic
-                                 ? ShapedType::kDynamic
-                                 : staticTokens * slots},
-                            b.getIndexType()));
-  Value posTK = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({staticTokens, slots}, b.getIndexType()),
-      position, ArrayRef<ReassociationIndices>{{0, 1}},
-      SmallVector<OpFoldResult>{count, b.getIndexAttr(slots)});
-  AffineMap pairMap = AffineMap::get(3, 0, {t, j}, ctx);
-  out = linalg::GenericOp::create(
-            b, loc, out.getType(), ValueRange{idxTK, posTK}, ValueRange{out},
-            ArrayRef<AffineMap>{pairMap, pairMap,
-                                AffineMap::get(3, 0, {t, o}, ctx)},
-            iterators(3, {1}),
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value valid =
-                  clampedIndex(nb, nl, a[0], indexConst(nb, nl, experts)).second;
-              Value v = tensor::ExtractOp::create(
-                  nb, nl, forall.getResult(0),
-                  ValueRange{a[1], linalg::IndexOp::create(nb, nl, 2)});
-              v = arith::SelectOp::create(nb, nl, valid, v,
-                                          floatConst(nb, nl, ct, 0.0));
-              linalg::YieldOp::create(
-                  nb, nl, arith::AddFOp::create(nb, nl, a[2], v).getResult());
-            })
-            .getResult(0);
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1),
-                                     outs},
-                                    ct),
-      out, tokens, SmallVector<OpFoldResult>{xs[0], xs[1], b.getIndexAttr(outs)});
+  return sumSlots(b, loc, op, forall.getResult(0), routing.position, Value());
+}
+
+/// Pairs per chunk of the parallel counting sort (tiledExperts).
+constexpr int64_t kChunk = 256;
+
+/// A 1-D tensor of `size` elements of `type` filled with `value`.
+Value filledIndices(OpBuilder &b, Location loc, OpFoldResult size, Type type,
+                    int64_t value) {
+  Value empty = emptyTensor(b, loc, {size}, type);
+  Value v = type.isIndex() ? indexConst(b, loc, value)
+                           : Value(arith::ConstantOp::create(
+                                 b, loc, type, b.getIntegerAttr(type, value)));
+  return linalg::FillOp::create(b, loc, v, empty).getResult(0);
+}
+
+/// A linalg.generic into `init` (loops `numLoops`, `reductions` among them)
+/// reading `inputs`, each map a projection onto the listed loops.
+Value generic(OpBuilder &b, Location loc, ValueRange inputs,
+              ArrayRef<SmallVector<unsigned>> inputLoops, Value init,
+              ArrayRef<unsigned> initLoops, unsigned numLoops,
+              ArrayRef<unsigned> reductions,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (ArrayRef<unsigned> loops : inputLoops)
+    maps.push_back(projection(ctx, numLoops, loops));
+  maps.push_back(projection(ctx, numLoops, initLoops));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, init, maps,
+             iterators(numLoops, reductions),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, a));
+             })
+      .getResult(0);
+}
+
+/// The GEMM form (group-rows): see the pass's description.
+Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
+                   int64_t blockRows) {
+  Type index = b.getIndexType(), i32 = b.getI32Type();
+  FloatType ct = cast<FloatType>(b.getF32Type());
+  Value x = op.getInput();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t experts = op.getGate().getType().getDimSize(0);
+  int64_t hidden = xType.getDimSize(2);
+  int64_t slots =
+      cast<RankedTensorType>(op.getIndices().getType()).getDimSize(2);
+  SmallVector<ReassociationIndices> tokens = {{0, 1}, {2}}, flat = {{0, 1, 2}};
+  Value x2 = tensor::CollapseShapeOp::create(b, loc, x, tokens);
+  Value idx = tensor::CollapseShapeOp::create(b, loc, op.getIndices(), flat);
+  Value rw = tensor::CollapseShapeOp::create(b, loc, op.getWeights(), flat);
+  Value pairs = tensor::DimOp::create(b, loc, idx, 0);
+  Value chunkC = indexConst(b, loc, kChunk), one = indexConst(b, loc, 1);
+  Value blockC = indexConst(b, loc, blockRows);
+  // Groups: the experts, and `experts` for pairs naming none.
+  int64_t groups = experts + 1;
+  OpFoldResult groupsF = b.getIndexAttr(groups);
+  Value chunks = arith::CeilDivUIOp::create(b, loc, pairs, chunkC);
+  // 0 .. kChunk - 1: the lanes of a chunk (they size its loops).
+  SmallVector<int64_t> iota(kChunk);
+  std::iota(iota.begin(), iota.end(), 0);
+  auto laneType = RankedTensorType::get({kChunk}, index);
+  Value lanes = arith::ConstantOp::create(
+      b, loc, laneType,
+      DenseElementsAttr::get(
+          laneType, llvm::map_to_vector(iota, [&](int64_t v) -> Attribute {
+            return b.getIndexAttr(v);
+          })));
+  auto add = [&](OpBuilder &nb, Location nl, Value l, Value r) -> Value {
+    return arith::AddIOp::create(nb, nl, l, r);
+  };
+  auto mulC = [&](OpBuilder &nb, Location nl, Value l, int64_t r) -> Value {
+    return arith::MulIOp::create(nb, nl, l, indexConst(nb, nl, r));
+  };
+  auto loopIdx = [](OpBuilder &nb, Location nl, int64_t d) -> Value {
+    return linalg::IndexOp::create(nb, nl, d);
+  };
+  auto cmp = [](OpBuilder &nb, Location nl, arith::CmpIPredicate p, Value l,
+                Value r) -> Value {
+    return arith::CmpIOp::create(nb, nl, p, l, r);
+  };
+  auto ifAdd = [&](OpBuilder &nb, Location nl, Value acc, Value cond,
+                   Value v) -> Value {
+    return arith::AddIOp::create(
+        nb, nl, acc,
+        arith::SelectOp::create(
+            nb, nl, cond, v,
+            arith::ConstantOp::create(nb, nl, acc.getType(),
+                                      nb.getZeroAttr(acc.getType()))));
+  };
+  // The group of pair p (in range).
+  auto groupOf = [&](OpBuilder &nb, Location nl, Value p) {
+    return expertOf(nb, nl, idx, p, experts);
+  };
+  auto at = [](OpBuilder &nb, Location nl, Value t, ValueRange i) -> Value {
+    return tensor::ExtractOp::create(nb, nl, t, i);
+  };
+  OpFoldResult chunksF = getAsOpFoldResult(chunks);
+
+  // counts[c, g]: pairs of group g in chunk c (loops c, g, lane).
+  Value counts0 =
+      linalg::FillOp::create(b, loc, indexConst(b, loc, 0),
+                             emptyTensor(b, loc, {chunksF, groupsF}, index))
+          .getResult(0);
+  Value counts = generic(
+      b, loc, lanes, {{2}}, counts0, {0, 1}, 3, {2},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value p = add(nb, nl, mulC(nb, nl, loopIdx(nb, nl, 0), kChunk), a[0]);
+        Value live = cmp(nb, nl, arith::CmpIPredicate::ult, p, pairs);
+        Value g = groupOf(
+            nb, nl,
+            arith::SelectOp::create(nb, nl, live, p, indexConst(nb, nl, 0)));
+        Value hit = arith::AndIOp::create(
+            nb, nl, live,
+            cmp(nb, nl, arith::CmpIPredicate::eq, g, loopIdx(nb, nl, 1)));
+        return ifAdd(nb, nl, a[1], hit, indexConst(nb, nl, 1));
+      });
+  // before[c, g]: pairs of group g in the chunks before c (loops c, g, c').
+  Value before0 =
+      linalg::FillOp::create(b, loc, indexConst(b, loc, 0),
+                             emptyTensor(b, loc, {chunksF, groupsF}, index))
+          .getResult(0);
+  Value before =
+      generic(b, loc, counts, {{2, 1}}, before0, {0, 1}, 3, {2},
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                return ifAdd(nb, nl, a[1],
+                             cmp(nb, nl, arith::CmpIPredicate::ult,
+                                 loopIdx(nb, nl, 2), loopIdx(nb, nl, 0)),
+                             a[0]);
+              });
+  // blocks[g]: blocks of group g (loops g, c).
+  Value blocks = generic(b, loc, counts, {{1, 0}},
+                         filledIndices(b, loc, groupsF, index, 0), {0}, 2, {1},
+                         [&](OpBuilder &nb, Location nl, ValueRange a) {
+                           return add(nb, nl, a[1], a[0]);
+                         });
+  blocks = generic(b, loc, ValueRange{}, {}, blocks, {0}, 1, {},
+                   [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                     return arith::CeilDivUIOp::create(
+                         nb, nl, a[0], indexConst(nb, nl, blockRows));
+                   });
+  // first[g]: the first block of group g (loops g, g').
+  Value first =
+      generic(b, loc, blocks, {{1}}, filledIndices(b, loc, groupsF, index, 0),
+              {0}, 2, {1}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                return ifAdd(nb, nl, a[1],
+                             cmp(nb, nl, arith::CmpIPredicate::ult,
+                                 loopIdx(nb, nl, 1), loopIdx(nb, nl, 0)),
+                             a[0]);
+              });
+  // position[p]: the pair's row, its group's first row plus the pairs of
+  // its group before it (in earlier chunks, then in its own: loops p, lane).
+  OpFoldResult pairsF = getAsOpFoldResult(pairs);
+  Value base = generic(
+      b, loc, ValueRange{}, {}, emptyTensor(b, loc, {pairsF}, index), {0}, 1,
+      {}, [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value p = loopIdx(nb, nl, 0);
+        Value g = groupOf(nb, nl, p);
+        Value c = arith::DivUIOp::create(nb, nl, p, indexConst(nb, nl, kChunk));
+        return add(nb, nl, mulC(nb, nl, at(nb, nl, first, g), blockRows),
+                   at(nb, nl, before, {c, g}));
+      });
+  Value position = generic(
+      b, loc, lanes, {{1}}, base, {0}, 2, {1},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value p = loopIdx(nb, nl, 0);
+        Value c0 =
+            mulC(nb, nl,
+                 arith::DivUIOp::create(nb, nl, p, indexConst(nb, nl, kChunk)),
+                 kChunk);
+        Value q = add(nb, nl, c0, a[0]);
+        Value earlier = cmp(nb, nl, arith::CmpIPredicate::ult, q, p);
+        Value same =
+            cmp(nb, nl, arith::CmpIPredicate::eq,
+                groupOf(nb, nl, arith::SelectOp::create(nb, nl, earlier, q, p)),
+                groupOf(nb, nl, p));
+        return ifAdd(nb, nl, a[1], arith::AndIOp::create(nb, nl, earlier, same),
+                     indexConst(nb, nl, 1));
+      });
+  // expertOf[blk]: the expert of each block, -1 for the blocks of pairs
+  // naming none and those past the last (loops blk, g). There are at most
+  // ceil(P / A) + groups of them.
+  Value blockCount =
+      add(b, loc, arith::CeilDivUIOp::create(b, loc, pairs, blockC),
+          indexConst(b, loc, groups));
+  Value blockExperts = generic(
+      b, loc, ValueRange{first, blocks}, {{1}, {1}},
+      filledIndices(b, loc, getAsOpFoldResult(blockCount), i32, -1), {0}, 2,
+      {1}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value blk = loopIdx(nb, nl, 0), g = loopIdx(nb, nl, 1);
+        Value inside = arith::AndIOp::create(
+            nb, nl, cmp(nb, nl, arith::CmpIPredicate::uge, blk, a[0]),
+            cmp(nb, nl, arith::CmpIPredicate::ult, blk,
+                add(nb, nl, a[0], a[1])));
+        inside = arith::AndIOp::create(nb, nl, inside,
+                                       cmp(nb, nl, arith::CmpIPredicate::ult, g,
+                                           indexConst(nb, nl, experts)));
+        // -1 + (g + 1) for the one group that holds the block.
+        Value g1 = arith::IndexCastOp::create(nb, nl, i32, add(nb, nl, g, one));
+        return ifAdd(nb, nl, a[2], inside, g1);
+      });
+  Value rows = arith::MulIOp::create(b, loc, blockCount, blockC);
+
+  // Each pair's row of x at its place; the blocks' other rows are never
+  // read into a token's sum.
+  Type rowElem = xType.getElementType();
+  OpFoldResult rowsF = getAsOpFoldResult(rows);
+  Value sortedX = emptyTensor(b, loc, {rowsF, b.getIndexAttr(hidden)}, rowElem);
+  auto scatter =
+      scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{pairsF},
+                            ValueRange{sortedX}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = scatter.getBody();
+    b.setInsertionPoint(body->getTerminator());
+    Value p = body->getArgument(0);
+    Value token = arith::DivUIOp::create(b, loc, p, indexConst(b, loc, slots));
+    OpFoldResult z = b.getIndexAttr(0), o = b.getIndexAttr(1);
+    auto rowType = RankedTensorType::get({1, hidden}, rowElem);
+    Value row = tensor::ExtractSliceOp::create(
+        b, loc, rowType, x2, SmallVector<OpFoldResult>{token, z},
+        SmallVector<OpFoldResult>{o, b.getIndexAttr(hidden)},
+        SmallVector<OpFoldResult>{o, o});
+    Value place = at(b, loc, position, p);
+    b.setInsertionPointToStart(scatter.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, row, body->getArgument(1), SmallVector<OpFoldResult>{place, z},
+        SmallVector<OpFoldResult>{o, b.getIndexAttr(hidden)},
+        SmallVector<OpFoldResult>{o, o});
+  }
+  Value xs = scatter.getResult(0);
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  auto project = [&](Value in, Value w) -> Value {
+    int64_t width = cast<RankedTensorType>(w.getType()).getDimSize(1);
+    return GroupedLinearOp::create(
+               b, loc, RankedTensorType::get({kDyn, width}, ct), in, w,
+               blockExperts, b.getI64IntegerAttr(blockRows))
+        .getResult();
+  };
+  Value g = project(xs, op.getGate()), u = project(xs, op.getUp());
+  Value act = SwiGluOp::create(b, loc, g.getType(), g, u, op.getLimitAttr());
+  Value y = project(act, op.getDown());
+  return sumSlots(b, loc, op, y, position, rw);
 }
 
 struct GroupExpertsPass final
     : mnemo::impl::GroupExpertsPassBase<GroupExpertsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<ExpertsOp> ops;
     getOperation()->walk([&](ExpertsOp op) {
@@ -309,6 +602,17 @@ struct GroupExpertsPass final
     for (ExpertsOp op : ops) {
       rewriter.setInsertionPoint(op);
       Location loc = op.getLoc();
+      RankedTensorType type = op.getResult().getType();
+      auto replace = [&](Value out) {
+        rewriter.replaceOp(op, castToType(rewriter, loc,
+                                          castElements(rewriter, loc, out,
+                                                       type.getElementType()),
+                                          type));
+      };
+      if (groupRows > 0) {
+        replace(tiledExperts(rewriter, loc, op, groupRows));
+        continue;
+      }
       Value gateT = transposedExperts(rewriter, loc, op.getGate());
       Value upT = transposedExperts(rewriter, loc, op.getUp());
       Value downT = transposedExperts(rewriter, loc, op.getDown());
@@ -318,12 +622,7 @@ struct GroupExpertsPass final
             rewriter.eraseOp(v.getDefiningOp());
         continue;
       }
-      RankedTensorType type = op.getResult().getType();
-      Value out = groupedExperts(rewriter, loc, op, gateT, upT, downT);
-      rewriter.replaceOp(op, castToType(rewriter, loc,
-                                        castElements(rewriter, loc, out,
-                                                     type.getElementType()),
-                                        type));
+      replace(groupedExperts(rewriter, loc, op, gateT, upT, downT));
     }
   }
 };

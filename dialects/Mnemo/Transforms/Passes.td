@@ -262,7 +262,23 @@ def GroupExpertsPass : Pass<"mnemo-group-experts"> {
     token sums its slots from there. The linears are the target's GEMMs.
     Decode steps (one token per sequence) and weights computed at run time
     keep the op.
+
+    With `group-rows=A` (the GPU targets) the experts are one GEMM each of
+    their products instead of a loop: the pairs' places in the sorted order
+    are computed by parallel counts (per chunk of 256 pairs and expert, then
+    prefix sums over chunks and experts), each expert's rows padded to whole
+    blocks of A rows (pairs naming no expert in blocks of their own); each
+    pair's row of x is written at its place (an `scf.forall` over the
+    pairs, rounded to the weights' type when they are 16-bit); gate, up and
+    down are `mnemo.grouped_linear` ops over all the blocks, each block
+    naming its expert (-1: none); then each token sums its slots times
+    their routing weights. Weights computed at run time are grouped too.
   }];
+  let options = [
+    Option<"groupRows", "group-rows", "int64_t", "0",
+           "Rows of a block of one expert in the GEMM form (0: the loop "
+           "over experts)">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",

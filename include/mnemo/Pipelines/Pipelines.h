@@ -53,6 +53,9 @@ struct TilingOptions {
   int64_t indexerHeadRows = 0;
   /// A prefill's mnemo.experts grouped by expert (mnemo-group-experts).
   bool groupExperts = false;
+  /// Rows of one expert's blocks in the grouped GEMMs (0: the loop over
+  /// experts of the CPU targets).
+  int64_t expertBlockRows = 0;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// The target's kernel selection, run after MLA is decomposed and before

@@ -275,9 +275,58 @@ private:
   bool alongOutputs;
 };
 
+/// y[r, n] = sum_k x[r, k] weight[g, n, k], g = groups[r / group_rows]
+/// (loops r, n, k), zero where g names no group.
+struct GroupedLinearLowering final : OpRewritePattern<GroupedLinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GroupedLinearOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    RankedTensorType type = op.getResult().getType();
+    FloatType ct = computeType(type.getElementType());
+    RankedTensorType w = op.getWeight().getType();
+    int64_t groups = w.getDimSize(0);
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, op.getInput());
+    sizes.back() = b.getIndexAttr(w.getDimSize(1));
+    Value acc = filledTensor(b, loc, sizes, ct, 0.0);
+    acc = linalg::GenericOp::create(
+              b, loc, acc.getType(), ValueRange{op.getInput()}, acc,
+              ArrayRef<AffineMap>{projection(ctx, 3, {0, 2}),
+                                  projection(ctx, 3, {0, 1})},
+              iterators(3, {2}),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value r = linalg::IndexOp::create(nb, nl, 0);
+                Value tile = arith::DivUIOp::create(
+                    nb, nl, r, indexConst(nb, nl, op.getGroupRows()));
+                auto [g, valid] = clampedIndex(
+                    nb, nl,
+                    tensor::ExtractOp::create(nb, nl, op.getGroups(), tile),
+                    indexConst(nb, nl, groups));
+                Value wv = castFloat(
+                    nb, nl,
+                    tensor::ExtractOp::create(
+                        nb, nl, op.getWeight(),
+                        ValueRange{g, linalg::IndexOp::create(nb, nl, 1),
+                                   linalg::IndexOp::create(nb, nl, 2)}),
+                    ct);
+                wv = arith::SelectOp::create(nb, nl, valid, wv,
+                                             floatConst(nb, nl, ct, 0.0));
+                yieldMultiplyAdd(nb, nl, a[0], wv, a[1], ct);
+              })
+              .getResult(0);
+    b.replaceOp(op, castToType(b, loc,
+                               castElements(b, loc, acc, type.getElementType()),
+                               type));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::mnemo::populateExpertsToLinalgPatterns(RewritePatternSet &patterns,
                                                   bool alongOutputs) {
   patterns.add<ExpertsLowering>(patterns.getContext(), alongOutputs);
+  patterns.add<GroupedLinearLowering>(patterns.getContext());
 }

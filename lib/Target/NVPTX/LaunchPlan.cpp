@@ -33,6 +33,9 @@ int64_t constantOr(Value v) {
 }
 
 int64_t elementBytes(MemRefType type) {
+  // Kernels lower `index` to 64 bits (the NVVM conversion's default).
+  if (type.getElementType().isIndex())
+    return 8;
   return std::max<int64_t>(1,
                            llvm::divideCeil(type.getElementTypeBitWidth(), 8));
 }

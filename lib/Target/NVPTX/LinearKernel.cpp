@@ -18,6 +18,12 @@
 // by cp.async as stored, with the weight, and is computed into the A tile
 // from shared memory (Gemm::rawStaged).
 //
+// A mnemo.grouped_linear (a mixture of experts' rows sorted by expert) is
+// the same kernel over all its blocks of rows: a block of the grid reads
+// the expert of its rows and streams that expert's weight (rows e N .. e N
+// + N of the [E N, K] weight); a block whose rows name no expert skips its
+// K loop and stores zeros.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TensorCoreBuilder.h"
@@ -63,6 +69,10 @@ struct Gemm {
   /// takes the real one as an argument, and the grids follow it.
   bool dynamicM = false, boundedM = false;
   bool outIn;           // weight [N, K] (else [K, N])
+  /// mnemo.grouped_linear: rows in blocks of `groupRows`, each with the
+  /// weight [N, K] of the group the block names (`groupCount` of them).
+  int64_t groupRows = 0, groupCount = 0;
+  bool grouped() const { return groupRows > 0; }
   /// The input is silu(gate) * up of a mnemo.swiglu only this layer reads:
   /// computed as the A tile is staged.
   bool swiglu = false;
@@ -137,13 +147,49 @@ struct Fusion {
   mnemo::RmsNormOp rmsNorm;
 };
 
+/// The operands of a mnemo.linear or a mnemo.grouped_linear.
+struct LinearView {
+  Operation *op = nullptr;
+  Value input, weight, bias, groups;
+  int64_t groupRows = 0;
+  bool outIn = true;
+  int64_t k = 0, n = 0;
+  Value result() const { return op->getResult(0); }
+};
+
+/// `op`'s view when it is one of the two ops.
+std::optional<LinearView> viewOf(Operation *op) {
+  LinearView v;
+  v.op = op;
+  if (auto linear = dyn_cast<mnemo::LinearOp>(op)) {
+    v.input = linear.getInput();
+    v.weight = linear.getWeight();
+    v.bias = linear.getBias();
+    v.outIn = linear.getLayout() == mnemo::WeightLayout::OutIn;
+    v.k = linear.getInFeatures();
+    v.n = linear.getOutFeatures();
+    return v;
+  }
+  if (auto grouped = dyn_cast<mnemo::GroupedLinearOp>(op)) {
+    v.input = grouped.getInput();
+    v.weight = grouped.getWeight();
+    v.groups = grouped.getGroups();
+    v.groupRows = grouped.getGroupRows();
+    RankedTensorType w = grouped.getWeight().getType();
+    v.k = w.getDimSize(2);
+    v.n = w.getDimSize(1);
+    return v;
+  }
+  return std::nullopt;
+}
+
 /// The facts of `op` and its fused producers in `g` (types, sizes,
 /// layout, fusions), or why the kernel cannot compute it.
-LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion,
+LogicalResult describe(const LinearView &op, const Fusion &fusion,
                        int64_t maxBatch, Gemm &g, std::string &why) {
-  auto x = cast<RankedTensorType>(op.getInput().getType());
-  auto w = cast<RankedTensorType>(op.getWeight().getType());
-  auto r = cast<RankedTensorType>(op.getResult().getType());
+  auto x = cast<RankedTensorType>(op.input.getType());
+  auto w = cast<RankedTensorType>(op.weight.getType());
+  auto r = cast<RankedTensorType>(op.result().getType());
   g.swiglu = static_cast<bool>(fusion.swiglu);
   if (mnemo::RmsNormOp norm = fusion.rmsNorm) {
     g.rmsNorm = true;
@@ -161,7 +207,7 @@ LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion,
     return why = "input is neither f32 nor the weight's type", failure();
   if (!isStoredFloat(g.outElem))
     return why = "result is not f32, bf16 or f16", failure();
-  Value bias = op.getBias();
+  Value bias = op.bias;
   auto biasType =
       bias ? cast<RankedTensorType>(bias.getType()) : RankedTensorType();
   if (!w.hasStaticShape() || (bias && !biasType.hasStaticShape()))
@@ -175,13 +221,20 @@ LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion,
     return why = "bias is not f32, bf16 or f16", failure();
   if (x.getRank() < 2)
     return why = "input has no row dimension", failure();
-  g.k = op.getInFeatures();
-  g.n = op.getOutFeatures();
+  g.k = op.k;
+  g.n = op.n;
+  if (op.groups) {
+    g.groupRows = op.groupRows;
+    g.groupCount = w.getDimSize(0);
+    // The kernel's blocks of 64 rows each read one group.
+    if (g.groupRows % 64)
+      return why = "group rows not a multiple of 64", failure();
+  }
   g.m = g.dynamicM ? kPlannedRows
                    : x.getNumElements() / std::max<int64_t>(g.k, 1);
   // Only the first dim dynamic, and it is the batch: at most max-batch
   // times the other row dims (a planning bound; any count runs correctly).
-  if (g.dynamicM && maxBatch > 0 && x.getRank() >= 2 &&
+  if (!g.grouped() && g.dynamicM && maxBatch > 0 && x.getRank() >= 2 &&
       llvm::count_if(x.getShape(), ShapedType::isDynamic) == 1 &&
       x.isDynamicDim(0)) {
     int64_t rows = maxBatch;
@@ -192,7 +245,7 @@ LogicalResult describe(mnemo::LinearOp op, const Fusion &fusion,
       g.boundedM = true;
     }
   }
-  g.outIn = op.getLayout() == mnemo::WeightLayout::OutIn;
+  g.outIn = op.outIn;
   if (g.m == 0 || g.k == 0 || g.n == 0)
     return why = "empty tensor", failure();
   // Rows are staged in 16-byte chunks of 8 elements, whole or not at all.
@@ -217,6 +270,22 @@ void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
     g.warpsM = t.warpsM;
     g.warpsN = t.warpsN;
   };
+  if (g.grouped()) {
+    // Blocks of 64 rows (a group's rows are whole blocks of 64): one
+    // warpgroup of 64 x 128 with wgmma, else 4 warps of 64 x 128 or 64 x 64.
+    use(wgmma ? Tiling{64, 128, 4, 1} : Tiling{64, 128, 2, 2});
+    g.stages =
+        std::min<int64_t>(4, (sharedLimit - 1024) / (2 * g.stageElements()));
+    if (wgmma && g.stages >= 3) {
+      g.wgmma = true;
+      g.tma = tma && !g.viaRegisters();
+      return;
+    }
+    g.stages = 2;
+    if (wgmma)
+      use({64, 128, 2, 2});
+    return;
+  }
   if (g.m <= 48) {
     use({16 * ((g.m + 15) / 16), 64, 1, 4});
     // A decode step's weight streams through few blocks: each keeps
@@ -305,7 +374,7 @@ Value addElement(ImplicitLocOpBuilder &b, Value acc, Value buffer,
 }
 
 /// Why `op` keeps the generic path, or the GEMM to generate.
-FailureOr<Gemm> analyze(mnemo::LinearOp op, const Fusion &fusion, bool wgmma,
+FailureOr<Gemm> analyze(const LinearView &op, const Fusion &fusion, bool wgmma,
                         bool tma, int64_t smCount, int64_t splitK,
                         int64_t maxBatch, int64_t sharedLimit,
                         std::string &why) {
@@ -373,6 +442,9 @@ public:
   /// squares of the rows (stored by the blocks of the first column tile);
   /// the reduction turns them into the rows' scales.
   Value squares;
+  /// grouped: the group of each block of rows ([G] i32 or i64); `w` is
+  /// then the groups' weights as [E N, K].
+  Value groups;
 
 private:
   /// The rows of `x` and `y`.
@@ -461,6 +533,7 @@ private:
   Value x, w;
   Value tid, lane, lane8, laneMid, laneHi, quadRow, quadCol;
   Value m0, n0, warpRow, warpCol;
+  Value wRow0; // the first row of this block's weight in `w`
   Value split; // this block's K range (split-K), or null
   Value first, last, leader;
   Value warp, tilesAddress, raw;
@@ -500,7 +573,7 @@ void GemmEmitter::stageAsync(Value step, Value stage) {
   if (!g.viaRegisters())
     copy(aTile(stage), x, m0, rowCount(), k0, g.k);
   if (g.outIn)
-    copy(wTile(stage), w, n0, idx(g.n), k0, g.k);
+    copy(wTile(stage), w, add(wRow0, n0), add(wRow0, idx(g.n)), k0, g.k);
   else
     copy(wTile(stage), w, k0, idx(g.k), n0, g.n);
 }
@@ -514,7 +587,9 @@ void GemmEmitter::stageTma(Value step, Value stage, Value barrier) {
   tmaCopy(xMap, {k0, toI32(m0)}, dst(0), barrier);
   SharedTile wt = wTile(stage);
   if (g.outIn) {
-    tmaCopy(wMap, {k0, toI32(n0)}, dst(wt.base), barrier);
+    // (A grouped weight's last tile may read the next group's rows, which
+    // the store leaves out, or zeros past the last.)
+    tmaCopy(wMap, {k0, toI32(add(wRow0, n0))}, dst(wt.base), barrier);
     return;
   }
   // [K, N]: one 64-column panel per box.
@@ -861,6 +936,23 @@ void GemmEmitter::setUp(gpu::LaunchOp launch) {
     first = mul(split, g.stepsPerSplit);
     last = arith::MinUIOp::create(b, last, add(first, idx(g.stepsPerSplit)));
   }
+  wRow0 = idx(0);
+  if (groups) {
+    // This block's group; none (outside [0, E), or no entry): no K steps,
+    // zeros stored.
+    Value blk = div(m0, g.groupRows);
+    Value listed = lt(blk, memref::DimOp::create(b, groups, 0));
+    Value raw = memref::LoadOp::create(b, groups,
+                                       ValueRange{select(listed, blk, idx(0))});
+    Value e = arith::IndexCastOp::create(b, b.getIndexType(), raw);
+    Value valid = both(
+        listed,
+        both(arith::CmpIOp::create(b, arith::CmpIPredicate::sge, e, idx(0)),
+             arith::CmpIOp::create(b, arith::CmpIPredicate::slt, e,
+                                   idx(g.groupCount))));
+    wRow0 = mul(select(valid, e, idx(0)), g.n);
+    last = select(valid, last, first);
+  }
 }
 
 SmallVector<Value> GemmEmitter::prologue() {
@@ -1058,8 +1150,8 @@ Value residualOperand(linalg::AddOp add, Value result) {
 /// The residual connection `op`'s result feeds alone: a tensor linalg.add
 /// of it and another tensor of its type (computed before `op`) into its
 /// type; else null.
-linalg::AddOp residualOf(mnemo::LinearOp op, DominanceInfo &dominance) {
-  Value result = op.getResult();
+linalg::AddOp residualOf(Operation *op, DominanceInfo &dominance) {
+  Value result = op->getResult(0);
   if (!result.hasOneUse())
     return nullptr;
   auto add = dyn_cast<linalg::AddOp>(*result.getUsers().begin());
@@ -1076,9 +1168,9 @@ linalg::AddOp residualOf(mnemo::LinearOp op, DominanceInfo &dominance) {
 /// Replaces `op` with buffers, the kernel launch and the result tensor;
 /// `residual` (or null), the add of a residual to `op`'s result, with it
 /// too.
-void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion,
+void rewrite(const LinearView &op, const Gemm &g, Fusion fusion,
              linalg::AddOp residual) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
+  ImplicitLocOpBuilder b(op.op->getLoc(), op.op);
   auto buffer = [&](Value tensor) { return readOnlyBuffer(b, tensor); };
   // The input and result as [M, K] and [M, N].
   auto rows = [&](Value memref) -> Value {
@@ -1094,7 +1186,7 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion,
   };
   // With SwiGLU the kernel reads its gate and up; with rms_norm its input
   // and weight.
-  Value input = op.getInput();
+  Value input = op.input;
   if (fusion.swiglu)
     input = fusion.swiglu.getGate();
   if (fusion.rmsNorm)
@@ -1103,11 +1195,15 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion,
   Value up = fusion.swiglu ? rows(buffer(fusion.swiglu.getUp())) : nullptr;
   Value normWeight =
       fusion.rmsNorm ? buffer(fusion.rmsNorm.getWeight()) : nullptr;
-  Value w = buffer(op.getWeight()), bias = buffer(op.getBias());
+  Value w = buffer(op.weight), bias = buffer(op.bias);
+  // A grouped weight [E, N, K] as [E N, K].
+  if (g.grouped())
+    w = memref::CollapseShapeOp::create(
+        b, w, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   Value residualRows;
   if (residual)
-    residualRows = rows(buffer(residualOperand(residual, op.getResult())));
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    residualRows = rows(buffer(residualOperand(residual, op.result())));
+  auto resultType = cast<RankedTensorType>(op.result().getType());
   // The result's rows are the input's: its dynamic dims' sizes.
   SmallVector<Value> dynamicDims;
   for (int64_t d = 0; d < resultType.getRank(); ++d)
@@ -1160,6 +1256,8 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion,
     emitter.rows = rowCount;
     emitter.squares = squares;
     emitter.residual = residualRows;
+    if (g.grouped())
+      emitter.groups = buffer(op.groups);
     if (partials)
       emitter.emit(launch, x, w, nullptr, partials);
     else
@@ -1173,8 +1271,8 @@ void rewrite(mnemo::LinearOp op, const Gemm &g, Fusion fusion,
     residual->getResult(0).replaceAllUsesWith(result);
     residual->erase();
   }
-  op.replaceAllUsesWith(result);
-  op.erase();
+  op.op->replaceAllUsesWith(ValueRange{result});
+  op.op->erase();
   for (Operation *fused : {fusion.swiglu.getOperation(),
                            fusion.rmsNorm.getOperation()})
     if (fused && fused->use_empty())
@@ -1201,10 +1299,11 @@ bool wantsNarrowInput(const Gemm &g) {
 /// `op` reading its input rounded to `elem` (a conversion made once per
 /// input, kept in `rounded`), when `takes` accepts the narrowed layer;
 /// else null and the IR as it was.
-mnemo::LinearOp narrowInput(mnemo::LinearOp op, Type elem,
-                            DenseMap<std::pair<Value, Type>, Value> &rounded,
-                            function_ref<bool(mnemo::LinearOp)> takes) {
-  Value input = op.getInput();
+Operation *narrowInput(Operation *op, Type elem,
+                       DenseMap<std::pair<Value, Type>, Value> &rounded,
+                       function_ref<bool(Operation *)> takes) {
+  // Both ops' input is their first operand.
+  Value input = op->getOperand(0);
   auto key = std::make_pair(input, elem);
   auto it = rounded.find(key);
   bool fresh = it == rounded.end();
@@ -1213,22 +1312,22 @@ mnemo::LinearOp narrowInput(mnemo::LinearOp op, Type elem,
   if (fresh) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfterValue(input);
-    narrow = convertElements(b, op.getLoc(), input, elem);
+    narrow = convertElements(b, op->getLoc(), input, elem);
   } else {
     narrow = it->second;
   }
   IRMapping map;
   map.map(input, narrow);
-  auto clone = cast<mnemo::LinearOp>(b.clone(*op, map));
+  Operation *clone = b.clone(*op, map);
   if (!takes(clone)) {
-    clone.erase();
+    clone->erase();
     if (fresh)
       eraseConversion(narrow.getDefiningOp<linalg::GenericOp>());
     return nullptr;
   }
   rounded[key] = narrow;
-  op.replaceAllUsesWith(clone.getResult());
-  op.erase();
+  op->replaceAllUsesWith(clone->getResults());
+  op->erase();
   return clone;
 }
 
@@ -1239,13 +1338,15 @@ struct LinearKernelPass
   /// What `op`'s input loads compute: a SwiGLU only this layer reads, or
   /// (exclusively: the input has one producer) an rms_norm of static shape
   /// whose other users keep it.
-  Fusion fusionOf(mnemo::LinearOp op) {
+  Fusion fusionOf(const LinearView &op) {
     Fusion f;
-    auto swiglu = op.getInput().getDefiningOp<mnemo::SwiGluOp>();
+    auto swiglu = op.input.getDefiningOp<mnemo::SwiGluOp>();
     // A clamped SwiGLU (limit) stays a kernel of its own.
     if (fuseSwiglu && swiglu && swiglu->hasOneUse() && !swiglu.getLimit())
       f.swiglu = swiglu;
-    auto norm = op.getInput().getDefiningOp<mnemo::RmsNormOp>();
+    // (A grouped layer's rows are no model's rows: no rms_norm.)
+    auto norm = op.groups ? mnemo::RmsNormOp()
+                          : op.input.getDefiningOp<mnemo::RmsNormOp>();
     auto weight = norm ? cast<RankedTensorType>(norm.getWeight().getType())
                        : RankedTensorType();
     if (fuseRmsNorm && norm && weight.hasStaticShape() &&
@@ -1262,28 +1363,30 @@ struct LinearKernelPass
           << chip << "'";
       return signalPassFailure();
     }
-    SmallVector<mnemo::LinearOp> ops;
-    getOperation()->walk([&](mnemo::LinearOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<mnemo::LinearOp, mnemo::GroupedLinearOp>(op))
+        ops.push_back(op);
+    });
     // Inputs rounded to a 16-bit type, shared by the layers reading them
     // (an rms_norm's output feeds the q, k and v projections).
     DenseMap<std::pair<Value, Type>, Value> rounded;
     DominanceInfo dominance(getOperation());
-    auto plan = [&](mnemo::LinearOp op, const Fusion &fusion,
-                    std::string &why) {
-      return analyze(op, fusion, gpu->warpgroupMma && useWgmma, useTma, smCount,
-                     splitK, maxBatch, sharedBytesLimit, why);
+    auto plan = [&](Operation *op, const Fusion &fusion, std::string &why) {
+      return analyze(*viewOf(op), fusion, gpu->warpgroupMma && useWgmma, useTma,
+                     smCount, splitK, maxBatch, sharedBytesLimit, why);
     };
-    for (mnemo::LinearOp op : ops) {
+    for (Operation *op : ops) {
       std::string why;
-      Fusion fusion = fusionOf(op);
+      Fusion fusion = fusionOf(*viewOf(op));
       FailureOr<Gemm> g = plan(op, fusion, why);
       // A prefill's f32 input is rounded by a kernel of its own, once for
       // every layer that reads it, so that the GEMM's tiles arrive by TMA
       // in the weight's type instead of through registers.
       if (succeeded(g) && narrowInputs && wantsNarrowInput(*g)) {
         std::optional<Gemm> narrowed;
-        mnemo::LinearOp narrow =
-            narrowInput(op, g->elem, rounded, [&](mnemo::LinearOp n) {
+        Operation *narrow =
+            narrowInput(op, g->elem, rounded, [&](Operation *n) {
               std::string ignored;
               FailureOr<Gemm> ng = plan(n, Fusion(), ignored);
               if (succeeded(ng) && ng->tma)
@@ -1302,10 +1405,10 @@ struct LinearKernelPass
       // prefill 13% slower (H100, 2026-12-06).
       bool residual = succeeded(g) && fuseResidual && isDecodeTile(*g);
       if (succeeded(g))
-        rewrite(op, *g, fusion,
+        rewrite(*viewOf(op), *g, fusion,
                 residual ? residualOf(op, dominance) : linalg::AddOp());
       else if (report)
-        op.emitRemark("keeps the generic path: ") << why;
+        op->emitRemark("keeps the generic path: ") << why;
     }
   }
 };

@@ -289,3 +289,35 @@ func.func @sparse_sink(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: t
   %o = mnemo.sparse_attention %q, %k, %v, %i sink(%s : tensor<2xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8x4xi64> -> tensor<1x4x8x16xf32>
   return %o : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+func.func @grouped_linear_groups(%x: tensor<130x16xf32>, %w: tensor<4x8x16xbf16>, %g: tensor<2xi32>) -> tensor<130x8xf32> {
+  // expected-error @+1 {{groups (2) must match ceil(input rows / group rows) (3)}}
+  %y = mnemo.grouped_linear %x, %w groups(%g) rows(64) : tensor<130x16xf32>, tensor<4x8x16xbf16>, tensor<2xi32> -> tensor<130x8xf32>
+  return %y : tensor<130x8xf32>
+}
+
+// -----
+
+func.func @grouped_linear_columns(%x: tensor<?x16xf32>, %w: tensor<4x8x12xbf16>, %g: tensor<?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{weight columns (12) must match input features (16)}}
+  %y = mnemo.grouped_linear %x, %w groups(%g) rows(64) : tensor<?x16xf32>, tensor<4x8x12xbf16>, tensor<?xi32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @grouped_linear_weight(%x: tensor<?x16xf32>, %w: tensor<8x16xbf16>, %g: tensor<?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{expects weight of rank 3 [E, N, K], got rank 2}}
+  %y = mnemo.grouped_linear %x, %w groups(%g) rows(64) : tensor<?x16xf32>, tensor<8x16xbf16>, tensor<?xi32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @grouped_linear_rows(%x: tensor<?x16xf32>, %w: tensor<4x8x16xbf16>, %g: tensor<?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{attribute 'group_rows' failed to satisfy constraint}}
+  %y = mnemo.grouped_linear %x, %w groups(%g) rows(0) : tensor<?x16xf32>, tensor<4x8x16xbf16>, tensor<?xi32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
