@@ -164,87 +164,66 @@ Value expertMatrix(OpBuilder &b, Location loc, Value w, Value e) {
       SmallVector<OpFoldResult>{one, one, one});
 }
 
-/// out[t, o] = sum over the token's slots j (in order) of `sorted`
-/// [rows, O] at position[t K + j], times the slot's routing weight when
-/// `routingWeights` [P] is given; zero for a slot naming no expert.
+/// out[b, s, o] = sum over the token's slots j (in order) of `sorted`
+/// [rows, O] at positions[(b S + s) K + j], times the slot's routing
+/// weight when `weighted`; zero for a slot naming no expert. (The loops
+/// run over [B, S] as they are: the flat [B S] expanded back would be a
+/// reshape of two dynamic dims in one group, which upstream's
+/// expand-strided-metadata cannot take.)
 Value sumSlots(OpBuilder &b, Location loc, ExpertsOp op, Value sorted,
-               Value positions, Value routingWeights) {
+               Value positions, bool weighted) {
   MLIRContext *ctx = b.getContext();
   FloatType ct = cast<FloatType>(b.getF32Type());
   Value x = op.getInput();
-  auto xType = cast<RankedTensorType>(x.getType());
   int64_t experts = op.getGate().getType().getDimSize(0);
   int64_t outs = op.getDown().getType().getDimSize(1);
-  int64_t slots =
-      cast<RankedTensorType>(op.getIndices().getType()).getDimSize(2);
-  SmallVector<ReassociationIndices> tokens = {{0, 1}, {2}};
+  int64_t slots = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(2);
   SmallVector<OpFoldResult> xs = tensorSizes(b, loc, x);
-  int64_t staticTokens = xType.isDynamicDim(0) || xType.isDynamicDim(1)
-                             ? ShapedType::kDynamic
-                             : xType.getDimSize(0) * xType.getDimSize(1);
-  OpFoldResult count =
-      staticTokens == ShapedType::kDynamic
-          ? OpFoldResult(arith::MulIOp::create(
-                             b, loc,
-                             getValueOrCreateConstantIndexOp(b, loc, xs[0]),
-                             getValueOrCreateConstantIndexOp(b, loc, xs[1]))
-                             .getResult())
-          : OpFoldResult(b.getIndexAttr(staticTokens));
-  Value out = filledTensor(b, loc, {count, b.getIndexAttr(outs)}, ct, 0.0);
-  AffineExpr t, j, o;
-  bindDims(ctx, t, j, o);
-  // The indices and positions as [T, K] (they also size the j loop).
-  SmallVector<ReassociationIndices> perToken = {{0, 1}, {2}};
-  Value idxTK =
-      tensor::CollapseShapeOp::create(b, loc, op.getIndices(), perToken);
-  Value position =
-      castToType(b, loc, positions,
-                 RankedTensorType::get({staticTokens == ShapedType::kDynamic
-                                            ? ShapedType::kDynamic
-                                            : staticTokens * slots},
-                                       b.getIndexType()));
-  Value posTK = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({staticTokens, slots}, b.getIndexType()),
-      position, ArrayRef<ReassociationIndices>{{0, 1}},
-      SmallVector<OpFoldResult>{count, b.getIndexAttr(slots)});
-  AffineMap pairMap = AffineMap::get(3, 0, {t, j}, ctx);
-  SmallVector<Value> inputs = {idxTK, posTK};
-  if (routingWeights)
-    inputs.push_back(tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({staticTokens, slots}, ct),
-        castToType(
-            b, loc, routingWeights,
-            RankedTensorType::get(
-                {cast<RankedTensorType>(position.getType()).getDimSize(0)},
-                ct)),
-        ArrayRef<ReassociationIndices>{{0, 1}},
-        SmallVector<OpFoldResult>{count, b.getIndexAttr(slots)}));
+  Value seq = getValueOrCreateConstantIndexOp(b, loc, xs[1]);
+  Value out =
+      filledTensor(b, loc, {xs[0], xs[1], b.getIndexAttr(outs)}, ct, 0.0);
+  AffineExpr bb, s, j, o;
+  bindDims(ctx, bb, s, j, o);
+  AffineMap pairMap = AffineMap::get(4, 0, {bb, s, j}, ctx);
+  SmallVector<Value> inputs = {op.getIndices()};
+  if (weighted)
+    inputs.push_back(op.getWeights());
   SmallVector<AffineMap> maps(inputs.size(), pairMap);
-  maps.push_back(AffineMap::get(3, 0, {t, o}, ctx));
-  out =
-      linalg::GenericOp::create(
-          b, loc, out.getType(), inputs, ValueRange{out}, maps,
-          iterators(3, {1}),
-          [&](OpBuilder &nb, Location nl, ValueRange a) {
-            Value valid =
-                clampedIndex(nb, nl, a[0], indexConst(nb, nl, experts)).second;
-            Value v = tensor::ExtractOp::create(
-                nb, nl, sorted,
-                ValueRange{a[1], linalg::IndexOp::create(nb, nl, 2)});
-            if (routingWeights)
-              v = arith::MulFOp::create(nb, nl, castFloat(nb, nl, v, ct), a[2]);
-            v = arith::SelectOp::create(nb, nl, valid, v,
-                                        floatConst(nb, nl, ct, 0.0));
-            linalg::YieldOp::create(
-                nb, nl, arith::AddFOp::create(nb, nl, a.back(), v).getResult());
-          })
-          .getResult(0);
-  return tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1), outs},
-                            ct),
-      out, tokens,
-      SmallVector<OpFoldResult>{xs[0], xs[1], b.getIndexAttr(outs)});
+  maps.push_back(AffineMap::get(4, 0, {bb, s, o}, ctx));
+  return linalg::GenericOp::create(
+             b, loc, out.getType(), inputs, ValueRange{out}, maps,
+             iterators(4, {2}),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value valid =
+                   clampedIndex(nb, nl, a[0], indexConst(nb, nl, experts))
+                       .second;
+               Value token = arith::AddIOp::create(
+                   nb, nl,
+                   arith::MulIOp::create(nb, nl,
+                                         linalg::IndexOp::create(nb, nl, 0),
+                                         seq),
+                   linalg::IndexOp::create(nb, nl, 1));
+               Value pair = arith::AddIOp::create(
+                   nb, nl,
+                   arith::MulIOp::create(nb, nl, token,
+                                         indexConst(nb, nl, slots)),
+                   linalg::IndexOp::create(nb, nl, 2));
+               Value v = tensor::ExtractOp::create(
+                   nb, nl, sorted,
+                   ValueRange{tensor::ExtractOp::create(nb, nl, positions,
+                                                        pair)
+                                  .getResult(),
+                              linalg::IndexOp::create(nb, nl, 3)});
+               v = castFloat(nb, nl, v, ct);
+               if (weighted)
+                 v = arith::MulFOp::create(nb, nl, v, a[1]);
+               v = arith::SelectOp::create(nb, nl, valid, v,
+                                           floatConst(nb, nl, ct, 0.0));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::AddFOp::create(nb, nl, a.back(), v).getResult());
+             })
+      .getResult(0);
 }
 
 Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
@@ -340,7 +319,7 @@ Value groupedExperts(OpBuilder &b, Location loc, ExpertsOp op, Value gateT,
         SmallVector<OpFoldResult>{one, one});
   }
 
-  return sumSlots(b, loc, op, forall.getResult(0), routing.position, Value());
+  return sumSlots(b, loc, op, forall.getResult(0), routing.position, false);
 }
 
 /// Pairs per chunk of the parallel counting sort (tiledExperts).
@@ -391,7 +370,6 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
   SmallVector<ReassociationIndices> tokens = {{0, 1}, {2}}, flat = {{0, 1, 2}};
   Value x2 = tensor::CollapseShapeOp::create(b, loc, x, tokens);
   Value idx = tensor::CollapseShapeOp::create(b, loc, op.getIndices(), flat);
-  Value rw = tensor::CollapseShapeOp::create(b, loc, op.getWeights(), flat);
   Value pairs = tensor::DimOp::create(b, loc, idx, 0);
   Value chunkC = indexConst(b, loc, kChunk), one = indexConst(b, loc, 1);
   Value blockC = indexConst(b, loc, blockRows);
@@ -583,7 +561,7 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
   Value g = project(xs, op.getGate()), u = project(xs, op.getUp());
   Value act = SwiGluOp::create(b, loc, g.getType(), g, u, op.getLimitAttr());
   Value y = project(act, op.getDown());
-  return sumSlots(b, loc, op, y, position, rw);
+  return sumSlots(b, loc, op, y, position, true);
 }
 
 struct GroupExpertsPass final

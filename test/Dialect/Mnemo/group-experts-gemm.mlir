@@ -22,7 +22,7 @@
 // CHECK: %[[UP:.+]] = mnemo.grouped_linear %[[XS]], %arg1 groups(%[[BLOCKS]]) rows(64)
 // CHECK: %[[ACT:.+]] = mnemo.swiglu %[[GATE]], %[[UP]]
 // CHECK: mnemo.grouped_linear %[[ACT]], %arg2 groups(%[[BLOCKS]]) rows(64) : tensor<?x2xf32>, tensor<2x3x2xbf16>, tensor<?xi32> -> tensor<?x3xf32>
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 // CHECK-NOT: mnemo.experts
 func.func @arguments(%x: tensor<1x?x3xf32>, %g: tensor<2x2x3xbf16>, %d: tensor<2x3x2xbf16>, %i: tensor<1x?x2xi64>, %w: tensor<1x?x2xf32>) -> tensor<1x?x3xf32> {
   %y = mnemo.experts %x, %g, %g, %d, %i, %w : tensor<1x?x3xf32>, tensor<2x2x3xbf16>, tensor<2x2x3xbf16>, tensor<2x3x2xbf16>, tensor<1x?x2xi64>, tensor<1x?x2xf32> -> tensor<1x?x3xf32>

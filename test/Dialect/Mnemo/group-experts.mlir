@@ -23,7 +23,7 @@
 // CHECK: %[[DE:.+]] = tensor.extract_slice %[[D]][%[[E]], 0, 0] [1, 2, 3]
 // CHECK: mnemo.linear %{{.*}}, %[[DE]] layout(in_out) : tensor<?x2xf32>, tensor<2x3xf32> -> tensor<?x3xf32>
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[START]], 0] [%{{.*}}, 3]
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 // CHECK: tensor.extract %[[SORTED]]
 // CHECK-NOT: mnemo.experts
 func.func @moe(%x: tensor<1x4x3xf32>, %i: tensor<1x4x1xi64>, %w: tensor<1x4x1xf32>) -> tensor<1x4x3xf32> {
