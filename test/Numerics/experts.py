@@ -79,6 +79,13 @@ def cases():
              {"x": xl, "g": gate, "u": up, "d": down, "i": idxl, "w": wl},
              experts_ref(xl, gate, up, down, idxl, wl), atol=2e-5,
              dynamic={"x": [1], "i": [1], "w": [1]}, result_dynamic=[1]),
+        # Two pairs, fewer than the experts: the GEMM form's blocks bound
+        # by the pairs (ceil(P / A) + min(P, E + 1)).
+        Case("two pairs", body,
+             {"x": x[:1, :2], "g": gate, "u": up, "d": down, "i": idx[:1, :2, :1],
+              "w": w[:1, :2, :1]},
+             experts_ref(x[:1, :2], gate, up, down, idx[:1, :2, :1], w[:1, :2, :1]),
+             atol=2e-5),
         # One token per sequence (a decode step), an expert two rows share.
         Case("decode rows, shared expert", body,
              {"x": x[:, :1], "g": gate, "u": up, "d": down,

@@ -37,7 +37,8 @@
 //      A pair's place: A first[g] + before[c, g] + the pairs of g before
 //      it in its chunk (P x E + P x 256 steps, no sequential loop).
 //   2. An scf.forall over the pairs writes each one's row of x at its
-//      place in a [ceil(P / A) + E + 1 blocks x A, H] tensor; every expert's
+//      place in a [ceil(P / A) + min(P, E + 1) blocks x A, H] tensor (the
+//      most the groups can need); every expert's
 //      rows begin a block, and the block's expert is listed ([blocks] i32,
 //      -1 for none and for the blocks past the last).
 //   3. mnemo.grouped_linear against gate and up, mnemo.swiglu,
@@ -500,10 +501,12 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
       });
   // expertOf[blk]: the expert of each block, -1 for the blocks of pairs
   // naming none and those past the last (loops blk, g). There are at most
-  // ceil(P / A) + groups of them.
+  // ceil(P / A) + min(P, groups) of them: the sum over the groups holding
+  // pairs of ceil(count / A) <= count / A + 1. (At a few pairs, a decode
+  // step's, that is a few blocks rather than one per expert.)
   Value blockCount =
       add(b, loc, arith::CeilDivUIOp::create(b, loc, pairs, blockC),
-          indexConst(b, loc, groups));
+          arith::MinUIOp::create(b, loc, pairs, indexConst(b, loc, groups)));
   Value blockExperts = generic(
       b, loc, ValueRange{first, blocks}, {{1}, {1}},
       filledIndices(b, loc, getAsOpFoldResult(blockCount), i32, -1), {0}, 2,
