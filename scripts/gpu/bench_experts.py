@@ -25,8 +25,9 @@ Mnemo's temporaries are poisoned with NaN first, so a row the sort leaves
 unwritten shows. The "check" cases are small and no tile multiples, with
 slots naming no expert (-1, E) and a skewed routing (one expert's rows over
 several blocks). The "speed" cases are DeepSeek-V3's layer (256 experts of
-hidden 7168 and width 2048, 8 a token) at 256 and 1024 tokens, and its
-dense form at 256 tokens (every token through all 256 experts, routing
+hidden 7168 and width 2048, 8 a token) at 256 and 1024 tokens, a decode
+step of 64 sequences (one token each: not grouped, each token through
+its experts' rows), and its dense form at 256 tokens (every token through all 256 experts, routing
 weights zero but for the same 8: the work of running every expert), timed
 with CUDA events (the device's time) against:
 - eager PyTorch as transformers' DeepSeek-V3 MoE runs it (a loop over the
@@ -47,9 +48,11 @@ import bench_cases  # noqa: E402
 RTOL = 2e-2  # bf16 operands (the tokens and the SwiGLU rounded as staged)
 
 
-def case(name, kind, e, k, h, i, t, skew=False, invalid=False, dense=False):
+def case(name, kind, e, k, h, i, t, skew=False, invalid=False, dense=False, batch=1):
+    """T tokens: one sequence of T (a prefill), or `batch` sequences of
+    T / batch (batch = T: a decode step's one token each)."""
     return {"name": name, "kind": kind, "E": e, "K": k, "H": h, "I": i, "T": t,
-            "skew": skew, "invalid": invalid, "dense": dense}
+            "B": batch, "skew": skew, "invalid": invalid, "dense": dense}
 
 
 def cases():
@@ -59,6 +62,7 @@ def cases():
         case("v3_t256", "speed", 256, 8, 7168, 2048, 256),
         case("v3_t1024", "speed", 256, 8, 7168, 2048, 1024),
         case("v3_t256_dense", "speed", 256, 8, 7168, 2048, 256, dense=True),
+        case("v3_decode_b64", "speed", 256, 8, 7168, 2048, 64, batch=64),
     ]
 
 
@@ -67,9 +71,10 @@ def slots(c):
 
 
 def case_mlir(c):
-    e, h, i, t, s = c["E"], c["H"], c["I"], c["T"], slots(c)
-    x, gu, dn = f"tensor<1x{t}x{h}xf32>", f"tensor<{e}x{i}x{h}xbf16>", f"tensor<{e}x{h}x{i}xbf16>"
-    idx, w = f"tensor<1x{t}x{s}xi64>", f"tensor<1x{t}x{s}xf32>"
+    e, h, i, s = c["E"], c["H"], c["I"], slots(c)
+    b, t = c["B"], c["T"] // c["B"]
+    x, gu, dn = f"tensor<{b}x{t}x{h}xf32>", f"tensor<{e}x{i}x{h}xbf16>", f"tensor<{e}x{h}x{i}xbf16>"
+    idx, w = f"tensor<{b}x{t}x{s}xi64>", f"tensor<{b}x{t}x{s}xf32>"
     return (f'func.func @{c["name"]}(%x: {x} {{mnemo.name = "x"}}, %gate: {gu} {{mnemo.name = "gate"}}, '
             f'%up: {gu} {{mnemo.name = "up"}}, %down: {dn} {{mnemo.name = "down"}}, '
             f'%idx: {idx} {{mnemo.name = "indices"}}, %w: {w} {{mnemo.name = "weights"}}) '
@@ -114,7 +119,9 @@ def make_inputs(c, seed):
         layer_idx, layer_w = didx, dw
     else:
         layer_idx, layer_w = idx, rw
-    inputs = [x, gate, up, down, layer_idx[None].contiguous(), layer_w[None].contiguous()]
+    shape = (c["B"], t // c["B"], -1)
+    inputs = [x.view(shape), gate, up, down, layer_idx.reshape(shape).contiguous(),
+              layer_w.reshape(shape).contiguous()]
     return inputs, (x[0], gate, up, down, idx, rw)
 
 
