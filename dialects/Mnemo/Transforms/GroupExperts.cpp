@@ -376,8 +376,10 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
   Value blockC = indexConst(b, loc, blockRows);
   // Groups: the experts, and `experts` for pairs naming none.
   int64_t groups = experts + 1;
+  // (Sizes computed on the host are signed divisions: the launch plan's
+  // expressions have no unsigned ceiling.)
   OpFoldResult groupsF = b.getIndexAttr(groups);
-  Value chunks = arith::CeilDivUIOp::create(b, loc, pairs, chunkC);
+  Value chunks = arith::CeilDivSIOp::create(b, loc, pairs, chunkC);
   // 0 .. kChunk - 1: the lanes of a chunk (they size its loops).
   SmallVector<int64_t> iota(kChunk);
   std::iota(iota.begin(), iota.end(), 0);
@@ -505,7 +507,7 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
   // pairs of ceil(count / A) <= count / A + 1. (At a few pairs, a decode
   // step's, that is a few blocks rather than one per expert.)
   Value blockCount =
-      add(b, loc, arith::CeilDivUIOp::create(b, loc, pairs, blockC),
+      add(b, loc, arith::CeilDivSIOp::create(b, loc, pairs, blockC),
           arith::MinUIOp::create(b, loc, pairs, indexConst(b, loc, groups)));
   Value blockExperts = generic(
       b, loc, ValueRange{first, blocks}, {{1}, {1}},
