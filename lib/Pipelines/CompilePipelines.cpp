@@ -55,6 +55,7 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   if (options.groupExperts) {
     mnemo::GroupExpertsPassOptions group;
     group.groupRows = options.expertBlockRows;
+    group.roundRows = options.expertBlockRows > 0;
     pm.addPass(mnemo::createGroupExpertsPass(group));
   }
   // Sizes fixed by --input-shape reach the mnemo ops, for kernels that

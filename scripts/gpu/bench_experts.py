@@ -25,9 +25,10 @@ Mnemo's temporaries are poisoned with NaN first, so a row the sort leaves
 unwritten shows. The "check" cases are small and no tile multiples, with
 slots naming no expert (-1, E) and a skewed routing (one expert's rows over
 several blocks). The "speed" cases are DeepSeek-V3's layer (256 experts of
-hidden 7168 and width 2048, 8 a token) at 256 and 1024 tokens, a decode
-step of 64 sequences (one token each: not grouped, each token through
-its experts' rows), and its dense form at 256 tokens (every token through all 256 experts, routing
+hidden 7168 and width 2048, 8 a token) at 256 and 1024 tokens; decode
+steps of 2 and 64 sequences (one token each: not grouped, each token
+through its experts' rows) beside a sequence of as many tokens (grouped);
+and its dense form at 256 tokens (every token through all 256 experts, routing
 weights zero but for the same 8: the work of running every expert), timed
 with CUDA events (the device's time) against:
 - eager PyTorch as transformers' DeepSeek-V3 MoE runs it (a loop over the
@@ -60,7 +61,10 @@ def cases():
     return [
         case("check_e12_k3", "check", 12, 3, 264, 136, 77, invalid=True),
         case("check_skewed", "check", 8, 2, 128, 72, 300, skew=True),
+        case("v3_decode_b2", "speed", 256, 8, 7168, 2048, 2, batch=2),
+        case("v3_t2", "speed", 256, 8, 7168, 2048, 2),
         case("v3_decode_b64", "speed", 256, 8, 7168, 2048, 64, batch=64),
+        case("v3_t64", "speed", 256, 8, 7168, 2048, 64),
         case("v3_t256", "speed", 256, 8, 7168, 2048, 256),
         case("v3_t1024", "speed", 256, 8, 7168, 2048, 1024),
         case("v3_t256_dense", "speed", 256, 8, 7168, 2048, 256, dense=True),

@@ -358,8 +358,8 @@ Value generic(OpBuilder &b, Location loc, ValueRange inputs,
 }
 
 /// The GEMM form (group-rows): see the pass's description.
-Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
-                   int64_t blockRows) {
+Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op, int64_t blockRows,
+                   bool roundRows) {
   Type index = b.getIndexType(), i32 = b.getI32Type();
   FloatType ct = cast<FloatType>(b.getF32Type());
   Value x = op.getInput();
@@ -528,8 +528,14 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
   Value rows = arith::MulIOp::create(b, loc, blockCount, blockC);
 
   // Each pair's row of x at its place; the blocks' other rows are never
-  // read into a token's sum.
+  // read into a token's sum. With roundRows, an f32 row is rounded to the
+  // weights' 16-bit type as it is written (the GEMMs' operand type on the
+  // GPU targets, which round an f32 input so: the same values, without a
+  // conversion of every block's rows).
   Type rowElem = xType.getElementType();
+  Type wElem = op.getGate().getType().getElementType();
+  if (roundRows && rowElem.isF32() && (wElem.isBF16() || wElem.isF16()))
+    rowElem = wElem;
   OpFoldResult rowsF = getAsOpFoldResult(rows);
   Value sortedX = emptyTensor(b, loc, {rowsF, b.getIndexAttr(hidden)}, rowElem);
   auto scatter =
@@ -542,11 +548,12 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op,
     Value p = body->getArgument(0);
     Value token = arith::DivUIOp::create(b, loc, p, indexConst(b, loc, slots));
     OpFoldResult z = b.getIndexAttr(0), o = b.getIndexAttr(1);
-    auto rowType = RankedTensorType::get({1, hidden}, rowElem);
+    auto rowType = RankedTensorType::get({1, hidden}, xType.getElementType());
     Value row = tensor::ExtractSliceOp::create(
         b, loc, rowType, x2, SmallVector<OpFoldResult>{token, z},
         SmallVector<OpFoldResult>{o, b.getIndexAttr(hidden)},
         SmallVector<OpFoldResult>{o, o});
+    row = castElements(b, loc, row, rowElem);
     Value place = at(b, loc, position, p);
     b.setInsertionPointToStart(scatter.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
@@ -593,7 +600,7 @@ struct GroupExpertsPass final
                                           type));
       };
       if (groupRows > 0) {
-        replace(tiledExperts(rewriter, loc, op, groupRows));
+        replace(tiledExperts(rewriter, loc, op, groupRows, roundRows));
         continue;
       }
       Value gateT = transposedExperts(rewriter, loc, op.getGate());

@@ -269,7 +269,8 @@ def GroupExpertsPass : Pass<"mnemo-group-experts"> {
     prefix sums over chunks and experts), each expert's rows padded to whole
     blocks of A rows (pairs naming no expert in blocks of their own); each
     pair's row of x is written at its place (an `scf.forall` over the
-    pairs, rounded to the weights' type when they are 16-bit); gate, up and
+    pairs; with `round-rows`, an f32 row rounded to the weights' 16-bit
+    type, the precision the GPU's GEMMs read it in); gate, up and
     down are `mnemo.grouped_linear` ops over all the blocks, each block
     naming its expert (-1: none); then each token sums its slots times
     their routing weights. Weights computed at run time are grouped too.
@@ -278,6 +279,8 @@ def GroupExpertsPass : Pass<"mnemo-group-experts"> {
     Option<"groupRows", "group-rows", "int64_t", "0",
            "Rows of a block of one expert in the GEMM form (0: the loop "
            "over experts)">,
+    Option<"roundRows", "round-rows", "bool", "false",
+           "GEMM form: f32 rows of x written in the weights' 16-bit type">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",

@@ -1,4 +1,5 @@
 // RUN: mnemo-opt %s --split-input-file --mnemo-group-experts=group-rows=64 | FileCheck %s
+// RUN: mnemo-opt %s --split-input-file --mnemo-group-experts="group-rows=64 round-rows=true" | FileCheck %s --check-prefix=ROUND
 
 // The GPU targets' form: a prefill's pairs sorted by parallel counts (per
 // chunk of 256 pairs and group, the chunks before, the blocks of 64 rows
@@ -24,6 +25,13 @@
 // CHECK: mnemo.grouped_linear %[[ACT]], %arg2 groups(%[[BLOCKS]]) rows(64) : tensor<?x2xf32>, tensor<2x3x2xbf16>, tensor<?xi32> -> tensor<?x3xf32>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 // CHECK-NOT: mnemo.experts
+// With round-rows the rows are written in the weights' bf16, rounded as
+// they are (the GPU targets' GEMM operands).
+// ROUND-LABEL: func.func @arguments
+// ROUND: scf.forall {{.*}} -> (tensor<?x3xbf16>)
+// ROUND: arith.truncf %{{.*}} : f32 to bf16
+// ROUND: tensor.parallel_insert_slice
+// ROUND: mnemo.grouped_linear %{{.*}}, %arg1 groups(%{{.*}}) rows(64) : tensor<?x3xbf16>, tensor<2x2x3xbf16>
 func.func @arguments(%x: tensor<1x?x3xf32>, %g: tensor<2x2x3xbf16>, %d: tensor<2x3x2xbf16>, %i: tensor<1x?x2xi64>, %w: tensor<1x?x2xf32>) -> tensor<1x?x3xf32> {
   %y = mnemo.experts %x, %g, %g, %d, %i, %w : tensor<1x?x3xf32>, tensor<2x2x3xbf16>, tensor<2x2x3xbf16>, tensor<2x3x2xbf16>, tensor<1x?x2xi64>, tensor<1x?x2xf32> -> tensor<1x?x3xf32>
   return %y : tensor<1x?x3xf32>
