@@ -70,6 +70,8 @@ LogicalResult GroupedLinearOp::verify() {
   for (unsigned i = 0; i < 3; ++i)
     if (failed(checkStatic(op, w, i, "weight shape")))
       return failure();
+  if (w.getDimSize(0) == 0)
+    return emitOpError() << "weight has no groups";
   if (failed(checkStatic(op, x, 1, "input features")) ||
       failed(checkDim(op, w, 2, x.getDimSize(1), "weight columns",
                       "input features")) ||

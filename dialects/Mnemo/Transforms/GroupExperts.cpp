@@ -35,7 +35,8 @@
 //      c of 256 pairs; before[c, g], their sums over earlier chunks;
 //      blocks[g] = ceil(total / A); first[g], the blocks of earlier groups.
 //      A pair's place: A first[g] + before[c, g] + the pairs of g before
-//      it in its chunk (P x E + P x 256 steps, no sequential loop).
+//      it in its chunk (P x E + P x 256 + (P / 256)^2 x E steps, no
+//      sequential loop).
 //   2. An scf.forall over the pairs writes each one's row of x at its
 //      place in a [ceil(P / A) + min(P, E + 1) blocks x A, H] tensor (the
 //      most the groups can need); every expert's
@@ -534,7 +535,8 @@ Value tiledExperts(OpBuilder &b, Location loc, ExpertsOp op, int64_t blockRows,
   // conversion of every block's rows).
   Type rowElem = xType.getElementType();
   Type wElem = op.getGate().getType().getElementType();
-  if (roundRows && rowElem.isF32() && (wElem.isBF16() || wElem.isF16()))
+  if (roundRows && rowElem.isF32() && (wElem.isBF16() || wElem.isF16()) &&
+      op.getUp().getType().getElementType() == wElem)
     rowElem = wElem;
   OpFoldResult rowsF = getAsOpFoldResult(rows);
   Value sortedX = emptyTensor(b, loc, {rowsF, b.getIndexAttr(hidden)}, rowElem);
@@ -584,7 +586,8 @@ struct GroupExpertsPass final
     SmallVector<ExpertsOp> ops;
     getOperation()->walk([&](ExpertsOp op) {
       // A decode step's few tokens stay token by token (an expert rarely
-      // has two of them); weights computed at run time are not grouped.
+      // has two of them). (The loop form leaves weights computed at run
+      // time to the op; the GEMM form groups them too.)
       if (op.getInput().getType().getDimSize(1) != 1)
         ops.push_back(op);
     });

@@ -311,9 +311,15 @@ struct GroupedLinearLowering final : OpRewritePattern<GroupedLinearOp> {
                         ValueRange{g, linalg::IndexOp::create(nb, nl, 1),
                                    linalg::IndexOp::create(nb, nl, 2)}),
                     ct);
-                wv = arith::SelectOp::create(nb, nl, valid, wv,
-                                             floatConst(nb, nl, ct, 0.0));
-                yieldMultiplyAdd(nb, nl, a[0], wv, a[1], ct);
+                // The product selected (not the weight zeroed): a row of a
+                // block naming no group is zero whatever its x holds.
+                Value prod = arith::MulFOp::create(
+                    nb, nl, castFloat(nb, nl, a[0], ct), wv);
+                prod = arith::SelectOp::create(nb, nl, valid, prod,
+                                               floatConst(nb, nl, ct, 0.0));
+                linalg::YieldOp::create(
+                    nb, nl,
+                    arith::AddFOp::create(nb, nl, a[1], prod).getResult());
               })
               .getResult(0);
     b.replaceOp(op, castToType(b, loc,

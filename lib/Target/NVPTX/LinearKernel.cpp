@@ -226,6 +226,8 @@ LogicalResult describe(const LinearView &op, const Fusion &fusion,
   if (op.groups) {
     g.groupRows = op.groupRows;
     g.groupCount = w.getDimSize(0);
+    if (g.groupCount == 0)
+      return why = "no groups", failure();
     // The kernel's blocks of 64 rows each read one group.
     if (g.groupRows % 64)
       return why = "group rows not a multiple of 64", failure();
@@ -942,9 +944,20 @@ void GemmEmitter::setUp(gpu::LaunchOp launch) {
     // zeros stored.
     Value blk = div(m0, g.groupRows);
     Value listed = lt(blk, memref::DimOp::create(b, groups, 0));
-    Value raw = memref::LoadOp::create(b, groups,
-                                       ValueRange{select(listed, blk, idx(0))});
-    Value e = arith::IndexCastOp::create(b, b.getIndexType(), raw);
+    Type groupType = cast<MemRefType>(groups.getType()).getElementType();
+    auto read = scf::IfOp::create(b, groupType, listed, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(read.thenBlock());
+      scf::YieldOp::create(
+          b, ValueRange{memref::LoadOp::create(b, groups, ValueRange{blk})});
+      b.setInsertionPointToStart(read.elseBlock());
+      scf::YieldOp::create(b,
+                           ValueRange{arith::ConstantOp::create(
+                               b, groupType, b.getIntegerAttr(groupType, -1))});
+    }
+    Value e =
+        arith::IndexCastOp::create(b, b.getIndexType(), read.getResult(0));
     Value valid = both(
         listed,
         both(arith::CmpIOp::create(b, arith::CmpIPredicate::sge, e, idx(0)),

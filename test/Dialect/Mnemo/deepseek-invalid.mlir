@@ -321,3 +321,11 @@ func.func @grouped_linear_rows(%x: tensor<?x16xf32>, %w: tensor<4x8x16xbf16>, %g
   %y = mnemo.grouped_linear %x, %w groups(%g) rows(0) : tensor<?x16xf32>, tensor<4x8x16xbf16>, tensor<?xi32> -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @grouped_linear_no_groups(%x: tensor<?x16xf32>, %w: tensor<0x8x16xbf16>, %g: tensor<?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{weight has no groups}}
+  %y = mnemo.grouped_linear %x, %w groups(%g) rows(64) : tensor<?x16xf32>, tensor<0x8x16xbf16>, tensor<?xi32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}

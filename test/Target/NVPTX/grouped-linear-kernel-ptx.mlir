@@ -24,7 +24,7 @@
 // SM90: mnemo.launch linear_mma grid 2 e{{[0-9]+}} 1 block 128 1 1 shared 98336 args buffer:0 i64:e0 buffer:1 i64:e7 buffer:[[XMAP]] buffer:[[WMAP]]
 // SM90: mnemo.launch linear_mma_1 grid 2 e{{[0-9]+}} 1 block 128 1 1 shared 98336
 // CHECK-LABEL: .entry linear_mma(
-// CHECK: ld.global.b32
+// CHECK: ld.global.{{[sb]}}32
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SM90: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // SM90: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
