@@ -26,9 +26,8 @@ unwritten shows. The "check" cases are small and no tile multiples, with
 slots naming no expert (-1, E) and a skewed routing (one expert's rows over
 several blocks). The "speed" cases are DeepSeek-V3's layer (256 experts of
 hidden 7168 and width 2048, 8 a token) at 256 and 1024 tokens; decode
-steps of 2 and 64 sequences (one token each: not grouped, each token
-through its experts' rows) beside a sequence of as many tokens (grouped);
-and its dense form at 256 tokens (every token through all 256 experts, routing
+steps of 2 and 64 sequences (one token each) beside a sequence of as many
+tokens; and its dense form at 256 tokens (every token through all 256 experts, routing
 weights zero but for the same 8: the work of running every expert), timed
 with CUDA events (the device's time) against:
 - eager PyTorch as transformers' DeepSeek-V3 MoE runs it (a loop over the

@@ -585,10 +585,13 @@ struct GroupExpertsPass final
   void runOnOperation() override {
     SmallVector<ExpertsOp> ops;
     getOperation()->walk([&](ExpertsOp op) {
-      // A decode step's few tokens stay token by token (an expert rarely
-      // has two of them). (The loop form leaves weights computed at run
-      // time to the op; the GEMM form groups them too.)
-      if (op.getInput().getType().getDimSize(1) != 1)
+      // The loop form leaves a decode step's few tokens token by token
+      // (an expert rarely has two of them) and weights computed at run
+      // time to the op. The GEMM form takes both: each selected expert's
+      // weights are still read once (DeepSeek-V3's layer at 64 tokens:
+      // 7.4 ms grouped, 25.3 ms token by token; at 2: 0.69 and 0.90 ms,
+      // H100, 2026-12-06, scripts/gpu/bench_experts.py).
+      if (groupRows > 0 || op.getInput().getType().getDimSize(1) != 1)
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -273,7 +273,8 @@ def GroupExpertsPass : Pass<"mnemo-group-experts"> {
     type, the precision the GPU's GEMMs read it in); gate, up and
     down are `mnemo.grouped_linear` ops over all the blocks, each block
     naming its expert (-1: none); then each token sums its slots times
-    their routing weights. Weights computed at run time are grouped too.
+    their routing weights. Decode steps and weights computed at run time
+    are grouped too.
   }];
   let options = [
     Option<"groupRows", "group-rows", "int64_t", "0",
