@@ -575,6 +575,36 @@ class MnemoPlan:
         kernel, grid, block, args, shared = self.launches[i % len(self.launches)][k]
         kernel(grid, block, args, shared_mem=shared)
 
+    def run_checked(self, i=0):
+        """Launches the plan on input set i kernel by kernel, synchronizing
+        after each, so that a failing kernel is named."""
+        import torch
+        for k, name in enumerate(self.kernels):
+            self.launch(i, k)
+            try:
+                torch.cuda.synchronize()
+            except Exception as e:
+                raise RuntimeError(f"kernel {k} ({name}) failed: {e}") from None
+
+    def kernel_times(self, i=0, reps=3):
+        """Each kernel's median time (ms) over `reps` whole runs on input
+        set i, by CUDA events recorded between its launches (a kernel
+        launched alone, again and again, would read what its own earlier
+        launches left: an accumulation in place)."""
+        import statistics
+        import torch
+        runs = []
+        for _ in range(reps):
+            events = [torch.cuda.Event(enable_timing=True)
+                      for _ in range(len(self.kernels) + 1)]
+            for k in range(len(self.kernels)):
+                events[k].record()
+                self.launch(i, k)
+            events[-1].record()
+            events[-1].synchronize()
+            runs.append([a.elapsed_time(b) for a, b in zip(events, events[1:])])
+        return [statistics.median(r[k] for r in runs) for k in range(len(self.kernels))]
+
     def output(self, shape, dtype):
         """The output buffer viewed as a tensor of `shape` and `dtype`."""
         numel = math.prod(shape)

@@ -162,37 +162,6 @@ def eager(x, gate, up, down, idx, rw):
     return out
 
 
-def kernel_times(plan, reps=3):
-    """Each kernel's median time over `reps` whole runs of the plan, by CUDA
-    events recorded between its launches (a kernel launched alone, again
-    and again, would read what its own earlier launches left: the sort's
-    counts accumulate in place)."""
-    import statistics
-    import torch
-    runs = []
-    for _ in range(reps):
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(len(plan.kernels) + 1)]
-        for n in range(len(plan.kernels)):
-            events[n].record()
-            plan.launch(0, n)
-        events[-1].record()
-        events[-1].synchronize()
-        runs.append([a.elapsed_time(b) for a, b in zip(events, events[1:])])
-    return [statistics.median(r[n] for r in runs) for n in range(len(plan.kernels))]
-
-
-def first_run(plan):
-    """The checked call, kernel by kernel with a synchronization after each,
-    so that a failing kernel is named."""
-    import torch
-    for n, name in enumerate(plan.kernels):
-        plan.launch(0, n)
-        try:
-            torch.cuda.synchronize()
-        except Exception as e:
-            raise RuntimeError(f"kernel {n} ({name}) failed: {e}") from None
-
-
 def run_case(c, plan_dir, seed, copy_gbps):
     import torch
     from bench_attention import MnemoPlan, bench
@@ -201,7 +170,7 @@ def run_case(c, plan_dir, seed, copy_gbps):
     inputs, model = make_inputs(c, seed)
     plan = MnemoPlan(os.path.join(plan_dir, c["name"] + ".plan.json"), [tuple(inputs)])
     plan.poison()
-    first_run(plan)
+    plan.run_checked()
     got = plan.output([c["T"], c["H"]], "f32").clone()
     ref = reference(*model)
     rel, row = worst_row_torch(got, ref)
@@ -218,7 +187,7 @@ def run_case(c, plan_dir, seed, copy_gbps):
         mine = bench(plan, cap_s=20, max_reps=10, queued=True)
         peer = bench(lambda _: eager(*model), cap_s=30, max_reps=5)
         per_kernel = [{"kernel": name, "ms": ms}
-                      for name, ms in zip(plan.kernels, kernel_times(plan))]
+                      for name, ms in zip(plan.kernels, plan.kernel_times())]
         entry.update({"mnemo": mine, "eager": peer, "speedup": peer["ms"] / mine["ms"],
                       "experts_read": used, "floor_ms": floor_ms,
                       "of_floor": floor_ms / mine["ms"], "per_kernel": per_kernel})

@@ -124,13 +124,6 @@ namespace {
 
 using namespace mlir::mnemo::expert_groups;
 
-/// A 1-D index tensor of `size` zeros.
-Value zeros(OpBuilder &b, Location loc, OpFoldResult size) {
-  Type index = b.getIndexType();
-  Value empty = emptyTensor(b, loc, {size}, index);
-  return linalg::FillOp::create(b, loc, indexConst(b, loc, 0), empty).getResult(0);
-}
-
 /// A sequential loop over [0, n) carrying `init`.
 ValueRange loop(OpBuilder &b, Location loc, Value n, ValueRange init,
                 function_ref<SmallVector<Value>(Value, ValueRange)> body) {
@@ -164,27 +157,27 @@ Routing sortByExpert(OpBuilder &b, Location loc, Value indices,
     return tensor::InsertOp::create(b, loc, v, t, i).getResult();
   };
   // counts[e]: pairs of expert e (e = experts: of none).
-  Value counts = loop(b, loc, pairs, zeros(b, loc, b.getIndexAttr(experts + 1)),
-                      [&](Value p, ValueRange c) -> SmallVector<Value> {
-                        Value e = expertOf(b, loc, indices, p, experts);
-                        return {put(arith::AddIOp::create(
-                                        b, loc, at(c[0], e), one),
-                                    c[0], e)};
-                      })[0];
+  Value counts = loop(
+      b, loc, pairs,
+      filledIntegers(b, loc, b.getIndexAttr(experts + 1), b.getIndexType(), 0),
+      [&](Value p, ValueRange c) -> SmallVector<Value> {
+        Value e = expertOf(b, loc, indices, p, experts);
+        return {put(arith::AddIOp::create(b, loc, at(c[0], e), one), c[0], e)};
+      })[0];
   // offsets[e + 1] = offsets[e] + counts[e].
-  Value offsets =
-      loop(b, loc, indexConst(b, loc, experts + 1),
-           zeros(b, loc, b.getIndexAttr(experts + 2)),
-           [&](Value e, ValueRange o) -> SmallVector<Value> {
-             Value next = arith::AddIOp::create(b, loc, at(o[0], e),
-                                                at(counts, e));
-             return {put(next, o[0], arith::AddIOp::create(b, loc, e, one))};
-           })[0];
+  Value offsets = loop(
+      b, loc, indexConst(b, loc, experts + 1),
+      filledIntegers(b, loc, b.getIndexAttr(experts + 2), b.getIndexType(), 0),
+      [&](Value e, ValueRange o) -> SmallVector<Value> {
+        Value next = arith::AddIOp::create(b, loc, at(o[0], e), at(counts, e));
+        return {put(next, o[0], arith::AddIOp::create(b, loc, e, one))};
+      })[0];
   // Each pair at its expert's next free position, in pair order.
   OpFoldResult n = getAsOpFoldResult(pairs);
   ValueRange placed = loop(
       b, loc, pairs,
-      ValueRange{offsets, zeros(b, loc, n), zeros(b, loc, n)},
+      ValueRange{offsets, filledIntegers(b, loc, n, b.getIndexType(), 0),
+                 filledIntegers(b, loc, n, b.getIndexType(), 0)},
       [&](Value p, ValueRange s) -> SmallVector<Value> {
         Value e = expertOf(b, loc, indices, p, experts);
         Value q = at(s[0], e);

@@ -49,16 +49,6 @@ namespace {
 /// Pairs per chunk of the parallel counting sort (tiledExperts).
 constexpr int64_t kChunk = 256;
 
-/// A 1-D tensor of `size` elements of `type` filled with `value`.
-Value filledIndices(OpBuilder &b, Location loc, OpFoldResult size, Type type,
-                    int64_t value) {
-  Value empty = emptyTensor(b, loc, {size}, type);
-  Value v = type.isIndex() ? indexConst(b, loc, value)
-                           : Value(arith::ConstantOp::create(
-                                 b, loc, type, b.getIntegerAttr(type, value)));
-  return linalg::FillOp::create(b, loc, v, empty).getResult(0);
-}
-
 /// A linalg.generic into `init` (loops `numLoops`, `reductions` among them)
 /// reading `inputs`, each map a projection onto the listed loops.
 Value generic(OpBuilder &b, Location loc, ValueRange inputs,
@@ -71,13 +61,7 @@ Value generic(OpBuilder &b, Location loc, ValueRange inputs,
   for (ArrayRef<unsigned> loops : inputLoops)
     maps.push_back(projection(ctx, numLoops, loops));
   maps.push_back(projection(ctx, numLoops, initLoops));
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), inputs, init, maps,
-             iterators(numLoops, reductions),
-             [&](OpBuilder &nb, Location nl, ValueRange a) {
-               linalg::YieldOp::create(nb, nl, body(nb, nl, a));
-             })
-      .getResult(0);
+  return yieldingGeneric(b, loc, inputs, maps, init, reductions, body);
 }
 
 } // namespace
@@ -179,7 +163,7 @@ Value mnemo::expert_groups::tiledExperts(OpBuilder &b, Location loc,
               });
   // blocks[g]: blocks of group g (loops g, c).
   Value blocks = generic(b, loc, counts, {{1, 0}},
-                         filledIndices(b, loc, groupsF, index, 0), {0}, 2, {1},
+                         filledIntegers(b, loc, groupsF, index, 0), {0}, 2, {1},
                          [&](OpBuilder &nb, Location nl, ValueRange a) {
                            return add(nb, nl, a[1], a[0]);
                          });
@@ -190,7 +174,7 @@ Value mnemo::expert_groups::tiledExperts(OpBuilder &b, Location loc,
                    });
   // first[g]: the first block of group g (loops g, g').
   Value first =
-      generic(b, loc, blocks, {{1}}, filledIndices(b, loc, groupsF, index, 0),
+      generic(b, loc, blocks, {{1}}, filledIntegers(b, loc, groupsF, index, 0),
               {0}, 2, {1}, [&](OpBuilder &nb, Location nl, ValueRange a) {
                 return ifAdd(nb, nl, a[1],
                              cmp(nb, nl, arith::CmpIPredicate::ult,
@@ -236,7 +220,7 @@ Value mnemo::expert_groups::tiledExperts(OpBuilder &b, Location loc,
           arith::MinUIOp::create(b, loc, pairs, indexConst(b, loc, groups)));
   Value blockExperts = generic(
       b, loc, ValueRange{first, blocks}, {{1}, {1}},
-      filledIndices(b, loc, getAsOpFoldResult(blockCount), i32, -1), {0}, 2,
+      filledIntegers(b, loc, getAsOpFoldResult(blockCount), i32, -1), {0}, 2,
       {1}, [&](OpBuilder &nb, Location nl, ValueRange a) {
         Value blk = loopIdx(nb, nl, 0), g = loopIdx(nb, nl, 1);
         Value inside = arith::AndIOp::create(

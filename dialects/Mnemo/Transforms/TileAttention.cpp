@@ -286,14 +286,7 @@ Value AttentionTiler::generic(
     ArrayRef<Value> inputs, ArrayRef<AffineMap> maps, Value init,
     ArrayRef<unsigned> reductions,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  unsigned loops = maps.front().getNumDims();
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), inputs, init, maps,
-             iterators(loops, reductions),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl, body(nb, nl, args));
-             })
-      .getResult(0);
+  return yieldingGeneric(b, loc, inputs, maps, init, reductions, body);
 }
 
 Value AttentionTiler::keyBlocks() {

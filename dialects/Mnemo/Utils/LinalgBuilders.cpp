@@ -87,6 +87,29 @@ AffineMap builders::broadcastMap(MLIRContext *ctx, unsigned numDims,
   return AffineMap::get(numDims, 0, exprs, ctx);
 }
 
+Value builders::yieldingGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> maps,
+    Value init, ArrayRef<unsigned> reductions,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned loops = maps.front().getNumDims();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, init, maps,
+             iterators(loops, reductions),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+             })
+      .getResult(0);
+}
+
+Value builders::filledIntegers(OpBuilder &b, Location loc, OpFoldResult size,
+                               Type type, int64_t value) {
+  Value empty = emptyTensor(b, loc, {size}, type);
+  Value v = type.isIndex() ? indexConst(b, loc, value)
+                           : Value(arith::ConstantOp::create(
+                                 b, loc, type, b.getIntegerAttr(type, value)));
+  return linalg::FillOp::create(b, loc, v, empty).getResult(0);
+}
+
 Value builders::castElements(OpBuilder &b, Location loc, Value v,
                              Type elementType) {
   auto type = cast<RankedTensorType>(v.getType());

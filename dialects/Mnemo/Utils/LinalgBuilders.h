@@ -99,6 +99,19 @@ Value transposedExperts(OpBuilder &b, Location loc, Value w);
 /// An index constant.
 Value indexConst(OpBuilder &b, Location loc, int64_t value);
 
+/// A linalg.generic into `init` reading `inputs` through `maps` (the
+/// inputs' maps, then init's; the loops are their dims, `reductions` among
+/// them), yielding `body`'s value.
+Value yieldingGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> maps,
+    Value init, ArrayRef<unsigned> reductions,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// A 1-D tensor of `size` elements of the integer or index `type`, all
+/// `value`.
+Value filledIntegers(OpBuilder &b, Location loc, OpFoldResult size, Type type,
+                     int64_t value);
+
 /// Iterator types: all parallel, except the listed reduction loops.
 SmallVector<utils::IteratorType>
 iterators(unsigned numDims, ArrayRef<unsigned> reductions = {});
