@@ -309,7 +309,8 @@ struct GroupExpertsPass final
       // (an expert rarely has two of them) and weights computed at run
       // time to the op. The GEMM form takes both: each selected expert's
       // weights are still read once (DeepSeek-V3's layer at 64 tokens:
-      // 7.4 ms grouped, 25.3 ms token by token; at 2: 0.69 and 0.90 ms,
+      // 7.4 ms grouped as one sequence, 25.3 ms as 64 decode rows token
+      // by token; at 2: 0.69 and 0.90 ms,
       // H100, 2026-12-06, scripts/gpu/bench_experts.py).
       if (groupRows > 0 || op.getInput().getType().getDimSize(1) != 1)
         ops.push_back(op);
