@@ -203,8 +203,10 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   // they are, so weights read in place keep the checkpoint's layout (the
   // CPU's kernel packs every constant weight for its register tiles).
   bool keepWeightLayout = ptx && !options.weightSources.empty();
+  // Its TF32 form of an f32 layer reads W [N, K] only.
+  bool f32OutIn = ptx && options.f32Precision != "f32";
   if (failed(runPasses(module, options.verifyEachPass, [&](OpPassManager &pm) {
-        buildFusionPipeline(pm, keepWeightLayout);
+        buildFusionPipeline(pm, keepWeightLayout, f32OutIn);
       })))
     return failure();
   if (options.emit == EmitStage::Fused) {
@@ -218,8 +220,11 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.tileLinear = options.tileLinear && target->getInfo().tileLinear;
   tiling.mlaForm = options.mlaForm;
   tiling.selectKernels = [&](OpPassManager &pm) {
-    target->buildKernelSelectionPipeline(pm, options.maxBatch,
-                                         options.gpuDecodeKernel);
+    TargetBackend::KernelSelection selection;
+    selection.maxBatch = options.maxBatch;
+    selection.decodeKernel = options.gpuDecodeKernel;
+    selection.f32Precision = options.f32Precision;
+    target->buildKernelSelectionPipeline(pm, selection);
   };
   tiling.selectTileKernels = [&](OpPassManager &pm) {
     target->buildTileKernelPipeline(pm);

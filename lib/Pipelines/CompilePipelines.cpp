@@ -13,7 +13,8 @@
 
 using namespace mlir;
 
-void mnemo::buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout) {
+void mnemo::buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout,
+                                bool f32OutIn) {
   // Rope fuses into the attention tile loads later (mnemo-tile-attention);
   // here the graph is simplified, each MLA op gets its form (expanded for
   // prefill, absorbed for decode), matrix products become mnemo.linear and
@@ -26,8 +27,11 @@ void mnemo::buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout) {
   funcs.addPass(mnemo::createRaiseContractionsPass());
   pm.addPass(mnemo::createSelectMLAFormPass());
   // Weights read in place from a checkpoint keep its [out, in] layout.
-  if (!keepWeightLayout)
-    pm.addPass(mnemo::createTransposeConstantWeightsPass());
+  mnemo::TransposeConstantWeightsPassOptions layout;
+  layout.toInOut = !keepWeightLayout;
+  layout.f32OutIn = f32OutIn;
+  if (layout.toInOut || layout.f32OutIn)
+    pm.addPass(mnemo::createTransposeConstantWeightsPass(layout));
 }
 
 void mnemo::buildTilingPipeline(OpPassManager &pm,

@@ -5,7 +5,8 @@
         [--mnemo-run MNEMOC_DIR/mnemo-run] [--target sm_90a]
 
 writes, for every case, a static-shape `mnemo.linear` (CASE.mlir: bf16 weight
-[N, K] as PyTorch stores it, input bf16 or f32, both function inputs), its
+[N, K] as PyTorch stores it, input bf16 or f32, both function inputs; or an
+f32 weight and input, compiled with --precision=3xtf32, tf32 or f32), its
 artifact (CASE.mnemo, holding the PTX), the artifact's launch plan as JSON
 (CASE.plan.json, `mnemo-run CASE.mnemo --dump-plan`, read by plan.py) and
 OUT_DIR/cases.json. A case mnemoc rejects, or whose plan cannot be dumped
@@ -17,11 +18,15 @@ runs on the GPU machine (torch, CuPy). For each case: fresh random inputs
 (several sets when one is smaller than 4x L2, so decode reads the weights
 from memory); Mnemo's output poisoned with NaN, launched as the plan says
 (bench_attention.MnemoPlan) and checked against a float32 reference
-(x @ w^T with TF32 off): relative error ||out - ref|| / ||ref|| <= 2e-2;
-then Mnemo and the peer timed with CUDA events (median). The peer is
+(x @ w^T with TF32 off): relative error ||out - ref|| / ||ref|| per row <=
+2e-2 (f32 weights: 3xTF32 and the CUDA cores 2e-5, TF32 5e-3); then Mnemo
+and the peer timed with CUDA events (median). The peer is
 torch.nn.functional.linear in bf16 (cuBLAS); for an f32 input it gets the
-input already in bf16 (converted outside the timing). TFLOP/s = 2*M*N*K/t;
-GB/s counts the input, the weight and the output once (decode's metric).
+input already in bf16 (converted outside the timing). For f32 weights the
+peer is the same call in f32, TF32 off (cuBLAS's f32 GEMM) for 3xTF32 and
+the CUDA cores and on for TF32, and the other mode is timed too
+("cublas_other"). TFLOP/s = 2*M*N*K/t; GB/s counts the input, the weight
+and the output once (decode's metric).
 
 Prints one table; writes RESULTS_DIR/linear.json. Exits 1 when a Mnemo
 output fails its check or its kernel fails to run.
@@ -37,7 +42,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # bench_attention.py beside this script
     sys.path.insert(0, HERE)
-RTOL = 2e-2
+RTOL = {"bf16": 2e-2, "3xtf32": 2e-5, "f32": 2e-5, "tf32": 5e-3}
 BYTES = {"f32": 4, "bf16": 2}
 
 
@@ -49,7 +54,20 @@ def cases():
             out.append((f"{kind}_m{m}_k{k}_n{n}", kind, m, k, n, "bf16"))
     out.append(("prefill_f32in_m4096_k4096_n4096", "prefill", 4096, 4096, 4096, "f32"))
     out.append(("decode_f32in_m1_k4096_n14336", "decode", 1, 4096, 14336, "f32"))
-    return [dict(zip(("name", "kind", "M", "K", "N", "dtype"), c)) for c in out]
+    cases = [dict(zip(("name", "kind", "M", "K", "N", "dtype"), c), wdtype="bf16",
+                  precision="bf16") for c in out]
+    # f32 weights (an f32 checkpoint's layers): 3xTF32 (the default), one
+    # TF32 product, and the CUDA cores (--precision=f32, the path before).
+    f32 = [("prefill", 4096, 4096, 4096, ("3xtf32", "tf32", "f32")),
+           ("prefill", 4096, 4096, 14336, ("3xtf32",)),
+           ("prefill", 4096, 14336, 4096, ("3xtf32",)),
+           ("decode", 1, 4096, 14336, ("3xtf32", "f32")),
+           ("decode", 32, 4096, 14336, ("3xtf32", "f32"))]
+    for kind, m, k, n, modes in f32:
+        for mode in modes:
+            cases.append(dict(name=f"{kind}_w32_{mode}_m{m}_k{k}_n{n}", kind=kind, M=m, K=k,
+                              N=n, dtype="f32", wdtype="f32", precision=mode))
+    return cases
 
 
 def prepare(a):
@@ -58,7 +76,7 @@ def prepare(a):
     manifest = []
     for c in cases():
         x = f"tensor<{c['M']}x{c['K']}x{c['dtype']}>"
-        w = f"tensor<{c['N']}x{c['K']}xbf16>"
+        w = f"tensor<{c['N']}x{c['K']}x{c['wdtype']}>"
         y = f"tensor<{c['M']}x{c['N']}x{c['dtype']}>"
         src = os.path.join(a.cases, c["name"] + ".mlir")
         with open(src, "w") as f:
@@ -66,7 +84,8 @@ def prepare(a):
                     f"  %r = mnemo.linear %x, %w layout(out_in) : {x}, {w} -> {y}\n"
                     f"  return %r : {y}\n}}\n")
         artifact = os.path.join(a.cases, c["name"] + ".mnemo")
-        r = subprocess.run([a.mnemoc, src, f"--target={a.target}", "-o", artifact],
+        flags = [] if c["wdtype"] == "bf16" else [f"--precision={c['precision']}"]
+        r = subprocess.run([a.mnemoc, src, f"--target={a.target}", "-o", artifact] + flags,
                            capture_output=True, text=True)
         if r.returncode:
             c["error"] = r.stderr.strip()
@@ -89,14 +108,15 @@ def run_case(c, a, cap_s, l2_bytes):
     from bench_attention import MnemoPlan, bench, event_ms  # beside this script
     from rowwise import worst_row_torch
     m, k, n = c["M"], c["K"], c["N"]
-    xt = {"f32": torch.float32, "bf16": torch.bfloat16}[c["dtype"]]
-    one = (m * k * BYTES[c["dtype"]]) + n * k * 2
+    types = {"f32": torch.float32, "bf16": torch.bfloat16}
+    xt, wt = types[c["dtype"]], types[c["wdtype"]]
+    one = (m * k * BYTES[c["dtype"]]) + n * k * BYTES[c["wdtype"]]
     count = 1 if one >= 4 * l2_bytes else min(8, math.ceil(4 * l2_bytes / one))
     sets = [(torch.randn(m, k, device="cuda", dtype=xt),
-             torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / math.sqrt(k))
+             (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(wt))
             for _ in range(count)]
     flops = 2 * m * n * k
-    nbytes = (m * k + m * n) * BYTES[c["dtype"]] + n * k * 2
+    nbytes = (m * k + m * n) * BYTES[c["dtype"]] + n * k * BYTES[c["wdtype"]]
     row = dict(c, input_sets=count)
 
     def metrics(stats):
@@ -110,15 +130,27 @@ def run_case(c, a, cap_s, l2_bytes):
     ref = x.float() @ w.float().T
     # Every output row within RTOL (rowwise.py), not only the whole matrix.
     rel, worst = worst_row_torch(out, ref)
-    ok = bool(torch.isfinite(out).all().item()) and rel <= RTOL
+    ok = bool(torch.isfinite(out).all().item()) and rel <= RTOL[c["precision"]]
     row["mnemo"] = {"check": {"ok": ok, "rel": rel, "worst_row": list(worst)},
                     "launches": len(plan.launches[0]),
                     **metrics(bench(plan, 0.6 * cap_s, last_ms=first, warmup=0))}
     del plan
-    peer_sets = [(x.to(torch.bfloat16), w) for x, w in sets]
-    F.linear(*peer_sets[0])
-    row["cublas"] = metrics(bench(lambda i: F.linear(*peer_sets[i % len(peer_sets)]),
-                                  0.4 * cap_s))
+    peer_sets = [(x.to(w.dtype), w) for x, w in sets]
+
+    def peer(tf32, share):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        F.linear(*peer_sets[0])
+        try:
+            return metrics(bench(lambda i: F.linear(*peer_sets[i % len(peer_sets)]),
+                                 share * cap_s))
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+    if c["wdtype"] == "bf16":
+        row["cublas"] = peer(False, 0.4)
+    else:
+        # The peer of the same precision; the other mode beside it.
+        row["cublas"] = peer(c["precision"] == "tf32", 0.2)
+        row["cublas_other"] = peer(c["precision"] != "tf32", 0.2)
     return row
 
 
@@ -151,20 +183,23 @@ def run(a):
             json.dump({"device": props.name, "torch": torch.__version__, "cases": rows}, f,
                       indent=1)
     print(f"device: {props.name}, torch {torch.__version__}")
-    print(f"{'case':34} {'mnemo':>10} {'cuBLAS':>10} {'ratio':>6} {'row err':>8}  unit")
+    print(f"{'case':40} {'mnemo':>10} {'cuBLAS':>10} {'ratio':>6} {'row err':>8}  unit"
+          f"  (f32 weights: cuBLAS of the same precision, TF32 or f32; then the other)")
     for r in rows:
         mn = r["mnemo"]
         if "error" in mn:
             failed += 1
-            print(f"{r['name']:34} error: {mn['error']}")
+            print(f"{r['name']:40} error: {mn['error']}")
             continue
         unit = "GBps" if r["kind"] == "decode" else "TFLOPs"
         ok = mn["check"]["ok"]
         failed += not ok
         peer = r.get("cublas", {})
         ratio = peer["ms"] / mn["ms"] if "ms" in peer else float("nan")
-        print(f"{r['name']:34} {mn[unit]:10.1f} {peer.get(unit, float('nan')):10.1f} "
-              f"{ratio:5.2f}x {mn['check']['rel']:8.1e}  {unit}{'' if ok else '  FAILED'}")
+        other = r.get("cublas_other")
+        extra = f"  other cuBLAS {other[unit]:.1f}" if other else ""
+        print(f"{r['name']:40} {mn[unit]:10.1f} {peer.get(unit, float('nan')):10.1f} "
+              f"{ratio:5.2f}x {mn['check']['rel']:8.1e}  {unit}{'' if ok else '  FAILED'}{extra}")
     print(f"bench_linear: {len(rows) - failed} of {len(rows)} cases without a Mnemo failure; "
           f"{time.monotonic() - start:.0f} s")
     return 1 if failed else 0

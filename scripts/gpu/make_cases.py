@@ -123,9 +123,11 @@ def layer(name, op, shapes, body, result, ref, ids=None):
 
 
 def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, swiglu=False,
-           norm=None, residual=False):
-    """A linear case with 16-bit weights (the tensor-core GEMM): M rows of
-    shape m_shape, checked by relative error (2e-2); with swiglu, its input
+           norm=None, residual=False, rel=2e-2, flags=()):
+    """A linear case on the tensor-core GEMM: 16-bit weights, or f32 ones as
+    TF32 (three products a term by default; `flags` such as
+    --precision=tf32 go to mnemoc): M rows of shape m_shape, checked by
+    relative error per row (`rel`); with swiglu, its input
     is silu(g) * u of two inputs, with norm (the norm weight's dtype) it is
     rms_norm(x, nw) (both fused into the kernel's loads; a norm named with
     "+1" has a unit offset; with residual, a tensor of the result's
@@ -165,12 +167,12 @@ def linear(name, m_shape, k, n, layout="out_in", x="bf16", w="bf16", bias=None, 
         inputs.append({"name": "b", "shape": (n,), "dtype": bias})
     if residual:
         inputs.append({"name": "res", "shape": ys, "dtype": out})
-    ref = {"op": "linear", "layout": layout, "rel": 2e-2}
+    ref = {"op": "linear", "layout": layout, "rel": rel}
     if swiglu:
         ref["swiglu"] = True
     if norm:
         ref["rms_norm"] = {"eps": 1e-5, "unit_offset": norm.endswith("+1")}
-    return name, mlir, inputs, ref, None
+    return name, mlir, inputs, ref, None, list(flags)
 
 
 def linear_cases():
@@ -210,6 +212,21 @@ def linear_cases():
     yield linear("lin_residual_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", residual=True)
     yield linear("lin_residual_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32",
                  bias="bf16", residual=True)
+    # f32 weights as TF32 (3xTF32 by default, rows within 1e-5 of float64
+    # as the CUDA cores' kernel was): a prefill's 128 x 128 tiles, a
+    # 64 x 64 one with a bias, decode rows with split-K and a residual;
+    # one product (--precision=tf32, 10-bit mantissas): wgmma and TMA on
+    # sm_90a, and decode rows.
+    yield linear("lin_f32_3xtf32_bias_2x37", (2, 37), 136, 200, x="f32", w="f32", bias="f32",
+                 rel=1e-5)
+    yield linear("lin_f32_3xtf32_1500x520_to_1536", (1500,), 520, 1536, x="f32", w="f32",
+                 rel=1e-5)
+    yield linear("lin_f32_3xtf32_splitk_2x1032_residual", (2,), 1032, 264, x="f32", w="f32",
+                 bias="f32", residual=True, rel=1e-5)
+    yield linear("lin_f32_tf32_1500x520_to_1536", (1500,), 520, 1536, x="f32", w="f32",
+                 rel=5e-3, flags=["--precision=tf32"])
+    yield linear("lin_f32_tf32_decode_3x1x1032", (3, 1), 1032, 264, x="f32", w="f32",
+                 rel=5e-3, flags=["--precision=tf32"])
 
 
 def layer_cases():
@@ -450,17 +467,18 @@ def main():
     mnemo_run = a.mnemo_run or default_mnemo_run(a.mnemoc)
     os.makedirs(a.out, exist_ok=True)
     cases = [] if a.models_only else [
-        c + ([],) for c in list(attention_cases()) + list(linear_cases())
+        c if len(c) == 6 else c + ([],)
+        for c in list(attention_cases()) + list(linear_cases())
         + list(layer_cases()) + [tiny_decoder(a.out)]]
     cases += [reference_model(a.out, m) for m in a.models]
     if a.model_dtype:
         cases += [reference_model(a.out, m, a.model_dtype) for m in a.models if os.path.isdir(m)]
     if a.weights_reference:
         cases = [c[:-1] + (c[-1] + ["--weights=reference"],)
-                 if c[-1] and os.path.isdir(c[1]) else c for c in cases]
+                 if "\n" not in c[1] and os.path.isdir(c[1]) else c for c in cases]
     manifest = []
     for name, source, inputs, ref, tol, flags in cases:
-        if flags:  # a model file or directory
+        if "\n" not in source:  # a model file or directory
             path = source
         else:
             path = os.path.join(a.out, name + ".mlir")

@@ -247,6 +247,12 @@ static cl::opt<int64_t> blockQ("block-q",
 static cl::opt<int64_t>
     blockKV("block-kv", cl::desc("Key/value tile rows (0: target default)"),
             cl::init(0), cl::cat(mnemocOptions));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("GPU: f32 linear layers on the tensor cores: 3xtf32 (default; "
+             "three TF32 products a term, about f32's accuracy), tf32 (one "
+             "product, 10-bit mantissas, fastest) or f32 (the CUDA cores)"),
+    cl::init("3xtf32"), cl::cat(mnemocOptions));
 static cl::opt<bool> gpuDecodeKernel(
     "gpu-decode-kernel",
     cl::desc("GPU: paged decode steps over FP8 KV pools take the decode "
@@ -325,6 +331,9 @@ int main(int argc, char **argv) {
                 llvm::join(mnemo::getTargetBackendNames(), ", ") + ")");
   if (maxBatch <= 0 || maxSeqLen <= 0)
     return fail("--max-batch and --max-seq-len must be positive");
+  if (precision != "3xtf32" && precision != "tf32" && precision != "f32")
+    return fail("--precision must be 3xtf32, tf32 or f32 (got '" + precision +
+                "')");
   bool binary =
       emit == mnemo::EmitStage::Obj || emit == mnemo::EmitStage::Artifact;
   if (binary && outputPath == "-")
@@ -502,6 +511,7 @@ int main(int argc, char **argv) {
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.gpuDecodeKernel = gpuDecodeKernel;
+  options.f32Precision = precision;
   options.sourceName =
       llvm::sys::path::filename(llvm::StringRef(inputPath).rtrim("/")).str();
   options.sourceHash = hash;

@@ -356,14 +356,24 @@ def RaiseContractionsPass : Pass<"mnemo-raise-contractions"> {
 
 def TransposeConstantWeightsPass
     : Pass<"mnemo-transpose-constant-weights"> {
-  let summary = "Stores constant out_in linear weights as in_out";
+  let summary = "Lays constant linear weights out for the target's kernels";
   let description = [{
     A `mnemo.linear` with `layout(out_in)` reads its weight `[N, K]` across
     rows when it walks the output features. When the weight is a constant,
     this pass transposes it at compile time and switches the op to
-    `layout(in_out)`, so generated code streams it contiguously. The math is
-    unchanged; weights used elsewhere are left alone.
+    `layout(in_out)`, so generated code streams it contiguously
+    (`to-in-out`). With `f32-out-in`, f32 weights go the other way: a
+    constant `[K, N]` one is transposed to `[N, K]` (`layout(out_in)`), the
+    form a GPU target's TF32 GEMM reads, and an `out_in` one stays. The
+    math is unchanged; weights used elsewhere are left alone.
   }];
+  let options = [
+    Option<"toInOut", "to-in-out", "bool", "true",
+           "Constant out_in weights become in_out (f32 ones too unless "
+           "f32-out-in)">,
+    Option<"f32OutIn", "f32-out-in", "bool", "false",
+           "Constant f32 weights become out_in">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 

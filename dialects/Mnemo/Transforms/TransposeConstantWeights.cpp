@@ -21,7 +21,7 @@ using namespace mlir::mnemo;
 
 namespace {
 
-/// The [K, N] transpose of a dense [N, K] matrix of byte-sized elements.
+/// The transpose of a dense matrix of byte-sized elements.
 DenseElementsAttr transposeMatrix(DenseElementsAttr w) {
   auto type = cast<RankedTensorType>(w.getType());
   int64_t n = type.getDimSize(0), k = type.getDimSize(1);
@@ -40,18 +40,24 @@ DenseElementsAttr transposeMatrix(DenseElementsAttr w) {
 struct TransposeConstantWeightsPass final
     : mnemo::impl::TransposeConstantWeightsPassBase<
           TransposeConstantWeightsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     // One transposed constant per original, however many linears share it.
     llvm::DenseMap<Operation *, Value> transposedOf;
     getOperation()->walk([&](LinearOp op) {
-      if (op.getLayout() != WeightLayout::OutIn)
-        return;
       auto constant = op.getWeight().getDefiningOp<arith::ConstantOp>();
       auto value = constant
                        ? dyn_cast<DenseElementsAttr>(constant.getValue())
                        : DenseElementsAttr();
       if (!value || value.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+        return;
+      WeightLayout want = f32OutIn && value.getElementType().isF32()
+                              ? WeightLayout::OutIn
+                          : toInOut ? WeightLayout::InOut
+                                    : op.getLayout();
+      if (op.getLayout() == want)
         return;
       Value &transposed = transposedOf[constant];
       if (!transposed) {
@@ -61,7 +67,7 @@ struct TransposeConstantWeightsPass final
       }
       rewriter.modifyOpInPlace(op, [&] {
         op.getWeightMutable().assign(transposed);
-        op.setLayout(WeightLayout::InOut);
+        op.setLayout(want);
       });
       if (constant->use_empty())
         rewriter.eraseOp(constant);

@@ -68,8 +68,10 @@ struct TilingOptions {
 /// Graph-level rewrites on mnemo ops (the `fused` stage).
 /// `keepWeightLayout`: constant linear weights keep their layout (weights
 /// read in place from a checkpoint), rather than being transposed to
-/// in_out.
-void buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout = false);
+/// in_out; `f32OutIn`: constant f32 weights are laid out [N, K] (out_in)
+/// whatever their source's layout (a GPU target's TF32 GEMM reads them so).
+void buildFusionPipeline(OpPassManager &pm, bool keepWeightLayout = false,
+                         bool f32OutIn = false);
 
 /// MLA decomposed into mnemo.attention, FlashAttention tiling of
 /// mnemo.attention, then the reference decomposition of the remaining mnemo

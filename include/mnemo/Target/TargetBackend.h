@@ -67,13 +67,21 @@ public:
   /// function (the artifact's kernel ABI).
   virtual void buildCodegenPipeline(OpPassManager &pm) const = 0;
 
+  /// What the kernel selection of a compilation is told.
+  struct KernelSelection {
+    /// The largest batch the artifact runs (--max-batch).
+    int64_t maxBatch = 16;
+    /// A GPU target's paged decode steps may take its decode kernel
+    /// (--gpu-decode-kernel).
+    bool decodeKernel = true;
+    /// How a GPU target's f32 linear layers use the tensor cores
+    /// (--precision: 3xtf32, tf32 or f32).
+    std::string f32Precision = "3xtf32";
+  };
   /// Appends passes that replace ops with the target's own kernels before
   /// the target-independent tiling (which takes what they leave).
-  /// `maxBatch` is the largest batch the artifact runs (--max-batch);
-  /// `decodeKernel` lets a GPU target's paged decode steps take its decode
-  /// kernel (--gpu-decode-kernel).
-  virtual void buildKernelSelectionPipeline(OpPassManager &pm, int64_t maxBatch,
-                                            bool decodeKernel) const {}
+  virtual void buildKernelSelectionPipeline(OpPassManager &pm,
+                                            const KernelSelection &) const {}
 
   /// Appends passes that give the target's kernels the products inside
   /// attention tiles, after tiling (the CPU's GEMM takes QK^T and PV).

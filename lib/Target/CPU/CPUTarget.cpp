@@ -53,8 +53,8 @@ CPULinearKernelPassOptions linearKernelOptions(const TargetInfo &info) {
 }
 } // namespace
 
-void CPUTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm, int64_t,
-                                                    bool) const {
+void CPUTargetBackend::buildKernelSelectionPipeline(
+    OpPassManager &pm, const KernelSelection &) const {
   pm.addNestedPass<func::FuncOp>(
       createCPULinearKernelPass(linearKernelOptions(info)));
 }

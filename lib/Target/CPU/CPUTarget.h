@@ -22,8 +22,8 @@ public:
   std::string getFeatures() const override { return features; }
   const TargetInfo &getInfo() const override { return info; }
 
-  void buildKernelSelectionPipeline(OpPassManager &pm, int64_t maxBatch,
-                                    bool decodeKernel) const override;
+  void buildKernelSelectionPipeline(OpPassManager &pm,
+                                    const KernelSelection &) const override;
   void buildTileKernelPipeline(OpPassManager &pm) const override;
   void buildCodegenPipeline(OpPassManager &pm) const override;
   FailureOr<std::string> serialize(ModuleOp module,

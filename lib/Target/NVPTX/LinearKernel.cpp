@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Rewrites a mnemo.linear with bf16 or f16 weights into one gpu.launch of a
-// tiled GEMM on the tensor cores: a block computes a block-m x block-n tile
+// Rewrites a mnemo.linear with bf16, f16 or f32 weights into one gpu.launch
+// of a tiled GEMM on the tensor cores (f32 as TF32: three products a term,
+// 3xTF32, by default): a block computes a block-m x block-n tile
 // of the output over 64-wide steps of K, its A (input) and W (weight) tiles
 // in 2 to 6 stages of swizzled shared memory (cp.async, or TMA on
 // mbarriers), multiplied with mma.sync m16n8k16 (ldmatrix fragments) or, on
@@ -34,6 +35,8 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 #include <cmath>
 #include <optional>
 
@@ -60,9 +63,21 @@ constexpr int64_t kDecodeStages = 6;
 
 /// Static facts of one linear op and the tiling chosen for it.
 struct Gemm {
-  Type elem;            // MMA operands: the weight's type (bf16 or f16)
+  Type elem;            // MMA operands: the weight's type (bf16, f16, f32)
   Type inElem, outElem; // input (elem or f32) and result elements
   int64_t m, k, n;      // rows (leading dims), input and output features
+  /// f32 weights (and input) on the tensor cores as TF32: three products
+  /// (3xTF32) unless `singleTf32`. Shared memory holds the f32 values as
+  /// pairs of 16-bit units (`tileElem`, bf16): every tile size, offset
+  /// and K step below counts units, so that the layout (128-byte rows,
+  /// 16-byte chunks, the swizzle) is the 16-bit one and so are the
+  /// ldmatrix fragments, which are TF32's m16n8k8 ones read as pairs.
+  bool singleTf32 = false;
+  Type tileElem;
+  bool tf32() const { return elem.isF32(); }
+  /// 16-bit units per element, and K in units.
+  int64_t units() const { return tf32() ? 2 : 1; }
+  int64_t kUnits() const { return k * units(); }
   /// The rows are known at run time only: `m` is the count the tiling is
   /// chosen for (kPlannedRows, or the largest batch times the static row
   /// dims when the batch is the only dynamic dim: `boundedM`), the kernel
@@ -108,7 +123,7 @@ struct Gemm {
   int64_t warpTilesM() const { return blockM / warpsM / 16; }
   int64_t warpTilesN() const { return blockN / warpsN / 8; }
   int64_t threads() const { return 32 * warpsM * warpsN; }
-  int64_t kSteps() const { return (k + kBlockK - 1) / kBlockK; }
+  int64_t kSteps() const { return (kUnits() + kBlockK - 1) / kBlockK; }
   int64_t gridM() const { return (m + blockM - 1) / blockM; }
   int64_t gridN() const { return (n + blockN - 1) / blockN; }
   /// A stage holds the A tile (blockM x 64) and then the W tile; `stages`
@@ -183,10 +198,14 @@ std::optional<LinearView> viewOf(Operation *op) {
   return std::nullopt;
 }
 
+/// How f32 weights use the tensor cores (the pass's f32-precision).
+enum class F32Precision { cudaCores, tf32, tf32x3 };
+
 /// The facts of `op` and its fused producers in `g` (types, sizes,
 /// layout, fusions), or why the kernel cannot compute it.
 LogicalResult describe(const LinearView &op, const Fusion &fusion,
-                       int64_t maxBatch, Gemm &g, std::string &why) {
+                       int64_t maxBatch, F32Precision precision, Gemm &g,
+                       std::string &why) {
   auto x = cast<RankedTensorType>(op.input.getType());
   auto w = cast<RankedTensorType>(op.weight.getType());
   auto r = cast<RankedTensorType>(op.result().getType());
@@ -201,8 +220,21 @@ LogicalResult describe(const LinearView &op, const Fusion &fusion,
   g.elem = w.getElementType();
   g.inElem = x.getElementType();
   g.outElem = r.getElementType();
-  if (!isSixteenBit(g.elem))
-    return why = "weight is not bf16 or f16", failure();
+  g.tileElem = g.elem;
+  if (g.elem.isF32()) {
+    if (precision == F32Precision::cudaCores)
+      return why = "f32 weight (f32-precision=f32)", failure();
+    // TF32 takes both tiles K-major, as stored: no fused producer (they
+    // round into 16-bit tiles), W [N, K].
+    if (fusion.swiglu || fusion.rmsNorm)
+      return why = "f32 weight with a fused producer", failure();
+    if (!op.outIn)
+      return why = "f32 weight [K, N] (TF32 reads W [N, K])", failure();
+    g.singleTf32 = precision == F32Precision::tf32;
+    g.tileElem = BFloat16Type::get(w.getContext());
+  } else if (!isSixteenBit(g.elem)) {
+    return why = "weight is not bf16, f16 or f32", failure();
+  }
   if (g.inElem != g.elem && !g.inElem.isF32())
     return why = "input is neither f32 nor the weight's type", failure();
   if (!isStoredFloat(g.outElem))
@@ -379,11 +411,14 @@ Value addElement(ImplicitLocOpBuilder &b, Value acc, Value buffer,
 FailureOr<Gemm> analyze(const LinearView &op, const Fusion &fusion, bool wgmma,
                         bool tma, int64_t smCount, int64_t splitK,
                         int64_t maxBatch, int64_t sharedLimit,
-                        std::string &why) {
+                        F32Precision precision, std::string &why) {
   Gemm g;
-  if (failed(describe(op, fusion, maxBatch, g, why)))
+  if (failed(describe(op, fusion, maxBatch, precision, g, why)))
     return failure();
-  chooseTiling(g, wgmma, tma, smCount, sharedLimit);
+  // 3xTF32 splits both operands in registers: mma.sync, whose fragments
+  // are registers (wgmma reads B from shared memory as it is).
+  chooseTiling(g, wgmma && (!g.tf32() || g.singleTf32), tma, smCount,
+               sharedLimit);
   // Dynamic rows: the input's tensor map takes its row count when the
   // plan runs. Split-K is chosen for the planned rows when they are the
   // batch's bound (the partials and the reduction follow the real count);
@@ -423,7 +458,7 @@ FailureOr<Gemm> analyze(const LinearView &op, const Fusion &fusion, bool wgmma,
 class GemmEmitter : TensorCoreBuilder {
 public:
   GemmEmitter(ImplicitLocOpBuilder &b, const Gemm &g)
-      : TensorCoreBuilder(b, g.elem), g(g) {}
+      : TensorCoreBuilder(b, g.tileElem), g(g) {}
 
   /// Fills `launch`'s body: `x` [M, K], `w` [N, K] or [K, N], `bias` [N]
   /// (or null) and `y` [M, N] are global memrefs; with split-K, `y` is the
@@ -517,6 +552,14 @@ private:
   int64_t rounds() const { return g.blockM * kBlockK / 8 / g.threads(); }
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
+  /// TF32: each register of `f` rounded (`hi`) and, with 3xTF32, its rest
+  /// rounded (`lo`; nulls with one product).
+  void splitFragment(const Fragment &f, Fragment &hi, Fragment &lo);
+  /// TF32: the products of this warp's m16 blocks' A fragments (split) and
+  /// the two n8 blocks of `f` (pair `jp`) into `acc`.
+  void multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
+                    const Fragment &f, SmallVectorImpl<Accumulator> &acc,
+                    int64_t jp);
   /// The same with wgmma on the warpgroup's 64 rows, both operands read
   /// from shared memory through descriptors, `d` the accumulator struct:
   /// returns the new struct once the previous step's group has completed
@@ -568,21 +611,24 @@ void GemmEmitter::stageAsync(Value step, Value stage) {
     forEachChunk(t.rows, t.width, [&](Value row, Value col) {
       Value gr = add(r0, row), gc = add(c0, col);
       Value valid = both(lt(gr, rows), lt(gc, idx(cols)));
+      // (TF32: columns count units, the source f32 elements.)
+      Value srcCol = g.tf32() ? div(gc, 2) : gc;
       // waitAll waits for whole groups: the tokens are not needed.
-      asyncCopy(t, row, col, memref, {gr}, select(valid, gc, idx(0)), valid);
+      asyncCopy(t, row, col, memref, {gr}, select(valid, srcCol, idx(0)),
+                valid);
     });
   };
   if (!g.viaRegisters())
-    copy(aTile(stage), x, m0, rowCount(), k0, g.k);
+    copy(aTile(stage), x, m0, rowCount(), k0, g.kUnits());
   if (g.outIn)
-    copy(wTile(stage), w, add(wRow0, n0), add(wRow0, idx(g.n)), k0, g.k);
+    copy(wTile(stage), w, add(wRow0, n0), add(wRow0, idx(g.n)), k0, g.kUnits());
   else
     copy(wTile(stage), w, k0, idx(g.k), n0, g.n);
 }
 
 void GemmEmitter::stageTma(Value step, Value stage, Value barrier) {
   expectBytes(barrier, 2 * kBlockK * (g.blockM + g.blockN));
-  Value k0 = toI32(mul(step, kBlockK));
+  Value k0 = toI32(mul(step, kBlockK / g.units()));
   auto dst = [&](int64_t element) {
     return add(tilesAddress, add(mul(stage, 2), idx(2 * element)));
   };
@@ -782,6 +828,11 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
     for (int64_t i = 0; i < tm; ++i)
       af.push_back(ldmatrix(a, add(warpRow, add(idx(16 * i), rem(lane, 16))),
                             add(idx(16 * kk), mul(laneHi, 8)), false));
+    // TF32: each A register rounded (hi) and its rest (lo), once a k-step.
+    SmallVector<Fragment> aHi(tm), aLo(tm);
+    if (g.tf32())
+      for (int64_t i = 0; i < tm; ++i)
+        splitFragment(af[i], aHi[i], aLo[i]);
     for (int64_t jp = 0; jp < tn / 2; ++jp) {
       // Two n8 blocks per ldmatrix.x4: W [N, K] is read as stored (the
       // n rows of B col-major), W [K, N] transposed.
@@ -795,6 +846,10 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
                          add(idx(16 * kk), add(mul(laneMid, 8), lane8)),
                          add(warpCol, add(idx(16 * jp), mul(laneHi, 8))),
                          true);
+      if (g.tf32()) {
+        multiplyTf32(aHi, aLo, f, acc, jp);
+        continue;
+      }
       for (int64_t i = 0; i < tm; ++i) {
         Accumulator &lo = acc[i * tn + 2 * jp], &hi = acc[i * tn + 2 * jp + 1];
         lo = mma(af[i], {f[0], f[1]}, lo);
@@ -802,6 +857,34 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
       }
     }
   }
+}
+
+void GemmEmitter::splitFragment(const Fragment &f, Fragment &hi, Fragment &lo) {
+  for (Value r : f) {
+    auto [h, l] = splitTf32(r, /*withRest=*/!g.singleTf32);
+    hi.push_back(h);
+    lo.push_back(l);
+  }
+}
+
+void GemmEmitter::multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
+                               const Fragment &f,
+                               SmallVectorImpl<Accumulator> &acc, int64_t jp) {
+  int64_t tn = g.warpTilesN();
+  Fragment bHi, bLo;
+  splitFragment(f, bHi, bLo);
+  // With 3xTF32 the small products first.
+  for (int64_t i = 0; i < int64_t(aHi.size()); ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Accumulator &c = acc[i * tn + 2 * jp + h];
+      ArrayRef<Value> wHi = ArrayRef<Value>(bHi).slice(2 * h, 2),
+                      wLo = ArrayRef<Value>(bLo).slice(2 * h, 2);
+      if (!g.singleTf32) {
+        c = mmaTf32(aLo[i], wHi, c);
+        c = mmaTf32(aHi[i], wLo, c);
+      }
+      c = mmaTf32(aHi[i], wHi, c);
+    }
 }
 
 Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
@@ -823,7 +906,8 @@ Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
     Value w = g.outIn ? descriptor(address(wt.base, idx(32 * kk)), 16, 1024)
                       : descriptor(address(wt.base, idx(16 * kk * 128)),
                                    wt.panelBytes(), 1024);
-    d = wgmmaStep(type, d, a, w, g.blockN, /*bKMajor=*/g.outIn);
+    d = wgmmaStep(type, d, a, w, g.blockN, /*bKMajor=*/g.outIn,
+                  /*zero=*/false, g.elem);
   }
   wgmmaEnd(1);
   return d;
@@ -888,9 +972,15 @@ void GemmEmitter::setUp(gpu::LaunchOp launch) {
                          MemRefLayoutAttrInterface(), workgroup));
   tiles = memref::ViewOp::create(
       b,
-      MemRefType::get({g.stages * g.stageElements()}, g.elem,
+      MemRefType::get({g.stages * g.stageElements()}, g.tileElem,
                       MemRefLayoutAttrInterface(), workgroup),
       raw, idx(0), ValueRange{});
+  if (g.tf32())
+    wideTiles = memref::ViewOp::create(
+        b,
+        MemRefType::get({g.stages * g.stageElements() / 2}, f32,
+                        MemRefLayoutAttrInterface(), workgroup),
+        raw, idx(0), ValueRange{});
   if (g.rmsNorm)
     rowScales = memref::ViewOp::create(
         b,
@@ -1245,11 +1335,13 @@ void rewrite(const LinearView &op, const Gemm &g, Fusion fusion,
   // input and block-n rows of W [N, K] or 64 x 64 panels of W [K, N].
   Value xMap, wMap;
   if (g.tma) {
-    xMap = createTensorMap(b, x, {g.blockM, kBlockK}, g.elem);
-    wMap = createTensorMap(
-        b, w, g.outIn ? SmallVector<int64_t>{g.blockN, kBlockK}
-                      : SmallVector<int64_t>{kBlockK, 64},
-        g.elem);
+    // (128-byte box rows: 32 f32 elements with TF32.)
+    int64_t boxK = kBlockK / g.units();
+    xMap = createTensorMap(b, x, {g.blockM, boxK}, g.elem);
+    wMap = createTensorMap(b, w,
+                           g.outIn ? SmallVector<int64_t>{g.blockN, boxK}
+                                   : SmallVector<int64_t>{kBlockK, 64},
+                           g.elem);
   }
   Value gridM = g.dynamicM ? Value(arith::CeilDivSIOp::create(
                                   b, rowCount, indexConstant(b, g.blockM)))
@@ -1305,7 +1397,7 @@ constexpr int64_t kNarrowRows = 1024;
 /// decode step's few rows keep their fusions (rawStaged), which a rounding
 /// kernel would cost launches for.
 bool wantsNarrowInput(const Gemm &g) {
-  return g.inElem.isF32() && g.wgmma && !g.boundedM &&
+  return g.inElem.isF32() && !g.tf32() && g.wgmma && !g.boundedM &&
          (g.dynamicM || g.m >= kNarrowRows);
 }
 
@@ -1353,6 +1445,9 @@ struct LinearKernelPass
   /// whose other users keep it.
   Fusion fusionOf(const LinearView &op) {
     Fusion f;
+    // TF32 tiles are the f32 values as stored: nothing computed on the way.
+    if (cast<RankedTensorType>(op.weight.getType()).getElementType().isF32())
+      return f;
     auto swiglu = op.input.getDefiningOp<mnemo::SwiGluOp>();
     // A clamped SwiGLU (limit) stays a kernel of its own.
     if (fuseSwiglu && swiglu && swiglu->hasOneUse() && !swiglu.getLimit())
@@ -1376,6 +1471,18 @@ struct LinearKernelPass
           << chip << "'";
       return signalPassFailure();
     }
+    std::optional<F32Precision> parsed =
+        llvm::StringSwitch<std::optional<F32Precision>>(f32Precision)
+            .Case("3xtf32", F32Precision::tf32x3)
+            .Case("tf32", F32Precision::tf32)
+            .Case("f32", F32Precision::cudaCores)
+            .Default(std::nullopt);
+    if (!parsed) {
+      getOperation().emitError("mnemo-gpu-linear-kernel: f32-precision '")
+          << f32Precision << "' is not 3xtf32, tf32 or f32";
+      return signalPassFailure();
+    }
+    F32Precision precision = *parsed;
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa<mnemo::LinearOp, mnemo::GroupedLinearOp>(op))
@@ -1387,7 +1494,8 @@ struct LinearKernelPass
     DominanceInfo dominance(getOperation());
     auto plan = [&](Operation *op, const Fusion &fusion, std::string &why) {
       return analyze(*viewOf(op), fusion, gpu->warpgroupMma && useWgmma, useTma,
-                     smCount, splitK, maxBatch, sharedBytesLimit, why);
+                     smCount, splitK, maxBatch, sharedBytesLimit, precision,
+                     why);
     };
     for (Operation *op : ops) {
       std::string why;

@@ -37,13 +37,12 @@ NVPTXTargetBackend::NVPTXTargetBackend(std::string chip, std::string features,
                                        TargetInfo info)
     : chip(std::move(chip)), features(std::move(features)), info(info) {}
 
-void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
-                                                      int64_t maxBatch,
-                                                      bool decodeKernel) const {
+void NVPTXTargetBackend::buildKernelSelectionPipeline(
+    OpPassManager &pm, const KernelSelection &selection) const {
   const ChipInfo &info = *lookupChip(chip);
   AttentionKernelPassOptions options;
   options.chip = chip;
-  options.decodeKernel = decodeKernel;
+  options.decodeKernel = selection.decodeKernel;
   options.smCount = info.multiprocessors;
   // A block may take what one block per multiprocessor may (an FP8 pool's
   // ring beside D 256 tiles, 129 KiB; on sm_80 an MLA's K and Q tiles, 144
@@ -62,7 +61,8 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(OpPassManager &pm,
   // block may take holds its stages.
   linear.sharedBytesLimit = info.blockSharedBytes;
   linear.smCount = info.multiprocessors;
-  linear.maxBatch = maxBatch;
+  linear.maxBatch = selection.maxBatch;
+  linear.f32Precision = selection.f32Precision;
   pm.addNestedPass<func::FuncOp>(createLinearKernelPass(linear));
   TopKKernelPassOptions topK;
   topK.smCount = info.multiprocessors;

@@ -28,8 +28,8 @@ public:
   /// and gpu.launch_func.
   void buildCodegenPipeline(OpPassManager &pm) const override;
   /// 16-bit attention becomes a tensor-core kernel (mnemo-gpu-attention-kernel).
-  void buildKernelSelectionPipeline(OpPassManager &pm, int64_t maxBatch,
-                                    bool decodeKernel) const override;
+  void buildKernelSelectionPipeline(OpPassManager &pm,
+                                    const KernelSelection &) const override;
   /// Buffers and launches of each public function (LaunchPlan.h).
   FailureOr<std::vector<GpuFunctionPlan>>
   launchPlans(ModuleOp module) const override;

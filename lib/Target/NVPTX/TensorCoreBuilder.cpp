@@ -145,12 +145,17 @@ Value TensorCoreBuilder::asyncCopy(const SharedTile &r, Value row, Value col,
   for (Value i : rowIndices)
     src.push_back(select(valid, i, idx(0)));
   src.push_back(srcCol);
-  Value elements = select(valid, idx(8), idx(0));
+  // 16 bytes: 8 16-bit elements or 4 f32 ones.
+  bool wide = cast<MemRefType>(memref.getType()).getElementTypeBitWidth() == 32;
+  int64_t count = wide ? 4 : 8;
+  Value elements = select(valid, idx(count), idx(0));
   Value dst = offset(r, row, col);
+  if (wide)
+    dst = div(dst, 2);
   return nvgpu::DeviceAsyncCopyOp::create(
-      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
-      ValueRange{dst}, memref, src, b.getIndexAttr(8), elements,
-      b.getUnitAttr());
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+      wide ? wideTiles : tiles, ValueRange{dst}, memref, src,
+      b.getIndexAttr(count), elements, b.getUnitAttr());
 }
 
 void TensorCoreBuilder::commit(ArrayRef<Value> tokens) {
@@ -205,6 +210,37 @@ Accumulator TensorCoreBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
   return out;
+}
+
+Accumulator TensorCoreBuilder::mmaTf32(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                                       ArrayRef<Value> c) {
+  auto type =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
+      std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  Accumulator out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  return out;
+}
+
+std::pair<Value, Value> TensorCoreBuilder::splitTf32(Value bits,
+                                                     bool withRest) {
+  auto round = [&](Value x) -> Value {
+    return NVVM::ConvertFloatToTF32Op::create(
+        b, i32, x, NVVM::FPRoundingMode::RNA, NVVM::SaturationMode::NONE,
+        /*relu=*/false);
+  };
+  Value x = arith::BitcastOp::create(b, f32, bits);
+  Value hi = round(x);
+  if (!withRest)
+    return {hi, nullptr};
+  Value rest = fsub(x, arith::BitcastOp::create(b, f32, hi));
+  return {hi, round(rest)};
 }
 
 Value TensorCoreBuilder::pack(Value lo, Value hi, Type type) {
@@ -271,13 +307,16 @@ void TensorCoreBuilder::wgmmaBegin() { NVVM::WgmmaFenceAlignedOp::create(b); }
 
 Value TensorCoreBuilder::wgmmaStep(Type accType, Value acc, Value a,
                                    Value bDesc, int64_t n, bool bKMajor,
-                                   bool zero) {
-  NVVM::WGMMATypes t =
-      elem.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+                                   bool zero, Type operands) {
+  if (!operands)
+    operands = elem;
+  NVVM::WGMMATypes t = operands.isF32()   ? NVVM::WGMMATypes::tf32
+                       : operands.isF16() ? NVVM::WGMMATypes::f16
+                                          : NVVM::WGMMATypes::bf16;
   return NVVM::WgmmaMmaAsyncOp::create(
       b, accType, acc, a, bDesc,
-      NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16), t, t,
-      NVVM::WGMMATypes::f32,
+      NVVM::MMAShapeAttr::get(b.getContext(), 64, n, operands.isF32() ? 8 : 16),
+      t, t, NVVM::WGMMATypes::f32,
       zero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
       NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
       bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,

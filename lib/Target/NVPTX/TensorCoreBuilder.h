@@ -115,9 +115,11 @@ protected:
   /// The element offset in shared memory of (row, col) of `r`; `col` is a
   /// multiple of 8.
   Value offset(const SharedTile &r, Value row, Value col);
-  /// Starts a 16-byte cp.async of 8 elements from `memref[rowIndices...,
-  /// srcCol]` to (row, col) of `r`; when `valid` is false it copies 0 bytes
-  /// (zero fill) from a row of index 0. Returns its token.
+  /// Starts a 16-byte cp.async from `memref[rowIndices..., srcCol]` to
+  /// (row, col) of `r`: 8 elements of a 16-bit `memref`, or 4 of an f32
+  /// one (into `wideTiles`, the f32 view of the tiles; `col` counts 16-bit
+  /// units); when `valid` is false it copies 0 bytes (zero fill) from a
+  /// row of index 0. Returns its token.
   Value asyncCopy(const SharedTile &r, Value row, Value col, Value memref,
                   ArrayRef<Value> rowIndices, Value srcCol, Value valid);
   /// Commits the copies of `tokens` as one cp.async group.
@@ -134,6 +136,17 @@ protected:
   /// `type` (null: elem; f16 pairs as vector<2xf16>, bf16 pairs as i32).
   Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c,
                   Type type = {});
+  /// D = A B + C with mma.sync.m16n8k8 of TF32 operands (A: 4, B: 2 i32
+  /// registers), f32 accumulators. An f32 tile read with ldmatrix as pairs
+  /// of 16-bit units gives these fragments as they are: each 32-bit
+  /// register holds the element the TF32 layout places there.
+  Accumulator mmaTf32(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                      ArrayRef<Value> c);
+  /// An f32 held as i32 as the sum of two TF32 values (i32), the larger
+  /// rounded to nearest (ties away) and the rest rounded likewise: 3xTF32
+  /// multiplies hi hi + hi lo + lo hi, within about 2^-21 of f32's product.
+  /// Without `withRest`, the rounded value only (lo null).
+  std::pair<Value, Value> splitTf32(Value bits, bool withRest = true);
   /// Two f32 values rounded to a 16-bit pair of `type` (null: elem) in
   /// its register form.
   Value pack(Value lo, Value hi, Type type = {});
@@ -169,8 +182,10 @@ protected:
   /// `accType`), adding to it unless `zero`; end() commits the group and
   /// waits until at most `pending` groups are in flight.
   void wgmmaBegin();
+  /// With f32 `operands` (null: elem) the step is m64nNk8 of TF32, both
+  /// tiles K-major: 32 bytes of K, as a 16-bit step.
   Value wgmmaStep(Type accType, Value acc, Value a, Value bDesc, int64_t n,
-                  bool bKMajor, bool zero = false);
+                  bool bKMajor, bool zero = false, Type operands = {});
   void wgmmaEnd(int64_t pending);
   /// One m64nNk16 step with A in registers (`a`: the 4 registers of the
   /// thread's A fragment) and B MN-major through `bDesc`, adding to the
@@ -185,6 +200,8 @@ protected:
   /// mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.
   Type reg;
   Value tiles;
+  /// The tiles as f32 (the same shared memory), for copies of f32 rows.
+  Value wideTiles;
 };
 
 /// `v` with element type `type`: a linalg.generic of arith.truncf or extf.

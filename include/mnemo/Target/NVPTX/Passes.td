@@ -100,14 +100,22 @@ def AttentionKernelPass
 
 def LinearKernelPass
     : Pass<"mnemo-gpu-linear-kernel", "::mlir::func::FuncOp"> {
-  let summary = "Replaces mnemo.linear with 16-bit weights by a tensor-core "
-                "GEMM kernel";
+  let summary = "Replaces mnemo.linear with 16-bit or f32 weights by a "
+                "tensor-core GEMM kernel";
   let description = [{
     Runs before linear layers are lowered to linalg. Each `mnemo.linear`
     of static shape (operands and result) whose weight is bf16 or f16,
     whose input has rank 2 or more and is f32 or the weight's type, and
     whose K and N are multiples of 8 becomes one `gpu.launch` of a tiled
-    GEMM (the rest keeps the generic path):
+    GEMM (the rest keeps the generic path). So does one whose weight
+    `[N, K]` and input are f32, unless `f32-precision=f32`: its tiles hold
+    the f32 values as stored (as pairs of 16-bit units, the 16-bit layout)
+    and it multiplies TF32 values with `mma.sync.m16n8k8`, each operand
+    rounded to TF32 (`cvt.rna`) and, with `3xtf32` (the default), its rest
+    too, three products a term (hi lo + lo hi + hi hi): about f32's
+    accuracy at a third of TF32's rate; with `tf32`, one product (on
+    sm_90a, wgmma from shared memory and TMA where the tiling allows).
+    No producer is fused into an f32 layer.
 
     - a block computes a tile of the [M, N] output (M: the input's leading
       dimensions) over 64-wide steps of K: 128 x 128 with 8 warps, smaller
@@ -181,6 +189,10 @@ def LinearKernelPass
            "On sm_90a, round the f32 input of a GEMM of many rows (a "
            "prefill's) to the weight's type in a kernel of its own, so "
            "that its tiles arrive by TMA">,
+    Option<"f32Precision", "f32-precision", "std::string", "\"3xtf32\"",
+           "f32 weights: 3xtf32 (three TF32 products a term, about f32's "
+           "accuracy), tf32 (one, 10-bit mantissas) or f32 (the generic "
+           "path on the CUDA cores)">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
