@@ -56,17 +56,20 @@ def cases():
     out.append(("decode_f32in_m1_k4096_n14336", "decode", 1, 4096, 14336, "f32"))
     cases = [dict(zip(("name", "kind", "M", "K", "N", "dtype"), c), wdtype="bf16",
                   precision="bf16") for c in out]
-    # f32 weights (an f32 checkpoint's layers): 3xTF32 (the default), one
-    # TF32 product, and the CUDA cores (--precision=f32, the path before).
-    f32 = [("prefill", 4096, 4096, 4096, ("3xtf32", "tf32", "f32")),
+    # f32 weights (an f32 checkpoint's layers): 3xTF32 (the default; also
+    # its sm_80 form, mma.sync, run on the same GPU), one TF32 product, and
+    # the CUDA cores (--precision=f32, the path before).
+    f32 = [("prefill", 4096, 4096, 4096, ("3xtf32", "3xtf32-sm_80", "tf32", "f32")),
            ("prefill", 4096, 4096, 14336, ("3xtf32",)),
            ("prefill", 4096, 14336, 4096, ("3xtf32",)),
            ("decode", 1, 4096, 14336, ("3xtf32", "f32")),
            ("decode", 32, 4096, 14336, ("3xtf32", "f32"))]
     for kind, m, k, n, modes in f32:
         for mode in modes:
-            cases.append(dict(name=f"{kind}_w32_{mode}_m{m}_k{k}_n{n}", kind=kind, M=m, K=k,
-                              N=n, dtype="f32", wdtype="f32", precision=mode))
+            precision, _, target = mode.partition("-")
+            cases.append(dict(name=f"{kind}_w32_{mode.replace('-', '_')}_m{m}_k{k}_n{n}",
+                              kind=kind, M=m, K=k, N=n, dtype="f32", wdtype="f32",
+                              precision=precision, **({"target": target} if target else {})))
     return cases
 
 
@@ -85,7 +88,8 @@ def prepare(a):
                     f"  return %r : {y}\n}}\n")
         artifact = os.path.join(a.cases, c["name"] + ".mnemo")
         flags = [] if c["wdtype"] == "bf16" else [f"--precision={c['precision']}"]
-        r = subprocess.run([a.mnemoc, src, f"--target={a.target}", "-o", artifact] + flags,
+        target = c.get("target", a.target)
+        r = subprocess.run([a.mnemoc, src, f"--target={target}", "-o", artifact] + flags,
                            capture_output=True, text=True)
         if r.returncode:
             c["error"] = r.stderr.strip()

@@ -131,7 +131,17 @@ struct Gemm {
   /// (`stages - 2` with wgmma, whose last step is still in flight).
   int64_t stages = 2;
   int64_t stageElements() const { return (blockM + blockN) * kBlockK; }
-  int64_t barrierOffset() const { return stages * 2 * stageElements(); }
+  /// 3xTF32 with wgmma, which reads both operands from shared memory: a
+  /// step's tiles are rounded to TF32 in place and their rests (lo) written
+  /// beside the stages, in two buffers (one step's are read by its wgmma
+  /// while the next step's are made).
+  bool splitTiles() const { return wgmma && tf32() && !singleTf32; }
+  /// Bytes the rests take (reserved while the tiling is chosen).
+  int64_t restBytes() const { return 2 * 2 * stageElements(); }
+  int64_t restOffset() const { return stages * 2 * stageElements(); }
+  int64_t barrierOffset() const {
+    return restOffset() + (splitTiles() ? restBytes() : 0);
+  }
   /// rms_norm: the rows' scales (f32) after the tiles.
   int64_t rowScaleOffset() const {
     return barrierOffset() + (tma ? 8 * stages : 0);
@@ -304,12 +314,14 @@ void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
     g.warpsM = t.warpsM;
     g.warpsN = t.warpsN;
   };
+  // With wgmma, 3xTF32's rests beside the stages.
+  auto reserved = [&] { return g.tf32() && !g.singleTf32 ? g.restBytes() : 0; };
   if (g.grouped()) {
     // Blocks of 64 rows (a group's rows are whole blocks of 64): one
     // warpgroup of 64 x 128 with wgmma, else 4 warps of 64 x 128 or 64 x 64.
     use(wgmma ? Tiling{64, 128, 4, 1} : Tiling{64, 128, 2, 2});
-    g.stages =
-        std::min<int64_t>(4, (sharedLimit - 1024) / (2 * g.stageElements()));
+    g.stages = std::min<int64_t>(4, (sharedLimit - 1024 - reserved()) /
+                                        (2 * g.stageElements()));
     if (wgmma && g.stages >= 3) {
       g.wgmma = true;
       g.tma = tma && !g.viaRegisters();
@@ -343,8 +355,8 @@ void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
     // As many stages (up to 4) as the shared memory holds: the wgmma
     // blocks run one per multiprocessor.
     // (At least 3: one stage in the multiply in flight, one in the next.)
-    g.stages =
-        std::min<int64_t>(4, (sharedLimit - 1024) / (2 * g.stageElements()));
+    g.stages = std::min<int64_t>(4, (sharedLimit - 1024 - reserved()) /
+                                        (2 * g.stageElements()));
     if (wgmma && g.gridM() * g.gridN() >= smCount && g.stages >= 3) {
       g.wgmma = true;
       g.tma = tma && !g.viaRegisters();
@@ -415,10 +427,7 @@ FailureOr<Gemm> analyze(const LinearView &op, const Fusion &fusion, bool wgmma,
   Gemm g;
   if (failed(describe(op, fusion, maxBatch, precision, g, why)))
     return failure();
-  // 3xTF32 splits both operands in registers: mma.sync, whose fragments
-  // are registers (wgmma reads B from shared memory as it is).
-  chooseTiling(g, wgmma && (!g.tf32() || g.singleTf32), tma, smCount,
-               sharedLimit);
+  chooseTiling(g, wgmma, tma, smCount, sharedLimit);
   // Dynamic rows: the input's tensor map takes its row count when the
   // plan runs. Split-K is chosen for the planned rows when they are the
   // batch's bound (the partials and the reduction follow the real count);
@@ -446,7 +455,8 @@ FailureOr<Gemm> analyze(const LinearView &op, const Fusion &fusion, bool wgmma,
   // 8 lanes per row), pairs of n8 blocks per warp (ldmatrix.x4), stages
   // 1024-byte aligned (128B swizzle of TMA and wgmma).
   if (g.blockM * kBlockK / 8 % g.threads() || g.threads() % 8 ||
-      g.warpTilesN() % 2 || 2 * g.stageElements() % 1024)
+      g.warpTilesN() % 2 || 2 * g.stageElements() % 1024 ||
+      (g.splitTiles() && g.stageElements() / 8 % g.threads()))
     llvm_unreachable("linear kernel tiling breaks the emitter's layout");
   if (g.gridM() > 65535)
     return why = "more row tiles than grid.y allows", failure();
@@ -563,8 +573,14 @@ private:
   /// The same with wgmma on the warpgroup's 64 rows, both operands read
   /// from shared memory through descriptors, `d` the accumulator struct:
   /// returns the new struct once the previous step's group has completed
-  /// (this step's stays in flight).
-  Value multiplyWgmma(Value stage, Value d);
+  /// (this step's stays in flight). With 3xTF32, `rests` (the first unit
+  /// of the step's rests) gives each k-step's two small products first.
+  Value multiplyWgmma(Value stage, Value d, Value rests = nullptr);
+  /// 3xTF32 with wgmma: every element of `stage`'s tiles rounded to TF32
+  /// in place and its rest, rounded too, to the same place of the rests'
+  /// buffer `buffer` (0 or 1); then fenced for the async proxy and a block
+  /// barrier. Returns the rests' first unit.
+  Value splitStage(Value stage, Value buffer);
   /// The wgmma accumulator struct of this warp's m16n8 blocks, in order.
   Type wgmmaStruct() const {
     return LLVM::LLVMStructType::getLiteral(
@@ -887,12 +903,49 @@ void GemmEmitter::multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
     }
 }
 
-Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
-  // Byte address in the shared window of element `element` of the stage.
-  auto address = [&](int64_t element, Value extraBytes) -> Value {
-    Value a = add(tilesAddress, add(mul(stage, 2), idx(2 * element)));
+Value GemmEmitter::splitStage(Value stage, Value buffer) {
+  auto v4 = VectorType::get({4}, f32);
+  Value rests = add(idx(g.restOffset() / 2), mul(buffer, g.stageElements()));
+  // 16-byte chunks (4 f32) of the stage, dealt to the threads in turn; a
+  // chunk's rest goes to the same offset from the rests' start.
+  int64_t chunks = g.stageElements() / 8;
+  for (int64_t c0 = 0; c0 < chunks; c0 += g.threads()) {
+    Value at = mul(add(tid, idx(c0)), 4);
+    Value x = vector::LoadOp::create(b, v4, wideTiles,
+                                     ValueRange{add(div(stage, 2), at)});
+    Value hi = x, lo = x;
+    for (int64_t e = 0; e < 4; ++e) {
+      Value xe = vector::ExtractOp::create(b, x, ArrayRef<int64_t>{e});
+      auto [h, l] = splitTf32(arith::BitcastOp::create(b, i32, xe));
+      hi = vector::InsertOp::create(b, arith::BitcastOp::create(b, f32, h), hi,
+                                    ArrayRef<int64_t>{e});
+      lo = vector::InsertOp::create(b, arith::BitcastOp::create(b, f32, l), lo,
+                                    ArrayRef<int64_t>{e});
+    }
+    vector::StoreOp::create(b, hi, wideTiles,
+                            ValueRange{add(div(stage, 2), at)});
+    vector::StoreOp::create(b, lo, wideTiles,
+                            ValueRange{add(div(rests, 2), at)});
+  }
+  // The writes (generic proxy) before the wgmma reads (async proxy).
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b);
+  return rests;
+}
+
+Value GemmEmitter::multiplyWgmma(Value stage, Value d, Value rests) {
+  // Byte address in the shared window of element `element` of the stage
+  // (or of the rests, from their first unit `base`).
+  auto addressIn = [&](Value base, int64_t element, Value extraBytes) {
+    Value a = add(tilesAddress, add(mul(base, 2), idx(2 * element)));
     return arith::IndexCastUIOp::create(b, b.getI64Type(),
                                         add(a, extraBytes));
+  };
+  auto address = [&](int64_t element, Value extraBytes) -> Value {
+    return addressIn(stage, element, extraBytes);
   };
   Type type = wgmmaStruct();
   // A and W [N, K] are K-major: 8-row groups 1024 bytes apart (stride), a
@@ -906,6 +959,16 @@ Value GemmEmitter::multiplyWgmma(Value stage, Value d) {
     Value w = g.outIn ? descriptor(address(wt.base, idx(32 * kk)), 16, 1024)
                       : descriptor(address(wt.base, idx(16 * kk * 128)),
                                    wt.panelBytes(), 1024);
+    if (rests) {
+      // 3xTF32: the rests' products (lo hi + hi lo), then hi hi.
+      Value aLo =
+          descriptor(addressIn(rests, 0, add(aRows, idx(32 * kk))), 16, 1024);
+      Value wLo = descriptor(addressIn(rests, wt.base, idx(32 * kk)), 16, 1024);
+      d = wgmmaStep(type, d, aLo, w, g.blockN, /*bKMajor=*/true,
+                    /*zero=*/false, g.elem);
+      d = wgmmaStep(type, d, a, wLo, g.blockN, /*bKMajor=*/true,
+                    /*zero=*/false, g.elem);
+    }
     d = wgmmaStep(type, d, a, w, g.blockN, /*bKMajor=*/g.outIn,
                   /*zero=*/false, g.elem);
   }
@@ -978,7 +1041,7 @@ void GemmEmitter::setUp(gpu::LaunchOp launch) {
   if (g.tf32())
     wideTiles = memref::ViewOp::create(
         b,
-        MemRefType::get({g.stages * g.stageElements() / 2}, f32,
+        MemRefType::get({g.barrierOffset() / 4}, f32,
                         MemRefLayoutAttrInterface(), workgroup),
         raw, idx(0), ValueRange{});
   if (g.rmsNorm)
@@ -1158,7 +1221,8 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
     }
     SmallVector<Value> yields;
     if (g.wgmma) {
-      yields = {multiplyWgmma(cur, loop.getRegionIterArgs()[0])};
+      Value rests = g.splitTiles() ? splitStage(cur, rem(rel, 2)) : Value();
+      yields = {multiplyWgmma(cur, loop.getRegionIterArgs()[0], rests)};
     } else {
       SmallVector<Accumulator> acc(blocks);
       for (int64_t i = 0; i < blocks; ++i)

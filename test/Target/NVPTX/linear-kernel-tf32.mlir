@@ -50,7 +50,12 @@ func.func @prefill(%x: tensor<2x100x136xf32>, %w: tensor<200x136xf32>, %b: tenso
 // sm_90a, wgmma reads both tiles from shared memory, loaded by TMA in boxes
 // of 128 rows x 32 f32 (128 bytes, the 128B swizzle), 32 KiB a stage
 // (expect_tx), the second K step at column 32; each k-step is one
-// m64n128k8 TF32 wgmma (4 a stage). 3xTF32 keeps mma.sync there.
+// m64n128k8 TF32 wgmma (4 a stage). With 3xTF32, once a step's tiles have
+// landed every thread rounds its 16-byte chunks of them to TF32 in place
+// (vector<4xf32>) and writes their rounded rests to the same place of one of
+// two rest buffers after the 4 stages (4 x 32 KiB, then 2 x 32 KiB: 196640
+// bytes with the mbarriers), fences them for the async proxy and waits for
+// the block; each k-step is then three wgmma, the rests' products first.
 // SM90-LABEL: func.func @big
 // SM90: nvgpu.tma.create.descriptor %{{.*}} box[%c128, %c32] : memref<*xf32> -> <tensor = memref<128x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // SM90: nvgpu.tma.create.descriptor %{{.*}} box[%c128, %c32] : memref<*xf32>
@@ -61,8 +66,19 @@ func.func @prefill(%x: tensor<2x100x136xf32>, %w: tensor<200x136xf32>, %b: tenso
 // SM90-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // SM90X3-LABEL: func.func @big
 // X1-LABEL: func.func @big
-// SM90X3-NOT: nvvm.wgmma
-// SM90X3: nvvm.mma.sync
+// SM90X3: gpu.launch {{.*}} in ({{.*}} = %c12, {{.*}} = %c12, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) dynamic_shared_memory_size %c196640_i32
+// SM90X3: %[[WIDE:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<49152xf32, #gpu.address_space<workgroup>>
+// SM90X3: scf.for
+// SM90X3: nvvm.mbarrier.try_wait.parity
+// SM90X3: %[[X:.*]] = vector.load %[[WIDE]][%[[AT:.*]]] : memref<49152xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// SM90X3: nvvm.convert.float.to.tf32 {{.*}}rna
+// SM90X3: vector.store %{{.*}}, %[[WIDE]][%[[AT]]]
+// SM90X3: vector.store %{{.*}}, %[[WIDE]][%{{.*}}]
+// SM90X3: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// SM90X3-NEXT: gpu.barrier
+// SM90X3-COUNT-12: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// SM90X3-NOT: nvvm.wgmma.mma_async
+// SM90X3: nvvm.wgmma.wait.group.sync.aligned 1
 func.func @big(%x: tensor<1500x520xf32>, %w: tensor<1536x520xf32>) -> tensor<1500x1536xf32> {
   // expected-remark @below {{keeps the generic path: f32 weight (f32-precision=f32)}}
   %r = mnemo.linear %x, %w layout(out_in) : tensor<1500x520xf32>, tensor<1536x520xf32> -> tensor<1500x1536xf32>
