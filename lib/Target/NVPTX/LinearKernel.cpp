@@ -136,6 +136,12 @@ struct Gemm {
   /// beside the stages, in two buffers (one step's are read by its wgmma
   /// while the next step's are made).
   bool splitTiles() const { return wgmma && tf32() && !singleTf32; }
+  /// 3xTF32 sums each K step's products in fresh accumulators and adds
+  /// them to the running sums with the CUDA cores' f32 add (round to
+  /// nearest): the tensor cores' own accumulation truncates, which over a
+  /// long K biased the sums by about K x 2^-26 relative (3e-5 at K 4096,
+  /// 1e-4 at 14336, H200, 2026-12-06) against 2^-21 for the products.
+  bool promotes() const { return tf32() && !singleTf32; }
   /// Bytes the rests take (reserved while the tiling is chosen).
   int64_t restBytes() const { return 2 * 2 * stageElements(); }
   int64_t restOffset() const { return stages * 2 * stageElements(); }
@@ -952,6 +958,18 @@ Value GemmEmitter::multiplyWgmma(Value stage, Value d, Value rests) {
   // k16 step 32 bytes into the 128-byte rows. W [K, N] is MN-major: a k16
   // step is 16 rows, 64-column panels one panel apart (leading).
   Value aRows = mul(div(warp, 4), 64 * 128);
+  // 3xTF32 (Gemm::promotes): the step's products in accumulators of their
+  // own (the first wgmma does not add), added to the running sums `d` once
+  // they complete.
+  Value totals = d;
+  bool promote = g.promotes();
+  if (promote)
+    d = LLVM::UndefOp::create(b, type);
+  bool fresh = promote;
+  auto step = [&](Value a, Value w, bool kMajor) {
+    d = wgmmaStep(type, d, a, w, g.blockN, kMajor, /*zero=*/fresh, g.elem);
+    fresh = false;
+  };
   wgmmaBegin();
   for (int64_t kk = 0; kk < kBlockK / 16; ++kk) {
     Value a = descriptor(address(0, add(aRows, idx(32 * kk))), 16, 1024);
@@ -964,16 +982,23 @@ Value GemmEmitter::multiplyWgmma(Value stage, Value d, Value rests) {
       Value aLo =
           descriptor(addressIn(rests, 0, add(aRows, idx(32 * kk))), 16, 1024);
       Value wLo = descriptor(addressIn(rests, wt.base, idx(32 * kk)), 16, 1024);
-      d = wgmmaStep(type, d, aLo, w, g.blockN, /*bKMajor=*/true,
-                    /*zero=*/false, g.elem);
-      d = wgmmaStep(type, d, a, wLo, g.blockN, /*bKMajor=*/true,
-                    /*zero=*/false, g.elem);
+      step(aLo, w, /*kMajor=*/true);
+      step(a, wLo, /*kMajor=*/true);
     }
-    d = wgmmaStep(type, d, a, w, g.blockN, /*bKMajor=*/g.outIn,
-                  /*zero=*/false, g.elem);
+    step(a, w, /*kMajor=*/g.outIn);
   }
-  wgmmaEnd(1);
-  return d;
+  if (!promote) {
+    wgmmaEnd(1);
+    return d;
+  }
+  wgmmaEnd(0);
+  for (int64_t i = 0; i < g.blockN / 2; ++i)
+    totals = LLVM::InsertValueOp::create(
+        b, totals,
+        fadd(LLVM::ExtractValueOp::create(b, totals, ArrayRef<int64_t>{i}),
+             LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i})),
+        ArrayRef<int64_t>{i});
+  return totals;
 }
 
 void GemmEmitter::store(ArrayRef<Value> acc, Value bias, Value y) {
@@ -1228,7 +1253,17 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
       for (int64_t i = 0; i < blocks; ++i)
         for (int64_t e = 0; e < 4; ++e)
           acc[i].push_back(loop.getRegionIterArgs()[4 * i + e]);
-      multiply(cur, acc);
+      if (g.promotes()) {
+        // Each step's products summed from zero by the MMAs, then added to
+        // the running sums here.
+        SmallVector<Accumulator> part(blocks, Accumulator(4, cf(0.0)));
+        multiply(cur, part);
+        for (int64_t i = 0; i < blocks; ++i)
+          for (int64_t e = 0; e < 4; ++e)
+            acc[i][e] = fadd(acc[i][e], part[i][e]);
+      } else {
+        multiply(cur, acc);
+      }
       for (const Accumulator &a : acc)
         yields.append(a.begin(), a.end());
     }

@@ -16,7 +16,9 @@
 // 3xTF32 (the default): 64 x 64 tiles of 2 x 2 warps (32 x 32 each: two
 // m16 and four n8 blocks); each k-step rounds every A and B register
 // (cvt.rna) and its rest, and each block's product is three m16n8k8 TF32
-// MMAs, the two small ones first: 4 k-steps x 2 x 4 blocks x 3 = 96.
+// MMAs, the two small ones first: 4 k-steps x 2 x 4 blocks x 3 = 96,
+// each K step's from zero (the first MMA of a block adds to 0.0), then
+// added to the loop's sums with f32 adds.
 // X3-LABEL: func.func @prefill
 // X3: gpu.launch {{.*}} in ({{.*}} = %c4, {{.*}} = %c4, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128,
 // X3: %[[UNITS:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16384xbf16, #gpu.address_space<workgroup>>
@@ -28,7 +30,8 @@
 // X3: %[[HIF:.*]] = arith.bitcast %[[HI]] : i32 to f32
 // X3: %[[REST:.*]] = arith.subf %{{.*}}, %[[HIF]]
 // X3: nvvm.convert.float.to.tf32 %[[REST]] {rnd = #nvvm.fp_rnd_mode<rna>}
-// X3-COUNT-96: nvvm.mma.sync A[{{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
+// X3: nvvm.mma.sync A[{{.*}}] C[%cst, %cst, %cst, %cst]
+// X3-COUNT-95: nvvm.mma.sync A[{{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
 // X3-NOT: nvvm.mma.sync
 // X3: function(@linear_mma)
 
@@ -55,7 +58,10 @@ func.func @prefill(%x: tensor<2x100x136xf32>, %w: tensor<200x136xf32>, %b: tenso
 // (vector<4xf32>) and writes their rounded rests to the same place of one of
 // two rest buffers after the 4 stages (4 x 32 KiB, then 2 x 32 KiB: 196640
 // bytes with the mbarriers), fences them for the async proxy and waits for
-// the block; each k-step is then three wgmma, the rests' products first.
+// the block; each k-step is then three wgmma, the rests' products first,
+// the step's first starting from zero (D <zero>): once the step's group has
+// completed (wait 0) its sums are added to the running ones with f32 adds
+// (the tensor cores' own accumulation truncates: Gemm::promotes).
 // SM90-LABEL: func.func @big
 // SM90: nvgpu.tma.create.descriptor %{{.*}} box[%c128, %c32] : memref<*xf32> -> <tensor = memref<128x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // SM90: nvgpu.tma.create.descriptor %{{.*}} box[%c128, %c32] : memref<*xf32>
@@ -76,9 +82,14 @@ func.func @prefill(%x: tensor<2x100x136xf32>, %w: tensor<200x136xf32>, %b: tenso
 // SM90X3: vector.store %{{.*}}, %[[WIDE]][%{{.*}}]
 // SM90X3: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // SM90X3-NEXT: gpu.barrier
-// SM90X3-COUNT-12: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// SM90X3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// SM90X3-COUNT-11: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // SM90X3-NOT: nvvm.wgmma.mma_async
-// SM90X3: nvvm.wgmma.wait.group.sync.aligned 1
+// SM90X3: nvvm.wgmma.wait.group.sync.aligned 0
+// SM90X3: llvm.extractvalue
+// SM90X3: llvm.extractvalue
+// SM90X3: arith.addf
+// SM90X3: llvm.insertvalue
 func.func @big(%x: tensor<1500x520xf32>, %w: tensor<1536x520xf32>) -> tensor<1500x1536xf32> {
   // expected-remark @below {{keeps the generic path: f32 weight (f32-precision=f32)}}
   %r = mnemo.linear %x, %w layout(out_in) : tensor<1500x520xf32>, tensor<1536x520xf32> -> tensor<1500x1536xf32>
