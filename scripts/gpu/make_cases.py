@@ -212,17 +212,18 @@ def linear_cases():
     yield linear("lin_residual_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", residual=True)
     yield linear("lin_residual_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32",
                  bias="bf16", residual=True)
-    # f32 weights as TF32 (3xTF32 by default, rows within 1e-5 of float64
-    # as the CUDA cores' kernel was): a prefill's 128 x 128 tiles, a
-    # 64 x 64 one with a bias, decode rows with split-K and a residual;
-    # one product (--precision=tf32, 10-bit mantissas): wgmma and TMA on
-    # sm_90a, and decode rows.
+    # f32 weights as TF32 (--precision=3xtf32: rows within 1e-5 of float64
+    # as the CUDA cores' kernel, the default, is): a prefill's 128 x 128
+    # tiles, a 64 x 64 one with a bias, decode rows with split-K and a
+    # residual; one product (--precision=tf32, 10-bit mantissas): wgmma and
+    # TMA on sm_90a, and decode rows.
+    x3 = ["--precision=3xtf32"]
     yield linear("lin_f32_3xtf32_bias_2x37", (2, 37), 136, 200, x="f32", w="f32", bias="f32",
-                 rel=1e-5)
+                 rel=1e-5, flags=x3)
     yield linear("lin_f32_3xtf32_1500x520_to_1536", (1500,), 520, 1536, x="f32", w="f32",
-                 rel=1e-5)
+                 rel=1e-5, flags=x3)
     yield linear("lin_f32_3xtf32_splitk_2x1032_residual", (2,), 1032, 264, x="f32", w="f32",
-                 bias="f32", residual=True, rel=1e-5)
+                 bias="f32", residual=True, rel=1e-5, flags=x3)
     yield linear("lin_f32_tf32_1500x520_to_1536", (1500,), 520, 1536, x="f32", w="f32",
                  rel=5e-3, flags=["--precision=tf32"])
     yield linear("lin_f32_tf32_decode_3x1x1032", (3, 1), 1032, 264, x="f32", w="f32",

@@ -74,9 +74,9 @@ public:
     /// A GPU target's paged decode steps may take its decode kernel
     /// (--gpu-decode-kernel).
     bool decodeKernel = true;
-    /// How a GPU target's f32 linear layers use the tensor cores
-    /// (--precision: 3xtf32, tf32 or f32).
-    std::string f32Precision = "3xtf32";
+    /// How a GPU target's f32 linear layers run (--precision: f32, the
+    /// CUDA cores, or 3xtf32 or tf32 on the tensor cores).
+    std::string f32Precision = "f32";
   };
   /// Appends passes that replace ops with the target's own kernels before
   /// the target-independent tiling (which takes what they leave).

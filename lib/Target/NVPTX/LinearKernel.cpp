@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Rewrites a mnemo.linear with bf16, f16 or f32 weights into one gpu.launch
-// of a tiled GEMM on the tensor cores (f32 as TF32: three products a term,
-// 3xTF32, by default): a block computes a block-m x block-n tile
+// Rewrites a mnemo.linear with bf16 or f16 weights (or f32 ones, as TF32:
+// three products a term or one, when f32-precision asks) into one
+// gpu.launch of a tiled GEMM on the tensor cores: a block computes a
+// block-m x block-n tile
 // of the output over 64-wide steps of K, its A (input) and W (weight) tiles
 // in 2 to 6 stages of swizzled shared memory (cp.async, or TMA on
 // mbarriers), multiplied with mma.sync m16n8k16 (ldmatrix fragments) or, on

@@ -4,16 +4,16 @@
 // same shared memory whose 16-bit view ldmatrix reads, every offset the
 // 16-bit layout's (a K step of 64 units is 32 f32). K 136 is 272 units:
 // 5 steps, the last a quarter full (zero fill).
-// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel --canonicalize --cse | FileCheck %s --check-prefix=X3
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="f32-precision=3xtf32" --canonicalize --cse | FileCheck %s --check-prefix=X3
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="f32-precision=tf32" --canonicalize --cse -o %t.x1
 // RUN: FileCheck %s --check-prefix=X1 < %t.x1
 // RUN: FileCheck %s --check-prefix=X1CVT < %t.x1
 // RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a f32-precision=tf32 shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=SM90
-// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=SM90X3
-// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="f32-precision=f32 report=true" --verify-diagnostics -o /dev/null
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="chip=sm_90a f32-precision=3xtf32 shared-bytes-limit=232448" --canonicalize --cse | FileCheck %s --check-prefix=SM90X3
+// RUN: mnemo-opt %s --mnemo-gpu-linear-kernel="report=true" --verify-diagnostics -o /dev/null
 // RUN: not mnemo-opt %s --mnemo-gpu-linear-kernel="f32-precision=f64" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
-// 3xTF32 (the default): 64 x 64 tiles of 2 x 2 warps (32 x 32 each: two
+// 3xTF32: 64 x 64 tiles of 2 x 2 warps (32 x 32 each: two
 // m16 and four n8 blocks); each k-step rounds every A and B register
 // (cvt.rna) and its rest, and each block's product is three m16n8k8 TF32
 // MMAs, the two small ones first: 4 k-steps x 2 x 4 blocks x 3 = 96,
@@ -96,8 +96,9 @@ func.func @big(%x: tensor<1500x520xf32>, %w: tensor<1536x520xf32>) -> tensor<150
   return %r : tensor<1500x1536xf32>
 }
 
-// With f32-precision=f32 every f32 layer keeps the generic path (the CUDA
-// cores; the remarks above and here); a bad option is an error.
+// With f32-precision=f32 (the default) every f32 layer keeps the generic
+// path (the CUDA cores; the remarks above and here); a bad option is an
+// error.
 // BAD: mnemo-gpu-linear-kernel: f32-precision 'f64' is not 3xtf32, tf32 or f32
 func.func @cuda_cores(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
   // expected-remark @below {{keeps the generic path: f32 weight (f32-precision=f32)}}

@@ -242,7 +242,7 @@ func.func @fallbacks(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>,
                      %d: tensor<4x?xbf16>, %k: tensor<4x12xbf16>,
                      %wk: tensor<8x12xbf16>, %v: tensor<16xbf16>)
     -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<8xbf16>, tensor<4x?xbf16>) {
-  // expected-remark @below {{keeps the generic path: f32 weight [K, N] (TF32 reads W [N, K])}}
+  // expected-remark @below {{keeps the generic path: f32 weight (f32-precision=f32)}}
   %0 = mnemo.linear %x, %w layout(in_out) : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
   // expected-remark @below {{keeps the generic path: input is neither f32 nor the weight's type}}
   %1 = mnemo.linear %h, %wb layout(out_in) : tensor<4x16xf16>, tensor<8x16xbf16> -> tensor<4x8xf16>

@@ -108,13 +108,15 @@ def LinearKernelPass
     whose input has rank 2 or more and is f32 or the weight's type, and
     whose K and N are multiples of 8 becomes one `gpu.launch` of a tiled
     GEMM (the rest keeps the generic path). So does one whose weight
-    `[N, K]` and input are f32, unless `f32-precision=f32`: its tiles hold
+    `[N, K]` and input are f32 with `f32-precision=3xtf32` or `tf32`
+    (the default, `f32`, leaves it on the CUDA cores): its tiles hold
     the f32 values as stored (as pairs of 16-bit units, the 16-bit layout)
     and it multiplies TF32 values with `mma.sync.m16n8k8`, each operand
-    rounded to TF32 (`cvt.rna`) and, with `3xtf32` (the default), its rest
-    too, three products a term (hi lo + lo hi + hi hi): about f32's
-    accuracy at a third of TF32's rate; with `tf32`, one product (on
-    sm_90a, wgmma from shared memory and TMA where the tiling allows).
+    rounded to TF32 (`cvt.rna`) and, with `3xtf32`, its rest too, three
+    products a term (hi lo + lo hi + hi hi), each K step's sums added to
+    the running ones with f32 adds: about f32's accuracy at a third of
+    TF32's rate; with `tf32`, one product (on sm_90a, wgmma from shared
+    memory and TMA where the tiling allows).
     No producer is fused into an f32 layer.
 
     - a block computes a tile of the [M, N] output (M: the input's leading
@@ -189,10 +191,10 @@ def LinearKernelPass
            "On sm_90a, round the f32 input of a GEMM of many rows (a "
            "prefill's) to the weight's type in a kernel of its own, so "
            "that its tiles arrive by TMA">,
-    Option<"f32Precision", "f32-precision", "std::string", "\"3xtf32\"",
-           "f32 weights: 3xtf32 (three TF32 products a term, about f32's "
-           "accuracy), tf32 (one, 10-bit mantissas) or f32 (the generic "
-           "path on the CUDA cores)">,
+    Option<"f32Precision", "f32-precision", "std::string", "\"f32\"",
+           "f32 weights: f32 (the generic path on the CUDA cores), 3xtf32 "
+           "(three TF32 products a term, about f32's accuracy) or tf32 "
+           "(one, 10-bit mantissas)">,
     Option<"smCount", "sm-count", "int64_t", "132",
            "Multiprocessors of the GPU, for the tile size and split-K">,
     Option<"splitK", "split-k", "int64_t", "0",
