@@ -136,7 +136,7 @@ struct Gemm {
   /// step's tiles are rounded to TF32 in place and their rests (lo) written
   /// beside the stages, in two buffers (one step's are read by its wgmma
   /// while the next step's are made).
-  bool splitTiles() const { return wgmma && tf32() && !singleTf32; }
+  bool splitTiles() const { return wgmma && promotes(); }
   /// 3xTF32 sums each K step's products in fresh accumulators and adds
   /// them to the running sums with the CUDA cores' f32 add (round to
   /// nearest): the tensor cores' own accumulation truncates, which over a
@@ -241,10 +241,10 @@ LogicalResult describe(const LinearView &op, const Fusion &fusion,
   if (g.elem.isF32()) {
     if (precision == F32Precision::cudaCores)
       return why = "f32 weight (f32-precision=f32)", failure();
-    // TF32 takes both tiles K-major, as stored: no fused producer (they
-    // round into 16-bit tiles), W [N, K].
-    if (fusion.swiglu || fusion.rmsNorm)
-      return why = "f32 weight with a fused producer", failure();
+    // TF32 takes both tiles K-major, as stored: W [N, K], and no fused
+    // producer (those round into 16-bit tiles; fusionOf offers none).
+    assert(!fusion.swiglu && !fusion.rmsNorm &&
+           "no producer is folded into an f32 layer");
     if (!op.outIn)
       return why = "f32 weight [K, N] (TF32 reads W [N, K])", failure();
     g.singleTf32 = precision == F32Precision::tf32;
@@ -322,7 +322,7 @@ void chooseTiling(Gemm &g, bool wgmma, bool tma, int64_t smCount,
     g.warpsN = t.warpsN;
   };
   // With wgmma, 3xTF32's rests beside the stages.
-  auto reserved = [&] { return g.tf32() && !g.singleTf32 ? g.restBytes() : 0; };
+  auto reserved = [&] { return g.promotes() ? g.restBytes() : 0; };
   if (g.grouped()) {
     // Blocks of 64 rows (a group's rows are whole blocks of 64): one
     // warpgroup of 64 x 128 with wgmma, else 4 warps of 64 x 128 or 64 x 64.
@@ -903,10 +903,10 @@ void GemmEmitter::multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
       ArrayRef<Value> wHi = ArrayRef<Value>(bHi).slice(2 * h, 2),
                       wLo = ArrayRef<Value>(bLo).slice(2 * h, 2);
       if (!g.singleTf32) {
-        c = mmaTf32(aLo[i], wHi, c);
-        c = mmaTf32(aHi[i], wLo, c);
+        c = mma(aLo[i], wHi, c, f32);
+        c = mma(aHi[i], wLo, c, f32);
       }
-      c = mmaTf32(aHi[i], wHi, c);
+      c = mma(aHi[i], wHi, c, f32);
     }
 }
 

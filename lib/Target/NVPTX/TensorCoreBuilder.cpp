@@ -199,27 +199,14 @@ Accumulator TensorCoreBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                                                {f32, f32, f32, f32});
   if (!operands)
     operands = elem;
-  NVVM::MMATypes t =
-      operands.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  // f32 operands are TF32 values (i32 registers): m16n8k8.
+  NVVM::MMATypes t = operands.isF32()   ? NVVM::MMATypes::tf32
+                     : operands.isF16() ? NVVM::MMATypes::f16
+                                        : NVVM::MMATypes::bf16;
+  int64_t k = operands.isF32() ? 8 : 16;
   Value d = NVVM::MmaOp::create(
-      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, k}, std::nullopt,
       std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  Accumulator out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
-  return out;
-}
-
-Accumulator TensorCoreBuilder::mmaTf32(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                                       ArrayRef<Value> c) {
-  auto type =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  Value d = NVVM::MmaOp::create(
-      b, type, a, bFrag, c, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
-      std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   Accumulator out;

@@ -134,14 +134,12 @@ protected:
   Fragment ldmatrix(const SharedTile &r, Value row, Value col, bool transpose);
   /// D = A B + C with mma.sync.m16n8k16 (f32 accumulators), A and B of
   /// `type` (null: elem; f16 pairs as vector<2xf16>, bf16 pairs as i32).
+  /// With f32 `type` the operands are TF32 values (A: 4, B: 2 i32
+  /// registers) and the shape m16n8k8: an f32 tile read with ldmatrix as
+  /// pairs of 16-bit units gives these fragments as they are, each 32-bit
+  /// register holding the element the TF32 layout places there.
   Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, ArrayRef<Value> c,
                   Type type = {});
-  /// D = A B + C with mma.sync.m16n8k8 of TF32 operands (A: 4, B: 2 i32
-  /// registers), f32 accumulators. An f32 tile read with ldmatrix as pairs
-  /// of 16-bit units gives these fragments as they are: each 32-bit
-  /// register holds the element the TF32 layout places there.
-  Accumulator mmaTf32(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                      ArrayRef<Value> c);
   /// An f32 held as i32 as the sum of two TF32 values (i32), the larger
   /// rounded to nearest (ties away) and the rest rounded likewise: 3xTF32
   /// multiplies hi hi + hi lo + lo hi, within about 2^-21 of f32's product.
