@@ -228,6 +228,14 @@ def linear_cases():
                  rel=5e-3, flags=["--precision=tf32"])
     yield linear("lin_f32_tf32_decode_3x1x1032", (3, 1), 1032, 264, x="f32", w="f32",
                  rel=5e-3, flags=["--precision=tf32"])
+    # A small model's layers (DeepSeek-V4's test checkpoint: hidden 128):
+    # outputs narrower than a tile (a router's 4 experts, the 8 stream-mix
+    # weights of hyper-connections), K of one or two 32-element steps, for
+    # a prompt's rows and a decode step's.
+    for m_shape, tag in (((2, 37), "2x37"), ((3, 1), "decode_3x1")):
+        for k, n in ((128, 4), (256, 8), (64, 128), (32, 136)):
+            yield linear(f"lin_f32_3xtf32_small_{tag}_k{k}_n{n}", m_shape, k, n, x="f32",
+                         w="f32", rel=1e-5, flags=x3)
 
 
 def layer_cases():
@@ -426,14 +434,16 @@ def tiny_decoder(out):
     return "tiny_decoder", src, inputs, {"op": "stored", "file": "tiny_decoder.reference.npy"}, 1e-4
 
 
-def reference_model(out, path, dtype=None):
+def reference_model(out, path, dtype=None, precision=None):
     """A checkpoint directory or ONNX file with input_ids.npy and logits.npy
     beside it: compiled for the prompt's shape, checked against the logits
     (with `dtype`, a checkpoint's weight matrices stored in it: relative
-    error within 2e-2)."""
+    error within 2e-2; with `precision`, an f32 checkpoint's linear layers
+    as TF32: 3xtf32 within 1e-4 as f32, tf32 relative 2e-2)."""
     folder = path if os.path.isdir(path) else os.path.dirname(path)
     kind = "checkpoint" if os.path.isdir(path) else "onnx"
-    name = f"{kind}_{os.path.basename(os.path.normpath(folder))}" + (f"_{dtype}" if dtype else "")
+    name = f"{kind}_{os.path.basename(os.path.normpath(folder))}" + "".join(
+        f"_{v}" for v in (dtype, precision) if v)
     ids = np.load(os.path.join(folder, "input_ids.npy")).astype(np.int64)
     np.save(os.path.join(out, f"{name}.input_ids.npy"), ids)
     np.save(os.path.join(out, f"{name}.reference.npy"),
@@ -444,6 +454,10 @@ def reference_model(out, path, dtype=None):
     ref = {"op": "stored", "file": f"{name}.reference.npy"}
     if dtype:
         return name, path, inputs, {**ref, "rel": 2e-2}, None, flags + [f"--dtype={dtype}"]
+    if precision:
+        flags.append(f"--precision={precision}")
+        if precision == "tf32":
+            return name, path, inputs, {**ref, "rel": 2e-2}, None, flags
     return name, path, inputs, ref, 1e-4, flags
 
 
@@ -458,6 +472,10 @@ def main():
                    help="reference checkpoint directories / ONNX files")
     p.add_argument("--model-dtype", choices=["bf16", "f16"],
                    help="also compile the checkpoints with --dtype=this")
+    p.add_argument("--model-precision", choices=["3xtf32", "tf32"],
+                   help="also compile the f32 checkpoints with --precision=this "
+                   "(their linear layers on the tensor cores; logits within 1e-4 "
+                   "for 3xtf32, relative 2e-2 per row for tf32)")
     p.add_argument("--weights-reference", action="store_true",
                    help="compile the checkpoints with --weights=reference: the artifacts "
                    "read their weights from the checkpoint files in place (which must be "
@@ -474,6 +492,9 @@ def main():
     cases += [reference_model(a.out, m) for m in a.models]
     if a.model_dtype:
         cases += [reference_model(a.out, m, a.model_dtype) for m in a.models if os.path.isdir(m)]
+    if a.model_precision:
+        cases += [reference_model(a.out, m, precision=a.model_precision)
+                  for m in a.models if os.path.isdir(m)]
     if a.weights_reference:
         cases = [c[:-1] + (c[-1] + ["--weights=reference"],)
                  if "\n" not in c[1] and os.path.isdir(c[1]) else c for c in cases]

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -35,6 +36,22 @@ struct OutlineKernelsPass final
     : mnemo::impl::OutlineKernelsPassBase<OutlineKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A launch with a grid or block size of constant 0 runs nothing (an
+    // emitter's launch that only some shapes need, such as a merge over
+    // one chunk): it goes, rather than become a plan entry the runtime
+    // refuses.
+    SmallVector<gpu::LaunchOp> empty;
+    module.walk([&](gpu::LaunchOp launch) {
+      if (!launch.getAsyncToken() &&
+          llvm::any_of(ValueRange{launch.getGridSizeX(), launch.getGridSizeY(),
+                                  launch.getGridSizeZ(), launch.getBlockSizeX(),
+                                  launch.getBlockSizeY(),
+                                  launch.getBlockSizeZ()},
+                       [](Value size) { return matchPattern(size, m_Zero()); }))
+        empty.push_back(launch);
+    });
+    for (gpu::LaunchOp launch : empty)
+      launch.erase();
     // Outlining replaces each launch by a gpu.launch_func in place, so the
     // launches of a function and its launch_funcs afterwards pair up in
     // walk order.

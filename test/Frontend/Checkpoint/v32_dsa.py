@@ -12,6 +12,15 @@
 # RUN: %python %S/../ONNX/Inputs/compare_logits.py %t/absorbed-a64/logits.npy %S/Inputs/refs_sparse_public/v32_dsa/logits.npy | FileCheck %s
 # CHECK: max |diff| {{.*}} ok
 #
+# The forward at the prompt's static shape on the GPU: the top-k's rows
+# are one chunk each, and its merge (a launch of no block) is left out of
+# the plan, which would refuse a zero grid.
+# RUN: mnemoc %S/Inputs/refs_sparse_public/v32_dsa --target=sm_90a --generation=false --input-shape=input_ids=1x96 -o %t/gpu-static.mnemo
+# RUN: %mnemo_run %t/gpu-static.mnemo --dump-plan | FileCheck %s --check-prefix=STATIC
+# STATIC: {"name": "forward",
+# STATIC: {"kernel": "top_k", "grid": [96, 1, 1]
+# STATIC-NOT: "grid": [0,
+#
 # Each layer: the indexer's scores, PyTorch's CPU top-k order, MLA over the
 # selected tokens.
 # IR: mnemo.lightning_indexer {{.*}} causal

@@ -504,7 +504,9 @@ def OutlineKernelsPass
     attributes a kernel emitter put on its `gpu.launch` (`nvvm.minctasm`:
     the blocks a multiprocessor must hold at once, which bounds the
     registers ptxas may give a thread) onto the outlined `gpu.func`, where
-    the NVVM lowering reads them. Outlining alone drops them.
+    the NVVM lowering reads them. Outlining alone drops them. A launch
+    whose grid or block has a constant size of 0 runs nothing and is
+    erased first (a launch plan refuses such a grid).
   }];
   // Those of gpu-kernel-outlining, which runs inside it.
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::DLTIDialect",
