@@ -88,6 +88,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   pm.addNestedPass<func::FuncOp>(createReductionsInnermostPass());
   pm.addNestedPass<func::FuncOp>(createWarpReductionsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createVectorizeElementsPass());
   pm.addNestedPass<func::FuncOp>(createLaunchLoopsPass());
   // Launch sizes and loop bounds fold to constants before outlining, so
   // kernels get them as constants instead of arguments.

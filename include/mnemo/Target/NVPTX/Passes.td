@@ -405,6 +405,33 @@ def LaunchLoopsPass : Pass<"mnemo-gpu-launch-loops", "::mlir::func::FuncOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def VectorizeElementsPass
+    : Pass<"mnemo-gpu-vectorize-elements", "::mlir::func::FuncOp"> {
+  let summary = "Gives each thread of an elementwise loop nest a vector of elements";
+  let description = [{
+    An outermost `scf.parallel` (outside tile loops; what
+    `mnemo-gpu-launch-loops` turns into one thread per iteration) whose
+    innermost loop runs from 0 to a constant count in unit steps is
+    stepped by V instead when its iteration variable is used only as the
+    last index of `memref.load`s and `memref.store`s (the other indices
+    the same for all its values) and every value computed from those
+    loads is an elementwise op on scalars: the loads and stores become
+    `vector.load` / `vector.store` of V elements with an alignment of V
+    elements, `arith` ops act on vectors of V lanes (uniform operands
+    broadcast), other ops (math functions) are applied lane by lane. V
+    is 16 bytes of the widest element accessed, halved until it divides
+    the innermost count and every accessed buffer's static strides and
+    offset (innermost stride 1), so each vector access is aligned when the
+    buffers are 16-byte aligned, as the runtime allocates them (TMA's
+    tensor maps need that alignment too). Loop nests that do anything
+    else with the iteration variable (index arithmetic such as a rotary
+    embedding's pairs, nested loops over it) keep one element a thread.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def SplitKernelMemRefsPass
     : Pass<"mnemo-gpu-split-kernel-memrefs", "::mlir::func::FuncOp"> {
   let summary = "Passes dynamic memrefs into kernels as base + metadata";
