@@ -130,10 +130,23 @@ LogicalResult analyze(scf::ParallelOp p, Analysis &a) {
   return success();
 }
 
-/// Whether `width` consecutive elements from any index of the last
-/// dimension that is a multiple of `width` start `width` elements apart
-/// from the buffer's (16-byte aligned) base.
+/// Whether each run of `width` elements the loop accesses in `t` (from an
+/// index of the last dimension that is a multiple of `width`) starts a
+/// multiple of `width` elements from the buffer's base, which the runtime
+/// aligns to 16 bytes.
 bool alignedRows(MemRefType t, int64_t width) {
+  if (t.getLayout().isIdentity()) {
+    // Row-major: each stride is the product of the sizes after it, which
+    // the static ones among them divide.
+    int64_t known = 1;
+    for (int64_t i = t.getRank() - 1; i > 0; --i) {
+      if (!t.isDynamicDim(i))
+        known *= t.getDimSize(i);
+      if (known % width)
+        return false;
+    }
+    return true;
+  }
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(t.getStridesAndOffset(strides, offset)) || strides.empty() ||

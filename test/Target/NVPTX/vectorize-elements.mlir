@@ -148,6 +148,13 @@ func.func @fill(%o: memref<?x64xbf16>, %n: index) {
 // CHECK-NOT: vector.
 // CHECK-LABEL: func.func @six
 // CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<?x6xf32>, vector<2xf32>
+// Row-major buffers with dynamic dims: their rows stay multiples of the
+// static sizes after them (here of 32 elements); a dynamic last dimension
+// tells nothing.
+// CHECK-LABEL: func.func @heads
+// CHECK: vector.load {{.*}} : memref<?x4x?x32xf32>, vector<4xf32>
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-NOT: vector.
 func.func @pairs(%a: memref<?x64xf32>, %o: memref<?x64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -219,6 +226,30 @@ func.func @six(%a: memref<?x6xf32>, %o: memref<?x6xf32>, %n: index) {
     %x = memref.load %a[%i, %j] : memref<?x6xf32>
     %y = arith.negf %x : f32
     memref.store %y, %o[%i, %j] : memref<?x6xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @heads(%a: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xbf16>, %n: index, %s: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%b, %h, %i, %j) = (%c0, %c0, %c0, %c0) to (%n, %c4, %s, %c32) step (%c1, %c1, %c1, %c1) {
+    %x = memref.load %a[%b, %h, %i, %j] : memref<?x4x?x32xf32>
+    %t = arith.truncf %x : f32 to bf16
+    memref.store %t, %o[%b, %h, %i, %j] : memref<?x4x?x32xbf16>
+    scf.reduce
+  }
+  return
+}
+func.func @dynamic_rows(%a: memref<?x?xf32>, %o: memref<?x?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c64) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<?x?xf32>
+    memref.store %x, %o[%i, %j] : memref<?x?xf32>
     scf.reduce
   }
   return
