@@ -55,23 +55,27 @@ bool indexesLastDim(const Analysis &a, ValueRange indices) {
                        [&](Value i) { return a.varying.contains(i); });
 }
 
+/// Elements of a power-of-two number of bytes, as vectors pack them.
 bool isStoredElement(Type t) {
   return (isa<FloatType>(t) || isa<IntegerType>(t)) &&
-         t.getIntOrFloatBitWidth() % 8 == 0;
+         t.getIntOrFloatBitWidth() % 8 == 0 &&
+         llvm::isPowerOf2_32(t.getIntOrFloatBitWidth() / 8);
 }
 
 /// Whether `m` is global memory whose type tells its layout: not a
 /// `memref.view`, whose byte shift its type does not show (shared memory's
 /// tiles are carved so).
 bool isGlobal(Value m) {
-  if (cast<MemRefType>(m.getType()).getMemorySpace())
-    return false;
-  while (auto view = m.getDefiningOp<ViewLikeOpInterface>()) {
+  while (true) {
+    if (cast<MemRefType>(m.getType()).getMemorySpace())
+      return false;
+    auto view = m.getDefiningOp<ViewLikeOpInterface>();
+    if (!view)
+      return true;
     if (isa<memref::ViewOp>(view))
       return false;
     m = view.getViewSource();
   }
-  return true;
 }
 
 /// Walks the body of `p`: success when every use of its innermost iv is the
@@ -85,12 +89,14 @@ LogicalResult analyze(scf::ParallelOp p, Analysis &a) {
       return a.varying.contains(v);
     });
     if (op.getNumRegions()) {
+      // Uniform control flow without effects only: a write or an atomic in
+      // it would run once for V iterations.
       bool inside = false;
       op.walk([&](Operation *nested) {
         for (Value v : nested->getOperands())
           inside |= a.varying.contains(v);
       });
-      if (uses || inside)
+      if (uses || inside || !isMemoryEffectFree(&op))
         return failure();
       continue;
     }
@@ -232,7 +238,7 @@ void vectorize(scf::ParallelOp p, const Analysis &a, int64_t width) {
       continue;
     }
     if (op.getDialect() == b.getContext()->getLoadedDialect("arith")) {
-      OperationState state(loc, op.getName());
+      OperationState state(op.getLoc(), op.getName());
       for (Value v : op.getOperands())
         state.addOperands(lanes(b, loc, operand(v), width, a, v));
       for (Type t : op.getResultTypes())

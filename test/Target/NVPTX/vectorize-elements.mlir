@@ -8,6 +8,7 @@
 // CHECK-LABEL: func.func @add_f32
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = ({{.*}}) to ({{.*}}) step ({{.*}}, %[[C4]])
+// CHECK-NOT: memref.load
 // CHECK: %[[A:.*]] = vector.load %{{.*}}[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<?x128xf32>, vector<4xf32>
 // CHECK: %[[B:.*]] = vector.load %{{.*}}[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<?x128xf32>, vector<4xf32>
 // CHECK: %[[S:.*]] = arith.addf %[[A]], %[[B]] : vector<4xf32>
@@ -96,8 +97,11 @@ func.func @gather_exp(%ids: memref<?xi64>, %w: memref<256x128xf32>, %s: f32, %o:
 // page row is uniform, a constant stored is broadcast.
 // CHECK-LABEL: func.func @tile_write
 // CHECK: scf.forall
-// CHECK: scf.parallel {{.*}} step (%{{.*}}, %[[C8:.*]])
-// CHECK: vector.load {{.*}} : memref<?x2x1x32xf32>, vector<4xf32>
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.parallel {{.*}} step (%{{.*}}, %[[C4]])
+// CHECK: %[[X:.*]] = vector.load {{.*}} : memref<?x2x1x32xf32>, vector<4xf32>
+// CHECK: %[[T:.*]] = arith.truncf %[[X]] : vector<4xf32> to vector<4xbf16>
+// CHECK: vector.store %[[T]], {{.*}} {alignment = 8 : i64} : memref<?x2x16x32xbf16>, vector<4xbf16>
 // CHECK-LABEL: func.func @fill
 // CHECK: %[[Z:.*]] = vector.broadcast %{{.*}} : bf16 to vector<8xbf16>
 // CHECK: vector.store %[[Z]]
@@ -134,7 +138,8 @@ func.func @fill(%o: memref<?x64xbf16>, %n: index) {
 
 // Left alone: the iteration variable in index arithmetic (a rotary
 // embedding's pair), a count of no lane multiple, a dynamic row stride,
-// shared memory, and a nested loop over the variable. A count of 6 f32
+// shared memory, a nested loop over the variable, an atomic under uniform
+// control flow, elements of 3 bytes. A count of 6 f32
 // takes 2 lanes.
 // CHECK-LABEL: func.func @pairs
 // CHECK-NOT: vector.
@@ -145,6 +150,10 @@ func.func @fill(%o: memref<?x64xbf16>, %n: index) {
 // CHECK-LABEL: func.func @shared
 // CHECK-NOT: vector.
 // CHECK-LABEL: func.func @nested
+// CHECK-NOT: vector.
+// CHECK-LABEL: func.func @atomic
+// CHECK-NOT: vector.
+// CHECK-LABEL: func.func @three_bytes
 // CHECK-NOT: vector.
 // CHECK-LABEL: func.func @six
 // CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<?x6xf32>, vector<2xf32>
@@ -214,6 +223,34 @@ func.func @nested(%a: memref<?x64x8xf32>, %o: memref<?x64xf32>, %n: index) {
       scf.yield %y : f32
     }
     memref.store %s, %o[%i, %j] : memref<?x64xf32>
+    scf.reduce
+  }
+  return
+}
+// An atomic under uniform control flow would run once for 4 iterations.
+func.func @atomic(%a: memref<?x64xf32>, %o: memref<?x64xf32>, %cnt: memref<1xf32>, %c: i1, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c64) step (%c1, %c1) {
+    scf.if %c {
+      %old = memref.atomic_rmw addf %one, %cnt[%c0] : (f32, memref<1xf32>) -> f32
+    }
+    %x = memref.load %a[%i, %j] : memref<?x64xf32>
+    memref.store %x, %o[%i, %j] : memref<?x64xf32>
+    scf.reduce
+  }
+  return
+}
+// Elements of 3 bytes: vectors would pack them, memrefs do not.
+func.func @three_bytes(%a: memref<?x64xi24>, %o: memref<?x64xi24>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c64) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<?x64xi24>
+    memref.store %x, %o[%i, %j] : memref<?x64xi24>
     scf.reduce
   }
   return

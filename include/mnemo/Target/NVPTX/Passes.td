@@ -409,12 +409,15 @@ def VectorizeElementsPass
     : Pass<"mnemo-gpu-vectorize-elements", "::mlir::func::FuncOp"> {
   let summary = "Gives each thread of an elementwise loop nest a vector of elements";
   let description = [{
-    An outermost `scf.parallel` (outside tile loops; what
-    `mnemo-gpu-launch-loops` turns into one thread per iteration) whose
+    An `scf.parallel` that `mnemo-gpu-launch-loops` gives one thread an
+    iteration of (an outermost one, or one a tile loop spreads over its
+    block) whose
     innermost loop runs from 0 to a constant count in unit steps is
     stepped by V instead when its iteration variable is used only as the
-    last index of `memref.load`s and `memref.store`s (the other indices
-    the same for all its values) and every value computed from those
+    last index of `memref.load`s and `memref.store`s of global memory
+    (the other indices the same for all its values; elements of 1, 2, 4
+    or 8 bytes), whose other ops with regions are uniform and free of
+    effects, and every value computed from those
     loads is an elementwise op on scalars: the loads and stores become
     `vector.load` / `vector.store` of V elements with an alignment of V
     elements, `arith` ops act on vectors of V lanes (uniform operands
