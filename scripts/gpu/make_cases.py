@@ -228,11 +228,11 @@ def linear_cases():
                  rel=5e-3, flags=["--precision=tf32"])
     yield linear("lin_f32_tf32_decode_3x1x1032", (3, 1), 1032, 264, x="f32", w="f32",
                  rel=5e-3, flags=["--precision=tf32"])
-    # A small model's layers (DeepSeek-V4's test checkpoint: hidden 128):
-    # outputs narrower than a tile (a router's 4 experts, the 8 stream-mix
-    # weights of hyper-connections, the head's 2), K of one or two
-    # 32-element steps, for
-    # a prompt's rows and a decode step's.
+    # A small model's layers (DeepSeek-V4's test checkpoint: hidden 128),
+    # for a prompt's rows and a decode step's: the 8 stream-mix weights of
+    # hyper-connections, K of one or two 32-element steps, on the TF32
+    # kernel; a router's 4 experts and the head's 2, which it refuses (N not
+    # a multiple of 8), on the CUDA cores beside them.
     for m_shape, tag in (((2, 37), "2x37"), ((3, 1), "decode_3x1")):
         for k, n in ((128, 4), (256, 8), (256, 2), (64, 128), (32, 136)):
             yield linear(f"lin_f32_3xtf32_small_{tag}_k{k}_n{n}", m_shape, k, n, x="f32",

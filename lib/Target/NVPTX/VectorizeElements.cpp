@@ -22,7 +22,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -58,8 +57,8 @@ bool indexesLastDim(const Analysis &a, ValueRange indices) {
 /// Elements of a power-of-two number of bytes, as vectors pack them.
 bool isStoredElement(Type t) {
   return (isa<FloatType>(t) || isa<IntegerType>(t)) &&
-         t.getIntOrFloatBitWidth() % 8 == 0 &&
-         llvm::isPowerOf2_32(t.getIntOrFloatBitWidth() / 8);
+         t.getIntOrFloatBitWidth() >= 8 &&
+         llvm::isPowerOf2_32(t.getIntOrFloatBitWidth());
 }
 
 /// Whether `m` is global memory whose type tells its layout: not a
@@ -237,7 +236,7 @@ void vectorize(scf::ParallelOp p, const Analysis &a, int64_t width) {
       b.clone(op, map);
       continue;
     }
-    if (op.getDialect() == b.getContext()->getLoadedDialect("arith")) {
+    if (isa<arith::ArithDialect>(op.getDialect())) {
       OperationState state(op.getLoc(), op.getName());
       for (Value v : op.getOperands())
         state.addOperands(lanes(b, loc, operand(v), width, a, v));
