@@ -201,10 +201,11 @@ Value rotateFeature(OpBuilder &nb, Location nl, const RopePairing &pair,
 /// cos and sin of angle `pos * inv_freq[row, k]` (f32), times the
 /// attention factor: what every rope lowering evaluates, in this order.
 /// `row` is the positions' row (the loop's dim 0); a table of one row
-/// serves them all.
+/// serves them all. With `computeIn`, both are cast to that type.
 std::pair<Value, Value> angleCosSin(OpBuilder &nb, Location nl, Value pos,
                                     Value invFreq, Value k,
-                                    double attentionFactor) {
+                                    double attentionFactor,
+                                    Type computeIn = {}) {
   Type f32 = nb.getF32Type();
   Value posF = arith::SIToFPOp::create(nb, nl, f32, pos);
   Value row =
@@ -220,6 +221,9 @@ std::pair<Value, Value> angleCosSin(OpBuilder &nb, Location nl, Value pos,
     cosv = arith::MulFOp::create(nb, nl, cosv, af);
     sinv = arith::MulFOp::create(nb, nl, sinv, af);
   }
+  if (computeIn)
+    return {castFloat(nb, nl, cosv, computeIn),
+            castFloat(nb, nl, sinv, computeIn)};
   return {cosv, sinv};
 }
 
@@ -257,16 +261,101 @@ std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, RopeOp op,
   return {generic.getResult(0), generic.getResult(1)};
 }
 
+/// The positions' map in loops (b, h, s, ...) of `loops` dims: [B, S],
+/// [1, S] (broadcast over the batch) or [S].
+AffineMap positionsMap(RankedTensorType posType, unsigned loops) {
+  MLIRContext *ctx = posType.getContext();
+  AffineExpr sDim = getAffineDimExpr(2, ctx);
+  if (posType.getRank() == 1)
+    return AffineMap::get(loops, 0, {sDim}, ctx);
+  AffineExpr row = posType.getDimSize(0) == 1 ? getAffineConstantExpr(0, ctx)
+                                              : getAffineDimExpr(0, ctx);
+  return AffineMap::get(loops, 0, {row, sDim}, ctx);
+}
+
+/// A generic over `input` ([B, H, S, ...]) and `op`'s positions, yielding
+/// `body(x, position)` for each element.
+Value positionalGeneric(
+    OpBuilder &b, RopeOp op, Value input,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned loops = type.getRank();
+  AffineMap posMap =
+      positionsMap(cast<RankedTensorType>(op.getPositions().getType()), loops);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(loops, op.getContext());
+  Value init =
+      emptyTensor(b, loc, tensorSizes(b, loc, input), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{input, op.getPositions()}, init,
+             ArrayRef<AffineMap>{id, posMap, id}, iterators(loops),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args[0], args[1]));
+             })
+      .getResult(0);
+}
+
+/// A rotate-half rope over every feature (r = D): x viewed as
+/// [B, H, S, 2, r/2], the loops (b, h, s, j, k), each element rotated with
+/// its partner in the other half (j' = 1 - j) at the same k. The innermost
+/// loop then runs along k over contiguous features, frequencies and the
+/// partners alike, with no index arithmetic on it: a loop the GPU targets
+/// move several elements a thread in (mnemo-gpu-vectorize-elements) and the
+/// CPU targets vectorize. The same arithmetic as the generic form.
+Value rotateHalves(OpBuilder &b, RopeOp op, Value invFreq) {
+  Location loc = op.getLoc();
+  Value x = op.getInput();
+  auto xType = cast<RankedTensorType>(x.getType());
+  Type elem = xType.getElementType();
+  FloatType ct = computeType(elem);
+  int64_t half = op.getRotaryDimOrDefault() / 2;
+  double attentionFactor =
+      op.getScalingOrDefault().getEffectiveAttentionFactor();
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2}, {3, 4}};
+  SmallVector<int64_t> shape(xType.getShape().drop_back());
+  shape.append({2, half});
+  Value halves = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, elem), x, groups);
+
+  Value rotated = positionalGeneric(
+      b, op, halves,
+      [&](OpBuilder &nb, Location nl, Value x, Value pos) -> Value {
+        Value j = linalg::IndexOp::create(nb, nl, 3);
+        Value k = linalg::IndexOp::create(nb, nl, 4);
+        Value one = arith::ConstantIndexOp::create(nb, nl, 1);
+        auto [cosv, sinv] =
+            angleCosSin(nb, nl, pos, invFreq, k, attentionFactor, ct);
+        Value idx[5] = {linalg::IndexOp::create(nb, nl, 0),
+                        linalg::IndexOp::create(nb, nl, 1),
+                        linalg::IndexOp::create(nb, nl, 2),
+                        arith::SubIOp::create(nb, nl, one, j), k};
+        Value self = castFloat(nb, nl, x, ct);
+        Value other = castFloat(
+            nb, nl, tensor::ExtractOp::create(nb, nl, halves, idx), ct);
+        // The first half takes its partner negated.
+        Value first =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, j,
+                                  arith::ConstantIndexOp::create(nb, nl, 0));
+        Value signedOther = arith::SelectOp::create(
+            nb, nl, first, arith::NegFOp::create(nb, nl, other), other);
+        Value y = arith::AddFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, self, cosv),
+            arith::MulFOp::create(nb, nl, signedOther, sinv));
+        return castFloat(nb, nl, y, elem);
+      });
+  Value result =
+      tensor::CollapseShapeOp::create(b, loc, rotated, groups).getResult();
+  return castToType(b, loc, result, xType);
+}
+
 struct RopeLowering final : OpRewritePattern<RopeOp> {
   RopeLowering(MLIRContext *ctx, bool tables)
       : OpRewritePattern(ctx), tables(tables) {}
 
   LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
     Value x = op.getInput();
     auto xType = cast<RankedTensorType>(x.getType());
-    auto posType = cast<RankedTensorType>(op.getPositions().getType());
     Type elem = xType.getElementType();
     FloatType ct = computeType(elem);
     int64_t r = op.getRotaryDimOrDefault();
@@ -284,42 +373,30 @@ struct RopeLowering final : OpRewritePattern<RopeOp> {
       return success();
     }
 
-    // positions: [B,S] / [1,S] / [S] indexed by loops (b, h, s, d).
-    AffineExpr zero = getAffineConstantExpr(0, ctx);
-    AffineExpr bDim = getAffineDimExpr(0, ctx), sDim = getAffineDimExpr(2, ctx);
-    AffineMap posMap =
-        posType.getRank() == 1
-            ? AffineMap::get(4, 0, {sDim}, ctx)
-            : AffineMap::get(
-                  4, 0, {posType.getDimSize(0) == 1 ? zero : bDim, sDim}, ctx);
-    AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-    Value init = emptyTensor(b, loc, tensorSizes(b, loc, x), elem);
+    if (!interleaved && !xType.isDynamicDim(3) && xType.getDimSize(3) == r) {
+      b.replaceOp(op, rotateHalves(b, op, invFreq));
+      return success();
+    }
 
     Value result =
-        linalg::GenericOp::create(
-            b, loc, init.getType(), ValueRange{x, op.getPositions()}, init,
-            ArrayRef<AffineMap>{id4, posMap, id4}, iterators(4),
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
+        positionalGeneric(
+            b, op, x,
+            [&](OpBuilder &nb, Location nl, Value xv, Value pos) -> Value {
               Value d = linalg::IndexOp::create(nb, nl, 3);
               RopePairing pair = ropePairing(nb, nl, d, r, interleaved);
               Value k = pair.k, partner = pair.partner;
 
               auto [cosv, sinv] =
-                  angleCosSin(nb, nl, args[1], invFreq, k, attentionFactor);
-              cosv = castFloat(nb, nl, cosv, ct);
-              sinv = castFloat(nb, nl, sinv, ct);
+                  angleCosSin(nb, nl, pos, invFreq, k, attentionFactor, ct);
 
               Value idx[4] = {linalg::IndexOp::create(nb, nl, 0),
                               linalg::IndexOp::create(nb, nl, 1),
                               linalg::IndexOp::create(nb, nl, 2), partner};
-              Value self = castFloat(nb, nl, args[0], ct);
+              Value self = castFloat(nb, nl, xv, ct);
               Value other = castFloat(
                   nb, nl, tensor::ExtractOp::create(nb, nl, x, idx), ct);
-              linalg::YieldOp::create(
-                  nb, nl,
-                  rotateFeature(nb, nl, pair, self, other, cosv, sinv, elem));
-            })
-            .getResult(0);
+              return rotateFeature(nb, nl, pair, self, other, cosv, sinv, elem);
+            });
     b.replaceOp(op, castToType(b, loc, result, xType));
     return success();
   }

@@ -1239,10 +1239,13 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
 }
 
 /// The split-KV combine: one block per (batch, head, query), one thread per
-/// output column, weighting each split's normalized partial by
-/// exp2(lse_s - max lse) (splits without keys weigh 0; a row without any
-/// key gives 0). With a split count chosen at run time, its grid is empty
-/// (the launch skipped) when there is one split.
+/// 4 output columns (Dv is a multiple of 16: 16-byte loads of the f32
+/// partials, a store of 4 columns), weighting each split's normalized partial
+/// by exp2(lse_s - max lse) (splits without keys weigh 0; a row without any key
+/// gives 0). With a split count chosen at run time, its grid is empty (the
+/// launch skipped) when there is one split.
+constexpr int64_t kCombineLanes = 4;
+
 void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
                  Value part, Value lse, Value out) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
@@ -1255,8 +1258,8 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
     gridX = arith::SelectOp::create(b, several, rows, c(0));
   }
   auto launch = createKernelLaunch(
-      b, "attention_combine",
-      {p.dynamic ? 1 : p.batch * p.hq * p.sq, 1, 1}, p.dv, 0);
+      b, "attention_combine", {p.dynamic ? 1 : p.batch * p.hq * p.sq, 1, 1},
+      p.dv / kCombineLanes, 0);
   if (gridX)
     launch.getGridSizeXMutable().assign(gridX);
   OpBuilder::InsertionGuard guard(b);
@@ -1264,7 +1267,9 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
   auto cf = [&](double v) { return f32Constant(b, v); };
   auto sq = [&] { return p.dynamic ? n.sq : c(p.sq); };
   auto splits = [&] { return p.dynamic ? n.splits : c(p.splits); };
-  Value r = launch.getBlockIds().x, col = launch.getThreadIds().x;
+  Value r = launch.getBlockIds().x;
+  Value col =
+      arith::MulIOp::create(b, launch.getThreadIds().x, c(kCombineLanes));
   Value query = arith::RemUIOp::create(b, r, sq());
   r = arith::DivUIOp::create(b, r, sq());
   Value head = arith::RemUIOp::create(b, r, c(p.hq));
@@ -1283,26 +1288,37 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
   Value none =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, cf(-INFINITY));
   Value base = arith::SelectOp::create(b, none, cf(0.0), mx);
+  auto f32x4 = VectorType::get({kCombineLanes}, b.getF32Type());
+  auto splat = [&](ImplicitLocOpBuilder &ib, Value v) -> Value {
+    return vector::BroadcastOp::create(ib, f32x4, v);
+  };
+  Value zeros = splat(b, cf(0.0));
   auto sumLoop = scf::ForOp::create(
-      b, c(0), splits(), c(1), ValueRange{cf(0.0), cf(0.0)},
+      b, c(0), splits(), c(1), ValueRange{zeros, cf(0.0)},
       [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
         ImplicitLocOpBuilder ib(loc, ob);
         Value w = exp2Approx(
             ib, arith::SubFOp::create(ib, lseOf(ob, loc, s), base));
-        Value x = memref::LoadOp::create(
-            ib, part, ValueRange{s, batch, head, query, col});
+        Value x = vector::LoadOp::create(
+            ib, f32x4, part, ValueRange{s, batch, head, query, col},
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
         scf::YieldOp::create(
-            ib, ValueRange{arith::AddFOp::create(
-                               ib, acc[0], arith::MulFOp::create(ib, w, x)),
-                           arith::AddFOp::create(ib, acc[1], w)});
+            ib, ValueRange{
+                    arith::AddFOp::create(
+                        ib, acc[0], arith::MulFOp::create(ib, splat(ib, w), x)),
+                    arith::AddFOp::create(ib, acc[1], w)});
       });
   Value total = sumLoop.getResult(1);
   Value seen =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total, cf(0.0));
   Value o = arith::SelectOp::create(
-      b, seen, arith::DivFOp::create(b, sumLoop.getResult(0), total), cf(0.0));
-  memref::StoreOp::create(b, arith::TruncFOp::create(b, p.elem, o), out,
-                          ValueRange{batch, head, query, col});
+      b, seen, arith::DivFOp::create(b, sumLoop.getResult(0), splat(b, total)),
+      zeros);
+  auto elems = VectorType::get({kCombineLanes}, p.elem);
+  vector::StoreOp::create(
+      b, arith::TruncFOp::create(b, elems, o), out,
+      ValueRange{batch, head, query, col}, /*nontemporal=*/false,
+      llvm::MaybeAlign(kCombineLanes * p.elem.getIntOrFloatBitWidth() / 8));
 }
 
 /// The kernel launches over `in` before `b`'s insertion point; returns the

@@ -83,3 +83,42 @@ func.func @dynamic_per_row(%x: tensor<?x2x5x8xf32>, %p: tensor<?x5xi64>)
       : tensor<?x2x5x8xf32>, tensor<?x5xi64> -> tensor<?x2x5x8xf32>
   return %y : tensor<?x2x5x8xf32>
 }
+
+// -----
+
+// A rotate-half rope over every feature: the input seen as
+// [B, H, S, 2, r/2], each element rotated with the same k of the other half
+// (1 - j), so that the innermost loop runs over contiguous features,
+// frequencies and partners with no index arithmetic on it (the form the GPU
+// targets vectorize); the arithmetic is the generic form's.
+
+// CHECK-DAG: #[[POS5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2)>
+// CHECK-DAG: #[[ID5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @rotate_half_full
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<?x2x3x8xbf16>, %[[P:[a-z0-9]+]]: tensor<?x3xi64>
+//       CHECK:   %[[FREQ:.+]] = arith.constant dense<{{.+}}> : tensor<1x4xf32>
+//       CHECK:   %[[H:.+]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2], [3, 4]]
+//  CHECK-SAME:     tensor<?x2x3x8xbf16> into tensor<?x2x3x2x4xbf16>
+//       CHECK:   %[[R:.+]] = linalg.generic {indexing_maps = [#[[ID5]], #[[POS5]], #[[ID5]]]
+//  CHECK-SAME:     ins(%[[H]], %[[P]] :
+//       CHECK:     %[[J:.+]] = linalg.index 3
+//       CHECK:     %[[K:.+]] = linalg.index 4
+//       CHECK:     tensor.extract %[[FREQ]][%{{.+}}, %[[K]]]
+//       CHECK:     math.cos
+//       CHECK:     math.sin
+//       CHECK:     %[[J1:.+]] = arith.subi %c1{{.*}}, %[[J]]
+//       CHECK:     %[[PARTNER:.+]] = tensor.extract %[[H]][%{{.+}}, %{{.+}}, %{{.+}}, %[[J1]], %[[K]]]
+//       CHECK:     %[[OTHER:.+]] = arith.extf %[[PARTNER]]
+//       CHECK:     %[[FIRST:.+]] = arith.cmpi eq, %[[J]], %c0{{.*}}
+//       CHECK:     %[[NEG:.+]] = arith.negf %[[OTHER]]
+//       CHECK:     arith.select %[[FIRST]], %[[NEG]], %[[OTHER]]
+//       CHECK:     arith.truncf %{{.+}} : f32 to bf16
+//       CHECK:   tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]]
+//  CHECK-SAME:     tensor<?x2x3x2x4xbf16> into tensor<?x2x3x8xbf16>
+//   CHECK-NOT:   mnemo.rope
+func.func @rotate_half_full(%x: tensor<?x2x3x8xbf16>, %p: tensor<?x3xi64>)
+    -> tensor<?x2x3x8xbf16> {
+  %y = mnemo.rope %x, %p theta(10000.0)
+      : tensor<?x2x3x8xbf16>, tensor<?x3xi64> -> tensor<?x2x3x8xbf16>
+  return %y : tensor<?x2x3x8xbf16>
+}

@@ -143,9 +143,12 @@ func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
 // SPLIT: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
 // SPLIT: memref.store {{.*}}, %[[LSE]]
 // SPLIT: vector.store {{.*}}, %[[PART]]
-// SPLIT: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}} function(@attention_combine)
+// The combine: a thread per 4 columns (16 threads for Dv 64), 16-byte
+// loads of the partials, a store of 4 bf16 columns.
+// SPLIT: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c16, {{.*}} function(@attention_combine)
 // SPLIT: memref.load %[[LSE]]
-// SPLIT: memref.load %[[PART]]
+// SPLIT: vector.load %[[PART]]{{.*}} {alignment = 16 : i64} : memref<4x1x8x1x64xf32>, vector<4xf32>
+// SPLIT: vector.store {{.*}} {alignment = 8 : i64} : memref<1x8x1x64xbf16>, vector<4xbf16>
 func.func @decode_split(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x700x64xbf16>,
                         %v: tensor<1x2x700x64xbf16>, %sink: tensor<8xf32>) -> tensor<1x8x1x64xbf16> {
   %off = arith.constant 699 : index
