@@ -101,6 +101,14 @@ def reference(ref, inputs, case_dir):
             x0, nw = f64["x0"], f64["nw"] + (1.0 if ref["rms_norm"]["unit_offset"] else 0.0)
             x = x0 / np.sqrt((x0 ** 2).mean(axis=-1, keepdims=True) + ref["rms_norm"]["eps"]) * nw
         return x @ w + (f64["b"] if "b" in f64 else 0.0) + (f64["res"] if "res" in f64 else 0.0)
+    if op == "grouped_linear":  # blocks of rows through their group's [N, K] weight
+        x, w, groups = f64["x"], f64["w"], inputs["g"]
+        y = np.zeros((x.shape[0], w.shape[1]))
+        for r in range(x.shape[0]):
+            e = groups[r // ref["rows"]]
+            if 0 <= e < w.shape[0]:
+                y[r] = w[e] @ x[r]
+        return y
     if op == "rms_norm":
         x = f64["x"]
         return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + ref["eps"]) * f64["w"]

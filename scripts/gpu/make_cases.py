@@ -237,6 +237,24 @@ def linear_cases():
         for k, n in ((128, 4), (256, 8), (256, 2), (64, 128), (32, 136)):
             yield linear(f"lin_f32_3xtf32_small_{tag}_k{k}_n{n}", m_shape, k, n, x="f32",
                          w="f32", rel=1e-5, flags=x3)
+    # Its experts: rows sorted by expert in blocks of 64 (the last one
+    # short), each block through its expert's f32 weight as 3xTF32 (wgmma on
+    # sm_90a, its tiles rounded in shared memory), as mnemo-group-experts
+    # leaves them: gate/up [4, 64, 128] and down [4, 128, 64].
+    for e, n, k in ((4, 64, 128), (4, 128, 64)):
+        yield grouped_linear(f"grouped_f32_3xtf32_r150_e{e}_n{n}_k{k}", 150, k, n, e,
+                             flags=x3)
+
+
+def grouped_linear(name, r, k, n, e, rows=64, flags=()):
+    """A mnemo.grouped_linear of R rows in blocks of `rows`, each block's
+    expert drawn at random in [0, E), checked per row within 1e-5."""
+    g = (-(-r // rows),)
+    case = layer(name, "grouped_linear", [("x", (r, k)), ("w", (e, n, k)), ("g", g)],
+                 f"%r = mnemo.grouped_linear %x, %w groups(%g) rows({rows}) : "
+                 f"{ttype((r, k))}, {ttype((e, n, k))}, {ttype(g, 'i64')} -> {ttype((r, n))}",
+                 (r, n), {"rows": rows, "rel": 1e-5}, ids={"g": e})
+    return case + (list(flags),)
 
 
 def layer_cases():
