@@ -79,7 +79,7 @@ def reference(ref, inputs, case_dir):
         q, k = inputs["q"], inputs["k"]
         rope = ref.get("rope")
         if rope:  # at positions skv - sq + [0, sq) for Q, [0, skv) for K
-            sq, skv, d = q.shape[2], k.shape[2], q.shape[3]
+            skv, d = k.shape[2], q.shape[3]
             for x in rope["on"]:
                 y = q if x == "q" else k
                 first = skv - y.shape[2]
