@@ -426,6 +426,25 @@ def attention_cases():
     yield attention("att_gqa4_causal_s150_d64", 1, 8, 2, 150, 150, 64, 64, causal=True)
 
 
+def grouped_linear_skips(out):
+    """The grouped GEMM as a model's step gives it: i32 groups of a row
+    count known at run time in the model, blocks naming no expert (-1 and
+    E, whose rows are 0) between valid ones, 300 rows (the last block of
+    44), f32 weights as 3xTF32 (wgmma on sm_90a)."""
+    name, r, k, n, e, rows = "grouped_f32_3xtf32_i32_skips_r300_e4_n64_k128", 300, 128, 64, 4, 64
+    groups = np.array([2, -1, 4, 0, 3], np.int32)
+    np.save(os.path.join(out, f"{name}.g.npy"), groups)
+    x, w, g = (r, k), (e, n, k), groups.shape
+    mlir = (f"func.func @main(%x: {ttype(x)}, %w: {ttype(w)}, %g: {ttype(g, 'i32')}) -> "
+            f"{ttype((r, n))} {{\n  %r = mnemo.grouped_linear %x, %w groups(%g) rows({rows}) : "
+            f"{ttype(x)}, {ttype(w)}, {ttype(g, 'i32')} -> {ttype((r, n))}\n"
+            f"  return %r : {ttype((r, n))}\n}}\n")
+    inputs = [{"name": "x", "shape": x}, {"name": "w", "shape": w},
+              {"name": "g", "shape": g, "file": f"{name}.g.npy"}]
+    return (name, mlir, inputs, {"op": "grouped_linear", "rows": rows, "rel": 1e-5}, 1e-4,
+            ["--precision=3xtf32"])
+
+
 def tiny_decoder(out):
     """The tiny decoder at the prompt's length, its constants as inputs."""
     src = open(os.path.join(ROOT, "examples/tiny-decoder/model.mlir")).read()
@@ -507,7 +526,7 @@ def main():
     cases = [] if a.models_only else [
         c if len(c) == 6 else c + ([],)
         for c in list(attention_cases()) + list(linear_cases())
-        + list(layer_cases()) + [tiny_decoder(a.out)]]
+        + list(layer_cases()) + [grouped_linear_skips(a.out), tiny_decoder(a.out)]]
     cases += [reference_model(a.out, m) for m in a.models]
     if a.model_dtype:
         cases += [reference_model(a.out, m, a.model_dtype) for m in a.models if os.path.isdir(m)]
