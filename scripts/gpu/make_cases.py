@@ -246,15 +246,24 @@ def linear_cases():
                              flags=x3)
 
 
-def grouped_linear(name, r, k, n, e, rows=64, flags=()):
-    """A mnemo.grouped_linear of R rows in blocks of `rows`, each block's
-    expert drawn at random in [0, E), checked per row within 1e-5."""
+def grouped_linear(name, r, k, n, e, rows=64, flags=(), groups=None, out=None):
+    """A mnemo.grouped_linear of R rows in blocks of `rows`, checked per row
+    within 1e-5: each block's expert drawn at random in [0, E) (i64), or
+    the given i32 `groups`, saved in `out`."""
+    x, w = (r, k), (e, n, k)
     g = (-(-r // rows),)
-    case = layer(name, "grouped_linear", [("x", (r, k)), ("w", (e, n, k)), ("g", g)],
-                 f"%r = mnemo.grouped_linear %x, %w groups(%g) rows({rows}) : "
-                 f"{ttype((r, k))}, {ttype((e, n, k))}, {ttype(g, 'i64')} -> {ttype((r, n))}",
-                 (r, n), {"rows": rows, "rel": 1e-5}, ids={"g": e})
-    return case + (list(flags),)
+    gtype = "i64" if groups is None else "i32"
+    gin = {"name": "g", "shape": g, "ints": e}
+    if groups is not None:
+        np.save(os.path.join(out, f"{name}.g.npy"), np.asarray(groups, np.int32))
+        gin = {"name": "g", "shape": g, "file": f"{name}.g.npy"}
+    mlir = (f"func.func @main(%x: {ttype(x)}, %w: {ttype(w)}, %g: {ttype(g, gtype)}) -> "
+            f"{ttype((r, n))} {{\n  %r = mnemo.grouped_linear %x, %w groups(%g) rows({rows}) : "
+            f"{ttype(x)}, {ttype(w)}, {ttype(g, gtype)} -> {ttype((r, n))}\n"
+            f"  return %r : {ttype((r, n))}\n}}\n")
+    inputs = [{"name": "x", "shape": x}, {"name": "w", "shape": w}, gin]
+    return (name, mlir, inputs, {"op": "grouped_linear", "rows": rows, "rel": 1e-5}, 1e-4,
+            list(flags))
 
 
 def layer_cases():
@@ -427,22 +436,11 @@ def attention_cases():
 
 
 def grouped_linear_skips(out):
-    """The grouped GEMM as a model's step gives it: i32 groups of a row
-    count known at run time in the model, blocks naming no expert (-1 and
-    E, whose rows are 0) between valid ones, 300 rows (the last block of
-    44), f32 weights as 3xTF32 (wgmma on sm_90a)."""
-    name, r, k, n, e, rows = "grouped_f32_3xtf32_i32_skips_r300_e4_n64_k128", 300, 128, 64, 4, 64
-    groups = np.array([2, -1, 4, 0, 3], np.int32)
-    np.save(os.path.join(out, f"{name}.g.npy"), groups)
-    x, w, g = (r, k), (e, n, k), groups.shape
-    mlir = (f"func.func @main(%x: {ttype(x)}, %w: {ttype(w)}, %g: {ttype(g, 'i32')}) -> "
-            f"{ttype((r, n))} {{\n  %r = mnemo.grouped_linear %x, %w groups(%g) rows({rows}) : "
-            f"{ttype(x)}, {ttype(w)}, {ttype(g, 'i32')} -> {ttype((r, n))}\n"
-            f"  return %r : {ttype((r, n))}\n}}\n")
-    inputs = [{"name": "x", "shape": x}, {"name": "w", "shape": w},
-              {"name": "g", "shape": g, "file": f"{name}.g.npy"}]
-    return (name, mlir, inputs, {"op": "grouped_linear", "rows": rows, "rel": 1e-5}, 1e-4,
-            ["--precision=3xtf32"])
+    """The grouped GEMM as a model's step gives it: i32 groups, blocks
+    naming no expert (-1 and E, whose rows are 0) between valid ones, 300
+    rows (the last block of 44), f32 weights as 3xTF32 (wgmma on sm_90a)."""
+    return grouped_linear("grouped_f32_3xtf32_i32_skips_r300_e4_n64_k128", 300, 128, 64, 4,
+                          flags=["--precision=3xtf32"], groups=[2, -1, 4, 0, 3], out=out)
 
 
 def tiny_decoder(out):

@@ -184,16 +184,22 @@ RopePairing ropePairing(OpBuilder &nb, Location nl, Value d, int64_t r,
   return p;
 }
 
-/// `self * cos + (negate ? -other : other) * sin` in the compute type, or
-/// `self` for a pass-through feature, cast back to `elem`.
+/// `self * cos + (negate ? -other : other) * sin` in the compute type.
+Value rotateWithPartner(OpBuilder &nb, Location nl, Value negate, Value self,
+                        Value other, Value cosv, Value sinv) {
+  Value signedOther = arith::SelectOp::create(
+      nb, nl, negate, arith::NegFOp::create(nb, nl, other), other);
+  return arith::AddFOp::create(
+      nb, nl, arith::MulFOp::create(nb, nl, self, cosv),
+      arith::MulFOp::create(nb, nl, signedOther, sinv));
+}
+
+/// rotateWithPartner, or `self` for a pass-through feature, cast back to
+/// `elem`.
 Value rotateFeature(OpBuilder &nb, Location nl, const RopePairing &pair,
                     Value self, Value other, Value cosv, Value sinv,
                     Type elem) {
-  Value signedOther = arith::SelectOp::create(
-      nb, nl, pair.negate, arith::NegFOp::create(nb, nl, other), other);
-  Value y = arith::AddFOp::create(
-      nb, nl, arith::MulFOp::create(nb, nl, self, cosv),
-      arith::MulFOp::create(nb, nl, signedOther, sinv));
+  Value y = rotateWithPartner(nb, nl, pair.negate, self, other, cosv, sinv);
   y = arith::SelectOp::create(nb, nl, pair.rotated, y, self);
   return castFloat(nb, nl, y, elem);
 }
@@ -336,12 +342,9 @@ Value rotateHalves(OpBuilder &b, RopeOp op, Value invFreq) {
         Value first =
             arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, j,
                                   arith::ConstantIndexOp::create(nb, nl, 0));
-        Value signedOther = arith::SelectOp::create(
-            nb, nl, first, arith::NegFOp::create(nb, nl, other), other);
-        Value y = arith::AddFOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, self, cosv),
-            arith::MulFOp::create(nb, nl, signedOther, sinv));
-        return castFloat(nb, nl, y, elem);
+        return castFloat(
+            nb, nl, rotateWithPartner(nb, nl, first, self, other, cosv, sinv),
+            elem);
       });
   Value result =
       tensor::CollapseShapeOp::create(b, loc, rotated, groups).getResult();

@@ -1238,14 +1238,15 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
   }
 }
 
+/// Output columns a thread of the split-KV combine takes.
+constexpr int64_t kCombineLanes = 4;
+
 /// The split-KV combine: one block per (batch, head, query), one thread per
 /// 4 output columns (Dv is a multiple of 16: 16-byte loads of the f32
 /// partials, a store of 4 columns), weighting each split's normalized partial
 /// by exp2(lse_s - max lse) (splits without keys weigh 0; a row without any key
 /// gives 0). With a split count chosen at run time, its grid is empty (the
 /// launch skipped) when there is one split.
-constexpr int64_t kCombineLanes = 4;
-
 void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
                  Value part, Value lse, Value out) {
   auto c = [&](int64_t v) { return indexConstant(b, v); };
