@@ -75,6 +75,9 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Values made from indices alone (a forward's positions) are computed
+  // where they are read, before they would become buffers.
+  pm.addNestedPass<func::FuncOp>(createFuseIndexProducersPass());
   pm.addPass(createReadOnlyArgumentsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A result that is an argument updated in place (a KV cache pool) is no

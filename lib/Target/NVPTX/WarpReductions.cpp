@@ -28,6 +28,15 @@
 // Blocks are 8 warps. The reduction is reassociated: the result may
 // differ from the sequential loop's in the last bits of a float.
 //
+// An output whose every element holds one known constant when the
+// reduction starts (the last op in its block to touch the buffer is a
+// linalg.fill of a constant into it, or a linalg.copy into it of a buffer
+// so filled) is combined with that constant instead of a load, and the
+// fill or copy, whose values the reduction then overwrites unread, is
+// erased: a bufferized rms_norm's zero-filled sums (the fill shared by
+// every layer's norm, a copy for each but the last) were two kernels of
+// one thread an element beside the reduction.
+//
 // A linalg op (a generic, or a named one such as linalg.reduce) qualifies
 // when it writes one buffer through a map that names every parallel loop;
 // no input is that buffer, and its body neither writes nor reads it; every
@@ -54,7 +63,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_WARPREDUCTIONSPASS
@@ -231,8 +242,60 @@ Value combine(OpBuilder &b, const Reduction &red, Value acc, Value value) {
   return c->getResult(0);
 }
 
+/// The allocation (or argument) `buffer` is a view of.
+Value rootOf(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
+    buffer = view.getViewSource();
+  return buffer;
+}
+
+/// Whether `op` (or an op inside it) uses a view of the allocation `root`.
+bool touches(Operation *op, Value root) {
+  WalkResult r = op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (isa<MemRefType>(v.getType()) && rootOf(v) == root)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+/// What every element of `buffer` holds when `user` runs, where that is
+/// one constant: the last op before `user` in its block to touch the
+/// buffer's allocation fills `buffer` with it, or copies into `buffer` a
+/// buffer so filled. `writer` is that fill or copy, whose values `user`
+/// is the only one to see.
+TypedAttr knownValue(Operation *user, Value buffer, Operation *&writer) {
+  Value root = rootOf(buffer);
+  // An argument may alias another one.
+  if (!root.getDefiningOp<memref::AllocOp>())
+    return {};
+  for (Operation *op = user->getPrevNode(); op; op = op->getPrevNode()) {
+    if (!touches(op, root))
+      continue;
+    writer = op;
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      TypedAttr value;
+      if (!fill.hasPureBufferSemantics() ||
+          fill.getDpsInitOperand(0)->get() != buffer ||
+          !matchPattern(fill.getInputs()[0], m_Constant(&value)) ||
+          value.getType() !=
+              cast<MemRefType>(buffer.getType()).getElementType())
+        return {};
+      return value;
+    }
+    auto copy = dyn_cast<linalg::CopyOp>(op);
+    if (!copy || !copy.hasPureBufferSemantics() ||
+        copy.getDpsInitOperand(0)->get() != buffer)
+      return {};
+    Operation *ignored;
+    return knownValue(copy, copy.getInputs()[0], ignored);
+  }
+  return {};
+}
+
 void rewrite(linalg::LinalgOp op, const Reduction &red, unsigned numParallel,
-             int64_t slices) {
+             int64_t slices, TypedAttr knownInit) {
   Location loc = op.getLoc();
   OpBuilder b(op);
   SmallVector<Value> sizes;
@@ -330,7 +393,9 @@ void rewrite(linalg::LinalgOp op, const Reduction &red, unsigned numParallel,
   SmallVector<Value> ivs(parallelIvs);
   ivs.append(reductionSizes.size(), zero);
   SmallVector<Value> at = operandIndices(b, loc, op, init, ivs);
-  Value initial = memref::LoadOp::create(b, loc, init->get(), at);
+  Value initial = knownInit
+                      ? Value(arith::ConstantOp::create(b, loc, knownInit))
+                      : Value(memref::LoadOp::create(b, loc, init->get(), at));
   memref::StoreOp::create(b, loc, combine(b, red, initial, acc), init->get(),
                           at);
   op->erase();
@@ -366,7 +431,16 @@ struct WarpReductionsPass final
       }
       if (!dynamic && length < kMinReduction)
         continue;
-      rewrite(op, *red, numParallel, slicesPerOutput(op, numParallel));
+      // Every output element is written (its map names every parallel
+      // loop), so a constant's fill or copy into the output is dead once
+      // the reduction starts from the constant.
+      Operation *writer = nullptr;
+      TypedAttr knownInit =
+          knownValue(op, op.getDpsInitOperand(0)->get(), writer);
+      rewrite(op, *red, numParallel, slicesPerOutput(op, numParallel),
+              knownInit);
+      if (knownInit)
+        writer->erase();
     }
   }
 };

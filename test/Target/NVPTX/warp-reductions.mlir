@@ -218,3 +218,104 @@ func.func @unchanged(%short: memref<8x16xf32>, %s: memref<8xf32>,
   }
   return
 }
+
+// Two norms' sums of squares as bufferized: one zero fill, copied for the
+// first sum and written in place by the second. Both start from the
+// constant (no load of the output), and the fill and the copy, whose
+// values nobody else reads, are gone.
+// CHECK-LABEL: func.func @filled_sums
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.copy
+// CHECK: gpu.launch
+// CHECK:   scf.if
+// CHECK-NEXT: %[[T1:.*]] = arith.addf %{{.*}}, %cst
+// CHECK-NEXT: memref.store %[[T1]], %[[B:.*]][
+// CHECK: gpu.launch
+// CHECK:   scf.if
+// CHECK-NEXT: %[[T2:.*]] = arith.addf %{{.*}}, %cst
+// CHECK-NEXT: memref.store %[[T2]], %[[A:.*]][
+// CHECK: return %[[B]], %[[A]]
+func.func @filled_sums(%x: memref<?x64xf32>, %y: memref<?x64xf32>)
+    -> (memref<?xf32>, memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %a = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%a : memref<?xf32>)
+  %b = memref.alloc(%n) : memref<?xf32>
+  linalg.copy ins(%a : memref<?xf32>) outs(%b : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%b : memref<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<?x64xf32>) outs(%a : memref<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  }
+  return %b, %a : memref<?xf32>, memref<?xf32>
+}
+
+// The output read between the fill and the sum (here by a copy that
+// stays), a fill of a value that is not a constant, and a buffer that is
+// an argument: each sum loads its output's initial value, and the fills
+// stay.
+// CHECK-LABEL: func.func @unknown_inits
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: gpu.launch
+// CHECK:   %[[OLD1:.*]] = memref.load %[[A:.*]][
+// CHECK:   arith.addf %[[OLD1]]
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+// CHECK:   memref.load %{{.*}}[
+// CHECK:   arith.addf
+// CHECK: gpu.launch
+// CHECK:   memref.load %arg2[
+func.func @unknown_inits(%x: memref<?x64xf32>, %init: f32,
+                         %arg: memref<?xf32>) -> (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %a = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%a : memref<?xf32>)
+  %keep = memref.alloc(%n) : memref<?xf32>
+  linalg.copy ins(%a : memref<?xf32>) outs(%keep : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%a : memref<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  }
+  %b = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%init : f32) outs(%b : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%b : memref<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%arg : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%arg : memref<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  }
+  return %a, %b, %keep : memref<?xf32>, memref<?xf32>, memref<?xf32>
+}

@@ -435,6 +435,23 @@ def VectorizeElementsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def FuseIndexProducersPass
+    : Pass<"mnemo-gpu-fuse-index-producers", "::mlir::func::FuncOp"> {
+  let summary = "Computes values made from indices alone where they are read";
+  let description = [{
+    A `linalg.generic` on tensors with no inputs, all of whose loops are
+    parallel and whose body is a few ops on its indices (a forward's
+    positions, `arange` over the sequence) is fused into each
+    elementwise `linalg.generic` that reads it (upstream
+    `linalg::fuseElementwiseOps`): the reader computes the value from its
+    own indices instead of loading it, and the producer, once unread, is
+    no kernel of its own (one thread an element, storing what the readers
+    load). Producers of more than a few ops, and readers that are not
+    elementwise generics, are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def SplitKernelMemRefsPass
     : Pass<"mnemo-gpu-split-kernel-memrefs", "::mlir::func::FuncOp"> {
   let summary = "Passes dynamic memrefs into kernels as base + metadata";
@@ -489,7 +506,11 @@ def WarpReductionsPass
     (one thread an output), as are ops whose output map does not name
     every parallel loop, whose body writes or reads the output's buffer,
     or that take that buffer as an input. Results are reassociated: the
-    combiner's clones drop `nsw`, `nuw` and `ninf`.
+    combiner's clones drop `nsw`, `nuw` and `ninf`. An output that holds
+    one constant when the reduction starts (the last op of the block to
+    touch its allocation before it is a `linalg.fill` of the constant into
+    it, or a `linalg.copy` into it of a buffer so filled) is folded with
+    the constant instead of a load, and that fill or copy is erased.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",
