@@ -78,6 +78,9 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   // Values made from indices alone (a forward's positions) are computed
   // where they are read, before they would become buffers.
   pm.addNestedPass<func::FuncOp>(createFuseIndexProducersPass());
+  // Each launch reads its tensors where it runs (CSE merged the kernels'
+  // reads of one tensor).
+  pm.addNestedPass<func::FuncOp>(createBufferReadsAtLaunchPass());
   pm.addPass(createReadOnlyArgumentsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A result that is an argument updated in place (a KV cache pool) is no

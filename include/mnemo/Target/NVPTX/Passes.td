@@ -452,6 +452,24 @@ def FuseIndexProducersPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def BufferReadsAtLaunchPass
+    : Pass<"mnemo-gpu-buffer-reads-at-launch", "::mlir::func::FuncOp"> {
+  let summary = "Gives each kernel launch its own to_buffer of the tensors it reads";
+  let description = [{
+    The kernel passes read tensors in a `gpu.launch` through
+    `bufferization.to_buffer` ops placed just before it, which One-Shot
+    Bufferize takes as the point of the read. The op is Pure, so CSE
+    merges two launches' reads of one tensor into the first, and
+    bufferization may then reuse the tensor's buffer in place before the
+    second launch runs. Every memref a launch uses from above that is a
+    to_buffer, or a view of one (subview, reshape, cast), is recreated
+    right before the launch (the to_buffer and the views cloned), and the
+    originals nothing uses any more are erased.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SplitKernelMemRefsPass
     : Pass<"mnemo-gpu-split-kernel-memrefs", "::mlir::func::FuncOp"> {
   let summary = "Passes dynamic memrefs into kernels as base + metadata";
