@@ -40,14 +40,18 @@ using namespace mlir;
 
 namespace {
 
-/// The ops from a to_buffer to `value` through views, the to_buffer first;
-/// empty when `value` is no such view.
+/// The ops from a read-only to_buffer to `value` through views, the
+/// to_buffer first; empty when `value` is no such view. (A to_buffer that
+/// may be written is a write where it stands: it keeps its place.)
 SmallVector<Operation *> chainOf(Value value) {
   SmallVector<Operation *> chain;
   while (Operation *def = value.getDefiningOp()) {
     chain.push_back(def);
-    if (isa<bufferization::ToBufferOp>(def))
+    if (auto read = dyn_cast<bufferization::ToBufferOp>(def)) {
+      if (!read.getReadOnly())
+        return {};
       return {chain.rbegin(), chain.rend()};
+    }
     if (auto view = dyn_cast<ViewLikeOpInterface>(def))
       value = view.getViewSource();
     else if (auto cast = dyn_cast<memref::CastOp>(def))

@@ -462,7 +462,8 @@ def BufferReadsAtLaunchPass
     merges two launches' reads of one tensor into the first, and
     bufferization may then reuse the tensor's buffer in place before the
     second launch runs. Every memref a launch uses from above that is a
-    to_buffer, or a view of one (subview, reshape, cast), is recreated
+    read-only to_buffer, or a view of one (subview, reshape, cast), is
+    recreated
     right before the launch (the to_buffer and the views cloned), and the
     originals nothing uses any more are erased.
   }];
