@@ -52,12 +52,11 @@ SmallVector<Operation *> chainOf(Value value) {
         return {};
       return {chain.rbegin(), chain.rend()};
     }
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      value = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      value = cast.getSource();
-    else
+    // (memref.cast is a view too.)
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
       break;
+    value = view.getViewSource();
   }
   return {};
 }
