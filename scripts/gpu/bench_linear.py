@@ -56,13 +56,14 @@ def cases():
     out.append(("decode_f32in_m1_k4096_n14336", "decode", 1, 4096, 14336, "f32"))
     cases = [dict(zip(("name", "kind", "M", "K", "N", "dtype"), c), wdtype="bf16",
                   precision="bf16") for c in out]
-    # f32 weights (an f32 checkpoint's layers): 3xTF32 (also its sm_80
-    # form, mma.sync, run on the same GPU), one TF32 product, and the CUDA
-    # cores (--precision=f32, the default).
+    # f32 weights (an f32 checkpoint's layers): 3xTF32 (the default; also
+    # its sm_80 form, mma.sync, run on the same GPU), one TF32 product, and
+    # the CUDA cores (--precision=f32; a single row takes them anyway).
     f32 = [("prefill", 4096, 4096, 4096, ("3xtf32", "3xtf32-sm_80", "tf32", "f32")),
            ("prefill", 4096, 4096, 14336, ("3xtf32",)),
            ("prefill", 4096, 14336, 4096, ("3xtf32",)),
-           ("decode", 1, 4096, 14336, ("3xtf32", "f32")),
+           ("decode", 1, 4096, 14336, ("f32",)),
+           ("decode", 2, 4096, 14336, ("3xtf32", "f32")),
            ("decode", 32, 4096, 14336, ("3xtf32", "f32"))]
     for kind, m, k, n, modes in f32:
         for mode in modes:

@@ -107,9 +107,12 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
                         if key in rope}
         if rope.get("scaling"):
             opts["rope"]["scaling"] = rope["scaling"][1]
+    flags = opts.pop("flags", [])
     if dtype in ("bf16", "f16"):
-        return name, mlir, inputs, {"op": "attention", "rel": 2e-2, **opts}, None
-    return name, mlir, inputs, {"op": "attention", **opts}, 1e-3
+        return name, mlir, inputs, {"op": "attention", "rel": 2e-2, **opts}, None, flags
+    if "rel" in opts:  # f32 checked row by row by relative error
+        return name, mlir, inputs, {"op": "attention", **opts}, None, flags
+    return name, mlir, inputs, {"op": "attention", **opts}, 1e-3, flags
 
 
 def layer(name, op, shapes, body, result, ref, ids=None):
@@ -212,8 +215,8 @@ def linear_cases():
     yield linear("lin_residual_bf16w_f32in_2x37", (2, 37), 200, 72, x="f32", residual=True)
     yield linear("lin_residual_bf16w_f32in_splitk_2x1032_bias", (2,), 1032, 264, x="f32",
                  bias="bf16", residual=True)
-    # f32 weights as TF32 (--precision=3xtf32: rows within 1e-5 of float64
-    # as the CUDA cores' kernel, the default, is): a prefill's 128 x 128
+    # f32 weights as TF32 (--precision=3xtf32, the default: rows within
+    # 1e-5 of float64 as the CUDA cores' kernel, --precision=f32, is): a prefill's 128 x 128
     # tiles, a 64 x 64 one with a bias, decode rows with split-K and a
     # residual; one product (--precision=tf32, 10-bit mantissas): wgmma and
     # TMA on sm_90a, and decode rows.
@@ -424,6 +427,22 @@ def attention_cases():
                     causal=True, rope={"on": "qk", "theta": 10000.0, "r": 32, "interleaved": True})
     yield attention("att_bf16_rope_tables_q_40x70_d64", 1, 4, 2, 40, 70, 64, 64, "bf16",
                     causal=True, offset=30, rope={"on": "qk", "tables": True})
+    # f32 attention on the TF32 kernel (3xTF32, the default: rows within
+    # 2e-5 of float64 as f32's are; one product, --precision=tf32, 5e-3):
+    # lengths off the tiles, GQA, split-KV decode with a sink, a window
+    # with a softcap, D != Dv, D 256.
+    x3 = {"rel": 2e-5}
+    yield attention("att_f32_3xtf32_gqa4_causal_s100_d128", 2, 16, 4, 100, 100, 128, 128,
+                    causal=True, **x3)
+    yield attention("att_f32_3xtf32_split_decode_sink_kv700_d64", 1, 8, 2, 1, 700, 64, 64,
+                    causal=True, offset=699, sink=True, **x3)
+    yield attention("att_f32_3xtf32_window50_softcap_s130_d64", 1, 4, 2, 130, 130, 64, 64,
+                    causal=True, window=50, softcap=30.0, **x3)
+    yield attention("att_f32_3xtf32_dv_ne_d_40x70_d96", 1, 4, 2, 40, 70, 96, 64, causal=True,
+                    **x3)
+    yield attention("att_f32_3xtf32_d256_33x45", 1, 4, 4, 33, 45, 256, 256, **x3)
+    yield attention("att_f32_tf32_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, causal=True,
+                    rel=5e-3, flags=["--precision=tf32"])
     yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)
     yield attention("att_mha_noncausal_5x7_d8", 2, 2, 2, 5, 7, 8, 8)
     yield attention("att_mqa_19x23_d40", 2, 4, 1, 19, 23, 40, 40)
@@ -508,10 +527,11 @@ def main():
                    help="reference checkpoint directories / ONNX files")
     p.add_argument("--model-dtype", choices=["bf16", "f16"],
                    help="also compile the checkpoints with --dtype=this")
-    p.add_argument("--model-precision", choices=["3xtf32", "tf32"],
+    p.add_argument("--model-precision", choices=["3xtf32", "tf32", "f32"],
                    help="also compile the f32 checkpoints with --precision=this "
-                   "(their linear layers on the tensor cores; logits within 1e-4 "
-                   "for 3xtf32, relative 2e-2 per row for tf32)")
+                   "(3xtf32, the default, or tf32: their linear layers on the tensor "
+                   "cores; f32: on the CUDA cores; logits within 1e-4, relative 2e-2 "
+                   "per row for tf32)")
     p.add_argument("--weights-reference", action="store_true",
                    help="compile the checkpoints with --weights=reference: the artifacts "
                    "read their weights from the checkpoint files in place (which must be "

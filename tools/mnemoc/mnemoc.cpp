@@ -249,10 +249,11 @@ static cl::opt<int64_t>
             cl::init(0), cl::cat(mnemocOptions));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("GPU: f32 linear layers on the CUDA cores (f32, the default) "
-             "or on the tensor cores: 3xtf32 (three TF32 products a term, "
-             "about f32's accuracy) or tf32 (one product, 10-bit mantissas)"),
-    cl::init("f32"), cl::cat(mnemocOptions));
+    cl::desc("GPU: f32 linear layers and attention on the tensor cores "
+             "as 3xtf32 (the default: three TF32 products a term, about "
+             "f32's accuracy) or tf32 (one product, 10-bit mantissas), or "
+             "on the CUDA cores (f32)"),
+    cl::init("3xtf32"), cl::cat(mnemocOptions));
 static cl::opt<bool> gpuDecodeKernel(
     "gpu-decode-kernel",
     cl::desc("GPU: paged decode steps over FP8 KV pools take the decode "

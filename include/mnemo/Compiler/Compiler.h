@@ -51,9 +51,10 @@ struct CompileOptions {
   /// A GPU target's paged decode steps over FP8 pools take the decode
   /// kernel (docs/GPU.md, "Paged decode attention").
   bool gpuDecodeKernel = true;
-  /// How a GPU target's f32 linear layers run: f32 (the CUDA cores), or on
-  /// the tensor cores as 3xtf32 or tf32.
-  std::string f32Precision = "f32";
+  /// How a GPU target's f32 linear layers and attention run: on the
+  /// tensor cores as 3xtf32 (the default) or tf32, or on the CUDA cores
+  /// (f32).
+  std::string f32Precision = "3xtf32";
   /// Cache tiling of linear layers.
   bool tileLinear = true;
   /// The form every mnemo.mla_attention is decomposed in (auto: expanded

@@ -74,9 +74,10 @@ public:
     /// A GPU target's paged decode steps may take its decode kernel
     /// (--gpu-decode-kernel).
     bool decodeKernel = true;
-    /// How a GPU target's f32 linear layers run (--precision: f32, the
-    /// CUDA cores, or 3xtf32 or tf32 on the tensor cores).
-    std::string f32Precision = "f32";
+    /// How a GPU target's f32 linear layers and attention run
+    /// (--precision: 3xtf32, the default, or tf32 on the tensor cores, or
+    /// f32 on the CUDA cores).
+    std::string f32Precision = "3xtf32";
   };
   /// Appends passes that replace ops with the target's own kernels before
   /// the target-independent tiling (which takes what they leave).

@@ -49,7 +49,10 @@ LogicalResult configure(Problem &p, int64_t blockQ, int64_t blockKV,
   // One warpgroup owns the 64 rows of a block on sm_90a; its PV product
   // (one wgmma of N = Dv) keeps Dv / 2 accumulators per thread. The panels
   // of the 128-byte swizzle are 64 columns wide.
-  p.wgmma = wgmma && blockQ == 64 && p.d % 64 == 0 && p.dv % 64 == 0;
+  // TF32 takes mma.sync alone: wgmma's TF32 reads both operands K-major,
+  // and V is not.
+  p.wgmma =
+      wgmma && !p.tf32() && blockQ == 64 && p.d % 64 == 0 && p.dv % 64 == 0;
   // Q fragments (mma.sync) and O accumulators live in registers: Dv / 2
   // f32 a thread with wgmma (128 at Dv 256), Dv / 2 + D / 4 with mma.sync.
   // A wider Dv is split between two warpgroups (each half a whole number
@@ -126,18 +129,20 @@ LogicalResult checkSink(Value sink, std::string &why) {
 FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, bool tma,
                            int64_t splitKV, int64_t smCount,
-                           int64_t sharedLimit,
+                           int64_t sharedLimit, F32Precision f32Precision,
                            std::string &why) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto k = cast<RankedTensorType>(op.getKey().getType());
   auto v = cast<RankedTensorType>(op.getValue().getType());
   auto r = cast<RankedTensorType>(op.getResult().getType());
   Type elem = q.getElementType();
-  if (!elem.isBF16() && !elem.isF16())
-    return why = "element type is not bf16 or f16", failure();
+  if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
+    return why = "element type is not bf16, f16 or f32", failure();
   if (k.getElementType() != elem || v.getElementType() != elem ||
       r.getElementType() != elem)
     return why = "Q, K, V and result differ in element type", failure();
+  if (elem.isF32() && f32Precision == F32Precision::cudaCores)
+    return why = "f32 (f32-precision=f32)", failure();
   // Batch and sequence lengths may be dynamic; head counts and head dims
   // are static (the op's verifier).
   if (op.getMask())
@@ -153,6 +158,7 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
     return why = "non-positive scale", failure();
   Problem p;
   p.elem = elem;
+  p.singleTf32 = f32Precision == F32Precision::tf32;
   setSizes(p, q, k, v);
   p.dynamic = !q.hasStaticShape() || !k.hasStaticShape() ||
               !v.hasStaticShape();
@@ -165,16 +171,19 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   // per query tile, so K's rotation joins the kernel only where there is
   // one query tile (every block would otherwise rotate the same tile).
   // Tables and positions of a dynamic shape stay a kernel of their own.
-  if (!p.dynamic)
+  // TF32 tiles are rotated by no one (rotate() takes 16-bit elements).
+  if (!p.dynamic && !p.tf32())
     p.rope[0] = matchRopeOnLoad(op.getQuery(), elem, p.ropeWhy[0]);
-  if (!p.dynamic && p.queryTiles() == 1)
+  if (!p.dynamic && !p.tf32() && p.queryTiles() == 1)
     p.rope[1] = matchRopeOnLoad(op.getKey(), elem, p.ropeWhy[1]);
   for (int64_t i = 0; i < 2; ++i) {
     Value operand = i ? op.getKey() : op.getQuery();
     if (p.rope[i] || !isa_and_nonnull<mnemo::RopeOp, mnemo::RopeTablesOp>(
                          operand.getDefiningOp()))
       continue;
-    if (p.dynamic)
+    if (p.tf32())
+      p.ropeWhy[i] = "the tiles are f32";
+    else if (p.dynamic)
       p.ropeWhy[i] = "the shape is dynamic";
     else if (i == 1 && p.queryTiles() > 1)
       p.ropeWhy[1] = "each K tile is read by " +
@@ -302,9 +311,9 @@ void KernelEmitter::stage(const SharedTile &r,
     Value row = div(tid, perRow), lead = rem(tid, perRow);
     RowSource src = source(row);
     for (int64_t i = 0; i < chunksPerRow; i += perRow) {
-      Value col = mul(add(lead, idx(i)), 8);
-      tokens.push_back(
-          asyncCopy(r, row, col, src.memref, src.indices, col, src.valid));
+      Value chunk = add(lead, idx(i));
+      tokens.push_back(asyncCopy(r, row, mul(chunk, 8), src.memref, src.indices,
+                                 mul(chunk, 8 / p.units()), src.valid));
     }
     return;
   }
@@ -314,7 +323,7 @@ void KernelEmitter::stage(const SharedTile &r,
     RowSource src = source(row);
     // A missing row copies 0 bytes (zero fill) from a valid address.
     Value token = asyncCopy(r, row, mul(chunk, 8), src.memref, src.indices,
-                            mul(chunk, 8), src.valid);
+                            mul(chunk, 8 / p.units()), src.valid);
     // A copy under the guard needs no token: waitAll waits for all groups.
     if (!guarded)
       tokens.push_back(token);
@@ -599,10 +608,18 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
   int64_t elements = p.splitScores() ? p.statsOffset() / 2 : p.sharedElements();
   if (!p.decode)
     tiles = memref::ViewOp::create(b,
-                                   MemRefType::get({elements}, p.elem,
+                                   MemRefType::get({elements}, elem,
                                                    MemRefLayoutAttrInterface(),
                                                    workgroup),
                                    raw, idx(0), ValueRange{});
+  // TF32: the f32 view of the same memory, which cp.async copies f32 rows
+  // into and V's elements are read from.
+  if (p.tf32())
+    wideTiles = memref::ViewOp::create(
+        b,
+        MemRefType::get({elements / 2}, f32, MemRefLayoutAttrInterface(),
+                        workgroup),
+        raw, idx(0), ValueRange{});
   if (p.splitScores()) {
     pTile = {p.exchangeOffset() / 2, p.blockQ, p.blockKV};
     rowStats = memref::ViewOp::create(
@@ -611,8 +628,8 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
                         workgroup),
         raw, idx(p.statsOffset()), ValueRange{});
   }
-  kTile = {p.kBase(), p.blockKV, p.d};
-  vTile = {p.vBase(), p.blockKV, p.dv};
+  kTile = {p.kBase(), p.blockKV, p.d * p.units()};
+  vTile = {p.vBase(), p.blockKV, p.dv * p.units()};
   if (p.fp8 && !p.decode) {
     ringRows = memref::ViewOp::create(
         b,
@@ -632,7 +649,7 @@ void KernelEmitter::setUp(gpu::LaunchOp launch, Value qOffset,
                           workgroup),
           raw, idx(p.keyScalesOffset()), ValueRange{});
   }
-  qTile = {p.qBase(), p.blockQ, p.d};
+  qTile = {p.qBase(), p.blockQ, p.d * p.units()};
   if (p.wgmma)
     tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
   if (p.tma) {
@@ -806,7 +823,9 @@ void KernelEmitter::prologue(Value q) {
   }
   // With wgmma, Q stays in shared memory as the A operand; with mma.sync
   // above D 256 too, read a k-step at a time (queryFragment).
-  for (int64_t kk = 0; !p.wgmma && !p.wide() && kk < p.d / 16; ++kk)
+  // TF32 too: Q's rounded values and rests would take 4 D registers.
+  for (int64_t kk = 0; !p.wgmma && !p.wide() && !p.tf32() && kk < p.d / 16;
+       ++kk)
     qFrag.push_back(queryFragment(kk));
 }
 
@@ -815,6 +834,59 @@ Fragment KernelEmitter::queryFragment(int64_t kk) {
   Value rowWarp = p.dvParts > 1 ? rem(warp, 4) : warp;
   Value qRow = add(mul(rowWarp, 16), rem(lane, 16));
   return ldmatrix(qTile, qRow, add(idx(16 * kk), mul(laneHi, 8)), false);
+}
+
+void KernelEmitter::scoresTf32(int64_t kk, SmallVectorImpl<Accumulator> &s) {
+  Fragment aHi, aLo, bHi, bLo;
+  splitFragment(queryFragment(kk), aHi, aLo, !p.singleTf32);
+  for (int64_t jp = 0; jp < p.blockKV / 16; ++jp) {
+    // K's rows are the n dimension: two n8 blocks an ldmatrix.x4, as for
+    // 16-bit tiles (16 units are the k8 step's 8 floats).
+    Value row = add(idx(16 * jp), add(mul(laneHi, 8), lane8));
+    Fragment f =
+        ldmatrix(kTile, row, add(idx(16 * kk), mul(laneMid, 8)), false);
+    bHi.clear();
+    bLo.clear();
+    splitFragment(f, bHi, bLo, !p.singleTf32);
+    for (int64_t h = 0; h < 2; ++h)
+      s[2 * jp + h] =
+          mmaSplit(aHi, aLo, ArrayRef<Value>(bHi).slice(2 * h, 2),
+                   bLo.empty() ? ArrayRef<Value>()
+                               : ArrayRef<Value>(bLo).slice(2 * h, 2),
+                   s[2 * jp + h]);
+  }
+}
+
+void KernelEmitter::valuesTf32(ArrayRef<Accumulator> s,
+                               SmallVectorImpl<Accumulator> &o) {
+  auto bits = [&](Value x) { return arith::BitcastOp::create(b, i32, x); };
+  // V's element (row, col), col in floats: its 16-byte chunk's offset in
+  // units (offset() takes whole chunks) and the float within it.
+  auto valueAt = [&](Value row, Value col) {
+    Value units = mul(col, 2);
+    Value within = rem(units, 8);
+    Value at = add(offset(vTile, row, sub(units, within)), within);
+    return bits(memref::LoadOp::create(b, wideTiles, ValueRange{div(at, 2)}));
+  };
+  // The lane's column of each n8 block of O: g of the block (with Dv in
+  // parts, from the warpgroup's first column).
+  Value laneCol = div(lane, 4);
+  if (dvFirst)
+    laneCol = add(laneCol, dvFirst);
+  for (int64_t j = 0; j < int64_t(s.size()); ++j) {
+    // Keys 2t and 2t + 1 of block j, in slots t and t + 4.
+    Fragment a = {bits(s[j][0]), bits(s[j][2]), bits(s[j][1]), bits(s[j][3])};
+    Fragment aHi, aLo;
+    splitFragment(a, aHi, aLo, !p.singleTf32);
+    Value key = add(idx(8 * j), mul(quadCol, 2));
+    for (int64_t nb = 0; nb < int64_t(o.size()); ++nb) {
+      Value col = add(laneCol, idx(8 * nb));
+      Fragment bHi, bLo;
+      splitFragment({valueAt(key, col), valueAt(add(key, idx(1)), col)}, bHi,
+                    bLo, !p.singleTf32);
+      o[nb] = mmaSplit(aHi, aLo, bHi, bLo, o[nb]);
+    }
+  }
 }
 
 SmallVector<Value> KernelEmitter::initialState(Value sink) {
@@ -954,6 +1026,11 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
   SmallVector<Accumulator> s;
   if (p.wgmma) {
     s = wgmmaScores(meanwhile);
+  } else if (p.tf32()) {
+    s.assign(p.blockKV / 8, Accumulator(4, cf(0.0)));
+    for (int64_t kk = 0; kk < p.d * p.units() / 16; ++kk)
+      scoresTf32(kk, s);
+    meanwhile();
   } else {
     s.assign(p.blockKV / 8, Accumulator(4, cf(0.0)));
     for (int64_t kk = 0; kk < p.d / 16; ++kk)
@@ -1010,13 +1087,15 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
     for (int64_t e = 0; e < 4; ++e)
       o[j].push_back(fmul(state[4 * j + e], alpha[e / 2]));
   SmallVector<Fragment> pa;
-  for (int64_t c = 0; c < int64_t(s.size()) / 2; ++c)
+  for (int64_t c = 0; !p.tf32() && c < int64_t(s.size()) / 2; ++c)
     pa.push_back({pack(s[2 * c][0], s[2 * c][1]),
                   pack(s[2 * c][2], s[2 * c][3]),
                   pack(s[2 * c + 1][0], s[2 * c + 1][1]),
                   pack(s[2 * c + 1][2], s[2 * c + 1][3])});
   if (p.wgmma) {
     o = wgmmaValues(pa, o);
+  } else if (p.tf32()) {
+    valuesTf32(s, o);
   } else {
     for (int64_t c = 0; c < p.blockKV / 16; ++c)
       for (int64_t jp = 0; jp < oBlocks / 2; ++jp) {
@@ -1055,8 +1134,10 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
     unit = 1.0;
     for (Accumulator &acc : s)
       for (Value &x : acc) {
+        // (f32 tiles keep f32's accuracy: the polynomial.)
         Value t = math::TanhOp::create(b, fmul(x, cf(p.scale / *p.softcap)),
-                                       arith::FastMathFlags::afn);
+                                       p.tf32() ? arith::FastMathFlags::none
+                                                : arith::FastMathFlags::afn);
         x = fmul(t, cf(*p.softcap * M_LOG2E));
       }
   }
@@ -1232,9 +1313,11 @@ void KernelEmitter::storeRow(ValueRange result, int64_t h, Value row, Value l,
                               /*nontemporal=*/false, llvm::MaybeAlign(8));
       continue;
     }
-    pair = arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair);
+    if (!p.tf32())
+      pair = arith::TruncFOp::create(b, VectorType::get({2}, p.elem), pair);
     vector::StoreOp::create(b, pair, out, ValueRange{batch, head, query, col},
-                            /*nontemporal=*/false, llvm::MaybeAlign(4));
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(p.tf32() ? 8 : 4));
   }
 }
 
@@ -1316,9 +1399,10 @@ void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
       b, seen, arith::DivFOp::create(b, sumLoop.getResult(0), splat(b, total)),
       zeros);
   auto elems = VectorType::get({kCombineLanes}, p.elem);
+  if (!p.elem.isF32())
+    o = arith::TruncFOp::create(b, elems, o);
   vector::StoreOp::create(
-      b, arith::TruncFOp::create(b, elems, o), out,
-      ValueRange{batch, head, query, col}, /*nontemporal=*/false,
+      b, o, out, ValueRange{batch, head, query, col}, /*nontemporal=*/false,
       llvm::MaybeAlign(kCombineLanes * p.elem.getIntOrFloatBitWidth() / 8));
 }
 
@@ -1548,6 +1632,12 @@ struct AttentionKernelPass
           << chip << "'";
       return signalPassFailure();
     }
+    std::optional<F32Precision> precision = parseF32Precision(f32Precision);
+    if (!precision) {
+      getOperation().emitError("mnemo-gpu-attention-kernel: f32-precision '")
+          << f32Precision << "' is not 3xtf32, tf32 or f32";
+      return signalPassFailure();
+    }
     SmallVector<mnemo::AttentionOp> ops;
     getOperation()->walk([&](mnemo::AttentionOp op) { ops.push_back(op); });
     Type weightType =
@@ -1559,10 +1649,11 @@ struct AttentionKernelPass
           std::string ignored;
           return succeeded(analyze(r, blockQ, blockKV, gpu->warpgroupMma,
                                    useTma, splitKV, smCount, sharedBytesLimit,
-                                   ignored));
+                                   *precision, ignored));
         });
-      FailureOr<Problem> p = analyze(op, blockQ, blockKV, gpu->warpgroupMma, useTma,
-                                      splitKV, smCount, sharedBytesLimit, why);
+      FailureOr<Problem> p =
+          analyze(op, blockQ, blockKV, gpu->warpgroupMma, useTma, splitKV,
+                  smCount, sharedBytesLimit, *precision, why);
       if (failed(p)) {
         if (report)
           op.emitRemark("keeps the tiled path: ") << why;
@@ -1583,7 +1674,7 @@ struct AttentionKernelPass
     auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
       return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
                      smCount, sharedBytesLimit, decodeKernel, decodeKernel16,
-                     why);
+                     *precision, why);
     };
     lowerEach<mnemo::PagedAttentionOp>(
         plan,

@@ -42,7 +42,7 @@ constexpr int64_t kMaxSplitValueDim = 2 * kMaxHeadDim;
 /// split count and the number of query tiles: the kernel reads them from
 /// Sizes (host values it takes as arguments).
 struct Problem {
-  Type elem;                       // bf16 or f16
+  Type elem; // bf16 or f16; f32 as TF32 (below)
   int64_t batch, hq, hkv, sq, skv, d, dv;
   bool dynamic = false;            // batch, sq or skv known at run time only
   /// mnemo.paged_attention: K and V are page pools [Pages, Hkv, P, d]
@@ -92,6 +92,19 @@ struct Problem {
   /// feeding Q or K stays a kernel of its own (empty: none there).
   RopeOnLoad rope[2];
   std::string ropeWhy[2];
+
+  /// f32 Q, K and V (mnemo.attention only) on mma.sync's TF32 m16n8k8:
+  /// the tiles hold the f32 values as stored and count 16-bit units (a
+  /// row of D floats is 2 D units), so that staging and ldmatrix see 16-bit
+  /// tiles whose fragments are TF32's read as pairs; three products a term
+  /// (3xTF32) unless singleTf32.
+  bool tf32() const { return elem.isF32(); }
+  bool singleTf32 = false;
+  int64_t units() const { return tf32() ? 2 : 1; }
+  /// The type the tiles are addressed in (TensorCoreBuilder's element).
+  Type tileElem() const {
+    return tf32() ? BFloat16Type::get(elem.getContext()) : elem;
+  }
 
   int64_t queryTiles() const { return (sq + rowsPerHead - 1) / rowsPerHead; }
   /// Query heads a block takes, and the columns of O a thread's
@@ -163,13 +176,16 @@ struct Problem {
   /// order (Q and the first K tile load together); with sharedValues, K's
   /// two buffers and Q.
   int64_t kBase() const { return 0; }
-  int64_t vBase() const { return fp8 || sharedValues ? 0 : blockKV * d; }
+  int64_t vBase() const {
+    return fp8 || sharedValues ? 0 : blockKV * d * units();
+  }
   int64_t qBase() const {
     if (fp8)
       return blockKV * std::max(d, dv);
-    return sharedValues ? kBuffers() * blockKV * d : blockKV * (d + dv);
+    return sharedValues ? kBuffers() * blockKV * d
+                        : blockKV * (d + dv) * units();
   }
-  int64_t sharedElements() const { return qBase() + blockQ * d; }
+  int64_t sharedElements() const { return qBase() + blockQ * d * units(); }
   /// FP8: the ring's rows (bytes, unswizzled) and their scales follow.
   int64_t ringSlotBytes() const { return blockKV * std::max(d, dv); }
   int64_t ringOffset() const { return 2 * sharedElements(); }
@@ -271,7 +287,7 @@ struct RowSource {
 class KernelEmitter : TensorCoreBuilder {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n)
-      : TensorCoreBuilder(b, p.elem), p(p), n(n) {}
+      : TensorCoreBuilder(b, p.tileElem()), p(p), n(n) {}
 
   /// Fills `launch`'s body: Q [B,Hq,Sq,D], K [B,Hkv,Skv,D], V [B,Hkv,Skv,Dv]
   /// and `out` [B,Hq,Sq,Dv] are global memrefs; `sink` (memref [Hq]) and
@@ -455,8 +471,18 @@ private:
   /// (with splitScores, of the warpgroup's half of the keys); `meanwhile`
   /// emits what runs while the tensor cores compute it.
   SmallVector<Accumulator> wgmmaScores(function_ref<void()> meanwhile = {});
-  /// mma.sync: this warp's A fragment of Q for k-step `kk` (16 columns).
+  /// mma.sync: this warp's A fragment of Q for k-step `kk` (16 columns;
+  /// TF32: 16 units, 8 floats).
   Fragment queryFragment(int64_t kk);
+  /// TF32: S += Q K^T's k-step `kk` for the warp's rows and the tile's
+  /// keys (`s`, one accumulator an n8 block).
+  void scoresTf32(int64_t kk, SmallVectorImpl<Accumulator> &s);
+  /// TF32: O += P V over the tile, P (`s`, after the softmax) in
+  /// registers: the lane's keys 2t, 2t + 1 of an n8 block take the k8
+  /// step's slots t and t + 4, so that P's A fragment is its accumulator
+  /// (c0, c2, c1, c3) and V's B fragment is rows 2t and 2t + 1 of the
+  /// lane's column, read from shared memory as they are.
+  void valuesTf32(ArrayRef<Accumulator> s, SmallVectorImpl<Accumulator> &o);
   /// splitScores: the warpgroup's P (its half of the keys, f32 after the
   /// softmax) into the shared P tile as bf16, published to the block.
   void storeSharedP(ArrayRef<Accumulator> s);
@@ -567,7 +593,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,
                            bool decodeKernel, bool decodeKernel16,
-                           std::string &why);
+                           F32Precision f32Precision, std::string &why);
 
 /// Replaces a paged `op` with buffers, the kernel launches and the result.
 void rewrite(mnemo::PagedAttentionOp op, const Problem &p);

@@ -215,9 +215,6 @@ std::optional<LinearView> viewOf(Operation *op) {
   return std::nullopt;
 }
 
-/// How f32 weights use the tensor cores (the pass's f32-precision).
-enum class F32Precision { cudaCores, tf32, tf32x3 };
-
 /// The facts of `op` and its fused producers in `g` (types, sizes,
 /// layout, fusions), or why the kernel cannot compute it.
 LogicalResult describe(const LinearView &op, const Fusion &fusion,
@@ -299,6 +296,12 @@ LogicalResult describe(const LinearView &op, const Fusion &fusion,
   g.outIn = op.outIn;
   if (g.m == 0 || g.k == 0 || g.n == 0)
     return why = "empty tensor", failure();
+  // One f32 row (a static GEMV) reads the weight faster through the CUDA
+  // cores' warp reductions, and exactly: on an H100, 1.16x to 1.38x the
+  // 3xTF32 split-K tile at K 4096 (docs/GPU.md). At two rows that holds
+  // for N 4096 only; from four rows TF32 is 2.5x faster and more.
+  if (g.tf32() && !g.dynamicM && !g.grouped() && g.m == 1)
+    return why = "one f32 row (the CUDA cores' GEMV is faster)", failure();
   // Rows are staged in 16-byte chunks of 8 elements, whole or not at all.
   if (g.k % 8 || g.n % 8)
     return why = "K or N not a multiple of 8", failure();
@@ -569,9 +572,6 @@ private:
   int64_t rounds() const { return g.blockM * kBlockK / 8 / g.threads(); }
   /// acc += A W^T over the 64 K columns of `stage`.
   void multiply(Value stage, SmallVectorImpl<Accumulator> &acc);
-  /// TF32: each register of `f` rounded (`hi`) and, with 3xTF32, its rest
-  /// rounded (`lo`; nulls with one product).
-  void splitFragment(const Fragment &f, Fragment &hi, Fragment &lo);
   /// TF32: the products of this warp's m16 blocks' A fragments (split) and
   /// the two n8 blocks of `f` (pair `jp`) into `acc`.
   void multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
@@ -855,7 +855,7 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
     SmallVector<Fragment> aHi(tm), aLo(tm);
     if (g.tf32())
       for (int64_t i = 0; i < tm; ++i)
-        splitFragment(af[i], aHi[i], aLo[i]);
+        splitFragment(af[i], aHi[i], aLo[i], /*withRest=*/!g.singleTf32);
     for (int64_t jp = 0; jp < tn / 2; ++jp) {
       // Two n8 blocks per ldmatrix.x4: W [N, K] is read as stored (the
       // n rows of B col-major), W [K, N] transposed.
@@ -882,31 +882,19 @@ void GemmEmitter::multiply(Value stage, SmallVectorImpl<Accumulator> &acc) {
   }
 }
 
-void GemmEmitter::splitFragment(const Fragment &f, Fragment &hi, Fragment &lo) {
-  for (Value r : f) {
-    auto [h, l] = splitTf32(r, /*withRest=*/!g.singleTf32);
-    hi.push_back(h);
-    lo.push_back(l);
-  }
-}
-
 void GemmEmitter::multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
                                const Fragment &f,
                                SmallVectorImpl<Accumulator> &acc, int64_t jp) {
   int64_t tn = g.warpTilesN();
   Fragment bHi, bLo;
-  splitFragment(f, bHi, bLo);
-  // With 3xTF32 the small products first.
+  splitFragment(f, bHi, bLo, /*withRest=*/!g.singleTf32);
   for (int64_t i = 0; i < int64_t(aHi.size()); ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Accumulator &c = acc[i * tn + 2 * jp + h];
-      ArrayRef<Value> wHi = ArrayRef<Value>(bHi).slice(2 * h, 2),
-                      wLo = ArrayRef<Value>(bLo).slice(2 * h, 2);
-      if (!g.singleTf32) {
-        c = mma(aLo[i], wHi, c, f32);
-        c = mma(aHi[i], wLo, c, f32);
-      }
-      c = mma(aHi[i], wHi, c, f32);
+      c = mmaSplit(aHi[i], aLo[i], ArrayRef<Value>(bHi).slice(2 * h, 2),
+                   g.singleTf32 ? ArrayRef<Value>()
+                                : ArrayRef<Value>(bLo).slice(2 * h, 2),
+                   c);
     }
 }
 
@@ -1571,12 +1559,7 @@ struct LinearKernelPass
           << chip << "'";
       return signalPassFailure();
     }
-    std::optional<F32Precision> parsed =
-        llvm::StringSwitch<std::optional<F32Precision>>(f32Precision)
-            .Case("3xtf32", F32Precision::tf32x3)
-            .Case("tf32", F32Precision::tf32)
-            .Case("f32", F32Precision::cudaCores)
-            .Default(std::nullopt);
+    std::optional<F32Precision> parsed = parseF32Precision(f32Precision);
     if (!parsed) {
       getOperation().emitError("mnemo-gpu-linear-kernel: f32-precision '")
           << f32Precision << "' is not 3xtf32, tf32 or f32";

@@ -39,9 +39,9 @@ static bool takesDecodeKernel(const Problem &p, int64_t sq, bool sm90,
   auto dim = [](int64_t x, int64_t least) {
     return llvm::isPowerOf2_64(x) && x >= least && x <= 128;
   };
-  return (p.fp8 || sixteenBit) && sm90 && !ShapedType::isDynamic(sq) &&
-         sq >= 1 && p.group * sq <= 16 && dim(p.d, 16) &&
-         dim(p.dv, p.fp8 ? 32 : 16);
+  return (p.fp8 || (sixteenBit && !p.tf32())) && sm90 &&
+         !ShapedType::isDynamic(sq) && sq >= 1 && p.group * sq <= 16 &&
+         dim(p.d, 16) && dim(p.dv, p.fp8 ? 32 : 16);
 }
 
 /// Whether `op`'s value pool is the leading features of its key pool (an
@@ -68,7 +68,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,
                            bool decodeKernel, bool decodeKernel16,
-                           std::string &why) {
+                           F32Precision f32Precision, std::string &why) {
   RankedTensorType q = op.getQuery().getType(),
                    k = op.getKeyPool().getType(),
                    v = op.getValuePool().getType(),
@@ -77,8 +77,14 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   bool fp8 = isa<Float8E4M3FNType>(pool);
   // FP8 rows are dequantized into bf16 tiles.
   Type elem = fp8 ? q.getElementType() : pool;
-  if (!pool.isBF16() && !pool.isF16() && !fp8)
-    return why = "pools hold neither bf16, f16 nor FP8", failure();
+  if (!pool.isBF16() && !pool.isF16() && !fp8 && !pool.isF32())
+    return why = "pools hold neither bf16, f16, FP8 nor f32", failure();
+  // f32 pools as TF32 (mma.sync, Problem::tf32): not an MLA's values in
+  // its keys' tile, nor selected keys.
+  if (pool.isF32() && f32Precision == F32Precision::cudaCores)
+    return why = "f32 pools (f32-precision=f32)", failure();
+  if (pool.isF32() && op.getIndices())
+    return why = "f32 pools with selected keys", failure();
   if (fp8 && !elem.isBF16())
     return why = "the query of FP8 pools is not bf16", failure();
   if (q.getElementType() != elem || v.getElementType() != pool ||
@@ -104,6 +110,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   p.dynamic = true;
   p.pageSize = op.getPageSize();
   p.elem = elem;
+  p.singleTf32 = f32Precision == F32Precision::tf32;
   setSizes(p, q, k, v);
   p.skv = ShapedType::kDynamic;
   p.group = op.getGroupSize();
@@ -130,8 +137,8 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   } else {
     // configure keeps it where the tiles take it. FP8 values are scaled
     // by their key row's scale there.
-    p.sharedValues =
-        valuesInKeys(op) && op.getValueScales() == op.getKeyScales();
+    p.sharedValues = !p.tf32() && valuesInKeys(op) &&
+                     op.getValueScales() == op.getKeyScales();
     if (failed(configure(p, blockQ, blockKV, wgmma, /*tma=*/false, splitKV,
                          smCount, sharedLimit, why)))
       return failure();

@@ -8,6 +8,8 @@
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 namespace mlir::mnemo::nvptx {
 
 Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
@@ -112,6 +114,14 @@ Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
   return UnrealizedConversionCastOp::create(
              b, MemRefType::get({128}, b.getI8Type()), desc)
       .getResult(0);
+}
+
+std::optional<F32Precision> parseF32Precision(StringRef name) {
+  return llvm::StringSwitch<std::optional<F32Precision>>(name)
+      .Case("3xtf32", F32Precision::tf32x3)
+      .Case("tf32", F32Precision::tf32)
+      .Case("f32", F32Precision::cudaCores)
+      .Default(std::nullopt);
 }
 
 TensorCoreBuilder::TensorCoreBuilder(ImplicitLocOpBuilder &b, Type elem)
@@ -228,6 +238,27 @@ std::pair<Value, Value> TensorCoreBuilder::splitTf32(Value bits,
     return {hi, nullptr};
   Value rest = fsub(x, arith::BitcastOp::create(b, f32, hi));
   return {hi, round(rest)};
+}
+
+void TensorCoreBuilder::splitFragment(ArrayRef<Value> f, Fragment &hi,
+                                      Fragment &lo, bool withRest) {
+  for (Value r : f) {
+    auto [h, l] = splitTf32(r, withRest);
+    hi.push_back(h);
+    if (withRest)
+      lo.push_back(l);
+  }
+}
+
+Accumulator TensorCoreBuilder::mmaSplit(ArrayRef<Value> aHi,
+                                        ArrayRef<Value> aLo,
+                                        ArrayRef<Value> bHi,
+                                        ArrayRef<Value> bLo, Accumulator c) {
+  if (!aLo.empty() && !bLo.empty()) {
+    c = mma(aLo, bHi, c, f32);
+    c = mma(aHi, bLo, c, f32);
+  }
+  return mma(aHi, bHi, c, f32);
 }
 
 Value TensorCoreBuilder::pack(Value lo, Value hi, Type type) {

@@ -45,6 +45,13 @@ gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,
                                  std::array<int64_t, 3> grid,
                                  int64_t threads, int64_t sharedBytes);
 
+/// How the kernels take f32 operands (the passes' `f32-precision`): on the
+/// CUDA cores (the generic path), or on the tensor cores as TF32, one
+/// product or three (3xTF32, about f32's accuracy).
+enum class F32Precision { cudaCores, tf32, tf32x3 };
+/// `name` (f32, tf32 or 3xtf32) as an F32Precision, if it is one.
+std::optional<F32Precision> parseF32Precision(StringRef name);
+
 /// The one 16-bit type of the weights of `func`'s linear layers (a bf16 or
 /// f16 artifact, whose f32 attention and indexer operands the kernels round
 /// to it), or null when they have none or several.
@@ -145,6 +152,14 @@ protected:
   /// multiplies hi hi + hi lo + lo hi, within about 2^-21 of f32's product.
   /// Without `withRest`, the rounded value only (lo null).
   std::pair<Value, Value> splitTf32(Value bits, bool withRest = true);
+  /// Each register of `f` (f32 bits) split by splitTf32 into `hi` and,
+  /// with `withRest`, `lo`.
+  void splitFragment(ArrayRef<Value> f, Fragment &hi, Fragment &lo,
+                     bool withRest);
+  /// c + A B over TF32 m16n8k8 from split fragments: with rests (3xTF32)
+  /// the small products lo hi and hi lo first, then hi hi.
+  Accumulator mmaSplit(ArrayRef<Value> aHi, ArrayRef<Value> aLo,
+                       ArrayRef<Value> bHi, ArrayRef<Value> bLo, Accumulator c);
   /// Two f32 values rounded to a 16-bit pair of `type` (null: elem) in
   /// its register form.
   Value pack(Value lo, Value hi, Type type = {});

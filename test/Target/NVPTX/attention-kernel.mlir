@@ -114,7 +114,7 @@ func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
                      %qs: tensor<1x4x9x64xbf16>, %ks: tensor<1x4x9x64xbf16>,
                      %mask: tensor<9x9xbf16>)
     -> (tensor<1x4x9x64xf32>, tensor<1x4x9x576xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>) {
-  // expected-remark @below {{keeps the tiled path: element type is not bf16 or f16}}
+  // expected-remark @below {{keeps the tiled path: f32 (f32-precision=f32)}}
   %a = mnemo.attention %q32, %k32, %k32 : tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32> -> tensor<1x4x9x64xf32>
   // expected-remark @below {{keeps the tiled path: head dim above 256}}
   %b = mnemo.attention %q, %k, %k : tensor<1x4x9x576xbf16>, tensor<1x4x9x576xbf16>, tensor<1x4x9x576xbf16> -> tensor<1x4x9x576xbf16>

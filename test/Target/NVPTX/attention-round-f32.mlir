@@ -1,5 +1,6 @@
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel | FileCheck %s
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="round-f32=false" | FileCheck %s --check-prefix=KEEP
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="f32-precision=3xtf32" | FileCheck %s --check-prefix=TF32
 
 // A bf16 artifact: its linear weights are bf16, its activations f32. Its
 // f32 attention is computed as a bf16 one on the tensor cores: Q, K and V
@@ -27,7 +28,18 @@ func.func @bf16_artifact(%x: tensor<1x?x64xf32>, %w: tensor<64x64xbf16>,
 // -----
 
 // An f32 artifact (f32 weights), and a function without linear layers:
-// their f32 attention keeps the tiled path.
+// their f32 attention keeps the tiled path; with f32-precision=3xtf32 it
+// takes the kernel in f32 (TF32 mma.sync, tiles viewed as 16-bit units and
+// as f32, nothing rounded to a 16-bit type).
+// TF32-LABEL: func.func @f32_artifact
+// TF32-NOT: arith.truncf
+// TF32: gpu.launch
+// TF32: memref.view {{.*}} to memref<24576xbf16, #gpu.address_space<workgroup>>
+// TF32: memref.view {{.*}} to memref<12288xf32, #gpu.address_space<workgroup>>
+// TF32: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>
+// TF32-NOT: mnemo.attention
+// TF32-LABEL: func.func @no_linear
+// TF32: gpu.launch
 // CHECK-LABEL: func.func @f32_artifact
 // CHECK-NOT: gpu.launch
 // CHECK: mnemo.attention {{.*}} -> tensor<1x4x?x64xf32>

@@ -1,9 +1,11 @@
 // Attention cases compile to one PTX module per model for sm_80 and sm_90a:
 // one thread block per (batch, KV head, query tile), the tile's temporaries
-// in per-tile slots of global buffers, never a device-side malloc.
-// RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.sm_90a.ptx
+// in per-tile slots of global buffers, never a device-side malloc. (The
+// tiled path on the CUDA cores, --precision=f32; by default the f32
+// attention takes the TF32 kernel, attention-kernel-tf32-ptx.mlir.)
+// RUN: mnemoc %s --target=sm_90a --precision=f32 --emit=ptx -o %t.sm_90a.ptx
 // RUN: FileCheck %s < %t.sm_90a.ptx
-// RUN: mnemoc %s --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=SM80
+// RUN: mnemoc %s --target=sm_80 --precision=f32 --emit=ptx | FileCheck %s --check-prefix=SM80
 // The same PTX through ptxas is in ptxas.mlir.
 
 // CHECK-LABEL: // mnemo.function gqa_causal

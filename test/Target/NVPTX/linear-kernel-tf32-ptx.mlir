@@ -1,22 +1,22 @@
 // f32 linear layers as TF32 through to PTX on both chips: 3xTF32
-// (--precision=3xtf32: cvt.rna.tf32.f32 of each operand and of its rest, three
+// (--precision=3xtf32, the default: cvt.rna.tf32.f32 of each operand and of its rest, three
 // mma.sync m16n8k8 TF32 a product; on sm_90a's prefill tiles, three wgmma
 // m64n128k8 over tiles rounded in shared memory and their rests), one
 // product with --precision=tf32 (on sm_90a, wgmma from tiles loaded by
-// TMA), and none by default (--precision=f32: the CUDA cores). Prefill rows (128 x 128 tiles), a
-// 64 x 64 tile with a bias, and decode rows with split-K; K and N off the
+// TMA), and none with --precision=f32 (the CUDA cores). Prefill rows (128 x
+// 128 tiles), a 64 x 64 tile with a bias, and decode rows with split-K; K and N off the
 // tiles. ptxas accepts every kernel without spilling.
 // REQUIRES: ptxas
 // RUN: mnemoc %s --target=sm_80 --precision=3xtf32 --emit=ptx -o %t.sm_80.ptx
 // RUN: FileCheck %s --check-prefixes=X3,SM80X3 < %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: mnemoc %s --target=sm_90a --precision=3xtf32 --emit=ptx -o %t.sm_90a.ptx
+// RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.sm_90a.ptx
 // RUN: FileCheck %s --check-prefixes=X3,SM90X3 < %t.sm_90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm_90a.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemoc %s --target=sm_90a --precision=tf32 --emit=ptx -o %t.tf32.ptx
 // RUN: FileCheck %s --check-prefix=X1 < %t.tf32.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.tf32.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.f32.ptx
+// RUN: mnemoc %s --target=sm_90a --precision=f32 --emit=ptx -o %t.f32.ptx
 // RUN: FileCheck %s --check-prefix=F32 < %t.f32.ptx
 // RUN: not mnemoc %s --target=sm_90a --precision=fp16 --emit=ptx -o %t.bad 2>&1 | FileCheck %s --check-prefix=BAD
 

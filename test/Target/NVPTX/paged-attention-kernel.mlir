@@ -4,6 +4,7 @@
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=false report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERAL
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true decode-kernel-16bit=true report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=DK16
 // RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a decode-kernel=true decode-kernel-16bit=true" | FileCheck %s --check-prefix=DK16-IR
+// RUN: mnemo-opt %s --split-input-file --mnemo-gpu-attention-kernel="chip=sm_90a f32-precision=3xtf32 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=TF32
 
 // A decode step over bf16 pools: the f32 query is rounded to bf16, one
 // block per (batch x split, KV head) reads the sequence's length and its
@@ -71,7 +72,9 @@ func.func @full_batch(%q: tensor<64x32x1x128xbf16>, %kp: tensor<512x8x16x128xbf1
 // D 32: a lane reads 8-byte pieces of a K row): raw rows copied into the
 // warps' rings with their scales (4-byte copies), E4M3 pairs converted to
 // f16; the query is rounded to bf16.
-// REMARK: :[[@LINE+19]]:8: remark: keeps the paged decomposition: pools hold neither bf16, f16 nor FP8
+// REMARK: :[[@LINE+21]]:8: remark: keeps the paged decomposition: f32 pools (f32-precision=f32)
+// With f32-precision=3xtf32 f32 pools take the kernel, on TF32.
+// TF32: :[[@LINE+19]]:8: remark: reads its pages in the kernel
 // REMARK: :[[@LINE+21]]:8: remark: reads its pages in the decode kernel
 // CHECK-LABEL: func.func @other_pools
 // CHECK: mnemo.paged_attention {{.*}} -> tensor<2x4x1x32xf32>

@@ -1,9 +1,9 @@
 // Every emitted module is valid PTX for its chip (ptxas, from the CUDA
 // toolkit: the `ptxas` lit feature; UNSUPPORTED without it).
 // REQUIRES: ptxas
-// RUN: mnemoc %S/attention.mlir --target=sm_80 --emit=ptx -o %t.attention.sm_80.ptx
+// RUN: mnemoc %S/attention.mlir --target=sm_80 --precision=f32 --emit=ptx -o %t.attention.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 %t.attention.sm_80.ptx -o %t.o
-// RUN: mnemoc %S/attention.mlir --target=sm_90a --emit=ptx -o %t.attention.sm_90a.ptx
+// RUN: mnemoc %S/attention.mlir --target=sm_90a --precision=f32 --emit=ptx -o %t.attention.sm_90a.ptx
 // RUN: %ptxas -arch=sm_90a %t.attention.sm_90a.ptx -o %t.o
 // RUN: mnemoc %mnemo_src/examples/tiny-decoder/model.mlir --target=sm_80 --emit=ptx -o %t.decoder.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 %t.decoder.sm_80.ptx -o %t.o

@@ -11,8 +11,8 @@ include "mlir/Pass/PassBase.td"
 
 def AttentionKernelPass
     : Pass<"mnemo-gpu-attention-kernel", "::mlir::func::FuncOp"> {
-  let summary = "Replaces 16-bit mnemo.attention and mnemo.paged_attention "
-                "with a tensor-core kernel";
+  let summary = "Replaces 16-bit (or, as TF32, f32) mnemo.attention and "
+                "mnemo.paged_attention with a tensor-core kernel";
   let description = [{
     Runs before `mnemo-tile-attention`. Each `mnemo.attention` whose Q, K, V
     and result are all bf16 or all f16, of static shape, with head dims
@@ -46,6 +46,15 @@ def AttentionKernelPass
     the weights' type) computes the same way: Q, K and V are rounded to
     that type, the kernel runs, and its result is widened back to f32.
 
+    With `f32-precision=3xtf32` or `tf32`, an f32 attention that is not
+    rounded takes the kernel with mma.sync's TF32 (m16n8k8) instead: the
+    tiles hold the f32 values (16-bit units counted twice), Q and K
+    fragments come from `ldmatrix` as for 16-bit tiles, P stays in
+    registers (each lane's keys 2t, 2t + 1 of an n8 block in the k8 step's
+    slots t and t + 4, so that V's fragment is two rows of the lane's
+    column, loaded from shared memory), and with 3xtf32 every product is
+    hi hi + hi lo + lo hi of the operands split into two TF32 values.
+
     A `mnemo.paged_attention` over bf16 or f16 pools (run before
     `mnemo-decompose-paged-cache`) takes the same kernel with 64-row
     blocks: a block's K and V rows are copied by `cp.async` straight from
@@ -65,6 +74,10 @@ def AttentionKernelPass
     Option<"roundF32", "round-f32", "bool", "true",
            "Round an f32 attention to the 16-bit type of the function's "
            "linear weights, when they have one, and run the kernel">,
+    Option<"f32Precision", "f32-precision", "std::string", "\"f32\"",
+           "An f32 attention (not rounded by round-f32): f32 keeps the "
+           "tiled path on the CUDA cores; 3xtf32 or tf32 take the kernel "
+           "on mma.sync's TF32, three products a term or one">,
     Option<"useTma", "tma", "bool", "true",
            "On sm_90a, load tiles with TMA and mbarriers (else cp.async)">,
     Option<"blockQ", "block-q", "int64_t", "64",
