@@ -93,7 +93,7 @@ def reference(ref, inputs, case_dir):
         return numpy_refs.attention(q, k, inputs["v"],
                                     causal=ref.get("causal", False), offset=ref.get("offset", 0),
                                     window=ref.get("window"), softcap=ref.get("softcap"),
-                                    sink=inputs.get("sink"))
+                                    mask=inputs.get("mask"), sink=inputs.get("sink"))
     if op == "linear":
         w = f64["w"].T if ref.get("layout", "out_in") == "out_in" else f64["w"]
         x = f64["g"] / (1.0 + np.exp(-f64["g"])) * f64["u"] if ref.get("swiglu") else f64.get("x")
@@ -322,6 +322,10 @@ def main():
                 inputs[inp["name"]] = np.arange(shape[-1], dtype=np.int64) + rng.integers(0, 5000)
             else:
                 x = rng.standard_normal(shape).astype(np.float32)
+                if inp.get("additive_mask"):  # a fifth -inf, the first query row all
+                    x[rng.random(shape) < 0.2] = -np.inf
+                    if len(shape) >= 2 and shape[-2] > 1:
+                        x[..., 0, :] = -np.inf
                 if inp.get("dtype") == "bf16":
                     x = round_bf16(x)
                 elif inp.get("dtype") == "f16":

@@ -49,6 +49,12 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
         attrs.append(f"window({opts['window']})")
     if opts.get("softcap") is not None:
         attrs.append(f"softcap({opts['softcap']!r})")
+    # mask=(shape, dtype): an additive mask broadcast to [B, Hq, Sq, Skv]
+    # (check_ptx.py fills it with normal values, a fifth of them -inf, and
+    # its first query row all -inf).
+    mask = opts.pop("mask", None)
+    if mask:
+        attrs.append(f"mask(%mask : {ttype(mask[0], mask[1])})")
     sink = opts.pop("sink", False)
     if sink:
         attrs.append(f"sink(%sink : {ttype((hq,))})")
@@ -56,7 +62,8 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
         pre = f"  %off = arith.constant {opts['offset']} : index\n"
         attrs.append("q_offset(%off)")
     t = {x: ttype(x, dtype) for x in (q, k, v, r)}
-    extra = f", %sink: {ttype((hq,))}" if sink else ""
+    extra = f", %mask: {ttype(mask[0], mask[1])}" if mask else ""
+    extra += f", %sink: {ttype((hq,))}" if sink else ""
     # rope=dict(on="q"|"qk", theta, r, interleaved, scaling=(mlir, ref) or
     # tables=True): Q (and K) rotated first, at positions offset + [0, S),
     # from a positions input or from cos/sin table inputs [S, r].
@@ -96,6 +103,9 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
             f"{pre}  %r = mnemo.attention {names['q']}, {names['k']}, %v {' '.join(attrs)} : "
             f"{t[q]}, {t[k]}, {t[v]} -> {t[r]}\n  return %r : {t[r]}\n}}\n")
     inputs = [{"name": n, "shape": s, "dtype": dtype} for n, s in (("q", q), ("k", k), ("v", v))]
+    if mask:
+        inputs.append({"name": "mask", "shape": mask[0], "dtype": mask[1],
+                       "additive_mask": True})
     if sink:
         inputs.append({"name": "sink", "shape": (hq,)})
     if rope:
@@ -383,6 +393,15 @@ def attention_cases():
     yield attention("att_bf16_sink_causal_s50_d64", 1, 4, 2, 50, 50, 64, 64, "bf16",
                     causal=True, sink=True)
     yield attention("att_bf16_dv_ne_d_40x70_d96", 1, 4, 2, 40, 70, 96, 64, "bf16", causal=True)
+    # Additive masks, read in the kernel: [B, 1, Sq, Skv] in f32 beside
+    # bf16 tiles (an ONNX export's), a 2-D bf16 one with a softcap, a
+    # per-head one over a split-KV decode.
+    yield attention("att_bf16_mask_b1ss_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128,
+                    "bf16", causal=True, mask=((2, 1, 77, 77), "f32"))
+    yield attention("att_bf16_mask_2d_softcap_37x45_d64", 1, 4, 2, 37, 45, 64, 64, "bf16",
+                    softcap=2.0, mask=((37, 45), "bf16"))
+    yield attention("att_bf16_mask_heads_split_decode_kv700_d64", 1, 8, 2, 1, 700, 64, 64,
+                    "bf16", causal=True, offset=699, mask=((1, 8, 1, 700), "f32"))
     yield attention("att_bf16_d32_1x2048", 1, 8, 8, 1, 2048, 32, 32, "bf16")
     # Head dims above 128: wgmma with one N = Dv product (Gemma's 256,
     # DeepSeek's expanded MLA 192 / 128), mma.sync where D is no multiple of
@@ -441,6 +460,8 @@ def attention_cases():
     yield attention("att_f32_3xtf32_dv_ne_d_40x70_d96", 1, 4, 2, 40, 70, 96, 64, causal=True,
                     **x3)
     yield attention("att_f32_3xtf32_d256_33x45", 1, 4, 4, 33, 45, 256, 256, **x3)
+    yield attention("att_f32_3xtf32_mask_causal_s100_d128", 1, 8, 2, 100, 100, 128, 128,
+                    causal=True, mask=((1, 1, 100, 100), "f32"), **x3)
     yield attention("att_f32_tf32_gqa4_causal_s77_d128", 2, 8, 2, 77, 77, 128, 128, causal=True,
                     rel=5e-3, flags=["--precision=tf32"])
     yield attention("att_gqa4_causal_s37_d32", 1, 8, 2, 37, 37, 32, 32, causal=True)

@@ -145,8 +145,10 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
     return why = "f32 (f32-precision=f32)", failure();
   // Batch and sequence lengths may be dynamic; head counts and head dims
   // are static (the op's verifier).
-  if (op.getMask())
-    return why = "additive mask", failure();
+  // An additive mask is read an element at a time where the scores are.
+  if (Value mask = op.getMask())
+    if (cast<RankedTensorType>(mask.getType()).getElementTypeBitWidth() > 32)
+      return why = "mask wider than f32", failure();
   if (failed(checkSink(op.getSink(), why)))
     return failure();
   if ((q.hasStaticShape() && q.getNumElements() == 0) ||
@@ -889,6 +891,25 @@ void KernelEmitter::valuesTf32(ArrayRef<Accumulator> s,
   }
 }
 
+Value KernelEmitter::maskAt(Value row, Value key) {
+  auto type = cast<MemRefType>(mask.getType());
+  // Its dims aligned on the right of [B, Hq, Sq, Skv]; an extent of 1 is
+  // broadcast (as the reference decomposition reads it). Rows and keys
+  // outside the sequences read element 0 and add nothing.
+  Value valid = both(rowValid(row), lt(key, skv()));
+  Value full[4] = {batch, rowHead(row), rowQuery(row), key};
+  int64_t lead = 4 - type.getRank();
+  SmallVector<Value> indices;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    indices.push_back(type.getDimSize(i) == 1
+                          ? idx(0)
+                          : select(valid, full[lead + i], idx(0)));
+  Value m = memref::LoadOp::create(b, mask, indices);
+  if (m.getType() != f32)
+    m = arith::ExtFOp::create(b, f32, m);
+  return select(valid, m, cf(0.0));
+}
+
 SmallVector<Value> KernelEmitter::initialState(Value sink) {
   // Loop state: O accumulators, then the running max (log2 units) and the
   // lane's partial sum of rows A and B.
@@ -1130,7 +1151,25 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
   // the 16-bit tiles' rounding; FlashAttention's softcap uses it too): the
   // polynomial with its IEEE division took half the kernel's time.
   double unit = p.scale * M_LOG2E;
-  if (p.softcap) {
+  // With splitScores the warpgroup's keys start n further.
+  if (p.splitScores())
+    kv0 = add(kv0, mul(warpgroup, p.blockKV / 2));
+  if (mask) {
+    // scale s (capped), + mask, in log2 units: the lane's keys 2t, 2t + 1
+    // of each n8 block, rows A (c0, c1) and B (c2, c3).
+    unit = 1.0;
+    for (auto [j, acc] : llvm::enumerate(s))
+      for (int64_t e = 0; e < 4; ++e) {
+        Value x = fmul(acc[e], cf(p.scale));
+        if (p.softcap)
+          x = fmul(math::TanhOp::create(b, fmul(x, cf(1.0 / *p.softcap)),
+                                        p.tf32() ? arith::FastMathFlags::none
+                                                 : arith::FastMathFlags::afn),
+                   cf(*p.softcap));
+        Value key = add(kv0, add(idx(8 * j + e % 2), mul(quadCol, 2)));
+        acc[e] = fmul(fadd(x, maskAt(e < 2 ? rowA : rowB, key)), cf(M_LOG2E));
+      }
+  } else if (p.softcap) {
     unit = 1.0;
     for (Accumulator &acc : s)
       for (Value &x : acc) {
@@ -1141,9 +1180,6 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
         x = fmul(t, cf(*p.softcap * M_LOG2E));
       }
   }
-  // With splitScores the warpgroup's keys start n further.
-  if (p.splitScores())
-    kv0 = add(kv0, mul(warpgroup, p.blockKV / 2));
   s = maskScores(s, kv0);
 
   // Row state: m is kept in log2 units (scale > 0, so the unit commutes
@@ -1490,6 +1526,7 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     emitter.kScales = in.kScales;
     emitter.vScales = in.vScales;
     emitter.indices = in.indices;
+    emitter.mask = in.mask;
     if (p.decode)
       emitter.emitDecode(launch, q, k, v, out, in.sink);
     else
@@ -1518,6 +1555,7 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
   in.k = buffer(operands[1]);
   in.v = buffer(op.getValue());
   in.sink = buffer(op.getSink());
+  in.mask = buffer(op.getMask());
   in.qOffset = op.getQOffset();
   op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
@@ -1527,14 +1565,12 @@ void rewrite(mnemo::AttentionOp op, Problem p) {
 }
 
 /// An f32 attention of a 16-bit artifact as one in `elem` (Q, K and V
-/// rounded, the result widened back) when `takes` accepts the rounded op;
-/// else `op`, unchanged (also when it is not all f32, or has an additive
-/// mask, which the kernel does not take).
+/// rounded, an additive mask read as it is, the result widened back) when
+/// `takes` accepts the rounded op; else `op`, unchanged (also when it is
+/// not all f32).
 mnemo::AttentionOp
 roundToWeightType(mnemo::AttentionOp op, Type elem,
                   function_ref<bool(mnemo::AttentionOp)> takes) {
-  if (op.getMask())
-    return op;
   return cast<mnemo::AttentionOp>(
       roundOperands(op, {op.getQuery(), op.getKey(), op.getValue()}, elem,
                     [&](Operation *clone) {

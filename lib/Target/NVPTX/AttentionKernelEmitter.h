@@ -308,6 +308,9 @@ public:
   Value table, lens, qpos, kScales, vScales;
   /// selected: the indices [B, Sq, K].
   Value indices;
+  /// mnemo.attention's additive mask (null: none), broadcastable to
+  /// [B, Hq, Sq, Skv].
+  Value mask;
 
 private:
   /// The emission's stages: shared memory, thread and block coordinates
@@ -520,6 +523,9 @@ private:
   void softmaxFrom(SmallVectorImpl<Accumulator> &s, int64_t h, Value unit,
                    Value mx, Value &m, Value &l, Value &alpha);
 
+  /// The additive mask's value (f32) for the block's row `r` and key
+  /// `key`; 0 outside the sequences.
+  Value maskAt(Value r, Value key);
   /// The scores of one KV tile with masking applied where `kv0` needs it.
   SmallVector<Accumulator> maskScores(ArrayRef<Accumulator> s, Value kv0);
   /// `s` with value e of block j set to -inf where its key is hidden from
@@ -564,7 +570,7 @@ private:
 /// the sink and the query offset (may be null), and a paged attention's
 /// block table, context lengths and query positions.
 struct Buffers {
-  Value q, k, v, sink, qOffset;
+  Value q, k, v, sink, qOffset, mask;
   Value table, lens, qpos, kScales, vScales, indices;
 };
 

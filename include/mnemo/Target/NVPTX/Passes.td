@@ -15,8 +15,8 @@ def AttentionKernelPass
                 "mnemo.paged_attention with a tensor-core kernel";
   let description = [{
     Runs before `mnemo-tile-attention`. Each `mnemo.attention` whose Q, K, V
-    and result are all bf16 or all f16, of static shape, with head dims
-    that are multiples of 16 and without an additive mask, becomes one
+    and result are all bf16 or all f16, with head dims that are multiples
+    of 16, becomes one
     `gpu.launch` of a FlashAttention-2-style kernel (the rest keeps the
     tiled path):
 
@@ -34,7 +34,11 @@ def AttentionKernelPass
       `gpu.shuffle xor`, `ex2.approx`), and P is repacked to 16-bit A
       fragments in registers;
     - KV tiles hidden by causal or window limits are not visited; only
-      tiles that cross a limit or the end of the keys are masked.
+      tiles that cross a limit or the end of the keys are masked;
+    - an additive mask (any float type up to f32, broadcastable to
+      `[B, Hq, Sq, Skv]`: an extent of 1 is broadcast) is read an element
+      at a time where each score is, and added after the scale and the
+      softcap.
 
     Tensors enter through `bufferization.to_buffer` and the result leaves
     through `bufferization.to_tensor` of a new buffer, so bufferization
