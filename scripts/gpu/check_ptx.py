@@ -90,10 +90,20 @@ def reference(ref, inputs, case_dir):
                     y = numpy_refs.rope(y, inputs["pos"][first:], rope["theta"], rope.get("r", d),
                                         rope.get("interleaved", False), rope.get("scaling"))
                 q, k = (y, k) if x == "q" else (q, y)
-        return numpy_refs.attention(q, k, inputs["v"],
-                                    causal=ref.get("causal", False), offset=ref.get("offset", 0),
-                                    window=ref.get("window"), softcap=ref.get("softcap"),
-                                    mask=inputs.get("mask"), sink=inputs.get("sink"))
+        out = numpy_refs.attention(q, k, inputs["v"],
+                                   causal=ref.get("causal", False), offset=ref.get("offset", 0),
+                                   window=ref.get("window"), softcap=ref.get("softcap"),
+                                   mask=inputs.get("mask"), sink=inputs.get("sink"))
+        if ref.get("mask_lowest"):
+            # In f32 a score plus f32's lowest is that lowest: a row masked
+            # whole so (every key visible: no causal, window or sink) is
+            # the mean of V, as the op computes it in f32.
+            v = inputs["v"].astype(np.float64)
+            whole = np.all(np.broadcast_to(inputs["mask"], out.shape[:-1] + (k.shape[2],))
+                           == np.finfo(np.float32).min, axis=-1)
+            mean = np.repeat(v.mean(axis=2, keepdims=True), out.shape[1] // v.shape[1], axis=1)
+            out = np.where(whole[..., None], mean, out)
+        return out
     if op == "linear":
         w = f64["w"].T if ref.get("layout", "out_in") == "out_in" else f64["w"]
         x = f64["g"] / (1.0 + np.exp(-f64["g"])) * f64["u"] if ref.get("swiglu") else f64.get("x")
@@ -322,10 +332,12 @@ def main():
                 inputs[inp["name"]] = np.arange(shape[-1], dtype=np.int64) + rng.integers(0, 5000)
             else:
                 x = rng.standard_normal(shape).astype(np.float32)
-                if inp.get("additive_mask"):  # a fifth -inf, the first query row all
-                    x[rng.random(shape) < 0.2] = -np.inf
+                if inp.get("additive_mask"):  # a fifth masked, the first query row all
+                    masked = -np.inf if inp["additive_mask"] == "-inf" else \
+                        np.finfo(np.float32).min
+                    x[rng.random(shape) < 0.2] = masked
                     if len(shape) >= 2 and shape[-2] > 1:
-                        x[..., 0, :] = -np.inf
+                        x[..., 0, :] = masked
                 if inp.get("dtype") == "bf16":
                     x = round_bf16(x)
                 elif inp.get("dtype") == "f16":

@@ -49,9 +49,10 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
         attrs.append(f"window({opts['window']})")
     if opts.get("softcap") is not None:
         attrs.append(f"softcap({opts['softcap']!r})")
-    # mask=(shape, dtype): an additive mask broadcast to [B, Hq, Sq, Skv]
-    # (check_ptx.py fills it with normal values, a fifth of them -inf, and
-    # its first query row all -inf).
+    # mask=(shape, dtype[, "lowest"]): an additive mask broadcast to
+    # [B, Hq, Sq, Skv] (check_ptx.py fills it with normal values, a fifth of
+    # them -inf, or f32's lowest as exports write "masked", and its first
+    # query row all so).
     mask = opts.pop("mask", None)
     if mask:
         attrs.append(f"mask(%mask : {ttype(mask[0], mask[1])})")
@@ -105,7 +106,9 @@ def attention(name, b, hq, hkv, sq, skv, d, dv, dtype="f32", **opts):
     inputs = [{"name": n, "shape": s, "dtype": dtype} for n, s in (("q", q), ("k", k), ("v", v))]
     if mask:
         inputs.append({"name": "mask", "shape": mask[0], "dtype": mask[1],
-                       "additive_mask": True})
+                       "additive_mask": mask[2] if len(mask) > 2 else "-inf"})
+        if len(mask) > 2:
+            opts["mask_lowest"] = True
     if sink:
         inputs.append({"name": "sink", "shape": (hq,)})
     if rope:
@@ -402,6 +405,8 @@ def attention_cases():
                     softcap=2.0, mask=((37, 45), "bf16"))
     yield attention("att_bf16_mask_heads_split_decode_kv700_d64", 1, 8, 2, 1, 700, 64, 64,
                     "bf16", causal=True, offset=699, mask=((1, 8, 1, 700), "f32"))
+    yield attention("att_bf16_mask_lowest_gqa4_s50_d64", 2, 8, 2, 50, 50, 64, 64, "bf16",
+                    mask=((2, 1, 50, 50), "f32", "lowest"))
     yield attention("att_bf16_d32_1x2048", 1, 8, 8, 1, 2048, 32, 32, "bf16")
     # Head dims above 128: wgmma with one N = Dv product (Gemma's 256,
     # DeepSeek's expanded MLA 192 / 128), mma.sync where D is no multiple of

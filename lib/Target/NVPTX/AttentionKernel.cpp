@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace mlir::mnemo {
 #define GEN_PASS_DEF_ATTENTIONKERNELPASS
@@ -146,9 +147,11 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
   // Batch and sequence lengths may be dynamic; head counts and head dims
   // are static (the op's verifier).
   // An additive mask is read an element at a time where the scores are.
-  if (Value mask = op.getMask())
-    if (cast<RankedTensorType>(mask.getType()).getElementTypeBitWidth() > 32)
-      return why = "mask wider than f32", failure();
+  if (Value mask = op.getMask()) {
+    Type m = cast<RankedTensorType>(mask.getType()).getElementType();
+    if (!m.isF32() && !m.isBF16() && !m.isF16())
+      return why = "mask is not f32, bf16 or f16", failure();
+  }
   if (failed(checkSink(op.getSink(), why)))
     return failure();
   if ((q.hasStaticShape() && q.getNumElements() == 0) ||
@@ -1167,7 +1170,16 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
                                                  : arith::FastMathFlags::afn),
                    cf(*p.softcap));
         Value key = add(kv0, add(idx(8 * j + e % 2), mul(quadCol, 2)));
-        acc[e] = fmul(fadd(x, maskAt(e < 2 ? rowA : rowB, key)), cf(M_LOG2E));
+        x = fadd(x, maskAt(e < 2 ? rowA : rowB, key));
+        // A finite score stays finite in log2 units: a mask of f32's
+        // lowest (an export's "masked") would overflow to -inf, and a row
+        // masked that way whole would give zeros instead of the reference's
+        // mean of its values.
+        Value lowest = cf(-std::numeric_limits<float>::max() / M_LOG2E);
+        Value finite = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, x,
+                                             cf(-INFINITY));
+        x = select(finite, arith::MaximumFOp::create(b, x, lowest), x);
+        acc[e] = fmul(x, cf(M_LOG2E));
       }
   } else if (p.softcap) {
     unit = 1.0;

@@ -93,7 +93,8 @@ struct Problem {
   RopeOnLoad rope[2];
   std::string ropeWhy[2];
 
-  /// f32 Q, K and V (mnemo.attention only) on mma.sync's TF32 m16n8k8:
+  /// f32 Q, K and V (mnemo.attention, or a paged attention over f32
+  /// pools) on mma.sync's TF32 m16n8k8:
   /// the tiles hold the f32 values as stored and count 16-bit units (a
   /// row of D floats is 2 D units), so that staging and ldmatrix see 16-bit
   /// tiles whose fragments are TF32's read as pairs; three products a term

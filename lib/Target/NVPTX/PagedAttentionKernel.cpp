@@ -62,8 +62,9 @@ static bool valuesInKeys(mnemo::PagedAttentionOp op) {
 }
 
 /// Why a paged attention keeps the decomposition, or the problem to
-/// generate. Its queries have the pools' 16-bit type here (the pass rounds
-/// an f32 query first); pages are gathered by cp.async, not TMA.
+/// generate. Its queries have the pools' type here (the pass rounds an f32
+/// query over 16-bit pools first; f32 pools run as TF32 with
+/// f32-precision=3xtf32|tf32); pages are gathered by cp.async, not TMA.
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, int64_t splitKV,
                            int64_t smCount, int64_t sharedLimit,

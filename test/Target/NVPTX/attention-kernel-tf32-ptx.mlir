@@ -12,9 +12,11 @@
 // REQUIRES: ptxas
 // RUN: mnemoc %s --target=sm_80 --emit=ptx -o %t.sm_80.ptx
 // RUN: FileCheck %s --check-prefix=CHECK < %t.sm_80.ptx
+// RUN: FileCheck %s --check-prefix=NONE16 < %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemoc %s --target=sm_90a --emit=ptx -o %t.sm_90a.ptx
-// RUN: FileCheck %s --check-prefixes=CHECK,SM90 < %t.sm_90a.ptx
+// RUN: FileCheck %s --check-prefix=CHECK < %t.sm_90a.ptx
+// RUN: FileCheck %s --check-prefixes=NONE16,SM90 < %t.sm_90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm_90a.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: mnemoc %s --target=sm_90a --precision=tf32 --emit=ptx -o %t.tf32.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.tf32.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -34,8 +36,10 @@
 // CHECK-DAG: shfl.sync.bfly.b32
 // CHECK-DAG: ex2.approx.ftz.f32
 // CHECK-DAG: st.global.v2.b32
-// CHECK-NOT: ldmatrix.sync.aligned.m8n8.x4.trans
-// CHECK-NOT: mma.sync.aligned.m16n8k16
+// Anywhere in the module: no transposing ldmatrix, no 16-bit MMA, and on
+// sm_90a no wgmma nor TMA.
+// NONE16-NOT: ldmatrix.sync.aligned.m8n8.x4.trans
+// NONE16-NOT: mma.sync.aligned.m16n8k16
 // SM90-NOT: wgmma
 // SM90-NOT: cp.async.bulk.tensor
 // CHECK: .entry attention_mma_0(

@@ -112,7 +112,7 @@ func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
                      %q: tensor<1x4x9x576xbf16>, %k: tensor<1x4x9x576xbf16>,
                      %q40: tensor<1x4x9x40xbf16>, %k40: tensor<1x4x9x40xbf16>,
                      %qs: tensor<1x4x9x64xbf16>, %ks: tensor<1x4x9x64xbf16>,
-                     %mask: tensor<9x9xf64>)
+                     %mask: tensor<9x9xf8E4M3FN>)
     -> (tensor<1x4x9x64xf32>, tensor<1x4x9x576xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>) {
   // expected-remark @below {{keeps the tiled path: f32 (f32-precision=f32)}}
   %a = mnemo.attention %q32, %k32, %k32 : tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32>, tensor<1x4x9x64xf32> -> tensor<1x4x9x64xf32>
@@ -120,8 +120,8 @@ func.func @fallbacks(%q32: tensor<1x4x9x64xf32>, %k32: tensor<1x4x9x64xf32>,
   %b = mnemo.attention %q, %k, %k : tensor<1x4x9x576xbf16>, tensor<1x4x9x576xbf16>, tensor<1x4x9x576xbf16> -> tensor<1x4x9x576xbf16>
   // expected-remark @below {{keeps the tiled path: head dim not a multiple of 16}}
   %d = mnemo.attention %q40, %k40, %k40 : tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x40xbf16> -> tensor<1x4x9x40xbf16>
-  // expected-remark @below {{keeps the tiled path: mask wider than f32}}
-  %e = mnemo.attention %qs, %ks, %ks mask(%mask : tensor<9x9xf64>) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
+  // expected-remark @below {{keeps the tiled path: mask is not f32, bf16 or f16}}
+  %e = mnemo.attention %qs, %ks, %ks mask(%mask : tensor<9x9xf8E4M3FN>) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
   // expected-remark @below {{keeps the tiled path: non-positive scale}}
   %f = mnemo.attention %qs, %ks, %ks causal scale(-0.125) : tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16> -> tensor<1x4x9x64xbf16>
   return %a, %b, %d, %e, %f : tensor<1x4x9x64xf32>, tensor<1x4x9x576xbf16>, tensor<1x4x9x40xbf16>, tensor<1x4x9x64xbf16>, tensor<1x4x9x64xbf16>

