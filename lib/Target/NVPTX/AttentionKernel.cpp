@@ -1147,9 +1147,10 @@ SmallVector<Value> KernelEmitter::kvStep(Value t, ValueRange state) {
 
 void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
                                   Value m[2], Value l[2], Value alpha[2]) {
-  // Scores in log2 units are `unit * x`. Without a softcap the scale is
-  // folded into the exponent (one fma per score); with one, the capped
-  // scores are computed first. Masks set -inf either way. The tanh is the
+  // Scores in log2 units are `unit * x`. Without a softcap or an additive
+  // mask the scale is folded into the exponent (one fma per score); with
+  // either, the scores are computed first. The limits (keys, causal,
+  // window) set -inf either way. The tanh is the
   // hardware's approximation (tanh.approx.f32, relative error 2^-11, below
   // the 16-bit tiles' rounding; FlashAttention's softcap uses it too): the
   // polynomial with its IEEE division took half the kernel's time.
@@ -1157,39 +1158,39 @@ void KernelEmitter::onlineSoftmax(SmallVectorImpl<Accumulator> &s, Value kv0,
   // With splitScores the warpgroup's keys start n further.
   if (p.splitScores())
     kv0 = add(kv0, mul(warpgroup, p.blockKV / 2));
-  if (mask) {
-    // scale s (capped), + mask, in log2 units: the lane's keys 2t, 2t + 1
-    // of each n8 block, rows A (c0, c1) and B (c2, c3).
+  // With a softcap or a mask the scores are put in log2 units here: scale
+  // s, capped, plus the mask.
+  if (p.softcap || mask) {
     unit = 1.0;
+    // A finite score stays finite in log2 units: a mask of f32's lowest
+    // (an export's "masked") would overflow to -inf, and a row masked
+    // that way whole would give zeros instead of the mean of its values.
+    Value lowest = cf(-std::numeric_limits<float>::max() / M_LOG2E);
+    // (f32 tiles keep f32's accuracy: the polynomial tanh.)
+    auto tanhFlags =
+        p.tf32() ? arith::FastMathFlags::none : arith::FastMathFlags::afn;
     for (auto [j, acc] : llvm::enumerate(s))
       for (int64_t e = 0; e < 4; ++e) {
-        Value x = fmul(acc[e], cf(p.scale));
-        if (p.softcap)
-          x = fmul(math::TanhOp::create(b, fmul(x, cf(1.0 / *p.softcap)),
-                                        p.tf32() ? arith::FastMathFlags::none
-                                                 : arith::FastMathFlags::afn),
-                   cf(*p.softcap));
+        Value x = acc[e];
+        if (p.softcap) {
+          x = math::TanhOp::create(b, fmul(x, cf(p.scale / *p.softcap)),
+                                   tanhFlags);
+          if (!mask) {
+            acc[e] = fmul(x, cf(*p.softcap * M_LOG2E));
+            continue;
+          }
+          x = fmul(x, cf(*p.softcap));
+        } else {
+          x = fmul(x, cf(p.scale));
+        }
+        // The lane's keys 2t, 2t + 1 of each n8 block, rows A (c0, c1)
+        // and B (c2, c3).
         Value key = add(kv0, add(idx(8 * j + e % 2), mul(quadCol, 2)));
         x = fadd(x, maskAt(e < 2 ? rowA : rowB, key));
-        // A finite score stays finite in log2 units: a mask of f32's
-        // lowest (an export's "masked") would overflow to -inf, and a row
-        // masked that way whole would give zeros instead of the reference's
-        // mean of its values.
-        Value lowest = cf(-std::numeric_limits<float>::max() / M_LOG2E);
         Value finite = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, x,
                                              cf(-INFINITY));
         x = select(finite, arith::MaximumFOp::create(b, x, lowest), x);
         acc[e] = fmul(x, cf(M_LOG2E));
-      }
-  } else if (p.softcap) {
-    unit = 1.0;
-    for (Accumulator &acc : s)
-      for (Value &x : acc) {
-        // (f32 tiles keep f32's accuracy: the polynomial.)
-        Value t = math::TanhOp::create(b, fmul(x, cf(p.scale / *p.softcap)),
-                                       p.tf32() ? arith::FastMathFlags::none
-                                                : arith::FastMathFlags::afn);
-        x = fmul(t, cf(*p.softcap * M_LOG2E));
       }
   }
   s = maskScores(s, kv0);
