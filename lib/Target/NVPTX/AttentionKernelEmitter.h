@@ -274,6 +274,13 @@ struct Sizes {
 /// (AttentionKernel.cpp).
 Sizes computeSizes(ImplicitLocOpBuilder &b, Problem &p, Value q, Value skv);
 
+/// The split-KV combine kernel's launch (AttentionCombine.cpp): the f32
+/// partials `part` [splits, B, Hq, Sq, Dv] weighed by their log2-sum-exp
+/// `lse` [splits, B, Hq, Sq] into `out`. With a split count chosen at run
+/// time its grid is empty (the launch skipped) when there is one split.
+void emitCombine(ImplicitLocOpBuilder &b, const Problem &p, const Sizes &n,
+                 Value part, Value lse, Value out);
+
 /// The first element of a staged row in global memory, and whether the row
 /// exists (rows past the sequence or the GQA group are zero-filled).
 struct RowSource {

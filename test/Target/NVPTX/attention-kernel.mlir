@@ -155,11 +155,19 @@ func.func @masked(%q: tensor<2x4x9x64xbf16>, %k: tensor<2x2x9x64xbf16>,
 // SPLIT: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
 // SPLIT: memref.store {{.*}}, %[[LSE]]
 // SPLIT: vector.store {{.*}}, %[[PART]]
-// The combine: a thread per 4 columns (16 threads for Dv 64), 16-byte
-// loads of the partials, a store of 4 bf16 columns.
-// SPLIT: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c16, {{.*}} function(@attention_combine)
+// The combine: a thread per 4 columns (16 for Dv 64) in each of 4 groups
+// (one a split), rounded up to two warps; the largest log2-sum-exp through
+// shuffles and shared memory, each group's split weighed (16-byte loads of
+// the partials), groups 1-3 handing their sums to group 0, which stores 4
+// bf16 columns.
+// SPLIT: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}} dynamic_shared_memory_size %c792_i32 function(@attention_combine)
 // SPLIT: memref.load %[[LSE]]
+// SPLIT: gpu.shuffle  xor
+// SPLIT: gpu.barrier
+// SPLIT: scf.for {{.*}} step %c4
 // SPLIT: vector.load %[[PART]]{{.*}} {alignment = 16 : i64} : memref<4x1x8x1x64xf32>, vector<4xf32>
+// SPLIT: vector.store {{.*}} : memref<198xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// SPLIT: gpu.barrier
 // SPLIT: vector.store {{.*}} {alignment = 8 : i64} : memref<1x8x1x64xbf16>, vector<4xbf16>
 func.func @decode_split(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x700x64xbf16>,
                         %v: tensor<1x2x700x64xbf16>, %sink: tensor<8xf32>) -> tensor<1x8x1x64xbf16> {
@@ -189,8 +197,9 @@ func.func @decode_split(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x700x64xbf16>,
 // CHECK: } else {
 // CHECK: vector.store %{{.*}} : memref<?x8x?x64xbf16>, vector<2xbf16>
 // CHECK: %[[ROWS:.*]] = arith.select %[[SEVERAL]], %{{.*}}, %c0 : index
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]], {{.*}} = %c1, {{.*}} = %c1)
-// CHECK: scf.for %{{.*}} = %c0 to %[[SPLITS]] step %c1
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]], {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256,
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %c256
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %c16
 func.func @dynamic(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
                    %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = mnemo.attention %q, %k, %v causal : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
