@@ -232,6 +232,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
   tiling.blockQ = options.blockQ ? options.blockQ : target->getInfo().attentionBlockQ;
   tiling.blockKV =
       options.blockKV ? options.blockKV : target->getInfo().attentionBlockKV;
+  tiling.attendOverPages = ptx;
   tiling.groupInBlock = !ptx;
   tiling.transposeKeys = !ptx;
   tiling.foldTransposes = !ptx;

@@ -76,6 +76,11 @@ void mnemo::buildTilingPipeline(OpPassManager &pm,
   // Transposes the refinement left moving only unit dims (a decode step's
   // heads) become views.
   pm.addNestedPass<func::FuncOp>(mnemo::createFoldUnitTransposesPass());
+  // A decoder's past read from its pages: by a paged attention where the
+  // target has one, else as a generic (the concat below).
+  mnemo::AttendOverPagesPassOptions pages;
+  pages.pagedAttention = options.attendOverPages;
+  pm.addPass(mnemo::createAttendOverPagesPass(pages));
   // A contiguous past built from a paged cache and concatenated with the
   // new tokens is computed where the attention loads it.
   pm.addPass(mnemo::createGenerateConcatsPass());

@@ -102,6 +102,33 @@ LogicalResult KVCacheWriteOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// KVCacheGatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KVCacheGatherOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType pool = getPool().getType(), r = getResult().getType(),
+                   table = getBlockTable().getType(),
+                   lens = getLengths().getType();
+  if (failed(checkPool(op, pool, "pool", "[Pages, Hkv, P, D]")) ||
+      failed(checkRank(op, r, 4, "result", "[B, Hkv, T, D]")) ||
+      failed(checkTable(op, table, r.getDimSize(0), "result batch")) ||
+      failed(checkRank(op, lens, 1, "lengths", "[B]")))
+    return failure();
+  if (failed(checkDim(op, lens, 0, r.getDimSize(0), "lengths batch",
+                      "result batch")) ||
+      failed(checkDim(op, r, 1, pool.getDimSize(1), "result heads",
+                      "pool heads")) ||
+      failed(checkDim(op, r, 3, pool.getDimSize(3), "result head dim",
+                      "pool head dim")))
+    return failure();
+  if (isa<Float8E4M3FNType>(r.getElementType()))
+    return emitOpError() << "result must be f32, bf16 or f16, not "
+                         << r.getElementType();
+  return checkScales(op, pool, getScales(), "pool");
+}
+
+//===----------------------------------------------------------------------===//
 // PagedAttentionOp
 //===----------------------------------------------------------------------===//
 
@@ -161,9 +188,18 @@ LogicalResult PagedAttentionOp::verify() {
         failed(checkDim(op, t, 1, q.getDimSize(2), "indices length",
                         "query length")))
       return failure();
-    if (getCausal() || getWindowAttr() || getSoftcapAttr() || getSink())
-      return emitOpError() << "takes no causal, window, softcap or sink with "
-                              "indices: the selection is the only mask";
+    if (getCausal() || getWindowAttr() || getSoftcapAttr() || getSink() ||
+        getMask())
+      return emitOpError() << "takes no causal, window, softcap, sink or mask "
+                              "with indices: the selection is the only mask";
+  }
+  if (Value mask = getMask()) {
+    int64_t capacity = table.isDynamicDim(1)
+                           ? ShapedType::kDynamic
+                           : table.getDimSize(1) * k.getDimSize(2);
+    int64_t full[4] = {q.getDimSize(0), hq, q.getDimSize(2), capacity};
+    if (failed(checkMask(op, mask, full, "MaxPages * P")))
+      return failure();
   }
   if (failed(checkDim(op, r, 0, q.getDimSize(0), "result batch",
                       "query batch")) ||

@@ -79,6 +79,55 @@ def MNEMO_KVCacheWriteOp : MNEMO_Op<"kv_cache_write", [Pure]> {
   }];
 }
 
+def MNEMO_KVCacheGatherOp : MNEMO_Op<"kv_cache_gather", [Pure]> {
+  let summary = "A paged cache's sequences as a contiguous past tensor";
+  let description = [{
+    What a runtime with contiguous caches passes a decoder as its past key
+    (or value) tensor for a left-padded batch: sequence `b`'s
+    `lengths[b]` cached tokens end at the result's last token, zeros before.
+
+    ```
+    t = j - (T - lengths[b])          T: the result's token extent
+    result[b, h, j, :] = t >= 0 ? pool[block_table[b, t / P], h, t % P, :]
+                                : 0
+    ```
+
+    Shapes: pool `[Pages, Hkv, P, D]` (f32, bf16, f16, or `f8E4M3FN` with
+    its `scales` `[Pages, Hkv, P]`, dequantized: the E4M3 value times its
+    token's scale), block table `[B, MaxPages]` (i32 or i64), lengths `[B]`
+    (i64, each at most T and `MaxPages * P`), `tokens` (index): T; result
+    `[B, Hkv, T, D]` of a float type (values rounded to it).
+
+    An ONNX decoder exported with past key/values reads its past through
+    it (lib/Frontend/ONNX/DecoderWithPast.cpp). Where the attention over
+    it is the past concatenated with the new tokens a `mnemo.kv_cache_write`
+    stores, `mnemo-attend-over-pages` turns the attention into a
+    `mnemo.paged_attention`; otherwise the gather becomes a generic
+    computed where its readers load it.
+
+    ```mlir
+    %past = mnemo.kv_cache_gather %pool table %table lengths %lens
+        tokens %t : tensor<64x2x16x32xf32>, tensor<?x8xi32>, tensor<?xi64>
+        -> tensor<?x2x?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$pool,
+    Optional<RankedTensorOf<[F32]>>:$scales,
+    RankedTensorOf<[I32, I64]>:$block_table,
+    RankedTensorOf<[I64]>:$lengths,
+    Index:$tokens
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $pool (`scales` `(` $scales^ `:` type($scales) `)`)? `table` $block_table
+    `lengths` $lengths `tokens` $tokens attr-dict
+    `:` type($pool) `,` type($block_table) `,` type($lengths)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
                                      [Pure, AttrSizedOperandSegments]> {
   let summary = "Attention of queries over their sequences' cache pages";
@@ -114,6 +163,13 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
     -1) are skipped, a token listed twice counts twice, and the selection
     is the only mask (no `causal`, `window`, `softcap` or `sink` with it).
 
+    With `mask` (an additive mask broadcastable, NumPy-style, to
+    `[B, Hq, Sq, MaxPages * P]`: its last dim indexes the sequence's cached
+    tokens), `s[t] += mask[b, hq, i, t]` after the scale and softcap, as
+    `mnemo.attention`'s mask; tokens past `context_lens[b]` stay unseen
+    whatever it holds. An ONNX decoder's own mask reaches the pages this
+    way (`mnemo-attend-over-pages`). Not with `indices`.
+
     ```mlir
     %o = mnemo.paged_attention %q, %kpool, %vpool table %table
         lengths %lens positions %qpos causal window(16)
@@ -133,6 +189,7 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
     Optional<RankedTensorOf<[F32]>>:$key_scales,
     Optional<RankedTensorOf<[F32]>>:$value_scales,
     Optional<RankedTensorOf<[I32, I64]>>:$indices,
+    Optional<RankedTensorOf<[AnyFloat]>>:$mask,
     UnitAttr:$causal,
     OptionalAttr<I64Attr>:$window,
     OptionalAttr<F64Attr>:$scale,
@@ -151,6 +208,7 @@ def MNEMO_PagedAttentionOp : MNEMO_Op<"paged_attention",
     (`softcap` `(` $softcap^ `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
     (`indices` `(` $indices^ `:` type($indices) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($query) `,` type($key_pool) `,` type($value_pool) `,`
     type($block_table) `,` type($context_lens) `,` type($q_positions)
     `->` type($result)

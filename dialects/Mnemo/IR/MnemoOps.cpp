@@ -153,20 +153,9 @@ LogicalResult AttentionOp::verify() {
                                    getWindowAttr(), getSink(), hq)))
     return failure();
   if (Value mask = getMask()) {
-    auto m = cast<RankedTensorType>(mask.getType());
-    if (m.getRank() < 2 || m.getRank() > 4)
-      return emitOpError() << "expects a mask of rank 2 to 4 broadcastable to "
-                              "[B, Hq, Sq, Skv], got rank "
-                           << m.getRank();
     int64_t full[4] = {q.getDimSize(0), hq, q.getDimSize(2), k.getDimSize(2)};
-    int64_t lead = 4 - m.getRank();
-    for (int64_t i = 0; i < m.getRank(); ++i) {
-      int64_t d = m.getDimSize(i);
-      if (d != 1 && !compatible(d, full[lead + i]))
-        return emitOpError() << "mask dimension " << i << " (" << dimStr(d)
-                             << ") must be 1 or match " << dimStr(full[lead + i])
-                             << " of [B, Hq, Sq, Skv]";
-    }
+    if (failed(checkMask(op, mask, full, "Skv")))
+      return failure();
   }
   return success();
 }

@@ -100,6 +100,28 @@ inline LogicalResult checkAttentionOptions(Operation *op, FloatAttr scale,
   return success();
 }
 
+/// An additive mask of rank 2 to 4 broadcastable (NumPy-style, each dim 1
+/// or the full extent) to `full`, [B, Hq, Sq, keys]; `keys` names the last.
+inline LogicalResult checkMask(Operation *op, Value mask,
+                               const int64_t (&full)[4], StringRef keys) {
+  auto m = cast<RankedTensorType>(mask.getType());
+  if (m.getRank() < 2 || m.getRank() > 4)
+    return op->emitOpError()
+           << "expects a mask of rank 2 to 4 broadcastable to "
+              "[B, Hq, Sq, "
+           << keys << "], got rank " << m.getRank();
+  int64_t lead = 4 - m.getRank();
+  for (int64_t i = 0; i < m.getRank(); ++i) {
+    int64_t d = m.getDimSize(i);
+    if (d != 1 && !compatible(d, full[lead + i]))
+      return op->emitOpError()
+             << "mask dimension " << i << " (" << dimStr(d)
+             << ") must be 1 or match " << dimStr(full[lead + i])
+             << " of [B, Hq, Sq, " << keys << "]";
+  }
+  return success();
+}
+
 } // namespace mlir::mnemo::shape_checks
 
 #endif // MNEMO_DIALECT_MNEMO_IR_SHAPECHECKS_H

@@ -53,6 +53,8 @@ public:
                                        op.getQuery(), k, v, cachedIndices(),
                                        op.getSink(), op.getScaleAttr());
     Value mask = buildMask(tensor::DimOp::create(b, loc, k, 2));
+    if (Value user = op.getMask())
+      mask = addMask(mask, user);
     auto attention = AttentionOp::create(
         b, loc, op.getResult().getType(), op.getQuery(), k, v, mask,
         op.getSink(), /*q_offset=*/Value(), /*causal=*/false,
@@ -161,6 +163,32 @@ private:
               nb, nl, seen, floatConst(nb, nl, elem, 0.0),
               floatConst(nb, nl, elem, -INFINITY));
           linalg::YieldOp::create(nb, nl, value);
+        });
+    return generic.getResult(0);
+  }
+
+  /// `built` [B, 1, Sq, T] plus the op's mask `user` (broadcast to
+  /// [B, Hq, Sq, T]): [B, H, Sq, T] with H the user mask's heads (Hq or 1).
+  Value addMask(Value built, Value user) {
+    MLIRContext *ctx = b.getContext();
+    auto userType = cast<RankedTensorType>(user.getType());
+    bool perHead = userType.getRank() == 4 && userType.getDimSize(1) != 1;
+    SmallVector<OpFoldResult> sizes = tensorSizes(b, loc, built);
+    if (perHead)
+      sizes[1] = tensor::getMixedSize(b, loc, op.getQuery(), 1);
+    Value init = emptyTensor(b, loc, sizes, elem);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineMap builtMap = AffineMap::get(
+        4, 0, {d(0), getAffineConstantExpr(0, ctx), d(2), d(3)}, ctx);
+    auto generic = linalg::GenericOp::create(
+        b, loc, init.getType(), ValueRange{built, user}, ValueRange{init},
+        ArrayRef<AffineMap>{builtMap, broadcastMap(ctx, 4, userType),
+                            AffineMap::getMultiDimIdentityMap(4, ctx)},
+        iterators(4), [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value extra = castFloat(nb, nl, args[1], elem);
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::AddFOp::create(nb, nl, args[0], extra).getResult());
         });
     return generic.getResult(0);
   }

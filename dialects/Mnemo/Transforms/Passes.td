@@ -289,6 +289,30 @@ def GroupExpertsPass : Pass<"mnemo-group-experts"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def AttendOverPagesPass : Pass<"mnemo-attend-over-pages"> {
+  let summary = "Attends over a decoder's past in its pages";
+  let description = [{
+    With `paged-attention`, a `mnemo.attention` (no causal, window or
+    q_offset of its own) whose keys and values are each
+    `concat(mnemo.kv_cache_gather, new)` along the tokens, the new part
+    stored into the gathered pool by a `mnemo.kv_cache_write`, becomes a
+    `mnemo.paged_attention` over the pools those writes return (moved
+    before it): the past's right alignment puts key j at cached token
+    j - (T - cached[b]), so the attention's mask becomes the paged one
+    read at column t + T - cached[b]. The lengths are each sequence's
+    cached tokens plus its new ones. Then every `mnemo.kv_cache_gather`
+    left becomes the generic computing each element from its indices.
+  }];
+  let options = [
+    Option<"pagedAttention", "paged-attention", "bool", "false",
+           "Rewrite attention over a gathered past into paged attention (a "
+           "target with a paged attention kernel)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def GenerateConcatsPass : Pass<"mnemo-generate-concats"> {
   let summary = "Computes a concat of a generated tensor element by element";
   let description = [{

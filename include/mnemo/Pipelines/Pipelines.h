@@ -56,6 +56,9 @@ struct TilingOptions {
   /// Rows of one expert's blocks in the grouped GEMMs (0: the loop over
   /// experts of the CPU targets).
   int64_t expertBlockRows = 0;
+  /// An attention over a decoder's gathered past and new tokens becomes a
+  /// paged attention (mnemo-attend-over-pages; a target with its kernel).
+  bool attendOverPages = false;
   /// The decomposition of mnemo.mla_attention (auto: each op's form).
   MLAFormChoice mlaForm = MLAFormChoice::Auto;
   /// The target's kernel selection, run after MLA is decomposed and before

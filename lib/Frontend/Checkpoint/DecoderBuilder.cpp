@@ -685,7 +685,8 @@ Value DecoderBuilder::attention(Value q, Value k, Value v, int64_t layer,
       b, type, q, step->keys[layer], values, step->blockTable,
       step->contextLengths, step->positions,
       /*sink=*/Value(), fp8 ? step->keyScales[layer] : Value(), valueScales,
-      /*indices=*/Value(), /*causal=*/true, window, scale, FloatAttr());
+      /*indices=*/Value(), /*mask=*/Value(), /*causal=*/true, window, scale,
+      FloatAttr());
 }
 
 namespace {

@@ -339,7 +339,7 @@ Value DeepSeekBuilder::sparseStepAttention(Value q, Value k, Value latent,
       b, type, q, step->keys[layer], values, step->blockTable,
       step->contextLengths, step->positions, /*sink=*/Value(),
       fp8 ? step->keyScales[layer] : Value(), valueScales, indices,
-      /*causal=*/false, IntegerAttr(), scale, FloatAttr());
+      /*mask=*/Value(), /*causal=*/false, IntegerAttr(), scale, FloatAttr());
 }
 
 Value DeepSeekBuilder::moe(Value x, const std::string &p) {

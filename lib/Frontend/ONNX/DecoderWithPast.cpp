@@ -30,8 +30,8 @@
 
 #include "mnemo/Frontend/ONNX/DecoderWithPast.h"
 
+#include "dialects/Mnemo/IR/MnemoOps.h"
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
-#include "dialects/Mnemo/Utils/PagedCache.h"
 #include "mnemo/Frontend/GenerationStep.h"
 #include "mnemo/Frontend/OneLineError.h"
 
@@ -360,9 +360,12 @@ private:
         Value scales =
             fp8 ? (k == 0 ? step.keyScales[l] : step.valueScales[l]) : Value();
         int arg = layer.past[k];
-        Value gathered =
-            gatherPages(b, b.getLoc(), pool, scales, step.blockTable,
-                        sig.argType(arg).getElementType(), {cached, past});
+        auto poolType = cast<RankedTensorType>(pool.getType());
+        auto pastType = RankedTensorType::get(
+            {kDyn, poolType.getDimSize(1), kDyn, poolType.getDimSize(3)},
+            sig.argType(arg).getElementType());
+        Value gathered = KVCacheGatherOp::create(b, pastType, pool, scales,
+                                                 step.blockTable, cached, past);
         map.map(graph.getArgument(arg), asArgument(b, gathered, arg));
       }
     Block &body = graph.front();

@@ -94,6 +94,13 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
            failure();
   if (failed(checkSink(op.getSink(), why)))
     return failure();
+  // An additive mask is read an element at a time where the scores are,
+  // by the general kernel (the decode kernel has no mask).
+  if (Value mask = op.getMask()) {
+    Type m = cast<RankedTensorType>(mask.getType()).getElementType();
+    if (!m.isF32() && !m.isBF16() && !m.isF16())
+      return why = "mask is not f32, bf16 or f16", failure();
+  }
   double scale =
       op.getScaleAttr()
           ? op.getScaleAttr().getValueAsDouble()
@@ -123,7 +130,7 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
   if (ShapedType::isDynamic(sq))
     sq = op.getQPositions().getType().getDimSize(1);
   p.selected = static_cast<bool>(op.getIndices());
-  if (decodeKernel && !p.selected &&
+  if (decodeKernel && !p.selected && !op.getMask() &&
       takesDecodeKernel(p, sq, wgmma, decodeKernel16)) {
     // One query tile of the group's heads times the tokens, 64-key tiles
     // of 16 keys a warp.
@@ -396,6 +403,7 @@ void rewrite(mnemo::PagedAttentionOp op, const Problem &p) {
   in.vScales = buffer(op.getValueScales());
   if (op.getIndices())
     in.indices = buffer(op.getIndices());
+  in.mask = buffer(op.getMask());
   op.replaceAllUsesWith(launchKernels(b, p, in, op.getResult().getType()));
   op.erase();
 }

@@ -117,7 +117,7 @@ func.func @paged_fp8_without_scales(%q: tensor<1x4x1x32xf32>, %k: tensor<10x2x4x
 
 func.func @selected_causal(%q: tensor<1x4x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<1x4xi32>,
                            %l: tensor<1xi64>, %pos: tensor<1x1xi64>, %i: tensor<1x1x8xi32>) -> tensor<1x4x1x32xf32> {
-  // expected-error @below {{takes no causal, window, softcap or sink with indices: the selection is the only mask}}
+  // expected-error @below {{takes no causal, window, softcap, sink or mask with indices: the selection is the only mask}}
   %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos causal indices(%i : tensor<1x1x8xi32>)
       : tensor<1x4x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
   return %o : tensor<1x4x1x32xf32>
@@ -131,4 +131,44 @@ func.func @selected_length(%q: tensor<1x4x2x32xf32>, %p: tensor<10x2x4x32xbf16>,
   %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos indices(%i : tensor<1x3x8xi32>)
       : tensor<1x4x2x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x2xi64> -> tensor<1x4x2x32xf32>
   return %o : tensor<1x4x2x32xf32>
+}
+
+// -----
+
+func.func @paged_mask_keys(%q: tensor<1x4x1x32xf32>, %p: tensor<10x2x4x32xbf16>, %t: tensor<1x4xi32>,
+                           %l: tensor<1xi64>, %pos: tensor<1x1xi64>, %m: tensor<1x1x1x17xf32>) -> tensor<1x4x1x32xf32> {
+  // expected-error @below {{mask dimension 3 (17) must be 1 or match 16 of [B, Hq, Sq, MaxPages * P]}}
+  %o = mnemo.paged_attention %q, %p, %p table %t lengths %l positions %pos mask(%m : tensor<1x1x1x17xf32>)
+      : tensor<1x4x1x32xf32>, tensor<10x2x4x32xbf16>, tensor<10x2x4x32xbf16>, tensor<1x4xi32>, tensor<1xi64>, tensor<1x1xi64> -> tensor<1x4x1x32xf32>
+  return %o : tensor<1x4x1x32xf32>
+}
+
+// -----
+
+func.func @gather_heads(%p: tensor<10x2x4x32xbf16>, %t: tensor<3x4xi32>, %l: tensor<3xi64>,
+                        %n: index) -> tensor<3x4x?x32xf32> {
+  // expected-error @below {{result heads (4) must match pool heads (2)}}
+  %g = mnemo.kv_cache_gather %p table %t lengths %l tokens %n
+      : tensor<10x2x4x32xbf16>, tensor<3x4xi32>, tensor<3xi64> -> tensor<3x4x?x32xf32>
+  return %g : tensor<3x4x?x32xf32>
+}
+
+// -----
+
+func.func @gather_lengths(%p: tensor<10x2x4x32xbf16>, %t: tensor<3x4xi32>, %l: tensor<2xi64>,
+                          %n: index) -> tensor<3x2x?x32xf32> {
+  // expected-error @below {{lengths batch (2) must match result batch (3)}}
+  %g = mnemo.kv_cache_gather %p table %t lengths %l tokens %n
+      : tensor<10x2x4x32xbf16>, tensor<3x4xi32>, tensor<2xi64> -> tensor<3x2x?x32xf32>
+  return %g : tensor<3x2x?x32xf32>
+}
+
+// -----
+
+func.func @gather_fp8_without_scales(%p: tensor<10x2x4x32xf8E4M3FN>, %t: tensor<3x4xi32>,
+                                     %l: tensor<3xi64>, %n: index) -> tensor<3x2x?x32xf32> {
+  // expected-error @below {{pool holds f8E4M3FN and needs its scales}}
+  %g = mnemo.kv_cache_gather %p table %t lengths %l tokens %n
+      : tensor<10x2x4x32xf8E4M3FN>, tensor<3x4xi32>, tensor<3xi64> -> tensor<3x2x?x32xf32>
+  return %g : tensor<3x2x?x32xf32>
 }

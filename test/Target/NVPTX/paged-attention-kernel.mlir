@@ -144,6 +144,28 @@ func.func @decode_fp8(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xf8E4M3F
 
 // -----
 
+// A mask (an ONNX decoder's own, mnemo-attend-over-pages) keeps the general
+// kernel, which reads it an element at a time where the scores are (the
+// decode kernel has none).
+// REMARK: :[[@LINE+10]]:8: remark: reads its pages in the kernel{{$}}
+// CHECK-LABEL: func.func @decode_fp8_masked
+// CHECK: gpu.launch
+// CHECK-SAME: function(@attention_mma)
+// CHECK-NOT: nvvm.convert.f8x2.to.f16x2
+// CHECK: memref.load %{{.*}} : memref<?x1x1x?xf32>
+func.func @decode_fp8_masked(%q: tensor<?x8x1x128xf32>, %kp: tensor<64x2x16x128xf8E4M3FN>,
+    %vp: tensor<64x2x16x128xf8E4M3FN>, %ks: tensor<64x2x16xf32>,
+    %vs: tensor<64x2x16xf32>, %table: tensor<?x32xi32>,
+    %lens: tensor<?xi64>, %pos: tensor<?x1xi64>, %m: tensor<?x1x1x?xf32>) -> tensor<?x8x1x128xf32> {
+  %o = mnemo.paged_attention %q, %kp, %vp scales(%ks, %vs : tensor<64x2x16xf32>, tensor<64x2x16xf32>)
+      table %table lengths %lens positions %pos mask(%m : tensor<?x1x1x?xf32>)
+      : tensor<?x8x1x128xf32>, tensor<64x2x16x128xf8E4M3FN>, tensor<64x2x16x128xf8E4M3FN>,
+        tensor<?x32xi32>, tensor<?xi64>, tensor<?x1xi64> -> tensor<?x8x1x128xf32>
+  return %o : tensor<?x8x1x128xf32>
+}
+
+// -----
+
 // More query rows than one 16-row tile (4 heads x 5 tokens) and a head
 // dim above 128 keep the general kernel.
 // REMARK: :[[@LINE+9]]:8: remark: reads its pages in the kernel
