@@ -104,6 +104,7 @@ public:
     if (!keys || !values || keys->gather == values->gather ||
         keys->gather.getBlockTable() != values->gather.getBlockTable() ||
         keys->gather.getLengths() != values->gather.getLengths() ||
+        keys->gather.getTokens() != values->gather.getTokens() ||
         keys->write.getPositions() != values->write.getPositions())
       return false;
     // The concat's keys are in the query's type, so the pools' values are
@@ -134,8 +135,9 @@ public:
     // The layers of a step share their mask and lengths.
     Value mask;
     if (Value graphMask = att.getMask())
-      mask = reuse(masks[{graphMask, gather.getLengths()}], att,
-                   [&] { return shiftedMask(graphMask); });
+      mask = reuse(masks[{graphMask, gather.getLengths(), gather.getTokens(),
+                          gather.getBlockTable()}],
+                   att, [&] { return shiftedMask(graphMask); });
     Value lengths = reuse(lengthsOf[{gather.getLengths(), positions}], att,
                           [&] { return contextLengths(); });
     auto paged = PagedAttentionOp::create(
@@ -253,7 +255,10 @@ private:
   Location loc = b.getUnknownLoc();
   KVCacheGatherOp gather;
   Value positions; // the new tokens' [B, S]
-  DenseMap<std::pair<Value, Value>, Value> masks, lengthsOf;
+  // Keyed by what they are computed from: the graph's mask, the cached
+  // lengths, the past's token count and the block table.
+  DenseMap<std::tuple<Value, Value, Value, Value>, Value> masks;
+  DenseMap<std::pair<Value, Value>, Value> lengthsOf;
 };
 
 struct AttendOverPagesPass final
