@@ -41,12 +41,6 @@ using namespace mlir::mnemo::builders;
 
 namespace {
 
-Value throughCasts(Value v) {
-  while (auto cast = v.getDefiningOp<tensor::CastOp>())
-    v = cast.getSource();
-  return v;
-}
-
 /// Whether `extent` is the gather's token count: its `tokens` operand, a
 /// tensor.dim along the tokens of a gather of as many tokens, or the same
 /// constant.
@@ -174,9 +168,8 @@ private:
   /// position of its new tokens) (padding tokens are at -1).
   Value contextLengths() {
     MLIRContext *ctx = b.getContext();
-    Value newPositions = positions;
     auto generic = linalg::GenericOp::create(
-        b, loc, gather.getLengths().getType(), ValueRange{newPositions},
+        b, loc, gather.getLengths().getType(), ValueRange{positions},
         ValueRange{gather.getLengths()},
         ArrayRef<AffineMap>{projection(ctx, 2, {0, 1}),
                             projection(ctx, 2, {0})},

@@ -39,8 +39,7 @@ namespace {
 /// Whether `v` is a mnemo.top_k's result (through casts): each row lists
 /// an entry at most once.
 bool fromTopK(Value v) {
-  while (auto c = v.getDefiningOp<tensor::CastOp>())
-    v = c.getSource();
+  v = throughCasts(v);
   return v && v.getDefiningOp<TopKOp>();
 }
 

@@ -58,9 +58,7 @@ struct GenerateConcat final : OpRewritePattern<tensor::InsertSliceOp> {
     // The appended part is read at a clamped index below the split: it
     // must not be empty (a decode step's one new token, say), which its
     // type says, or that of a tensor.cast's source that knows more.
-    Value newPart = concat->second;
-    while (auto cast = newPart.getDefiningOp<tensor::CastOp>())
-      newPart = cast.getSource();
+    Value newPart = throughCasts(concat->second);
     if (cast<RankedTensorType>(newPart.getType()).getDimSize(axis) < 1)
       return rewriter.notifyMatchFailure(outer, "appended part may be empty");
 

@@ -191,6 +191,12 @@ linalg::GenericOp builders::indexGenerated(Value v) {
   return nestedIndex ? linalg::GenericOp() : g;
 }
 
+Value builders::throughCasts(Value v) {
+  while (auto cast = v.getDefiningOp<tensor::CastOp>())
+    v = cast.getSource();
+  return v;
+}
+
 std::optional<builders::TwoPartConcat> builders::matchTwoPartConcat(Value v) {
   auto outer = v.getDefiningOp<tensor::InsertSliceOp>();
   auto inner = outer ? outer.getDest().getDefiningOp<tensor::InsertSliceOp>()

@@ -66,6 +66,9 @@ struct TwoPartConcat {
   int64_t axis;
   OpFoldResult split;
 };
+/// `v` before any tensor.casts (which only change its static sizes).
+Value throughCasts(Value v);
+
 /// The concat `v` is, or nothing.
 std::optional<TwoPartConcat> matchTwoPartConcat(Value v);
 

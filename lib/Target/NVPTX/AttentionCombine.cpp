@@ -48,7 +48,6 @@ struct Shape {
   }
   int64_t warps() const { return threads / 32; }
   // Shared f32s: groups 1.. G-1's sums, their weights, the warps' maxima.
-  int64_t sumsAt() const { return 0; }
   int64_t weightsAt() const { return (groups - 1) * lanes * kColumns; }
   int64_t maximaAt() const { return weightsAt() + groups; }
   int64_t sharedFloats() const { return maximaAt() + warps(); }
@@ -81,8 +80,10 @@ struct CombineEmitter {
     b.setInsertionPoint(op.thenBlock()->getTerminator());
     body();
   }
-  Value lseOf(Value lse, Value s) {
-    return memref::LoadOp::create(b, lse, ValueRange{s, batch, head, query});
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  /// Split `s`'s log2-sum-exp of the row, built by `ib` (a loop's body).
+  Value lseAt(ImplicitLocOpBuilder &ib, Value lse, Value s) {
+    return memref::LoadOp::create(ib, lse, ValueRange{s, batch, head, query});
   }
 
   /// The largest log2-sum-exp of the row over all splits (every thread
@@ -92,9 +93,8 @@ struct CombineEmitter {
         b, tid, splits, idx(shape.threads), ValueRange{cf(-INFINITY)},
         [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
           ImplicitLocOpBuilder ib(loc, ob);
-          Value x =
-              memref::LoadOp::create(ib, lse, ValueRange{s, batch, head, query});
-          scf::YieldOp::create(ib, Value(arith::MaximumFOp::create(ib, acc[0], x)));
+          scf::YieldOp::create(ib, Value(arith::MaximumFOp::create(
+                                       ib, acc[0], lseAt(ib, lse, s))));
         });
     Value m = loop.getResult(0);
     for (int32_t offset : {16, 8, 4, 2, 1})
@@ -137,9 +137,8 @@ struct CombineEmitter {
         b, start, splits, idx(shape.groups), ValueRange{zeros, cf(0.0)},
         [&](OpBuilder &ob, Location loc, Value s, ValueRange acc) {
           ImplicitLocOpBuilder ib(loc, ob);
-          Value x = memref::LoadOp::create(ib, lse,
-                                           ValueRange{s, batch, head, query});
-          Value w = exp2Approx(ib, arith::SubFOp::create(ib, x, base));
+          Value w = exp2Approx(
+              ib, arith::SubFOp::create(ib, lseAt(ib, lse, s), base));
           Value v = vector::LoadOp::create(
               ib, f32x4, part, ValueRange{s, batch, head, query, col},
               /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -191,8 +190,6 @@ struct CombineEmitter {
           llvm::MaybeAlign(kColumns * p.elem.getIntOrFloatBitWidth() / 8));
     });
   }
-
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
 };
 
 } // namespace

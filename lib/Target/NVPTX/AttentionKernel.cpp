@@ -126,6 +126,15 @@ LogicalResult checkSink(Value sink, std::string &why) {
   return success();
 }
 
+LogicalResult checkMask(Value mask, std::string &why) {
+  if (!mask)
+    return success();
+  Type m = cast<RankedTensorType>(mask.getType()).getElementType();
+  if (!m.isF32() && !m.isBF16() && !m.isF16())
+    return why = "mask is not f32, bf16 or f16", failure();
+  return success();
+}
+
 /// Why `op` keeps the tiled path, or the problem to generate.
 FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
                            int64_t blockKV, bool wgmma, bool tma,
@@ -146,13 +155,8 @@ FailureOr<Problem> analyze(mnemo::AttentionOp op, int64_t blockQ,
     return why = "f32 (f32-precision=f32)", failure();
   // Batch and sequence lengths may be dynamic; head counts and head dims
   // are static (the op's verifier).
-  // An additive mask is read an element at a time where the scores are.
-  if (Value mask = op.getMask()) {
-    Type m = cast<RankedTensorType>(mask.getType()).getElementType();
-    if (!m.isF32() && !m.isBF16() && !m.isF16())
-      return why = "mask is not f32, bf16 or f16", failure();
-  }
-  if (failed(checkSink(op.getSink(), why)))
+  if (failed(checkMask(op.getMask(), why)) ||
+      failed(checkSink(op.getSink(), why)))
     return failure();
   if ((q.hasStaticShape() && q.getNumElements() == 0) ||
       (k.hasStaticShape() && k.getNumElements() == 0))

@@ -261,6 +261,9 @@ void setSizes(Problem &p, RankedTensorType q, RankedTensorType k,
 
 /// Checks a sink operand the kernel reads: static, at most 32 bits.
 LogicalResult checkSink(Value sink, std::string &why);
+/// Checks an additive mask the kernel reads an element at a time where the
+/// scores are: f32, bf16 or f16.
+LogicalResult checkMask(Value mask, std::string &why);
 
 /// The problem's run-time sizes as host index values (constants where
 /// static), which a dynamic kernel takes as arguments.

@@ -92,15 +92,10 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
       r.getElementType() != elem)
     return why = "query, pools and result differ in element type",
            failure();
-  if (failed(checkSink(op.getSink(), why)))
+  // A mask is read by the general kernel (the decode kernel has none).
+  if (failed(checkSink(op.getSink(), why)) ||
+      failed(checkMask(op.getMask(), why)))
     return failure();
-  // An additive mask is read an element at a time where the scores are,
-  // by the general kernel (the decode kernel has no mask).
-  if (Value mask = op.getMask()) {
-    Type m = cast<RankedTensorType>(mask.getType()).getElementType();
-    if (!m.isF32() && !m.isBF16() && !m.isF16())
-      return why = "mask is not f32, bf16 or f16", failure();
-  }
   double scale =
       op.getScaleAttr()
           ? op.getScaleAttr().getValueAsDouble()
