@@ -94,6 +94,9 @@ ptxas = shutil.which("ptxas") or next(
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    # The toolkit it belongs to (mnemoc --cuda-path).
+    config.substitutions.append(
+        ("%cuda_toolkit", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
 else:
     lit_config.note("ptxas not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): "
                     "PTX validation tests are UNSUPPORTED")

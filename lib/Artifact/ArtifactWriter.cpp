@@ -481,17 +481,22 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
         b, b.CreateString(f.path), f.size, f.crc));
   auto weightSources =
       sourceTables.empty() ? 0 : b.CreateVector(sourceTables);
+  std::vector<flatbuffers::Offset<fb::GpuBinary>> binaryTables;
+  for (const ArtifactContents::GpuBinary &g : contents.gpuBinaries)
+    binaryTables.push_back(fb::CreateGpuBinary(
+        b, b.CreateString(g.chip),
+        b.CreateVector(reinterpret_cast<const uint8_t *>(g.image.data()),
+                       g.image.size())));
+  auto gpuBinaries = binaryTables.empty() ? 0 : b.CreateVector(binaryTables);
   // The checksum is patched in once the bytes are final; any value other
   // than null reserves the field.
-  auto root = fb::CreateArtifact(b, kAbiVersion, target,
-                                 contents.ptx ? fb::CodeFormat::PTX
-                                              : fb::CodeFormat::ELF_SHARED_OBJECT,
-                                 code,
-                                 kernelsVec, functionsVec, weightsVec,
-                                 weightsFile, segmentOffset,
-                                 segment.bytes.size(), provenance,
-                                 /*metadata_crc32=*/~uint32_t(0),
-                                 profilePoints, weightSources);
+  auto root = fb::CreateArtifact(
+      b, kAbiVersion, target,
+      contents.ptx ? fb::CodeFormat::PTX : fb::CodeFormat::ELF_SHARED_OBJECT,
+      code, kernelsVec, functionsVec, weightsVec, weightsFile, segmentOffset,
+      segment.bytes.size(), provenance,
+      /*metadata_crc32=*/~uint32_t(0), profilePoints, weightSources,
+      gpuBinaries);
   b.FinishSizePrefixed(root, fb::ArtifactIdentifier());
   flatbuffers::DetachedBuffer buffer = b.Release();
   sealChecksum(buffer);

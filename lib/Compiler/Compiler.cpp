@@ -302,8 +302,20 @@ LogicalResult mnemo::compileModule(ModuleOp module,
       return failure();
     contents.gpuPlans = std::move(*plans);
   }
-  report("generating native code");
-  FailureOr<std::string> code = target->serialize(module, kind);
+  FailureOr<std::string> code;
+  if (ptx && options.emit == EmitStage::Artifact &&
+      !options.cudaToolkit.empty()) {
+    report("generating native code and assembling it (ptxas)");
+    FailureOr<TargetBackend::CodeWithBinary> both =
+        target->serializeWithBinary(module, options.cudaToolkit);
+    if (failed(both))
+      return failure();
+    code = std::move(both->code);
+    contents.gpuBinaries.push_back({target->getCPU(), std::move(both->binary)});
+  } else {
+    report("generating native code");
+    code = target->serialize(module, kind);
+  }
   if (failed(code))
     return failure();
   if (options.emit != EmitStage::Artifact) {

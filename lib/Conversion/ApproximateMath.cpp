@@ -25,6 +25,10 @@ struct ApproximateMathPass final
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
+    if (expandPow) {
+      populateMathAlgebraicSimplificationPatterns(patterns);
+      math::populateExpansionPatterns(patterns, {"powf"});
+    }
     FrozenRewritePatternSet frozen(std::move(patterns));
     SmallVector<Operation *> kept;
     if (keepFastTanh)

@@ -147,6 +147,13 @@ struct GpuLaunch {
   bool programmatic = false;
 };
 
+/// A GPU binary of the artifact's PTX, for one chip ("sm_90a").
+struct GpuBinaryImage {
+  const char *chip = "";
+  const uint8_t *data = nullptr;
+  size_t size = 0;
+};
+
 /// What a function runs on a GPU: every index in it is verified.
 struct GpuPlan {
   Vector<GpuBuffer> buffers;
@@ -213,6 +220,8 @@ struct mnemo_model_s {
   bool ptx = false;
   const char *ptxCode = nullptr;
   size_t ptxSize = 0;
+  /// The PTX assembled ahead of time, by chip (the artifact's bytes).
+  mnemo::rt::Vector<mnemo::rt::GpuBinaryImage> gpuBinaries;
 
   const char *triple = "";
   const char *cpu = "";

@@ -593,6 +593,52 @@ mnemo_status_t verifyProfilePoints(mnemo_model_t &model,
   return nullptr;
 }
 
+/// Whether `chip` names a GPU architecture as the compiler spells it:
+/// "sm_" then two or three digits, then an optional "a".
+bool isChipName(const char *chip) {
+  if (std::strncmp(chip, "sm_", 3) != 0)
+    return false;
+  size_t digits = 0;
+  const char *c = chip + 3;
+  for (; *c >= '0' && *c <= '9'; ++c)
+    ++digits;
+  if (*c == 'a')
+    ++c;
+  return digits >= 2 && digits <= 3 && *c == '\0';
+}
+
+/// Records the GPU binaries of a PTX artifact: each for a chip named once,
+/// an ELF image (what the driver loads; the image itself is the driver's
+/// to check, and a refused one falls back to the PTX).
+mnemo_status_t verifyGpuBinaries(mnemo_model_t &model, const fb::Artifact &a) {
+  const char *what = model.name.c_str();
+  const auto *binaries = a.gpu_binaries();
+  if (!binaries)
+    return nullptr;
+  if (!model.ptx)
+    return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                      "%s: GPU binaries in an artifact of CPU code", what);
+  static constexpr uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
+  for (flatbuffers::uoffset_t i = 0; i < binaries->size(); ++i) {
+    const fb::GpuBinary *g = binaries->Get(i);
+    if (!g || !isName(g->chip()) || !isChipName(g->chip()->c_str()))
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: GPU binary %u has no valid chip name", what, i);
+    const char *chip = g->chip()->c_str();
+    if (!g->image() || g->image()->size() < sizeof(kElfMagic) ||
+        std::memcmp(g->image()->data(), kElfMagic, sizeof(kElfMagic)) != 0)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: the GPU binary for %s is not an ELF image", what,
+                        chip);
+    for (const GpuBinaryImage &other : model.gpuBinaries)
+      if (std::strcmp(other.chip, chip) == 0)
+        return makeStatus(MNEMO_STATUS_DATA_LOSS, "%s: two GPU binaries for %s",
+                          what, chip);
+    model.gpuBinaries.push_back({chip, g->image()->data(), g->image()->size()});
+  }
+  return nullptr;
+}
+
 } // namespace
 
 mnemo_status_t mnemo::rt::verifyHeader(const char *what, const uint8_t *data,
@@ -695,6 +741,7 @@ mnemo_status_t mnemo::rt::verifyContents(mnemo_model_t &model,
   MNEMO_RETURN_IF_ERROR(verifyWeights(model, a));
   MNEMO_RETURN_IF_ERROR(verifyProfilePoints(model, a));
   model.ptx = a.code_format() == fb::CodeFormat::PTX;
+  MNEMO_RETURN_IF_ERROR(verifyGpuBinaries(model, a));
   Vector<KernelRanks> kernelRanks;
   MNEMO_RETURN_IF_ERROR(verifyKernels(model, a, kernelRanks));
 

@@ -158,6 +158,68 @@ TEST(GpuPlan, RefusesDefaultValuedDamage) {
                 "no launch plan (buffers, launches and output buffers)");
 }
 
+/// Loads `b` with its GPU binaries mutated by `mutate`; expects `fragment`
+/// in a DATA_LOSS error, or a load when it is empty.
+void expectBinaries(ArtifactBuilder b,
+                    const std::function<void(ArtifactBuilder &)> &mutate,
+                    const std::string &fragment) {
+  mutate(b);
+  mnemo_model_t *model = nullptr;
+  std::string bytes = b.build();
+  Status status = loadMemory(bytes, &model);
+  mnemo_model_free(model);
+  if (fragment.empty()) {
+    EXPECT_TRUE(status.ok()) << status.message();
+    return;
+  }
+  EXPECT_EQ(status.code(), MNEMO_STATUS_DATA_LOSS) << status.message();
+  EXPECT_NE(status.message().find(fragment), std::string::npos)
+      << status.message();
+}
+
+std::unique_ptr<fb::GpuBinaryT> binary(const std::string &chip,
+                                       const std::string &image) {
+  auto g = std::make_unique<fb::GpuBinaryT>();
+  g->chip = chip;
+  g->image.assign(image.begin(), image.end());
+  return g;
+}
+
+TEST(GpuPlan, GpuBinariesAreChecked) {
+  const std::string elf = std::string("\x7f"
+                                      "ELF") +
+                          "rest of an image";
+  auto with = [&](std::vector<std::pair<std::string, std::string>> list) {
+    return [list](ArtifactBuilder &b) {
+      for (const auto &[chip, image] : list)
+        b.artifact.gpu_binaries.push_back(binary(chip, image));
+    };
+  };
+  expectBinaries(gpuArtifact(), with({{"sm_90a", elf}, {"sm_80", elf}}), "");
+  expectBinaries(gpuArtifact(), with({{"sm_9x", elf}}),
+                 "GPU binary 0 has no valid chip name");
+  expectBinaries(gpuArtifact(), with({{"gfx90a", elf}}),
+                 "GPU binary 0 has no valid chip name");
+  expectBinaries(gpuArtifact(),
+                 with({{"sm_90a", "\x7f"
+                                  "EL"}}),
+                 "the GPU binary for sm_90a is not an ELF image");
+  expectBinaries(gpuArtifact(), with({{"sm_80", "cubin"}}),
+                 "the GPU binary for sm_80 is not an ELF image");
+  expectBinaries(gpuArtifact(), with({{"sm_90a", elf}, {"sm_90a", elf}}),
+                 "two GPU binaries for sm_90a");
+  // A CPU artifact has no use for them.
+  ArtifactBuilder cpu;
+  uint32_t kernel = cpu.addKernel(kSymbolA, 1, 1, {1}, {1});
+  fb::FunctionT &f = cpu.addFunction("f");
+  f.inputs.push_back(sig("x", fb::DType::F32, {4}));
+  f.outputs.push_back(sig("y", fb::DType::F32, {4}));
+  f.calls.push_back(call(kernel, {0}, {1}));
+  f.output_slots = {1};
+  expectBinaries(std::move(cpu), with({{"sm_90a", elf}}),
+                 "GPU binaries in an artifact of CPU code");
+}
+
 TEST(GpuPlan, DynamicTensorMapLoads) {
   // A map of a temporary sized at run time, its dim an expression: its
   // span is checked at each call, not when the plan loads.

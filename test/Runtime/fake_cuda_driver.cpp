@@ -20,6 +20,11 @@
 //   MNEMO_FAKE_CUDA_MEMORY=BYTES
 //                     cuMemAlloc of more than BYTES fails with
 //                     CUDA_ERROR_OUT_OF_MEMORY
+//   MNEMO_FAKE_CUDA_CAPABILITY=MN
+//                     the device's compute capability M.N (default 90)
+//
+// cuModuleLoadData logs what it is given: "elf" (a binary) or "ptx";
+// MNEMO_FAKE_CUDA_FAIL=cuModuleLoadData.elf refuses binaries only.
 //
 // Built twice: with the graph entry points and cuLaunchKernelEx, and
 // without them (MNEMO_FAKE_CUDA_NO_GRAPHS) as an older driver.
@@ -97,15 +102,28 @@ CUresult cuGetErrorString(CUresult result, const char **text) {
                                    : "unknown error";
   return kSuccess;
 }
-CUresult cuDeviceGetAttribute(int *value, int, int) {
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  constexpr int kCapabilityMajor = 75, kCapabilityMinor = 76;
+  if (attribute == kCapabilityMajor || attribute == kCapabilityMinor) {
+    const char *env = std::getenv("MNEMO_FAKE_CUDA_CAPABILITY");
+    int capability = env ? std::atoi(env) : 90;
+    *value = attribute == kCapabilityMajor ? capability / 10 : capability % 10;
+    return kSuccess;
+  }
   *value = 232448; // the shared-memory opt-in limit of an H100/H200
   return kSuccess;
 }
 
-CUresult cuModuleLoadData(void **module, const void *) {
+CUresult cuModuleLoadData(void **module, const void *image) {
   if (fails("cuModuleLoadData"))
     return kInvalidValue;
-  std::fprintf(stderr, "fake-cuda: cuModuleLoadData\n");
+  bool elf = std::memcmp(image,
+                         "\x7f"
+                         "ELF",
+                         4) == 0;
+  if (elf && fails("cuModuleLoadData.elf"))
+    return kInvalidValue;
+  std::fprintf(stderr, "fake-cuda: cuModuleLoadData %s\n", elf ? "elf" : "ptx");
   *module = new Module;
   return kSuccess;
 }

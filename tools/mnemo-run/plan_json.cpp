@@ -263,22 +263,32 @@ int mnemo::run::dumpPlan(const char *path) {
            ", \"size\": " + std::to_string(w->size()) + "}";
   };
   bool ptx = a.code_format() == fb::CodeFormat::PTX;
-  std::printf(
-      "{\"artifact\": %s,\n \"target\": {\"triple\": %s, \"cpu\": %s, "
-      "\"features\": %s},\n \"code_format\": \"%s\",\n \"code\": "
-      "{\"offset\": %zu, \"size\": %u},\n \"weights\": %s,\n \"functions\": "
-      "[\n%s]}\n",
-      quote(path).c_str(), quote(a.target()->triple()).c_str(),
-      quote(a.target()->cpu()).c_str(),
-      quote(a.target()->features()).c_str(), ptx ? "ptx" : "elf",
-      static_cast<size_t>(a.code()->data() - bytes.data()), a.code()->size(),
-      list(a.weights(), weight, "   ").c_str(),
-      [&] {
-        std::string fs;
-        for (size_t i = 0; i < a.functions()->size(); ++i)
-          fs += (i ? ",\n" : "") + function(a, a.functions()->Get(i));
-        return fs;
-      }()
-          .c_str());
+  std::printf("{\"artifact\": %s,\n \"target\": {\"triple\": %s, \"cpu\": %s, "
+              "\"features\": %s},\n \"code_format\": \"%s\",\n \"code\": "
+              "{\"offset\": %zu, \"size\": %u},\n \"gpu_binaries\": %s,\n "
+              "\"weights\": %s,\n \"functions\": [\n%s]}\n",
+              quote(path).c_str(), quote(a.target()->triple()).c_str(),
+              quote(a.target()->cpu()).c_str(),
+              quote(a.target()->features()).c_str(), ptx ? "ptx" : "elf",
+              static_cast<size_t>(a.code()->data() - bytes.data()),
+              a.code()->size(),
+              list(
+                  a.gpu_binaries(),
+                  [&](const fb::GpuBinary *g) {
+                    return "{\"chip\": " + quote(g->chip()) + ", \"offset\": " +
+                           std::to_string(g->image()->data() - bytes.data()) +
+                           ", \"size\": " + std::to_string(g->image()->size()) +
+                           "}";
+                  },
+                  "   ")
+                  .c_str(),
+              list(a.weights(), weight, "   ").c_str(),
+              [&] {
+                std::string fs;
+                for (size_t i = 0; i < a.functions()->size(); ++i)
+                  fs += (i ? ",\n" : "") + function(a, a.functions()->Get(i));
+                return fs;
+              }()
+                  .c_str());
   return 0;
 }

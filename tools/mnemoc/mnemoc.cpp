@@ -34,12 +34,14 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <cstdlib>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -259,6 +261,23 @@ static cl::opt<bool> gpuDecodeKernel(
     cl::desc("GPU: paged decode steps over FP8 KV pools take the decode "
              "kernel (sm_90a; docs/GPU.md; =false: the general one)"),
     cl::init(true), cl::cat(mnemocOptions));
+enum class GpuBinary { Auto, On, Off };
+static cl::opt<GpuBinary> gpuBinary(
+    "gpu-binary",
+    cl::desc("GPU artifacts: also assemble the module for its chip with the "
+             "CUDA toolkit's ptxas, so that a device of that chip loads it "
+             "instead of compiling the PTX when a session starts"),
+    cl::values(clEnumValN(GpuBinary::Auto, "auto",
+                          "when a toolkit is found (the default)"),
+               clEnumValN(GpuBinary::On, "on", "a toolkit is required"),
+               clEnumValN(GpuBinary::Off, "off", "the PTX only")),
+    cl::init(GpuBinary::Auto), cl::cat(mnemocOptions));
+static cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("The CUDA toolkit whose bin/ptxas assembles GPU artifacts "
+             "(default: $CUDA_PATH, $CUDA_HOME, ptxas's on PATH, "
+             "/usr/local/cuda)"),
+    cl::value_desc("dir"), cl::cat(mnemocOptions));
 
 /// MLIR's options that a user of mnemoc needs, listed by --help with
 /// mnemoc's own (--mlir-print-ir-after=PASS and the rest are hidden ones).
@@ -282,6 +301,43 @@ static void hideForeignOptions() {
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "mnemoc") << message << "\n";
   return 1;
+}
+
+/// Whether `dir` is a CUDA toolkit with an executable bin/ptxas.
+static bool hasPtxas(llvm::StringRef dir) {
+  llvm::SmallString<256> ptxas(dir);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  return !dir.empty() && llvm::sys::fs::can_execute(ptxas);
+}
+
+/// The toolkit that assembles a GPU artifact (--gpu-binary, --cuda-path),
+/// "" for none, or a failure already reported.
+static FailureOr<std::string> chooseCudaToolkit() {
+  if (gpuBinary == GpuBinary::Off)
+    return std::string();
+  if (!cudaPath.empty()) {
+    if (!hasPtxas(cudaPath))
+      return fail("--cuda-path '" + cudaPath + "' has no executable bin/ptxas"),
+             failure();
+    return std::string(cudaPath);
+  }
+  llvm::SmallVector<std::string> candidates;
+  for (const char *env : {"CUDA_PATH", "CUDA_HOME"})
+    if (const char *dir = std::getenv(env))
+      candidates.push_back(dir);
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    candidates.push_back(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+            .str());
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &dir : candidates)
+    if (hasPtxas(dir))
+      return dir;
+  if (gpuBinary == GpuBinary::On)
+    return fail("--gpu-binary=on: no CUDA toolkit with bin/ptxas found "
+                "(give --cuda-path, or --gpu-binary=off)"),
+           failure();
+  return std::string();
 }
 
 /// `target` as the artifact at `artifact` records it: relative to the
@@ -513,6 +569,17 @@ int main(int argc, char **argv) {
   options.blockKV = blockKV;
   options.gpuDecodeKernel = gpuDecodeKernel;
   options.f32Precision = precision;
+  if (llvm::StringRef(targetName).starts_with("sm_") &&
+      emit == mnemo::EmitStage::Artifact) {
+    FailureOr<std::string> toolkit = chooseCudaToolkit();
+    if (failed(toolkit))
+      return 1;
+    options.cudaToolkit = *toolkit;
+    if (toolkit->empty() && gpuBinary == GpuBinary::Auto)
+      llvm::errs() << "mnemoc: no CUDA toolkit found (--cuda-path): the "
+                      "artifact holds PTX only, compiled when a session "
+                      "starts\n";
+  }
   options.sourceName =
       llvm::sys::path::filename(llvm::StringRef(inputPath).rtrim("/")).str();
   options.sourceHash = hash;

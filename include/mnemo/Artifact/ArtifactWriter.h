@@ -62,6 +62,11 @@ struct ArtifactContents {
   /// functions (one per function, by name), not their kernel symbols.
   bool ptx = false;
   std::string code;
+  /// PTX: the module assembled for its chip (GpuBinary), or none.
+  struct GpuBinary {
+    std::string chip, image;
+  };
+  std::vector<GpuBinary> gpuBinaries;
   std::vector<GpuFunctionPlan> gpuPlans;
   std::vector<ArtifactFunction> functions;
   std::vector<ArtifactWeight> weights;

@@ -79,6 +79,11 @@ struct CompileOptions {
   /// Verify the IR after every pass (a pass that breaks it is named);
   /// otherwise once after each stage, which takes a fifth less time.
   bool verifyEachPass = false;
+  /// A GPU artifact's module is also assembled for its chip by the ptxas of
+  /// the CUDA toolkit installed here (its bin/ptxas), so that a device of
+  /// that chip loads the binary instead of compiling the PTX at each
+  /// session's start; empty: the PTX only.
+  std::string cudaToolkit;
   /// Provenance recorded in the artifact.
   std::string sourceName;
   std::string sourceHash;

@@ -78,10 +78,17 @@ def ApproximateMathPass : Pass<"mnemo-approximate-math"> {
     `mnemo-gpu-math-to-intrinsics`). The 16-bit attention kernels' softcap
     asks for it: its relative error, 2^-11, is below bf16's and f16's
     rounding.
+
+    With `expand-pow`, `math.powf` is simplified where its exponent is a
+    constant MLIR knows (2: x * x, 0.5: sqrt, ...) and otherwise expanded
+    into exp and log (then approximated), for a target with no library to
+    call (NVPTX: libdevice's `__nv_powf` would be an unresolved symbol).
   }];
   let options = [
     Option<"keepFastTanh", "keep-fast-tanh", "bool", /*default=*/"false",
            "Leave scalar f32 math.tanh with the afn flag to the target">,
+    Option<"expandPow", "expand-pow", "bool", /*default=*/"false",
+           "Rewrite math.powf as products, roots, or exp and log">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

@@ -99,6 +99,18 @@ public:
   /// Translates an LLVM-dialect module to the requested form.
   virtual FailureOr<std::string> serialize(ModuleOp module,
                                            OutputKind kind) const = 0;
+
+  /// GPU targets, for an artifact: `serialize`'s code (PTX) and the same
+  /// module assembled for the target's chip by the CUDA toolkit installed
+  /// at `toolkit` (its bin/ptxas), from one translation.
+  struct CodeWithBinary {
+    std::string code, binary;
+  };
+  virtual FailureOr<CodeWithBinary>
+  serializeWithBinary(ModuleOp module, llvm::StringRef toolkit) const {
+    return emitError(module.getLoc(), "target ")
+           << getName() << " has no device binary";
+  }
 };
 
 /// The backend for `name` ("host", "aarch64", "x86_64", "sm_80",

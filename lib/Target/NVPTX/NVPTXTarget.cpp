@@ -123,6 +123,7 @@ void NVPTXTargetBackend::buildCodegenPipeline(OpPassManager &pm) const {
   // tanh.approx.f32.
   ApproximateMathPassOptions approximate;
   approximate.keepFastTanh = true;
+  approximate.expandPow = true;
   kernels.addPass(createApproximateMathPass(approximate));
   // What is left (floor, fma, sqrt, ...) maps to LLVM intrinsics that the
   // NVPTX back-end implements natively.
@@ -198,6 +199,19 @@ FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
     for (Attribute object : binaryOp.getObjects())
       os << cast<gpu::ObjectAttr>(object).getObject().getValue();
   return out;
+}
+
+FailureOr<TargetBackend::CodeWithBinary>
+NVPTXTargetBackend::serializeWithBinary(ModuleOp module,
+                                        llvm::StringRef toolkit) const {
+  FailureOr<std::string> ptx = serialize(module, OutputKind::SharedObject);
+  if (failed(ptx))
+    return failure();
+  FailureOr<std::string> binary =
+      assemblePtx(module.getLoc(), *ptx, chip, toolkit);
+  if (failed(binary))
+    return failure();
+  return CodeWithBinary{std::move(*ptx), std::move(*binary)};
 }
 
 std::unique_ptr<TargetBackend>

@@ -560,6 +560,33 @@ mnemo_status_t Executor::prepare(
   return nullptr;
 }
 
+namespace {
+
+/// The artifact's binary for `d`'s device, or null: one assembled for the
+/// device's compute capability (sm_90a for 9.0: a binary runs on the
+/// capability it was assembled for).
+const GpuBinaryImage *binaryFor(const mnemo_model_t &model, const Driver &d) {
+  constexpr int kCapabilityMajor = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_...
+  constexpr int kCapabilityMinor = 76;
+  int major = 0, minor = 0;
+  if (model.gpuBinaries.empty() ||
+      d.deviceGetAttribute(&major, kCapabilityMajor, d.device) != 0 ||
+      d.deviceGetAttribute(&minor, kCapabilityMinor, d.device) != 0)
+    return nullptr;
+  char chip[32];
+  std::snprintf(chip, sizeof chip, "sm_%d%d", major, minor);
+  for (const GpuBinaryImage &g : model.gpuBinaries) {
+    size_t n = std::strlen(g.chip);
+    if (n && g.chip[n - 1] == 'a')
+      --n;
+    if (n == std::strlen(chip) && std::strncmp(g.chip, chip, n) == 0)
+      return &g;
+  }
+  return nullptr;
+}
+
+} // namespace
+
 mnemo_status_t Executor::load(const FunctionPlan &f) {
   function = &f;
   const char *what = path.c_str();
@@ -568,7 +595,14 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   MNEMO_RETURN_IF_ERROR(checkKernelParameters(model, text, plan));
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   const Driver &d = *driver;
-  CUresult r = d.moduleLoadData(&module, text.c_str());
+  // The binary assembled for this device when there is one (no PTX to
+  // compile); a driver that refuses it (older than the assembler) compiles
+  // the PTX instead.
+  CUresult r = 1;
+  if (const GpuBinaryImage *binary = binaryFor(model, d))
+    r = d.moduleLoadData(&module, binary->data);
+  if (r != 0)
+    r = d.moduleLoadData(&module, text.c_str());
   if (r != 0)
     return driverError(d, r, what, "cuModuleLoadData");
   for (const GpuLaunch &l : plan.launches) {
