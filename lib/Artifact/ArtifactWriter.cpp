@@ -482,11 +482,14 @@ buildFlatBuffer(Location loc, const ArtifactContents &contents,
   auto weightSources =
       sourceTables.empty() ? 0 : b.CreateVector(sourceTables);
   std::vector<flatbuffers::Offset<fb::GpuBinary>> binaryTables;
-  for (const ArtifactContents::GpuBinary &g : contents.gpuBinaries)
-    binaryTables.push_back(fb::CreateGpuBinary(
-        b, b.CreateString(g.chip),
-        b.CreateVector(reinterpret_cast<const uint8_t *>(g.image.data()),
-                       g.image.size())));
+  for (const ArtifactContents::GpuBinary &g : contents.gpuBinaries) {
+    auto chip = b.CreateString(g.chip);
+    // The driver reads the ELF image in place: aligned like the weights.
+    b.ForceVectorAlignment(g.image.size(), sizeof(uint8_t), 64);
+    auto image = b.CreateVector(
+        reinterpret_cast<const uint8_t *>(g.image.data()), g.image.size());
+    binaryTables.push_back(fb::CreateGpuBinary(b, chip, image));
+  }
   auto gpuBinaries = binaryTables.empty() ? 0 : b.CreateVector(binaryTables);
   // The checksum is patched in once the bytes are final; any value other
   // than null reserves the field.

@@ -19,6 +19,8 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::mnemo;
 
@@ -302,22 +304,32 @@ LogicalResult mnemo::compileModule(ModuleOp module,
       return failure();
     contents.gpuPlans = std::move(*plans);
   }
-  FailureOr<std::string> code;
-  if (ptx && options.emit == EmitStage::Artifact &&
-      !options.cudaToolkit.empty()) {
-    report("generating native code and assembling it (ptxas)");
-    FailureOr<TargetBackend::CodeWithBinary> both =
-        target->serializeWithBinary(module, options.cudaToolkit);
-    if (failed(both))
-      return failure();
-    code = std::move(both->code);
-    contents.gpuBinaries.push_back({target->getCPU(), std::move(both->binary)});
-  } else {
-    report("generating native code");
-    code = target->serialize(module, kind);
-  }
+  report("generating native code");
+  FailureOr<std::string> code = target->serialize(module, kind);
   if (failed(code))
     return failure();
+  if (ptx && options.emit == EmitStage::Artifact &&
+      !options.cudaToolkit.empty()) {
+    report("assembling it (ptxas)");
+    FailureOr<std::string> binary;
+    {
+      // Not required: the assembler's complaint is a warning.
+      std::optional<ScopedDiagnosticHandler> demote;
+      if (!options.cudaToolkitRequired)
+        demote.emplace(module.getContext(), [](Diagnostic &d) {
+          if (d.getSeverity() != DiagnosticSeverity::Error)
+            return failure();
+          llvm::errs() << "mnemoc: warning: " << d.str()
+                       << " (the artifact holds the PTX only)\n";
+          return success();
+        });
+      binary = target->assemble(module.getLoc(), *code, options.cudaToolkit);
+    }
+    if (succeeded(binary))
+      contents.gpuBinaries.push_back({target->getCPU(), std::move(*binary)});
+    else if (options.cudaToolkitRequired)
+      return failure();
+  }
   if (options.emit != EmitStage::Artifact) {
     os << *code;
     return success();

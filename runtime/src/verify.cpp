@@ -625,6 +625,10 @@ mnemo_status_t verifyGpuBinaries(mnemo_model_t &model, const fb::Artifact &a) {
       return makeStatus(MNEMO_STATUS_DATA_LOSS,
                         "%s: GPU binary %u has no valid chip name", what, i);
     const char *chip = g->chip()->c_str();
+    if (std::strcmp(chip, model.cpu) != 0)
+      return makeStatus(MNEMO_STATUS_DATA_LOSS,
+                        "%s: a GPU binary for %s in an artifact for %s", what,
+                        chip, model.cpu);
     if (!g->image() || g->image()->size() < sizeof(kElfMagic) ||
         std::memcmp(g->image()->data(), kElfMagic, sizeof(kElfMagic)) != 0)
       return makeStatus(MNEMO_STATUS_DATA_LOSS,

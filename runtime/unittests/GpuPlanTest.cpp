@@ -195,7 +195,7 @@ TEST(GpuPlan, GpuBinariesAreChecked) {
         b.artifact.gpu_binaries.push_back(binary(chip, image));
     };
   };
-  expectBinaries(gpuArtifact(), with({{"sm_90a", elf}, {"sm_80", elf}}), "");
+  expectBinaries(gpuArtifact(), with({{"sm_90a", elf}}), "");
   expectBinaries(gpuArtifact(), with({{"sm_9x", elf}}),
                  "GPU binary 0 has no valid chip name");
   expectBinaries(gpuArtifact(), with({{"gfx90a", elf}}),
@@ -204,8 +204,10 @@ TEST(GpuPlan, GpuBinariesAreChecked) {
                  with({{"sm_90a", "\x7f"
                                   "EL"}}),
                  "the GPU binary for sm_90a is not an ELF image");
-  expectBinaries(gpuArtifact(), with({{"sm_80", "cubin"}}),
-                 "the GPU binary for sm_80 is not an ELF image");
+  expectBinaries(gpuArtifact(), with({{"sm_90a", "cubin"}}),
+                 "the GPU binary for sm_90a is not an ELF image");
+  expectBinaries(gpuArtifact(), with({{"sm_80", elf}}),
+                 "a GPU binary for sm_80 in an artifact for sm_90a");
   expectBinaries(gpuArtifact(), with({{"sm_90a", elf}, {"sm_90a", elf}}),
                  "two GPU binaries for sm_90a");
   // A CPU artifact has no use for them.

@@ -24,7 +24,8 @@
 //                     the device's compute capability M.N (default 90)
 //
 // cuModuleLoadData logs what it is given: "elf" (a binary) or "ptx";
-// MNEMO_FAKE_CUDA_FAIL=cuModuleLoadData.elf refuses binaries only.
+// MNEMO_FAKE_CUDA_FAIL=cuModuleLoadData.elf refuses binaries only
+// (CUDA_ERROR_NO_BINARY_FOR_GPU).
 //
 // Built twice: with the graph entry points and cuLaunchKernelEx, and
 // without them (MNEMO_FAKE_CUDA_NO_GRAPHS) as an older driver.
@@ -45,6 +46,7 @@ using CUresult = int;
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kInvalidValue = 1; // CUDA_ERROR_INVALID_VALUE
 constexpr CUresult kOutOfMemory = 2;  // CUDA_ERROR_OUT_OF_MEMORY
+constexpr CUresult kNoBinaryForGpu = 209; // CUDA_ERROR_NO_BINARY_FOR_GPU
 
 /// Whether the entry point `name` is asked to fail; logs the failure.
 bool fails(const char *name) {
@@ -117,12 +119,12 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
 CUresult cuModuleLoadData(void **module, const void *image) {
   if (fails("cuModuleLoadData"))
     return kInvalidValue;
-  bool elf = std::memcmp(image,
-                         "\x7f"
-                         "ELF",
-                         4) == 0;
+  bool elf = std::strncmp(static_cast<const char *>(image),
+                          "\x7f"
+                          "ELF",
+                          4) == 0;
   if (elf && fails("cuModuleLoadData.elf"))
-    return kInvalidValue;
+    return kNoBinaryForGpu;
   std::fprintf(stderr, "fake-cuda: cuModuleLoadData %s\n", elf ? "elf" : "ptx");
   *module = new Module;
   return kSuccess;

@@ -575,6 +575,7 @@ int main(int argc, char **argv) {
     if (failed(toolkit))
       return 1;
     options.cudaToolkit = *toolkit;
+    options.cudaToolkitRequired = gpuBinary == GpuBinary::On;
     if (toolkit->empty() && gpuBinary == GpuBinary::Auto)
       llvm::errs() << "mnemoc: no CUDA toolkit found (--cuda-path): the "
                       "artifact holds PTX only, compiled when a session "

@@ -84,6 +84,9 @@ struct CompileOptions {
   /// that chip loads the binary instead of compiling the PTX at each
   /// session's start; empty: the PTX only.
   std::string cudaToolkit;
+  /// Whether the assembler's failure fails the compile (--gpu-binary=on);
+  /// else it is a warning and the artifact holds the PTX only.
+  bool cudaToolkitRequired = false;
   /// Provenance recorded in the artifact.
   std::string sourceName;
   std::string sourceHash;

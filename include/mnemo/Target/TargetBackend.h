@@ -100,16 +100,12 @@ public:
   virtual FailureOr<std::string> serialize(ModuleOp module,
                                            OutputKind kind) const = 0;
 
-  /// GPU targets, for an artifact: `serialize`'s code (PTX) and the same
-  /// module assembled for the target's chip by the CUDA toolkit installed
-  /// at `toolkit` (its bin/ptxas), from one translation.
-  struct CodeWithBinary {
-    std::string code, binary;
-  };
-  virtual FailureOr<CodeWithBinary>
-  serializeWithBinary(ModuleOp module, llvm::StringRef toolkit) const {
-    return emitError(module.getLoc(), "target ")
-           << getName() << " has no device binary";
+  /// GPU targets: an artifact's `code` (serialize's PTX) assembled for the
+  /// target's chip by the CUDA toolkit installed at `toolkit` (its
+  /// bin/ptxas); failures are reported at `loc`.
+  virtual FailureOr<std::string> assemble(Location loc, llvm::StringRef code,
+                                          llvm::StringRef toolkit) const {
+    return emitError(loc, "target ") << getName() << " has no device binary";
   }
 };
 

@@ -201,19 +201,6 @@ FailureOr<std::string> NVPTXTargetBackend::serialize(ModuleOp module,
   return out;
 }
 
-FailureOr<TargetBackend::CodeWithBinary>
-NVPTXTargetBackend::serializeWithBinary(ModuleOp module,
-                                        llvm::StringRef toolkit) const {
-  FailureOr<std::string> ptx = serialize(module, OutputKind::SharedObject);
-  if (failed(ptx))
-    return failure();
-  FailureOr<std::string> binary =
-      assemblePtx(module.getLoc(), *ptx, chip, toolkit);
-  if (failed(binary))
-    return failure();
-  return CodeWithBinary{std::move(*ptx), std::move(*binary)};
-}
-
 std::unique_ptr<TargetBackend>
 mnemo::createNVPTXTargetBackend(llvm::StringRef name) {
   const ChipInfo *chip = lookupChip(name);

@@ -11,6 +11,13 @@
 
 namespace mlir::mnemo {
 
+/// Assembles `ptx` for `chip` with the ptxas of the CUDA toolkit at
+/// `toolkit` (bin/ptxas) into a cubin (Ptxas.cpp); a failure is reported
+/// at `loc` with what ptxas printed.
+FailureOr<std::string> assemblePtx(Location loc, llvm::StringRef ptx,
+                                   llvm::StringRef chip,
+                                   llvm::StringRef toolkit);
+
 class NVPTXTargetBackend final : public TargetBackend {
 public:
   /// `chip` is an sm_* name, `features` the PTX version (+ptx80).
@@ -38,21 +45,16 @@ public:
   /// the launch plans as comments.
   FailureOr<std::string> serialize(ModuleOp module,
                                    OutputKind kind) const override;
-  /// The artifact's PTX and its cubin, assembled by `toolkit`'s ptxas.
-  FailureOr<CodeWithBinary>
-  serializeWithBinary(ModuleOp module, llvm::StringRef toolkit) const override;
+  /// The PTX's cubin, assembled by `toolkit`'s ptxas (Ptxas.cpp).
+  FailureOr<std::string> assemble(Location loc, llvm::StringRef code,
+                                  llvm::StringRef toolkit) const override {
+    return assemblePtx(loc, code, chip, toolkit);
+  }
 
 private:
   std::string chip, features;
   TargetInfo info;
 };
-
-/// Assembles `ptx` for `chip` with the ptxas of the CUDA toolkit at
-/// `toolkit` (bin/ptxas) into a cubin (Ptxas.cpp); a failure is reported
-/// at `loc` with what ptxas printed.
-FailureOr<std::string> assemblePtx(Location loc, llvm::StringRef ptx,
-                                   llvm::StringRef chip,
-                                   llvm::StringRef toolkit);
 
 /// The backend for an sm_* name this build supports, or null.
 std::unique_ptr<TargetBackend> createNVPTXTargetBackend(llvm::StringRef name);

@@ -26,6 +26,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 using namespace mlir;
 
 FailureOr<std::string> mnemo::assemblePtx(Location loc, llvm::StringRef ptx,
@@ -33,16 +35,18 @@ FailureOr<std::string> mnemo::assemblePtx(Location loc, llvm::StringRef ptx,
                                           llvm::StringRef toolkit) {
   llvm::SmallString<256> ptxas(toolkit);
   llvm::sys::path::append(ptxas, "bin", "ptxas");
-  // Temporary files, removed whatever happens.
-  llvm::SmallString<128> input, output, log;
-  for (auto [path, suffix] :
-       {std::pair{&input, "ptx"}, std::pair{&output, "cubin"},
-        std::pair{&log, "log"}})
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("mnemo-kernels", suffix, *path))
+  // Temporary files, each removed whatever happens once it exists.
+  llvm::SmallString<128> paths[3];
+  std::optional<llvm::FileRemover> removers[3];
+  const char *suffixes[3] = {"ptx", "cubin", "log"};
+  for (int i = 0; i < 3; ++i) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "mnemo-kernels", suffixes[i], paths[i]))
       return emitError(loc, "cannot create a temporary file for ptxas: ")
              << ec.message();
-  llvm::FileRemover removeInput(input), removeOutput(output), removeLog(log);
+    removers[i].emplace(paths[i]);
+  }
+  llvm::StringRef input = paths[0], output = paths[1], log = paths[2];
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(input, ec);
@@ -59,10 +63,19 @@ FailureOr<std::string> mnemo::assemblePtx(Location loc, llvm::StringRef ptx,
                                      redirects, /*SecondsToWait=*/0,
                                      /*MemoryLimit=*/0, &why);
   if (rc != 0) {
-    // ptxas's first line of complaint names what it could not take.
+    // ptxas's first error names what it could not take (warnings may
+    // come first).
     std::string said;
-    if (auto text = llvm::MemoryBuffer::getFile(log))
-      said = (*text)->getBuffer().split('\n').first.trim().str();
+    if (auto text = llvm::MemoryBuffer::getFile(log)) {
+      llvm::SmallVector<llvm::StringRef> lines;
+      (*text)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef line : lines)
+        if (said.empty() ||
+            (!llvm::StringRef(said).contains("error") &&
+             !llvm::StringRef(said).contains("fatal") &&
+             (line.contains("error") || line.contains("fatal"))))
+          said = line.trim().str();
+    }
     return emitError(loc, "ptxas (")
            << ptxas << ") failed for " << chip << ": "
            << (said.empty()
@@ -73,5 +86,8 @@ FailureOr<std::string> mnemo::assemblePtx(Location loc, llvm::StringRef ptx,
   if (!binary)
     return emitError(loc, "ptxas wrote no binary: ")
            << binary.getError().message();
+  if (!(*binary)->getBuffer().starts_with("\x7f"
+                                          "ELF"))
+    return emitError(loc, "ptxas (") << ptxas << ") wrote no ELF image";
   return (*binary)->getBuffer().str();
 }

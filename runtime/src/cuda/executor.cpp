@@ -598,9 +598,17 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   // The binary assembled for this device when there is one (no PTX to
   // compile); a driver that refuses it (older than the assembler) compiles
   // the PTX instead.
-  CUresult r = 1;
-  if (const GpuBinaryImage *binary = binaryFor(model, d))
+  // (CUDA_ERROR_INVALID_IMAGE, _NO_BINARY_FOR_GPU, _UNSUPPORTED_PTX_VERSION:
+  // any other failure is the binary's to report.)
+  constexpr CUresult kImageRefused[] = {200, 209, 222};
+  CUresult r = kImageRefused[0];
+  const GpuBinaryImage *binary = binaryFor(model, d);
+  if (binary)
     r = d.moduleLoadData(&module, binary->data);
+  if (binary && r != 0 &&
+      std::find(std::begin(kImageRefused), std::end(kImageRefused), r) ==
+          std::end(kImageRefused))
+    return driverError(d, r, what, "cuModuleLoadData (the GPU binary)");
   if (r != 0)
     r = d.moduleLoadData(&module, text.c_str());
   if (r != 0)
