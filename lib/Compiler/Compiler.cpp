@@ -310,7 +310,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     return failure();
   if (ptx && options.emit == EmitStage::Artifact &&
       !options.cudaToolkit.empty()) {
-    report("assembling it (ptxas)");
+    report("assembling the PTX (ptxas)");
     FailureOr<std::string> binary;
     {
       // Not required: the assembler's complaint is a warning.

@@ -64,17 +64,18 @@ FailureOr<std::string> mnemo::assemblePtx(Location loc, llvm::StringRef ptx,
                                      /*MemoryLimit=*/0, &why);
   if (rc != 0) {
     // ptxas's first error names what it could not take (warnings may
-    // come first).
+    // come first); else its first line.
     std::string said;
     if (auto text = llvm::MemoryBuffer::getFile(log)) {
       llvm::SmallVector<llvm::StringRef> lines;
       (*text)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
-      for (llvm::StringRef line : lines)
-        if (said.empty() ||
-            (!llvm::StringRef(said).contains("error") &&
-             !llvm::StringRef(said).contains("fatal") &&
-             (line.contains("error") || line.contains("fatal"))))
-          said = line.trim().str();
+      auto error = llvm::find_if(lines, [](llvm::StringRef line) {
+        return line.contains("error") || line.contains("fatal");
+      });
+      if (error != lines.end())
+        said = error->trim().str();
+      else if (!lines.empty())
+        said = lines.front().trim().str();
     }
     return emitError(loc, "ptxas (")
            << ptxas << ") failed for " << chip << ": "

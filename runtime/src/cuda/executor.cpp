@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 using namespace mnemo::rt;
 using namespace mnemo::rt::cuda;
@@ -596,22 +597,20 @@ mnemo_status_t Executor::load(const FunctionPlan &f) {
   MNEMO_RETURN_IF_ERROR(getDriver(&driver));
   const Driver &d = *driver;
   // The binary assembled for this device when there is one (no PTX to
-  // compile); a driver that refuses it (older than the assembler) compiles
-  // the PTX instead.
-  // (CUDA_ERROR_INVALID_IMAGE, _NO_BINARY_FOR_GPU, _UNSUPPORTED_PTX_VERSION:
-  // any other failure is the binary's to report.)
+  // compile). A driver that refuses the image (CUDA_ERROR_INVALID_IMAGE,
+  // _NO_BINARY_FOR_GPU, _UNSUPPORTED_PTX_VERSION: older than the
+  // assembler) compiles the PTX instead; any other failure is reported.
   constexpr CUresult kImageRefused[] = {200, 209, 222};
-  CUresult r = kImageRefused[0];
-  const GpuBinaryImage *binary = binaryFor(model, d);
-  if (binary)
+  CUresult r = 0;
+  bool loaded = false;
+  if (const GpuBinaryImage *binary = binaryFor(model, d)) {
     r = d.moduleLoadData(&module, binary->data);
-  if (binary && r != 0 &&
-      std::find(std::begin(kImageRefused), std::end(kImageRefused), r) ==
-          std::end(kImageRefused))
-    return driverError(d, r, what, "cuModuleLoadData (the GPU binary)");
-  if (r != 0)
-    r = d.moduleLoadData(&module, text.c_str());
-  if (r != 0)
+    loaded = r == 0;
+    if (!loaded && std::find(std::begin(kImageRefused), std::end(kImageRefused),
+                             r) == std::end(kImageRefused))
+      return driverError(d, r, what, "cuModuleLoadData (the GPU binary)");
+  }
+  if (!loaded && (r = d.moduleLoadData(&module, text.c_str())) != 0)
     return driverError(d, r, what, "cuModuleLoadData");
   for (const GpuLaunch &l : plan.launches) {
     const char *name = model.kernels[l.kernel].symbol;
