@@ -102,7 +102,7 @@ else:
                     "PTX validation tests are UNSUPPORTED")
 
 tool_dirs = [config.mnemo_tools_dir, config.llvm_tools_dir]
-tools = ["mnemo-opt", "mnemoc", "mlir-runner", "split-file", "llvm-readelf",
+tools = ["mnemo-opt", "mnemoc", "mlir-opt", "mlir-runner", "split-file", "llvm-readelf",
          "mnemo-fuzz-onnx", "mnemo-fuzz-safetensors", "mnemo-fuzz-load",
          "mnemo-fuzz-checkpoint"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

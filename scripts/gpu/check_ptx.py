@@ -48,8 +48,8 @@ sys.path.insert(0, os.path.join(ROOT, "test", "Numerics"))
 import numpy_refs  # noqa: E402
 from rowwise import worst_row_numpy  # noqa: E402  (beside this script)
 from plan import (TENSOR_MAP_BYTES, TENSOR_MAP_DTYPES, TENSOR_MAP_SWIZZLES,  # noqa: E402
-                  buffer_weight_bytes, load_plan, ptx_text, tensor_map_source,
-                  tensor_map_span)
+                  buffer_weight_bytes, gpu_binary, load_plan, ptx_text,
+                  tensor_map_source, tensor_map_span)
 
 
 def round_bf16(x):
@@ -142,25 +142,47 @@ def reference(ref, inputs, case_dir):
     raise ValueError(f"unknown reference {op}")
 
 
-_ptx_dir = None
+_module_dir = None
+# The driver's codes for an image it cannot load (CUDA_ERROR_INVALID_IMAGE,
+# _NO_BINARY_FOR_GPU, _UNSUPPORTED_PTX_VERSION): the PTX is loaded instead,
+# as the runtime does.
+_IMAGE_REFUSED = (200, 209, 222)
+
+
+def _module_file(data, suffix):
+    """`data` in a private temporary folder, removed at exit, under a name
+    made of its hash (CuPy caches modules by path, so two different
+    modules never share one)."""
+    global _module_dir
+    if _module_dir is None:
+        _module_dir = tempfile.mkdtemp(prefix="mnemo-ptx-")
+        atexit.register(shutil.rmtree, _module_dir, True)
+    path = os.path.join(_module_dir, hashlib.sha256(data).hexdigest()[:32] + suffix)
+    if not os.path.exists(path):
+        with open(path, "wb") as f:
+            f.write(data)
+    return path
 
 
 def load_module(plan):
-    """The CuPy module of the PTX inside the plan's artifact (plan.py's
-    ptx_text). CuPy loads PTX from a file (`RawModule(code=...)` compiles
-    CUDA C++ with NVRTC): the text goes to a private temporary folder,
-    removed at exit, under a name made of its hash (CuPy caches modules by
-    path, so two different modules never share one)."""
-    global _ptx_dir
-    text = ptx_text(plan).encode()
-    if _ptx_dir is None:
-        _ptx_dir = tempfile.mkdtemp(prefix="mnemo-ptx-")
-        atexit.register(shutil.rmtree, _ptx_dir, True)
-    path = os.path.join(_ptx_dir, hashlib.sha256(text).hexdigest()[:32] + ".ptx")
-    if not os.path.exists(path):
-        with open(path, "wb") as f:
-            f.write(text)
-    return cp.RawModule(path=path)
+    """The CuPy module of the plan's artifact: its cubin for this device's
+    chip when mnemoc made one (plan.py's gpu_binary; no compile of the PTX
+    by the driver), else, or when the driver refuses that image, the PTX
+    (ptx_text). CuPy loads both from a file (`RawModule(code=...)` compiles
+    CUDA C++ with NVRTC)."""
+    major, minor = divmod(int(cp.cuda.Device().compute_capability), 10)
+    binary = gpu_binary(plan, (major, minor))
+    if binary is not None:
+        module = cp.RawModule(path=_module_file(binary, ".cubin"))
+        try:
+            # The file is loaded when a kernel is first asked for.
+            for launch in plan["launches"][:1]:
+                module.get_function(launch["kernel"])
+            return module
+        except cp.cuda.driver.CUDADriverError as e:
+            if e.status not in _IMAGE_REFUSED:
+                raise
+    return cp.RawModule(path=_module_file(ptx_text(plan).encode(), ".ptx"))
 
 
 def plan_launches(module, plan, buffer_arg):

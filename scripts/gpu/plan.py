@@ -16,6 +16,8 @@ load_plan returns one function's plan as a dict:
     artifact, json       resolved paths of the artifact and of the JSON
     target, code_format  as dumped ("ptx" for GPU artifacts)
     code                 {"offset", "size"}: the PTX inside the artifact
+    gpu_binaries         [{"chip", "offset", "size"}]: the cubins mnemoc's ptxas
+                         made of that PTX (`--gpu-binary`), for gpu_binary
     weights              the artifact's weights, "file" resolved
     function             the function's name
     inputs, outputs      its signature: [{"name", "dtype", "shape", "max_shape"}]
@@ -58,6 +60,7 @@ are relative to it, and a prepared folder can move to another machine.
 import json
 import operator
 import os
+import re
 import subprocess
 
 # Tensor map fields of the driver's cuTensorMapEncodeTiled: data type and
@@ -68,6 +71,7 @@ TENSOR_MAP_ELEMENT_BYTES = {"f16": 2, "f32": 4, "bf16": 2}
 TENSOR_MAP_BYTES = 128
 BUFFER_KINDS = ("input", "weight", "temporary", "tensor_map")
 SCALAR_KINDS = ("i64", "i32", "f32")
+_CHIP = re.compile(r"sm_([0-9]{2,3})a?")  # a GPU binary's chip, as the runtime checks it
 # Bytes per element of the signature's dtypes (mnemo_dtype_name's names).
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i8": 1, "u8": 1,
                "bool": 1, "f8e4m3": 1}
@@ -392,8 +396,16 @@ def _load(doc, json_path, base, function, shapes):
         _int(w["offset"], f"weight {k} offset")
         _int(w["size"], f"weight {k} size")
     code = doc.get("code") or {}
+    binaries = doc.get("gpu_binaries", [])
+    for k, g in enumerate(binaries):
+        if not isinstance(g.get("chip"), str) or not _CHIP.fullmatch(g["chip"]):
+            raise PlanError(f"{json_path}: GPU binary {k}: chip {g.get('chip')!r} is not "
+                            f"sm_NN[a]")
+        _int(g.get("offset"), f"{json_path}: GPU binary {k} offset")
+        _int(g.get("size"), f"{json_path}: GPU binary {k} size", 1)
     plan = {"json": json_path, "artifact": artifact, "target": doc.get("target", {}),
             "code_format": doc.get("code_format"), "code": code, "weights": weights,
+            "gpu_binaries": binaries,
             "function": fn["name"], "inputs": fn.get("inputs", []),
             "outputs": fn.get("outputs", []), "buffers": fn.get("buffers", []),
             "launches": fn.get("launches", []), "output_buffers": fn.get("output_buffers", []),
@@ -503,6 +515,16 @@ def ptx_text(plan):
         raise PlanError(f"{plan['artifact']}: holds {plan['code_format']} code, not PTX "
                         f"(compile for a GPU target, --target=sm_90a)")
     return code_bytes(plan).decode()
+
+
+def gpu_binary(plan, capability):
+    """The cubin for a device of compute `capability` ((major, minor)), or
+    None: as the runtime chooses, only a binary of exactly that chip (sm_90a
+    for 9.0; an sm_80 one is not taken on 8.6)."""
+    for g in plan.get("gpu_binaries", []):
+        if int(_CHIP.fullmatch(g["chip"])[1]) == 10 * capability[0] + capability[1]:
+            return _read(plan["artifact"], g["offset"], g["size"], f"the {g['chip']} binary")
+    return None
 
 
 def weight_bytes(plan, k):

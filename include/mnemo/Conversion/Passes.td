@@ -81,8 +81,10 @@ def ApproximateMathPass : Pass<"mnemo-approximate-math"> {
 
     With `expand-pow`, `math.powf` is simplified where its exponent is a
     constant MLIR knows (2: x * x, 0.5: sqrt, ...) and otherwise expanded
-    into exp and log (then approximated), for a target with no library to
-    call (NVPTX: libdevice's `__nv_powf` would be an unresolved symbol).
+    into exp and log of |x| with C's powf's signs (a negative base with an
+    integral exponent, b = 0, x = 1; not upstream's exp(b * log(x)), NaN for
+    every negative base), then approximated, for a target with no library
+    to call (NVPTX: libdevice's `__nv_powf` would be an unresolved symbol).
   }];
   let options = [
     Option<"keepFastTanh", "keep-fast-tanh", "bool", /*default=*/"false",
