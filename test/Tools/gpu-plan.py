@@ -30,7 +30,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.environ.get("MNEMO_SRC", os.path.join(
     os.path.dirname(__file__), "..", "..")), "scripts", "gpu"))
-from plan import (PlanError, dump_plan, load_plan, ptx_text,  # noqa: E402
+from plan import (PlanError, dump_plan, gpu_binary, load_plan, ptx_text,  # noqa: E402
                   tensor_map_source, tensor_map_span, weight_bytes)
 
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4}
@@ -171,6 +171,27 @@ try:
     weight_bytes(load_plan(write(d)), 0)
 except PlanError as e:
     print(f"side file: {e}")
+
+# The cubins mnemoc's ptxas made (gpu_binaries): the one of the device's
+# chip exactly, as the runtime takes it; none for another chip; a chip the
+# runtime would refuse, or a binary past the file's end, refused.
+# CHECK-NEXT: binary for 9.0: b'MNA1-h' (6 bytes), for 8.6: None, 8.0 of none: None
+d = edited(lambda d, f: d.update(gpu_binaries=[{"chip": "sm_90a", "offset": 0, "size": 6}]))
+p = load_plan(write(d))
+print(f"binary for 9.0: {gpu_binary(p, (9, 0))!r} ({len(gpu_binary(p, (9, 0)))} bytes), "
+      f"for 8.6: {gpu_binary(p, (8, 6))}, 8.0 of none: {gpu_binary(load_plan(write(doc)), (8, 0))}")
+# CHECK-NEXT: chip: PLAN: GPU binary 0: chip 'compute_90' is not sm_NN[a]
+refused("chip", edited(lambda d, f: d.update(gpu_binaries=[{"chip": "compute_90", "offset": 0,
+                                                              "size": 6}])))
+# CHECK-NEXT: empty binary: PLAN: GPU binary 0 size: expected an integer >= 1, got 0
+refused("empty binary", edited(lambda d, f: d.update(gpu_binaries=[{"chip": "sm_80", "offset": 0,
+                                                                      "size": 0}])))
+# CHECK-NEXT: past the end: {{.*}}m.mnemo: the sm_80 binary at bytes [140, 150), past the file's end (147 bytes)
+try:
+    gpu_binary(load_plan(write(edited(lambda d, f: d.update(
+        gpu_binaries=[{"chip": "sm_80", "offset": 140, "size": 10}])))), (8, 0))
+except PlanError as e:
+    print(f"past the end: {e}")
 
 # A dynamic plan: one input of N rows (N in 1..8), the tensor map's rows,
 # the output's rows and bytes, the first kernel's grid (ceil(N/2)) and
