@@ -13,6 +13,7 @@
 #include "dialects/Mnemo/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::mnemo;
@@ -245,6 +246,27 @@ LogicalResult powOp(NodeContext &ctx) {
   Type element = elementOf(*x);
   if (!isFloat(element) || elementOf(*y) != element)
     return ctx.error("only float base and exponent of one type are supported");
+  // A constant exponent of one element (a TorchScript export's RMSNorm
+  // squares its input by Pow(x, 2.0)) goes into the element function: x * x
+  // for 2, else powf of a scalar constant, which MLIR's simplifications
+  // see (as a tensor operand it reaches the kernels as a load, and the GPU
+  // took the general exp and log for a square).
+  DenseElementsAttr exponent;
+  auto xType = cast<RankedTensorType>(x->getType());
+  auto yType = cast<RankedTensorType>(y->getType());
+  if (matchPattern(*y, m_Constant(&exponent)) && yType.hasStaticShape() &&
+      yType.getNumElements() == 1 && yType.getRank() <= xType.getRank()) {
+    double e = exponent.getSplatValue<APFloat>().convertToDouble();
+    FailureOr<Value> out = broadcastElementwise(
+        ctx, {*x}, element, [&](OpBuilder &b, Location loc, ValueRange a) {
+          if (e == 2.0)
+            return arith::MulFOp::create(b, loc, a[0], a[0]).getResult();
+          Value c =
+              arith::ConstantOp::create(b, loc, b.getFloatAttr(element, e));
+          return math::PowFOp::create(b, loc, a[0], c).getResult();
+        });
+    return failed(out) ? failure() : ctx.setOutput(0, *out);
+  }
   FailureOr<Value> out = broadcastElementwise(
       ctx, {*x, *y}, element, [&](OpBuilder &b, Location loc, ValueRange a) {
         return math::PowFOp::create(b, loc, a[0], a[1]).getResult();
