@@ -37,9 +37,21 @@ struct ExpandPowf final : OpRewritePattern<math::PowFOp> {
   LogicalResult matchAndRewrite(math::PowFOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF32())
-      return rewriter.notifyMatchFailure(op, "not f32");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
+    if (width > 32)
+      return rewriter.notifyMatchFailure(op, "wider than f32");
+    if (width < 32) {
+      // A narrower float computes in f32 (that powf expanded in turn).
+      Type f32 = b.getF32Type();
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        f32 = shaped.clone(f32);
+      Value wide =
+          math::PowFOp::create(b, arith::ExtFOp::create(b, f32, op.getLhs()),
+                               arith::ExtFOp::create(b, f32, op.getRhs()));
+      rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, wide);
+      return success();
+    }
     auto constant = [&](double v) -> Value {
       Attribute attr = b.getFloatAttr(getElementTypeOrSelf(type), v);
       if (auto shaped = dyn_cast<ShapedType>(type))

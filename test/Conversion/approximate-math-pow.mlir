@@ -27,3 +27,15 @@ func.func @general(%x: f32, %e: f32) -> f32 {
   %y = math.powf %x, %e : f32
   return %y : f32
 }
+
+// A narrower float's powf is computed in f32.
+// CHECK-LABEL: func.func @half
+// CHECK:         arith.extf %arg0 : f16 to f32
+// CHECK-NOT:     math.{{powf|exp|log}}
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+// KEEP-LABEL:  func.func @half
+// KEEP:          math.powf
+func.func @half(%x: f16, %e: f16) -> f16 {
+  %y = math.powf %x, %e : f16
+  return %y : f16
+}

@@ -252,10 +252,11 @@ LogicalResult powOp(NodeContext &ctx) {
   // see (as a tensor operand it reaches the kernels as a load, and the GPU
   // took the general exp and log for a square).
   DenseElementsAttr exponent;
-  auto xType = cast<RankedTensorType>(x->getType());
-  auto yType = cast<RankedTensorType>(y->getType());
-  if (matchPattern(*y, m_Constant(&exponent)) && yType.hasStaticShape() &&
-      yType.getNumElements() == 1 && yType.getRank() <= xType.getRank()) {
+  auto xType = dyn_cast<RankedTensorType>(x->getType());
+  auto yType = dyn_cast<RankedTensorType>(y->getType());
+  if (xType && yType && matchPattern(*y, m_Constant(&exponent)) &&
+      yType.hasStaticShape() && yType.getNumElements() == 1 &&
+      yType.getRank() <= xType.getRank()) {
     double e = exponent.getSplatValue<APFloat>().convertToDouble();
     FailureOr<Value> out = broadcastElementwise(
         ctx, {*x}, element, [&](OpBuilder &b, Location loc, ValueRange a) {
