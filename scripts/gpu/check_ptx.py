@@ -176,8 +176,8 @@ def load_module(plan):
         module = cp.RawModule(path=_module_file(binary, ".cubin"))
         try:
             # The file is loaded when a kernel is first asked for.
-            for launch in plan["launches"][:1]:
-                module.get_function(launch["kernel"])
+            if plan["launches"]:
+                module.get_function(plan["launches"][0]["kernel"])
             return module
         except cp.cuda.driver.CUDADriverError as e:
             if e.status not in _IMAGE_REFUSED:
