@@ -145,9 +145,10 @@ LogicalResult GpuPlanWriter::build(Location loc, const GpuFunctionPlan &plan) {
     case GpuBuffer::Kind::TensorMap: {
       kind = fb::BufferKind::TENSOR_MAP;
       const GpuTensorMap &m = buffer.map;
-      fb::DType dtype = m.dtype == "bf16"  ? fb::DType::BF16
-                        : m.dtype == "f16" ? fb::DType::F16
-                                           : fb::DType::F32;
+      fb::DType dtype = m.dtype == "bf16"     ? fb::DType::BF16
+                        : m.dtype == "f16"    ? fb::DType::F16
+                        : m.dtype == "f8e4m3" ? fb::DType::F8_E4M3
+                                              : fb::DType::F32;
       // Dynamic dims and strides: 0 and their expression.
       auto split = [&](const std::vector<GpuSize> &sizes,
                        std::vector<uint64_t> &values,

@@ -225,6 +225,7 @@ LogicalResult mnemo::compileModule(ModuleOp module,
     TargetBackend::KernelSelection selection;
     selection.maxBatch = options.maxBatch;
     selection.decodeKernel = options.gpuDecodeKernel;
+    selection.decodeTma = options.gpuDecodeTma;
     selection.f32Precision = options.f32Precision;
     target->buildKernelSelectionPipeline(pm, selection);
   };

@@ -91,8 +91,12 @@ mnemo_status_t GpuPlanVerifier::tensorMap(uint32_t i, const fb::TensorMap *m,
   case fb::DType::BF16: out.dtype = MNEMO_DTYPE_BF16; break;
   case fb::DType::F16: out.dtype = MNEMO_DTYPE_F16; break;
   case fb::DType::F32: out.dtype = MNEMO_DTYPE_F32; break;
+  case fb::DType::F8_E4M3:
+    out.dtype = MNEMO_DTYPE_F8_E4M3;
+    break;
   default:
-    return bad("buffer %llu: a tensor map's type is bf16, f16 or f32", i);
+    return bad("buffer %llu: a tensor map's type is bf16, f16, f32 or f8e4m3",
+               i);
   }
   out.dims = copyOf<uint64_t>(m->dims());
   out.strides = copyOf<uint64_t>(m->strides());

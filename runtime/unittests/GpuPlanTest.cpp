@@ -116,8 +116,10 @@ TEST(GpuPlan, RefusesDefaultValuedDamage) {
   expectRefused([](fb::FunctionT &f) { f.buffers[3]->tensor_map.reset(); },
                 "buffer 3: a tensor map without its map");
   expectRefused(
-      [](fb::FunctionT &f) { f.buffers[3]->tensor_map->dtype = fb::DType::I64; },
-      "buffer 3: a tensor map's type is bf16, f16 or f32");
+      [](fb::FunctionT &f) {
+        f.buffers[3]->tensor_map->dtype = fb::DType::I64;
+      },
+      "buffer 3: a tensor map's type is bf16, f16, f32 or f8e4m3");
   expectRefused([](fb::FunctionT &f) { f.buffers[3]->tensor_map->dims = {5}; },
                 "buffer 3: a tensor map spans more than the 16 bytes of its "
                 "source");

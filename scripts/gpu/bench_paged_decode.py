@@ -313,6 +313,8 @@ def prepare(a):
         case["sets"] = input_sets(case)
 
     flags = ["--gpu-decode-kernel=false"] if a.general_kernel else []
+    if a.decode_tma:
+        flags.append("--gpu-decode-tma")
     prepare_cases(a, check_cases() + speed_cases(a.quick), mlir_of, flags, annotate)
 
 
@@ -730,6 +732,9 @@ def prepare_options(p):
     p.add_argument("--general-kernel", action="store_true",
                    help="FP8 pools' decode steps on the general kernel, not the decode "
                         "kernel (mnemoc --gpu-decode-kernel=false)")
+    p.add_argument("--decode-tma", action="store_true",
+                   help="the decode kernel copies FP8 pages by TMA boxes "
+                        "(mnemoc --gpu-decode-tma)")
 
 
 if __name__ == "__main__":

@@ -65,9 +65,10 @@ import subprocess
 
 # Tensor map fields of the driver's cuTensorMapEncodeTiled: data type and
 # swizzle enums by the plan's names, element bytes per data type.
-TENSOR_MAP_DTYPES = {"f16": 6, "f32": 7, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_*
+# CU_TENSOR_MAP_DATA_TYPE_* (FP8 bytes as UINT8)
+TENSOR_MAP_DTYPES = {"f16": 6, "f32": 7, "bf16": 9, "f8e4m3": 0}
 TENSOR_MAP_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CU_TENSOR_MAP_SWIZZLE_*
-TENSOR_MAP_ELEMENT_BYTES = {"f16": 2, "f32": 4, "bf16": 2}
+TENSOR_MAP_ELEMENT_BYTES = {"f16": 2, "f32": 4, "bf16": 2, "f8e4m3": 1}
 TENSOR_MAP_BYTES = 128
 BUFFER_KINDS = ("input", "weight", "temporary", "tensor_map")
 SCALAR_KINDS = ("i64", "i32", "f32")

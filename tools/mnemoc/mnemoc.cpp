@@ -261,6 +261,12 @@ static cl::opt<bool> gpuDecodeKernel(
     cl::desc("GPU: paged decode steps over FP8 KV pools take the decode "
              "kernel (sm_90a; docs/GPU.md; =false: the general one)"),
     cl::init(true), cl::cat(mnemocOptions));
+static cl::opt<bool> gpuDecodeTma(
+    "gpu-decode-tma",
+    cl::desc("GPU: the decode kernel copies FP8 pages by TMA boxes (pages "
+             "of 8 or a multiple of 16 keys) instead of cp.async pieces "
+             "(sm_90a; off: not yet validated on a GPU)"),
+    cl::init(false), cl::cat(mnemocOptions));
 enum class GpuBinary { Auto, On, Off };
 static cl::opt<GpuBinary> gpuBinary(
     "gpu-binary",
@@ -568,6 +574,7 @@ int main(int argc, char **argv) {
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.gpuDecodeKernel = gpuDecodeKernel;
+  options.gpuDecodeTma = gpuDecodeTma;
   options.f32Precision = precision;
   if (llvm::StringRef(targetName).starts_with("sm_") &&
       emit == mnemo::EmitStage::Artifact) {

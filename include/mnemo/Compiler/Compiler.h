@@ -51,6 +51,8 @@ struct CompileOptions {
   /// A GPU target's paged decode steps over FP8 pools take the decode
   /// kernel (docs/GPU.md, "Paged decode attention").
   bool gpuDecodeKernel = true;
+  /// ... copying FP8 pages by TMA boxes (off: not yet validated on a GPU).
+  bool gpuDecodeTma = false;
   /// How a GPU target's f32 linear layers and attention run: on the
   /// tensor cores as 3xtf32 (the default) or tf32, or on the CUDA cores
   /// (f32).

@@ -74,6 +74,8 @@ public:
     /// A GPU target's paged decode steps may take its decode kernel
     /// (--gpu-decode-kernel).
     bool decodeKernel = true;
+    /// ... copying FP8 pages by TMA boxes (--gpu-decode-tma).
+    bool decodeTma = false;
     /// How a GPU target's f32 linear layers and attention run
     /// (--precision: 3xtf32, the default, or tf32 on the tensor cores, or
     /// f32 on the CUDA cores).

@@ -1409,6 +1409,23 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     maps = {map(q, {1, p.blockHeads(), p.rowsPerHead, 64}),
             map(k, {1, 1, p.blockKV, 64}), map(v, {1, 1, p.blockKV, 64})};
   }
+  // decodeTma: boxes of R rows of one page and head, from the pools
+  // [Pages, Hkv, P, D] and their scales [Pages, Hkv, P].
+  if (p.decodeTma) {
+    int64_t rows = p.decodeBoxRows();
+    auto pool = [&](Value buffer, int64_t width) {
+      return createTensorMap(
+          b, buffer, {1, 1, rows, width},
+          cast<MemRefType>(buffer.getType()).getElementType(),
+          Problem::tmaSwizzle(width * p.poolBytes()));
+    };
+    auto scales = [&](Value buffer) {
+      return createTensorMap(b, buffer, {1, 1, rows}, b.getF32Type(),
+                             /*swizzle=*/0);
+    };
+    maps = {pool(k, p.d), pool(v, p.dv), scales(in.kScales),
+            scales(in.vScales)};
+  }
   // Split-KV partials and their log2-sum-exp; with a split count chosen at
   // run time, empty when it is 1.
   Value part, lse;
@@ -1459,9 +1476,11 @@ Value launchKernels(ImplicitLocOpBuilder &b, Problem p, const Buffers &in,
     emitter.vScales = in.vScales;
     emitter.indices = in.indices;
     emitter.mask = in.mask;
-    if (p.decode)
+    if (p.decode) {
+      for (auto [i, map] : llvm::enumerate(maps))
+        emitter.decodeMaps[i] = map;
       emitter.emitDecode(launch, q, k, v, out, in.sink);
-    else
+    } else
       emitter.emit(launch, q, k, v, out, in.sink, in.qOffset, maps);
   }
   if (p.splits != 1)
@@ -1640,9 +1659,9 @@ struct AttentionKernelPass
     }
 
     auto plan = [&](mnemo::PagedAttentionOp op, std::string &why) {
-      return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma, splitKV,
-                     smCount, sharedBytesLimit, decodeKernel, decodeKernel16,
-                     *precision, why);
+      return analyze(op, /*blockQ=*/64, blockKV, gpu->warpgroupMma,
+                     useTma && decodeTma, splitKV, smCount, sharedBytesLimit,
+                     decodeKernel, decodeKernel16, *precision, why);
     };
     lowerEach<mnemo::PagedAttentionOp>(
         plan,

@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <functional>
@@ -157,9 +158,48 @@ struct Problem {
   int64_t decodePieceBytes() const {
     return std::min<int64_t>(16, d * poolBytes() / 4);
   }
-  int64_t decodeStageBytes() const { return 16 * (d + dv) * poolBytes(); }
+  /// Decode over FP8 pools with TMA (sm_90a): a warp's 16 keys of a tile
+  /// are 16 / R boxes of R = min(P, 16) rows of one page each, copied by
+  /// cp.async.bulk.tensor onto the stage's mbarrier (one lane issues a
+  /// tile's four or eight copies, where the lanes' 16-byte cp.async pieces
+  /// were 288), the rows in the swizzle TMA gives their width. Pages of 8
+  /// or a multiple of 16 keys (a box stays in its page).
+  bool decodeTma = false;
+  int64_t decodeBoxRows() const { return std::min<int64_t>(pageSize, 16); }
+  int64_t decodeBoxes() const { return 16 / decodeBoxRows(); }
+  /// TMA's swizzle of rows of `rowBytes` (128, 64 or 32; none below), and
+  /// the alignment a region of such rows needs for it (and TMA's 128).
+  static int64_t tmaSwizzle(int64_t rowBytes) {
+    return rowBytes >= 32 ? std::min<int64_t>(rowBytes, 128) : 0;
+  }
+  static int64_t tmaRegionAlign(int64_t rowBytes) {
+    return std::max<int64_t>(128, 8 * tmaSwizzle(rowBytes));
+  }
+  /// Byte offset of a stage's V rows (after its 16 K rows), and a stage's
+  /// bytes (with TMA each region aligned for its swizzle).
+  int64_t decodeVOffset() const {
+    int64_t k = 16 * d * poolBytes();
+    return decodeTma ? llvm::alignTo(k, tmaRegionAlign(dv * poolBytes())) : k;
+  }
+  int64_t decodeStageBytes() const {
+    int64_t end = decodeVOffset() + 16 * dv * poolBytes();
+    if (!decodeTma)
+      return end;
+    return llvm::alignTo(end, std::max(tmaRegionAlign(d * poolBytes()),
+                                       tmaRegionAlign(dv * poolBytes())));
+  }
+  /// f32s of a stage's scales: 16 K then 16 V; with TMA each box's R in a
+  /// 128-byte slot of its own (K's boxes, then V's).
+  int64_t decodeScaleFloats() const {
+    return decodeTma ? 2 * decodeBoxes() * 32 : 32;
+  }
   int64_t decodeScalesOffset() const {
     return kDecodeWarps * decodeStages() * decodeStageBytes();
+  }
+  /// TMA: each warp's mbarriers, one a stage, after the scales.
+  int64_t decodeBarrierOffset() const {
+    return decodeScalesOffset() +
+           (fp8 ? 4 * kDecodeWarps * decodeStages() * decodeScaleFloats() : 0);
   }
   /// Decode: n8 blocks of query rows (the tile's rows are S^T's
   /// columns).
@@ -167,8 +207,8 @@ struct Problem {
   /// Decode: each warp's 256-byte block a column block through which P^T
   /// is transposed (stmatrix, ldmatrix), after the scales (FP8 only).
   int64_t decodeTransposeOffset() const {
-    return decodeScalesOffset() +
-           (fp8 ? 4 * kDecodeWarps * decodeStages() * 32 : 0);
+    return decodeBarrierOffset() +
+           (decodeTma ? 8 * kDecodeWarps * decodeStages() : 0);
   }
   int64_t decodeTransposeBytes() const {
     return kDecodeWarps * decodeColumnBlocks() * 256;
@@ -313,6 +353,9 @@ public:
   /// their log2-sum-exp [splits, B, Hq, Sq] that `emit` writes instead of
   /// `out`.
   Value part, lse;
+  /// decodeTma: the tensor maps of the key and value pools and of their
+  /// scales.
+  Value decodeMaps[4];
   /// A paged attention's block table [B, MaxPages], context lengths [B]
   /// and query positions [B, Sq]; K and V are then its page pools (FP8:
   /// with their scale pools [Pages, Hkv, P]).
@@ -421,6 +464,17 @@ private:
   /// `slot` of the warp's ring, with `entries` its decodeEntries; returns
   /// the group's token.
   Value decodeIssue(Value t, Value slot, ValueRange entries);
+  /// decodeTma's issue: lane 0 expects the bytes of tile `t`'s boxes
+  /// that hold keys below the length on the stage's mbarrier and starts
+  /// their copies (none for a tile at or past the block's last); the
+  /// entries are lane j's page of box j, which lane 0 takes by shuffles.
+  void decodeIssueTma(Value t, Value slot, Value entry);
+  /// decodeTma: zeros the V rows and the scales of the warp's keys from
+  /// `kw0` past the length in stage `slot` (TMA copied whole pages), as
+  /// the cp.async copies' zero fill leaves them.
+  void decodeClearPast(Value kw0, Value slot);
+  /// decodeTma: this warp's mbarrier of stage `slot`.
+  Value decodeBarrier(Value slot);
   /// The lane's words and scales of stage `slot`.
   DecodeTile decodeRead(Value slot);
   SmallVector<Fragment> decodeQuery(Value q, Value rowScale[2]);
@@ -553,6 +607,7 @@ private:
   Value maps[3]; // TMA tensor maps of Q, K, V
   SharedTile kTile, vTile, qTile;
   Value ringRows, ringScales; // FP8: the ring's raw rows and scales
+  Value ringWords; // decodeTma: the ring as i32 words (decodeClearPast)
   Value keyScales;            // scaledColumns: the K tile's scales
   SmallVector<Value, 4> colPos; // decode: positions of the lane's columns
   SmallVector<Value> named;     // selected: this step's namedColumns
@@ -607,10 +662,11 @@ Operation *keepNarrowed(Operation *op, IRMapping &map,
 /// Why a paged attention keeps the decomposition, or the problem to
 /// generate (PagedAttentionKernel.cpp).
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
-                           int64_t blockKV, bool wgmma, int64_t splitKV,
-                           int64_t smCount, int64_t sharedLimit,
-                           bool decodeKernel, bool decodeKernel16,
-                           F32Precision f32Precision, std::string &why);
+                           int64_t blockKV, bool wgmma, bool tma,
+                           int64_t splitKV, int64_t smCount,
+                           int64_t sharedLimit, bool decodeKernel,
+                           bool decodeKernel16, F32Precision f32Precision,
+                           std::string &why);
 
 /// Replaces a paged `op` with buffers, the kernel launches and the result.
 void rewrite(mnemo::PagedAttentionOp op, const Problem &p);

@@ -370,9 +370,11 @@ public:
     // interleave, a 16- or 32-bit float type.
     nvgpu::TensorMapDescriptorType descType = desc.getTensorMap().getType();
     Type elem = type.getElementType();
-    if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
+    bool fp8 = isa<Float8E4M3FNType>(elem);
+    if (!elem.isBF16() && !elem.isF16() && !elem.isF32() && !fp8)
       return emitError(loc, "tensor map of ")
-             << elem << ": the launch plan holds bf16, f16 or f32 maps";
+             << elem
+             << ": the launch plan holds bf16, f16, f32 or f8E4M3FN maps";
     if (descType.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
         descType.getL2promo() != nvgpu::TensorMapL2PromoKind::L2PROMO_128B ||
         descType.getInterleave() !=
@@ -383,7 +385,10 @@ public:
                        "fill, 128 bytes, none)");
     GpuTensorMap map;
     map.source = *source;
-    map.dtype = elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32";
+    map.dtype = elem.isBF16()  ? "bf16"
+                : elem.isF16() ? "f16"
+                : fp8          ? "f8e4m3"
+                               : "f32";
     // Dims innermost first; a dynamic one (and the strides past it) are
     // expressions of the input dims.
     GpuSize stride{type.getElementTypeBitWidth() / 8};

@@ -43,6 +43,7 @@ void NVPTXTargetBackend::buildKernelSelectionPipeline(
   AttentionKernelPassOptions options;
   options.chip = chip;
   options.decodeKernel = selection.decodeKernel;
+  options.decodeTma = selection.decodeTma;
   options.f32Precision = selection.f32Precision;
   options.smCount = info.multiprocessors;
   // A block may take what one block per multiprocessor may (an FP8 pool's

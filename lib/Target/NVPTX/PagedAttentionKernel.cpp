@@ -64,12 +64,14 @@ static bool valuesInKeys(mnemo::PagedAttentionOp op) {
 /// Why a paged attention keeps the decomposition, or the problem to
 /// generate. Its queries have the pools' type here (the pass rounds an f32
 /// query over 16-bit pools first; f32 pools run as TF32 with
-/// f32-precision=3xtf32|tf32); pages are gathered by cp.async, not TMA.
+/// f32-precision=3xtf32|tf32); pages are gathered by cp.async, except in
+/// the decode kernel over FP8 pools with `tma` (Problem::decodeTma).
 FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
-                           int64_t blockKV, bool wgmma, int64_t splitKV,
-                           int64_t smCount, int64_t sharedLimit,
-                           bool decodeKernel, bool decodeKernel16,
-                           F32Precision f32Precision, std::string &why) {
+                           int64_t blockKV, bool wgmma, bool tma,
+                           int64_t splitKV, int64_t smCount,
+                           int64_t sharedLimit, bool decodeKernel,
+                           bool decodeKernel16, F32Precision f32Precision,
+                           std::string &why) {
   RankedTensorType q = op.getQuery().getType(),
                    k = op.getKeyPool().getType(),
                    v = op.getValuePool().getType(),
@@ -135,6 +137,10 @@ FailureOr<Problem> analyze(mnemo::PagedAttentionOp op, int64_t blockQ,
     p.rowsPerHead = sq;
     p.splitKV = splitKV;
     p.smCount = smCount;
+    // TMA boxes of whole rows within a page; values a pool of their own
+    // (a slice of the keys' pool has no identity layout to map).
+    p.decodeTma = tma && p.fp8 && (p.pageSize == 8 || p.pageSize % 16 == 0) &&
+                  !valuesInKeys(op);
     if (p.sharedBytes() > sharedLimit)
       return why = "tiles exceed the shared memory limit", failure();
   } else {

@@ -71,10 +71,44 @@ stageBase(ImplicitLocOpBuilder &b, const Problem &p, Value warp, Value slot) {
   Value i = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, indexConstant(b, p.decodeStages())),
       slot);
-  return {
-      arith::MulIOp::create(b, i, indexConstant(b, p.decodeStageBytes())),
-      arith::AddIOp::create(b, indexConstant(b, p.decodeScalesOffset() / 4),
-                            arith::MulIOp::create(b, i, indexConstant(b, 32)))};
+  return {arith::MulIOp::create(b, i, indexConstant(b, p.decodeStageBytes())),
+          arith::AddIOp::create(
+              b, indexConstant(b, p.decodeScalesOffset() / 4),
+              arith::MulIOp::create(b, i,
+                                    indexConstant(b, p.decodeScaleFloats())))};
+}
+
+/// The f32 index, from its stage's first, of the scale of the stage's K
+/// row `key` (V's with `isV`): 16 K then 16 V, or with TMA box `key / R`'s
+/// slot of 32 (K's boxes, then V's).
+static Value scaleIndex(ImplicitLocOpBuilder &b, const Problem &p, Value key,
+                        bool isV) {
+  if (!p.decodeTma)
+    return isV ? arith::AddIOp::create(b, key, indexConstant(b, 16)) : key;
+  int64_t rows = p.decodeBoxRows();
+  Value box = arith::DivUIOp::create(b, key, indexConstant(b, rows));
+  if (isV)
+    box = arith::AddIOp::create(b, box, indexConstant(b, p.decodeBoxes()));
+  return arith::AddIOp::create(
+      b, arith::MulIOp::create(b, box, indexConstant(b, 32)),
+      arith::RemUIOp::create(b, key, indexConstant(b, rows)));
+}
+
+/// Where TMA's swizzle puts 16-byte chunk `chunk` of row `row` of a region
+/// of rows of `rowBytes` bytes (aligned to Problem::tmaRegionAlign): XORed
+/// with the address bits above the 128-byte line, as many as the swizzle
+/// has chunks (the 128B swizzle: row % 8; 64B: (row / 2) % 4; 32B: (row /
+/// 4) % 2).
+static Value tmaChunk(ImplicitLocOpBuilder &b, Value row, Value chunk,
+                      int64_t rowBytes) {
+  int64_t swizzle = Problem::tmaSwizzle(rowBytes);
+  if (!swizzle)
+    return chunk;
+  auto c = [&](int64_t v) { return indexConstant(b, v); };
+  Value line = arith::DivUIOp::create(
+      b, arith::MulIOp::create(b, row, c(rowBytes)), c(128));
+  return arith::XOrIOp::create(
+      b, chunk, arith::RemUIOp::create(b, line, c(swizzle / 16)));
 }
 
 /// Where logical 16-byte chunk `chunk` of row `row` (0..15, a stage's K or
@@ -103,6 +137,10 @@ static Value swizzleChunk(ImplicitLocOpBuilder &b, Value row, Value chunk,
 // below 16, K's scale of row l, else V's of row l - 16.
 SmallVector<Value, 2> KernelEmitter::decodeEntries(Value t) {
   Value kw0 = add(mul(t, p.blockKV), mul(warp, kWarpKeys));
+  // TMA: lane j's is box j's page (lanes past the boxes repeat them).
+  if (p.decodeTma)
+    return {pageEntry(
+        add(kw0, mul(rem(lane, p.decodeBoxes()), p.decodeBoxRows())))};
   SmallVector<Value, 2> entries{pageEntry(add(kw0, div(lane, 2)))};
   if (p.fp8)
     entries.push_back(pageEntry(add(kw0, rem(lane, 16))));
@@ -126,7 +164,8 @@ Value KernelEmitter::decodeIssue(Value t, Value slot, ValueRange entries) {
     auto [page, inPage, valid] = pagedKey(add(kw0, r), entries[0]);
     valid = both(valid, exists);
     for (auto [pool, width, base] :
-         {std::tuple{k, p.d, int64_t(0)}, std::tuple{v, p.dv, 16 * p.d}}) {
+         {std::tuple{k, p.d, int64_t(0)},
+          std::tuple{v, p.dv, p.decodeVOffset() / eb}}) {
       // Half a row, in copies of 16 bytes (or the half of a short row).
       int64_t perPiece = std::min<int64_t>(16, width * eb / 2) / eb;
       int64_t pieces = width / (2 * perPiece);
@@ -174,6 +213,98 @@ Value KernelEmitter::decodeIssue(Value t, Value slot, ValueRange entries) {
   return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, copies);
 }
 
+Value KernelEmitter::decodeBarrier(Value slot) {
+  Value i = add(mul(warp, p.decodeStages()), slot);
+  return sharedPointer(
+      add(tilesAddress, add(idx(p.decodeBarrierOffset()), mul(i, 8))));
+}
+
+void KernelEmitter::decodeIssueTma(Value t, Value slot, Value entry) {
+  int64_t rows = p.decodeBoxRows(), boxes = p.decodeBoxes();
+  int64_t eb = p.poolBytes();
+  Value bytes0, scales;
+  std::tie(bytes0, scales) = stageBase(b, p, warp, slot);
+  Value kw0 = add(mul(t, p.blockKV), mul(warp, kWarpKeys));
+  Value len = skv();
+  // Box j's page from lane j (32 bits: the coordinate TMA takes).
+  Value page = toI32(arith::IndexCastOp::create(b, b.getIndexType(), entry));
+  SmallVector<Value, 2> pages{page};
+  for (int64_t j = 1; j < boxes; ++j)
+    pages.push_back(gpu::ShuffleOp::create(b, page, i32c(j), i32c(32),
+                                           gpu::ShuffleMode::IDX)
+                        .getShuffleResult());
+  // The boxes that hold keys below the length: ceil((len - kw0) / R) of
+  // them, none from a kw0 past it (the mbarrier's phase then completes on
+  // lane 0's arrival alone).
+  Value have =
+      select(lt(kw0, len),
+             arith::MinUIOp::create(
+                 b, idx(boxes), div(add(sub(len, kw0), idx(rows - 1)), rows)),
+             idx(0));
+  int64_t boxBytes = rows * (p.d + p.dv) * eb + 2 * rows * 4;
+  Value leader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, idx(0));
+  ifThen(both(lt(t, tHi), leader), [&] {
+    Value barrier = decodeBarrier(slot);
+    expectBytes(barrier, toI32(mul(have, boxBytes)));
+    Value head = toI32(kvHead);
+    Value rowsAt = add(tilesAddress, bytes0);
+    Value scalesAt = add(tilesAddress, mul(scales, 4));
+    for (int64_t j = 0; j < boxes; ++j)
+      ifThen(lt(idx(j), have), [&] {
+        Value row = toI32(rem(add(kw0, idx(j * rows)), p.pageSize));
+        tmaCopy(decodeMaps[0], {i32c(0), row, head, pages[j]},
+                add(rowsAt, idx(j * rows * p.d * eb)), barrier);
+        tmaCopy(decodeMaps[1], {i32c(0), row, head, pages[j]},
+                add(rowsAt, idx(p.decodeVOffset() + j * rows * p.dv * eb)),
+                barrier);
+        tmaCopy(decodeMaps[2], {row, head, pages[j]},
+                add(scalesAt, idx(128 * j)), barrier);
+        tmaCopy(decodeMaps[3], {row, head, pages[j]},
+                add(scalesAt, idx(128 * (boxes + j))), barrier);
+      });
+  });
+}
+
+void KernelEmitter::decodeClearPast(Value kw0, Value slot) {
+  Value len = skv();
+  ifThen(lt(len, add(kw0, idx(kWarpKeys))), [&] {
+    Value bytes0, scales;
+    std::tie(bytes0, scales) = stageBase(b, p, warp, slot);
+    int64_t eb = p.poolBytes(), half = p.dv * eb / 2;
+    // Lane l: half l % 2 of V row l / 2 (16-byte stores; a row's swizzle
+    // stays within it) and the scale of K row l (lanes 16-31: of V row l -
+    // 16).
+    Value row = div(lane, 2);
+    ifThen(ge(add(kw0, row), len), [&] {
+      Value at =
+          add(bytes0, add(idx(p.decodeVOffset()),
+                          add(mul(row, p.dv * eb), mul(rem(lane, 2), half))));
+      auto zeros = arith::ConstantOp::create(
+          b, DenseElementsAttr::get(VectorType::get({4}, i32), int32_t(0)));
+      for (int64_t i = 0; i < half; i += 16)
+        vector::StoreOp::create(b, zeros, ringWords,
+                                ValueRange{div(add(at, idx(i)), 4)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+    });
+    Value key = rem(lane, 16);
+    ifThen(ge(add(kw0, key), len), [&] {
+      Value isV = ge(lane, idx(16));
+      Value at = select(isV, scaleIndex(b, p, key, true),
+                        scaleIndex(b, p, key, false));
+      memref::StoreOp::create(b, cf(0.0), ringScales,
+                              ValueRange{add(scales, at)});
+    });
+    // TMA writes this stage again later: the generic proxy's writes are
+    // ordered before the async proxy's.
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    NVVM::SyncWarpOp::create(b, i32c(-1));
+  });
+}
+
 KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
   auto [bytes0, scales] = stageBase(b, p, warp, slot);
   int64_t eb = p.poolBytes(), pieceBytes = p.decodePieceBytes();
@@ -199,26 +330,41 @@ KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
   // it: its 16-byte chunk swizzled.
   auto swizzled = [&](Value key, Value at, int64_t width) {
     int64_t perChunk = 16 / eb;
-    Value chunk = swizzleChunk(b, key, div(at, perChunk), width / perChunk);
+    Value chunk = div(at, perChunk);
+    chunk = p.decodeTma ? tmaChunk(b, key, chunk, width * eb)
+                        : swizzleChunk(b, key, chunk, width / perChunk);
     return add(mul(chunk, perChunk), rem(at, perChunk));
   };
   DecodeTile tile;
-  // K: keys g and 8 + g, pieces 4 i + t of the row.
+  // K: keys g and 8 + g, pieces 4 i + t of the row. TMA's 128B swizzle
+  // puts rows g and g + 1 (a quarter warp's) at the same banks for the
+  // same i: with two pieces, odd rows load piece 1 first (the pieces
+  // swapped back by selects) so that a load's quarter warp meets none.
+  int64_t pieces = p.d / (4 * perPiece);
+  bool swap =
+      p.decodeTma && pieces == 2 && Problem::tmaSwizzle(p.d * eb) == 128;
+  Value odd =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ne, rem(rowA, 2), idx(0));
   for (int64_t j = 0; j < 2; ++j) {
     Value key = add(rowA, idx(8 * j));
     Value row = add(rows, mul(key, p.d));
-    for (int64_t i = 0; i < p.d / (4 * perPiece); ++i)
-      llvm::append_range(
-          tile.k,
-          words(add(row, swizzled(key, mul(add(idx(4 * i), quadCol), perPiece),
-                                  p.d)),
-                pieceBytes));
+    SmallVector<SmallVector<Value>> got;
+    for (int64_t i = 0; i < pieces; ++i) {
+      Value piece = swap ? select(odd, idx(1 - i), idx(i)) : idx(i);
+      got.push_back(words(
+          add(row,
+              swizzled(key, mul(add(mul(piece, 4), quadCol), perPiece), p.d)),
+          pieceBytes));
+    }
+    for (int64_t i = 0; i < pieces; ++i)
+      for (auto [w, word] : llvm::enumerate(got[i]))
+        tile.k.push_back(swap ? select(odd, got[1 - i][w], word) : word);
   }
   // V: keys 2t + {0, 1, 8, 9}, bytes (Dv / 8) g .. + Dv / 8 of each row.
   int64_t run = p.dv / 8, piece = std::min<int64_t>(run, 16 / eb);
   for (int64_t r = 0; r < 4; ++r) {
     Value key = add(mul(quadCol, 2), idx(kLaneKeys[r]));
-    Value row = add(rows, add(idx(16 * p.d), mul(key, p.dv)));
+    Value row = add(rows, add(idx(p.decodeVOffset() / eb), mul(key, p.dv)));
     for (int64_t c = 0; c < run; c += piece)
       llvm::append_range(
           tile.v,
@@ -228,10 +374,10 @@ KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
   // Both scales of keys g and g + 8 (S^T's rows).
   for (int64_t j = 0; j < 2 && p.fp8; ++j) {
     Value key = add(rowA, idx(8 * j));
-    tile.kScale[j] =
-        memref::LoadOp::create(b, ringScales, ValueRange{add(scales, key)});
+    tile.kScale[j] = memref::LoadOp::create(
+        b, ringScales, ValueRange{add(scales, scaleIndex(b, p, key, false))});
     tile.vScale[j] = memref::LoadOp::create(
-        b, ringScales, ValueRange{add(scales, add(idx(16), key))});
+        b, ringScales, ValueRange{add(scales, scaleIndex(b, p, key, true))});
   }
   return tile;
 }
@@ -703,13 +849,41 @@ void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
   if (p.fp8)
     ringScales = memref::ViewOp::create(
         b,
-        MemRefType::get({p.decodeScalesOffset() / 4 +
-                         Problem::kDecodeWarps * p.decodeStages() * 32},
-                        f32, MemRefLayoutAttrInterface(), workgroup),
+        MemRefType::get(
+            {p.decodeScalesOffset() / 4 +
+             Problem::kDecodeWarps * p.decodeStages() * p.decodeScaleFloats()},
+            f32, MemRefLayoutAttrInterface(), workgroup),
         tiles, idx(0), ValueRange{});
   int64_t stages = p.decodeStages();
+  if (p.decodeTma) {
+    // The warps' mbarriers (one arrival a phase: lane 0's, with the
+    // bytes), initialized before any copy is issued.
+    ringWords = memref::ViewOp::create(
+        b,
+        MemRefType::get({p.decodeScalesOffset() / 4}, i32,
+                        MemRefLayoutAttrInterface(), workgroup),
+        tiles, idx(0), ValueRange{});
+    if (!tilesAddress)
+      tilesAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, tiles);
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0)),
+           [&] {
+             for (int64_t i = 0; i < Problem::kDecodeWarps * stages; ++i)
+               NVVM::MBarrierInitOp::create(
+                   b,
+                   sharedPointer(
+                       add(tilesAddress, idx(p.decodeBarrierOffset() + 8 * i))),
+                   i32c(1), /*predicate=*/nullptr);
+             NVVM::FenceMbarrierInitOp::create(b);
+           });
+    gpu::BarrierOp::create(b);
+  }
+  auto issue = [&](Value t, Value slot, ValueRange entries) {
+    if (p.decodeTma)
+      return decodeIssueTma(t, slot, entries[0]), Value();
+    return decodeIssue(t, slot, entries);
+  };
   for (int64_t i = 0; i + 1 < stages; ++i)
-    decodeIssue(add(tLo, idx(i)), idx(i), decodeEntries(add(tLo, idx(i))));
+    issue(add(tLo, idx(i)), idx(i), decodeEntries(add(tLo, idx(i))));
   // The table entries of the tile a step issues are loaded kEntriesAhead
   // steps before (carried after the softmax state, the nearest first).
   // Loaded one step ahead, 15-17% of the stall samples were still on the
@@ -734,16 +908,25 @@ void KernelEmitter::emitDecode(gpu::LaunchOp launch, Value q, Value k, Value v,
     ValueRange args = loop.getRegionIterArgs();
     NVVM::SyncWarpOp::create(b, allLanes);
     ValueRange sets = args.drop_front(carried);
-    Value group = decodeIssue(add(t, idx(stages - 1)),
-                              rem(add(rel, idx(stages - 1)), stages),
-                              sets.take_front(perSet));
+    Value group =
+        issue(add(t, idx(stages - 1)), rem(add(rel, idx(stages - 1)), stages),
+              sets.take_front(perSet));
     SmallVector<Value, 2> next =
         decodeEntries(add(t, idx(stages - 1 + kEntriesAhead)));
-    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(stages - 1));
-    NVVM::SyncWarpOp::create(b, allLanes);
-    SmallVector<Value> yielded = decodeStep(
-        add(mul(t, p.blockKV), mul(warp, kWarpKeys)),
-        decodeRead(rem(rel, stages)), qf, unit, args.take_front(carried));
+    Value kw0 = add(mul(t, p.blockKV), mul(warp, kWarpKeys));
+    Value slot = rem(rel, stages);
+    if (p.decodeTma) {
+      // Tile t's copies complete phase rel / stages of its stage's
+      // mbarrier (which also makes their bytes visible to the lanes).
+      waitPhase(decodeBarrier(slot), rem(div(rel, stages), 2));
+      decodeClearPast(kw0, slot);
+    } else {
+      nvgpu::DeviceAsyncWaitOp::create(b, group,
+                                       b.getI32IntegerAttr(stages - 1));
+      NVVM::SyncWarpOp::create(b, allLanes);
+    }
+    SmallVector<Value> yielded =
+        decodeStep(kw0, decodeRead(slot), qf, unit, args.take_front(carried));
     llvm::append_range(yielded, sets.drop_front(perSet));
     llvm::append_range(yielded, next);
     scf::YieldOp::create(b, yielded);

@@ -93,7 +93,7 @@ gpu::LaunchOp createKernelLaunch(ImplicitLocOpBuilder &b, StringRef name,
 }
 
 Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
-                      ArrayRef<int64_t> box, Type elem) {
+                      ArrayRef<int64_t> box, Type elem, int64_t swizzle) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -105,7 +105,10 @@ Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
     sizes.push_back(indexConstant(b, d));
   auto descType = nvgpu::TensorMapDescriptorType::get(
       ctx, MemRefType::get(box, elem, MemRefLayoutAttrInterface(), workgroup),
-      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      swizzle == 128  ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+      : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+      : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
+                      : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE,
       nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
@@ -294,7 +297,11 @@ void TensorCoreBuilder::tmaCopy(Value map, ArrayRef<Value> coords, Value dst,
 }
 
 void TensorCoreBuilder::expectBytes(Value barrier, int64_t bytes) {
-  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, i32c(bytes),
+  expectBytes(barrier, i32c(bytes));
+}
+
+void TensorCoreBuilder::expectBytes(Value barrier, Value bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
                                          NVVM::MemScopeKind::CTA,
                                          /*relaxed=*/false,
                                          /*predicate=*/nullptr);

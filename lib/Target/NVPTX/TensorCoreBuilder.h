@@ -58,11 +58,12 @@ std::optional<F32Precision> parseF32Precision(StringRef name);
 Type sixteenBitWeightType(func::FuncOp func);
 /// A TMA tensor map of `buffer` (an identity-layout memref of `elem`) with
 /// boxes of `box` (memref order, innermost 64 elements: 128 bytes) and the
-/// 128B swizzle, rows past the tensor read as zeros: created on the host
+/// 128B swizzle (or `swizzle`: 0, 32, 64 or 128 bytes, the box's row no
+/// wider), rows past the tensor read as zeros: created on the host
 /// (`nvgpu.tma.create.descriptor`, a `tensormap` buffer of the launch
 /// plan), taken by the kernel as a memref<128xi8>.
 Value createTensorMap(ImplicitLocOpBuilder &b, Value buffer,
-                      ArrayRef<int64_t> box, Type elem);
+                      ArrayRef<int64_t> box, Type elem, int64_t swizzle = 128);
 
 /// A tile of `rows` x `width` 16-bit elements in shared memory from element
 /// `base` (plus `shift` elements when set: the stage of a multi-buffered
@@ -172,6 +173,7 @@ protected:
   void tmaCopy(Value map, ArrayRef<Value> coords, Value dst, Value barrier);
   /// The calling thread arrives on `barrier`, expecting `bytes` more.
   void expectBytes(Value barrier, int64_t bytes);
+  void expectBytes(Value barrier, Value bytes); // an i32
   /// Waits for phase `parity` (an index) of `barrier`.
   void waitPhase(Value barrier, Value parity);
   Value i32c(int64_t v) {

@@ -128,9 +128,11 @@ mnemo_status_t encodeTensorMap(const Driver &d, const char *path,
                       "driver cannot encode (cuTensorMapEncodeTiled needs "
                       "CUDA 12)",
                       path);
-  // CUtensorMapDataType and CUtensorMapSwizzle values.
-  int dtype = m.dtype == MNEMO_DTYPE_BF16 ? 9 : m.dtype == MNEMO_DTYPE_F16 ? 6
-                                                                           : 7;
+  // CUtensorMapDataType (FP8 bytes as UINT8) and CUtensorMapSwizzle values.
+  int dtype = m.dtype == MNEMO_DTYPE_BF16      ? 9
+              : m.dtype == MNEMO_DTYPE_F16     ? 6
+              : m.dtype == MNEMO_DTYPE_F8_E4M3 ? 0
+                                               : 7;
   int swizzle = m.swizzle == 128 ? 3 : m.swizzle == 64 ? 2
                                    : m.swizzle == 32  ? 1
                                                       : 0;

@@ -98,6 +98,10 @@ def AttentionKernelPass
     Option<"decodeKernel", "decode-kernel", "bool", "true",
            "On sm_90a, run a paged attention over FP8 pools whose query "
            "rows fit one 16-row tile (decode) with the decode kernel">,
+    Option<"decodeTma", "decode-tma", "bool", "false",
+           "With decode-kernel and tma, copy the FP8 pages by TMA boxes "
+           "(pages of 8 or a multiple of 16 keys) instead of cp.async "
+           "pieces; not yet validated on a GPU, off">,
     Option<"decodeKernel16", "decode-kernel-16bit", "bool", "false",
            "With decode-kernel, take bf16 and f16 pools too">,
     Option<"report", "report", "bool", "false",
