@@ -166,16 +166,20 @@ static cl::opt<mnemo::WeightDType> weightDType(
                           "4-bit integers, two per byte, a scale per group"),
                clEnumValN(mnemo::WeightDType::NF4, "nf4",
                           "QLoRA's NormalFloat4, two per byte, a scale "
-                          "(absolute maximum) per group")),
+                          "(absolute maximum) per group"),
+               clEnumValN(mnemo::WeightDType::FP8, "fp8",
+                          "FP8 E4M3, a scale per 128 x 128 block "
+                          "(DeepSeek-V3's; --quant-group sets the block)")),
     cl::cat(mnemocOptions));
 static cl::opt<int64_t> quantGroup(
     "quant-group",
     cl::desc("Input features per scale of --dtype=int8|int4|nf4 weights "
-             "(default 32)"),
+             "(default 32); the block's rows and columns of --dtype=fp8 "
+             "(default 128)"),
     cl::init(32), cl::cat(mnemocOptions));
 static cl::list<std::string> quantSkip(
     "quant-skip",
-    cl::desc("Matrices --dtype=int8|int4|nf4 leaves out, stored in bf16 "
+    cl::desc("Matrices --dtype=int8|int4|nf4|fp8 leaves out, stored in bf16 "
              "instead: embedding, head (comma-separated; GPTQ's and AWQ's "
              "convention is both)"),
     cl::CommaSeparated, cl::value_desc("embedding,head"),
@@ -420,6 +424,8 @@ int main(int argc, char **argv) {
                 "model keeps the element types it was written with)");
   mnemo::WeightOptions weightOptions(weightDType);
   weightOptions.groupSize = quantGroup;
+  if (weightDType == mnemo::WeightDType::FP8 && !quantGroup.getNumOccurrences())
+    weightOptions.groupSize = 128;
   weightOptions.asymmetric = quantScheme == QuantScheme::Asymmetric;
   weightOptions.loraAdapters.assign(loraAdapters.begin(), loraAdapters.end());
   if (!loraAdapters.empty() && !checkpoint)
@@ -443,7 +449,7 @@ int main(int argc, char **argv) {
                     quantSkip.getNumOccurrences();
   if (quantFlags && !weightOptions.quantized())
     return fail("--quant-group, --quant-scheme and --quant-skip apply to "
-                "--dtype=int8, int4 or nf4");
+                "--dtype=int8, int4, nf4 or fp8");
   if (quantGroup < 1 || quantGroup > 65536)
     return fail("--quant-group=" + std::to_string(quantGroup) +
                 ": expected 1 to 65536 input features");
@@ -451,6 +457,9 @@ int main(int argc, char **argv) {
     return fail("--quant-scheme=asymmetric does not apply to nf4 (its "
                 "table is symmetric; a group's scale is its absolute "
                 "maximum)");
+  if (weightOptions.asymmetric && weightDType == mnemo::WeightDType::FP8)
+    return fail("--quant-scheme=asymmetric does not apply to fp8 (a "
+                "block's scale is its absolute maximum / 448)");
   bool onnx = llvm::StringRef(inputPath).ends_with(".onnx");
   bool cacheFlags = kvDType.getNumOccurrences() ||
                     kvPageSize.getNumOccurrences() ||

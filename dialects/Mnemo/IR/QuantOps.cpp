@@ -47,8 +47,9 @@ LogicalResult DequantizeOp::verify() {
                       groupsOf)))
     return failure();
   if (Value z = getZeroPoints()) {
-    if (getFormat() == QuantFormat::NF4)
-      return emitOpError() << "nf4 takes no zero points";
+    if (getFormat() == QuantFormat::NF4 || getFormat() == QuantFormat::FP8E4M3)
+      return emitOpError() << stringifyQuantFormat(getFormat())
+                           << " takes no zero points";
     auto zt = cast<RankedTensorType>(z.getType());
     if (failed(checkRank(op, zt, rank, "zero_points", "(the scales')")))
       return failure();

@@ -17,7 +17,9 @@ def MNEMO_QuantFormat : I32EnumAttr<"QuantFormat",
       // Two codes per byte, the even column in the low nibble.
       I32EnumAttrCase<"Int4", 1, "int4">,
       // Two 4-bit indices per byte into QLoRA's NormalFloat4 table.
-      I32EnumAttrCase<"NF4", 2, "nf4">]> {
+      I32EnumAttrCase<"NF4", 2, "nf4">,
+      // One OCP FP8 E4M3 ("FN") value per byte.
+      I32EnumAttrCase<"FP8E4M3", 3, "fp8_e4m3">]> {
   let cppNamespace = "::mlir::mnemo";
   let genSpecializedAttr = 0;
 }
@@ -41,11 +43,16 @@ def MNEMO_DequantizeOp : MNEMO_Op<"dequantize", [Pure]> {
       (0..15) with them;
     * `nf4`: two 4-bit indices per byte, packed as `int4`, into QLoRA's
       NormalFloat4 table (`scales` is each group's absolute maximum); no
-      zero points.
+      zero points;
+    * `fp8_e4m3`: one OCP E4M3 value per byte (bias 7, no infinities,
+      largest 448; the NaN codes 0x7f and 0xff are never written and read
+      as 480), times the group's scale; no zero points. DeepSeek-V3's
+      128 x 128 blocks are groups of 128 whose scale repeats on each of the
+      block's rows.
 
     `z` is `zero_points` read as unsigned bytes, or 0. The product is
     computed in f32 and rounded once to the result type. Shapes: `codes`
-    `[..., C]` (int8) or `[..., ceil(C / 2)]` (4-bit), `scales` and
+    `[..., C]` (int8, fp8_e4m3) or `[..., ceil(C / 2)]` (4-bit), `scales` and
     `zero_points` `[..., ceil(C / G)]`, result `[..., C]`.
 
     Kernels that read a weight (the CPU GEMM of `mnemo.linear`, the
@@ -75,7 +82,10 @@ def MNEMO_DequantizeOp : MNEMO_Op<"dequantize", [Pure]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Codes packed two per byte (int4, nf4).
-    bool isPacked() { return getFormat() != QuantFormat::Int8; }
+    bool isPacked() {
+      return getFormat() == QuantFormat::Int4 ||
+             getFormat() == QuantFormat::NF4;
+    }
   }];
 }
 

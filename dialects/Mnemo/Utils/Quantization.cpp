@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/APFloat.h"
 #include <algorithm>
 #include <cmath>
 
@@ -105,13 +106,54 @@ QuantizedMatrix quant::quantize(ArrayRef<float> values, int64_t rows,
   return m;
 }
 
+QuantizedMatrix quant::quantizeFP8(ArrayRef<float> values, int64_t rows,
+                                   int64_t cols, int64_t block) {
+  int64_t groups = (cols + block - 1) / block;
+  QuantizedMatrix m;
+  m.codes.assign(rows * cols, 0);
+  m.scales.assign(rows * groups, 0.0f);
+  for (int64_t r0 = 0; r0 < rows; r0 += block)
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t r1 = std::min(rows, r0 + block);
+      int64_t c0 = g * block, c1 = std::min(cols, c0 + block);
+      float absmax = 0.0f;
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c)
+          absmax = std::max(absmax, std::fabs(values[r * cols + c]));
+      float scale = absmax / 448.0f;
+      for (int64_t r = r0; r < r1; ++r) {
+        m.scales[r * groups + g] = scale;
+        for (int64_t c = c0; c < c1; ++c) {
+          float x = scale > 0 ? values[r * cols + c] / scale : 0.0f;
+          bool lost;
+          llvm::APFloat q(x);
+          q.convert(llvm::APFloat::Float8E4M3FN(),
+                    llvm::APFloat::rmNearestTiesToEven, &lost);
+          m.codes[r * cols + c] =
+              int8_t(uint8_t(q.bitcastToAPInt().getZExtValue()));
+        }
+      }
+    }
+  return m;
+}
+
+float quant::decodeE4M3Value(uint8_t code) {
+  if ((code & 0x7f) == 0x7f) // NaN: what the IR's decoding gives
+    return code & 0x80 ? -480.0f : 480.0f;
+  return llvm::APFloat(llvm::APFloat::Float8E4M3FN(), llvm::APInt(8, code))
+      .convertToFloat();
+}
+
 float quant::dequantizedValue(const QuantizedMatrix &m, int64_t cols,
                               QuantFormat format, int64_t group, int64_t row,
                               int64_t col) {
+  int64_t groups = (cols + group - 1) / group;
+  if (format == QuantFormat::FP8E4M3)
+    return decodeE4M3Value(uint8_t(m.codes[row * cols + col])) *
+           m.scales[row * groups + col / group];
   bool packed = format != QuantFormat::Int8;
   bool asymmetric = !m.zeros.empty();
   int64_t perRow = packed ? (cols + 1) / 2 : cols;
-  int64_t groups = (cols + group - 1) / group;
   uint8_t byte = uint8_t(m.codes[row * perRow + (packed ? col / 2 : col)]);
   float q;
   if (!packed) {
@@ -146,8 +188,46 @@ static Type withElement(Value like, Type scalar) {
   return scalar;
 }
 
+/// The f32 values of E4M3 bytes `bytes` (i8, scalar or vector): exponent
+/// and mantissa moved into f32's fields (subnormals as mantissa x 2^-9), the
+/// sign to bit 31; as Float8.h's decodeE4M3, shaped like `bytes`.
+static Value decodeE4M3Bytes(OpBuilder &b, Location loc, Value bytes) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t v) {
+    return constLike(b, loc, bytes, i32, b.getI32IntegerAttr(v));
+  };
+  Type ints = withElement(bytes, i32), floats = withElement(bytes, f32);
+  Value bits = arith::ExtUIOp::create(b, loc, ints, bytes);
+  Value exponent = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(3)), c(0xf));
+  Value mantissa = arith::AndIOp::create(b, loc, bits, c(7));
+  // Bias 7 -> 127: the exponent field plus 120.
+  Value normal = arith::BitcastOp::create(
+      b, loc, floats,
+      arith::OrIOp::create(
+          b, loc,
+          arith::ShLIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, exponent, c(120)), c(23)),
+          arith::ShLIOp::create(b, loc, mantissa, c(20))));
+  Value subnormal = arith::MulFOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, floats, mantissa),
+      constLike(b, loc, bytes, f32, b.getF32FloatAttr(0x1p-9f)));
+  Value isNormal =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, exponent, c(0));
+  Value magnitude =
+      arith::SelectOp::create(b, loc, isNormal, normal, subnormal);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, bits, c(0x80)), c(24));
+  return arith::BitcastOp::create(
+      b, loc, floats,
+      arith::OrIOp::create(
+          b, loc, arith::BitcastOp::create(b, loc, ints, magnitude), sign));
+}
+
 Value quant::decodeCodes(OpBuilder &b, Location loc, QuantFormat format,
                          bool unsignedCodes, Value bytes, bool high) {
+  if (format == QuantFormat::FP8E4M3)
+    return decodeE4M3Bytes(b, loc, bytes);
   Type i8 = b.getI8Type(), f32 = b.getF32Type();
   auto i8c = [&](int64_t v) {
     return constLike(b, loc, bytes, i8, b.getIntegerAttr(i8, v));

@@ -43,6 +43,18 @@ QuantizedMatrix quantize(ArrayRef<float> values, int64_t rows, int64_t cols,
                          QuantFormat format, int64_t group, bool asymmetric,
                          llvm::function_ref<float(float)> roundScale);
 
+/// FP8 E4M3 quantization of `values` ([rows, cols] row-major) in blocks of
+/// `block` x `block` (DeepSeek-V3's 128 x 128): scale = the block's absmax
+/// / 448 (f32), each code the E4M3 nearest to value / scale (ties to even).
+/// The block's scale repeats on each of its rows, so that the scales are
+/// mnemo.dequantize's [rows, ceil(cols / block)] of groups of `block`.
+QuantizedMatrix quantizeFP8(ArrayRef<float> values, int64_t rows, int64_t cols,
+                            int64_t block);
+
+/// The f32 value of E4M3 byte `code` (the NaN codes read as 480, as the
+/// IR's decoding gives them).
+float decodeE4M3Value(uint8_t code);
+
 /// The value `quantize`'s output decodes to at (row, col), as
 /// mnemo.dequantize computes it in f32.
 float dequantizedValue(const QuantizedMatrix &m, int64_t cols,
@@ -51,7 +63,8 @@ float dequantizedValue(const QuantizedMatrix &m, int64_t cols,
 
 /// The codes of `bytes` (i8, scalar or vector) as f32: the whole byte
 /// (int8) or its low or high nibble (int4, nf4); unsigned when the format
-/// has zero points; nf4 indices mapped through its table.
+/// has zero points; nf4 indices mapped through its table; fp8_e4m3 bytes
+/// decoded with integer ops (every target compiles them).
 Value decodeCodes(OpBuilder &b, Location loc, QuantFormat format,
                   bool unsignedCodes, Value bytes, bool high);
 

@@ -170,6 +170,7 @@ Value DecoderBuilder::prequantizedMatrix(const Twine &name,
                                    w.f16Scales.data()),
                                w.f16Scales.size() * sizeof(uint16_t)));
   QuantFormat format = w.nf4         ? QuantFormat::NF4
+                       : w.fp8       ? QuantFormat::FP8E4M3
                        : w.bits == 8 ? QuantFormat::Int8
                                      : QuantFormat::Int4;
   Value weight = dequantizeOp(decoded, format, w.groupSize, w.codes, scales,
@@ -248,7 +249,9 @@ Value DecoderBuilder::quantizedMatrix(ArrayRef<int64_t> shape,
   const WeightOptions &options = config.weights;
   QuantFormat format = options.dtype == WeightDType::Int8   ? QuantFormat::Int8
                        : options.dtype == WeightDType::Int4 ? QuantFormat::Int4
-                                                            : QuantFormat::NF4;
+                       : options.dtype == WeightDType::FP8
+                           ? QuantFormat::FP8E4M3
+                           : QuantFormat::NF4;
   for (float v : values)
     if (!std::isfinite(v)) {
       error = (weights.getPath() + ": tensor '" + what +
@@ -260,6 +263,19 @@ Value DecoderBuilder::quantizedMatrix(ArrayRef<int64_t> shape,
   int64_t cols = shape.back(), rows = 1;
   for (int64_t d : shape.drop_back())
     rows *= d;
+  if (format == QuantFormat::FP8E4M3) {
+    // DeepSeek-V3's blocks (f32 scales: a block's absmax / 448 is often
+    // below f16's normal range).
+    quant::QuantizedMatrix q =
+        quant::quantizeFP8(values, rows, cols, options.groupSize);
+    SmallVector<int64_t> scaleShape(shape);
+    scaleShape.back() = llvm::divideCeil(cols, options.groupSize);
+    return dequantizeOp(
+        shape, format, options.groupSize,
+        ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(q.codes.data()),
+                          q.codes.size()),
+        storedAttr(b.getF32Type(), scaleShape, q.scales), {}, loc);
+  }
   bool asymmetric = options.asymmetric && format != QuantFormat::NF4;
   // Scales in f16 where each keeps its value's magnitude (a normal f16, or
   // zero for a group of zeros); f32 otherwise.
@@ -306,8 +322,8 @@ Value DecoderBuilder::dequantizeOp(ArrayRef<int64_t> shape, QuantFormat format,
   };
   int64_t cols = shape.back();
   SmallVector<int64_t> codeShape(shape);
-  codeShape.back() =
-      format == QuantFormat::Int8 ? cols : llvm::divideCeil(cols, 2);
+  bool packed = format == QuantFormat::Int4 || format == QuantFormat::NF4;
+  codeShape.back() = packed ? llvm::divideCeil(cols, 2) : cols;
   Value codeValues = bytes(codeShape, codes);
   Value scaleValues = arith::ConstantOp::create(b, loc, scales);
   Value zeroValues;

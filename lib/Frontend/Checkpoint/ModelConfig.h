@@ -98,7 +98,7 @@ struct DeepSeekV4Config {
 /// `quantization_config`, PrequantizedWeights.cpp): their codes, scales and
 /// zero points are kept as they are.
 struct PrequantizedConfig {
-  enum class Method { GPTQ, AWQ, BitsAndBytesNF4 };
+  enum class Method { GPTQ, AWQ, BitsAndBytesNF4, FP8 };
   Method method = Method::GPTQ;
   int64_t bits = 4;
   /// Input features per scale; 0 for all of them (group_size -1). For
@@ -106,6 +106,9 @@ struct PrequantizedConfig {
   int64_t groupSize = 128;
   /// GPTQ's first checkpoint format ("gptq"): qzeros hold zero - 1.
   bool zeroMinusOne = true;
+  /// FP8 (DeepSeek-V3's weight_block_size [rows, columns]): a scale per
+  /// block of blockRows outputs x groupSize inputs.
+  int64_t blockRows = 128;
 };
 
 struct ModelConfig {

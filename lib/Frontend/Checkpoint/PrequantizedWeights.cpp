@@ -75,11 +75,40 @@ void mlir::mnemo::parsePrequantizedConfig(ConfigReader &top,
                  "'" + type + "' is not supported (expected nf4)");
     config.prequantized = p;
     return;
+  } else if (method == "fp8") {
+    // DeepSeek-V3's: E4M3 weights with a scale_inv per block of
+    // weight_block_size [rows, columns]; activations quantized at run time
+    // by the reference kernels, which an f32 artifact does not need.
+    p.method = PrequantizedConfig::Method::FP8;
+    p.bits = 8;
+    if (quant.getString("fmt", "e4m3") != "e4m3")
+      quant.fail("fmt", "only e4m3 FP8 weights are supported");
+    if (quant.getString("activation_scheme", "dynamic") != "dynamic")
+      quant.fail("activation_scheme",
+                 "static activation scales are not supported (expected "
+                 "dynamic)");
+    p.blockRows = p.groupSize = 128;
+    if (const llvm::json::Value *v = q->get("weight_block_size")) {
+      const llvm::json::Array *block = v->getAsArray();
+      std::optional<int64_t> rows, cols;
+      if (block && block->size() == 2) {
+        rows = (*block)[0].getAsInteger();
+        cols = (*block)[1].getAsInteger();
+      }
+      if (!rows || !cols || *rows < 1 || *cols < 1 || *rows > (1 << 20) ||
+          *cols > (1 << 20))
+        quant.fail("weight_block_size",
+                   "expected two positive integers [rows, columns]");
+      else
+        std::tie(p.blockRows, p.groupSize) = std::pair(*rows, *cols);
+    }
+    config.prequantized = p;
+    return;
   } else {
     quant.fail("quant_method",
                "checkpoints quantized with '" + method +
-                   "' are not supported (expected gptq, awq or "
-                   "bitsandbytes; or an unquantized checkpoint and mnemoc "
+                   "' are not supported (expected gptq, awq, bitsandbytes "
+                   "or fp8; or an unquantized checkpoint and mnemoc "
                    "--dtype)");
     return;
   }
@@ -93,7 +122,8 @@ void mlir::mnemo::parsePrequantizedConfig(ConfigReader &top,
 bool mlir::mnemo::isPrequantized(const SafetensorsCheckpoint &weights,
                                  llvm::StringRef stem) {
   return weights.lookup((stem + ".qweight").str()) ||
-         weights.lookup((stem + ".weight.absmax").str());
+         weights.lookup((stem + ".weight.absmax").str()) ||
+         weights.lookup((stem + ".weight_scale_inv").str());
 }
 
 namespace {
@@ -267,6 +297,48 @@ static bool unpackBitsAndBytes(const SafetensorsCheckpoint &weights,
   return true;
 }
 
+/// DeepSeek-V3's FP8: `weight` the E4M3 codes [N, K] as they are,
+/// `weight_scale_inv` [ceil(N / R), ceil(K / C)] (F32 or BF16) the scale of
+/// each block of R rows and C columns, repeated here on each of its rows
+/// (mnemo.dequantize's groups of C along K). NaN codes are refused: the
+/// decoding has no NaN.
+static bool unpackFP8(const PrequantizedConfig &config,
+                      const SafetensorsCheckpoint &weights,
+                      llvm::StringRef stem, int64_t n, int64_t k,
+                      UnpackedWeight &out, std::string &error) {
+  using DT = SafetensorsDType;
+  int64_t rows = config.blockRows, cols = config.groupSize;
+  int64_t rowBlocks = (n + rows - 1) / rows, groups = (k + cols - 1) / cols;
+  Tensors tensors{weights, stem, error};
+  const SafetensorsTensor *codes =
+      tensors.get("weight", {n, k}, {DT::F8_E4M3}, "F8_E4M3");
+  const SafetensorsTensor *scales =
+      codes ? tensors.get("weight_scale_inv", {rowBlocks, groups},
+                          {DT::F32, DT::BF16}, "F32 or BF16")
+            : nullptr;
+  if (!scales)
+    return false;
+  out = UnpackedWeight();
+  out.bits = 8;
+  out.fp8 = true;
+  out.groupSize = cols;
+  out.groups = groups;
+  out.codes.assign(codes->bytes.begin(), codes->bytes.end());
+  for (auto [i, code] : llvm::enumerate(out.codes))
+    if ((code & 0x7f) == 0x7f) {
+      error = (weights.getPath() + ": tensor '" + stem +
+               ".weight' holds an FP8 NaN at element " + llvm::Twine(i))
+                  .str();
+      return false;
+    }
+  std::vector<float> blockScales = readFloats(*scales);
+  out.f32Scales.resize(n * groups);
+  for (int64_t o = 0; o < n; ++o)
+    for (int64_t g = 0; g < groups; ++g)
+      out.f32Scales[o * groups + g] = blockScales[(o / rows) * groups + g];
+  return true;
+}
+
 bool mlir::mnemo::unpackPrequantized(const PrequantizedConfig &config,
                                      const SafetensorsCheckpoint &weights,
                                      llvm::StringRef stem, int64_t n,
@@ -274,6 +346,8 @@ bool mlir::mnemo::unpackPrequantized(const PrequantizedConfig &config,
                                      std::string &error) {
   if (config.method == PrequantizedConfig::Method::BitsAndBytesNF4)
     return unpackBitsAndBytes(weights, stem, n, k, out, error);
+  if (config.method == PrequantizedConfig::Method::FP8)
+    return unpackFP8(config, weights, stem, n, k, out, error);
   bool gptq = config.method == PrequantizedConfig::Method::GPTQ;
   int64_t bits = config.bits, perWord = 32 / bits;
   uint32_t mask = (uint32_t(1) << bits) - 1;
@@ -388,6 +462,11 @@ std::vector<float> mlir::mnemo::dequantized(const UnpackedWeight &w,
   for (int64_t o = 0; o < n; ++o)
     for (int64_t i = 0; i < k; ++i) {
       int64_t g = i / w.groupSize;
+      if (w.fp8) {
+        out[o * k + i] = quant::decodeE4M3Value(w.codes[o * k + i]) *
+                         w.f32Scales[o * w.groups + g];
+        continue;
+      }
       uint32_t q = w.bits == 8 ? w.codes[o * k + i]
                                : (w.codes[o * ((k + 1) / 2) + i / 2] >>
                                   (i % 2 ? 4 : 0)) &

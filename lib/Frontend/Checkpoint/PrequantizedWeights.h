@@ -34,6 +34,8 @@ struct UnpackedWeight {
   int64_t bits = 4;
   /// 4-bit indices into the NF4 table (no zero points), else integer codes.
   bool nf4 = false;
+  /// FP8 E4M3 codes (8 bits, no zero points; f32 scales).
+  bool fp8 = false;
   /// Non-zero when the scales' blocks run across rows (bitsandbytes blocks
   /// the flattened weight): the layout is then that of the weight viewed as
   /// [flatRows, groupSize], one group per row.

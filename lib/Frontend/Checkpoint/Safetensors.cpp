@@ -40,6 +40,7 @@ unsigned mnemo::getDTypeSize(SafetensorsDType dtype) {
   case SafetensorsDType::I8:
   case SafetensorsDType::U8:
   case SafetensorsDType::Bool:
+  case SafetensorsDType::F8_E4M3:
     return 1;
   }
   llvm_unreachable("unknown dtype");
@@ -57,6 +58,7 @@ static std::optional<SafetensorsDType> parseDType(StringRef name) {
       .Case("I8", SafetensorsDType::I8)
       .Case("U8", SafetensorsDType::U8)
       .Case("BOOL", SafetensorsDType::Bool)
+      .Case("F8_E4M3", SafetensorsDType::F8_E4M3)
       .Default(std::nullopt);
 }
 

@@ -64,3 +64,19 @@ func.func @dynamic_columns(%c: tensor<8x?xi8>, %s: tensor<8x2xf16>) -> tensor<8x
   %w = mnemo.dequantize %c, %s format(int8) group(32) : tensor<8x?xi8>, tensor<8x2xf16> -> tensor<8x?xf32>
   return %w : tensor<8x?xf32>
 }
+
+// -----
+
+func.func @fp8_zero_points(%c: tensor<8x45xi8>, %s: tensor<8x2xf32>, %z: tensor<8x2xi8>) -> tensor<8x45xf32> {
+  // expected-error @+1 {{fp8_e4m3 takes no zero points}}
+  %w = mnemo.dequantize %c, %s zero_points(%z : tensor<8x2xi8>) format(fp8_e4m3) group(32) : tensor<8x45xi8>, tensor<8x2xf32> -> tensor<8x45xf32>
+  return %w : tensor<8x45xf32>
+}
+
+// -----
+
+func.func @fp8_packed(%c: tensor<8x23xi8>, %s: tensor<8x2xf32>) -> tensor<8x45xf32> {
+  // expected-error @+1 {{codes per row}}
+  %w = mnemo.dequantize %c, %s format(fp8_e4m3) group(32) : tensor<8x23xi8>, tensor<8x2xf32> -> tensor<8x45xf32>
+  return %w : tensor<8x45xf32>
+}

@@ -55,3 +55,26 @@ func.func @lower_embedding(%c: tensor<11x19xi8>, %s: tensor<11x3xf16>, %ids: ten
   %e = mnemo.embedding %t[%ids] : tensor<11x37xf32>, tensor<2x7xi64> -> tensor<2x7x37xf32>
   return %e : tensor<2x7x37xf32>
 }
+
+// -----
+
+// fp8_e4m3: one E4M3 byte a value (no packing), decoded with integer ops:
+// exponent and mantissa moved into f32's fields, subnormals as mantissa x
+// 2^-9, the sign to bit 31; times the group's f32 scale.
+// CHECK-LABEL: func.func @fp8
+// CHECK: mnemo.dequantize %{{.*}}, %{{.*}} format(fp8_e4m3) group(128) : tensor<130x200xi8>, tensor<130x2xf32> -> tensor<130x200xf32>
+// LOWER-LABEL: func.func @fp8
+// LOWER: linalg.generic
+// LOWER: tensor.extract %{{.*}} : tensor<130x200xi8>
+// LOWER: arith.extui {{.*}} : i8 to i32
+// LOWER: arith.shrui
+// LOWER: arith.bitcast {{.*}} : i32 to f32
+// LOWER: arith.sitofp
+// LOWER: arith.select
+// LOWER: arith.ori
+// LOWER: tensor.extract %{{.*}} : tensor<130x2xf32>
+// LOWER: arith.mulf
+func.func @fp8(%c: tensor<130x200xi8>, %s: tensor<130x2xf32>) -> tensor<130x200xf32> {
+  %w = mnemo.dequantize %c, %s format(fp8_e4m3) group(128) : tensor<130x200xi8>, tensor<130x2xf32> -> tensor<130x200xf32>
+  return %w : tensor<130x200xf32>
+}

@@ -47,6 +47,33 @@
 # RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/gptq4-gen.mnemo %t/gptq4-gen %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE
 # RECOMPUTE-COUNT-6: step {{[0-7]}} (length {{[0-9]+}}): max |d| {{.*}}, greedy ok: ok
 #
+# DeepSeek-V3's FP8 (quant_method fp8): E4M3 weights beside a
+# weight_scale_inv per block of weight_block_size [rows, columns].
+# Inputs/fp8_checkpoint.py writes llama_gqa's projections so, in blocks of
+# 128 x 128 and of 64 x 32 (partial blocks at the 344-wide MLP's edges),
+# and the f32 checkpoint of the values they decode to.
+# RUN: %python %S/Inputs/fp8_checkpoint.py %S/Inputs/refs_public/llama_gqa %t/fp8 %t/fp8-dequantized 128
+# RUN: mnemoc %t/fp8 --generation=false --emit=mnemo -o - | FileCheck %s --check-prefix=FP8IR
+# FP8IR: mnemo.dequantize {{.*}} format(fp8_e4m3) group(128) : tensor<128x128xi8>, tensor<128x1xf32> -> tensor<128x128xf32>
+# FP8IR: mnemo.dequantize {{.*}} format(fp8_e4m3) group(128) : tensor<128x344xi8>, tensor<128x3xf32> -> tensor<128x344xf32>
+# RUN: %python %s check mnemoc %mnemo_run %t/fp8 %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=EXACT
+# RUN: %python %S/Inputs/fp8_checkpoint.py %S/Inputs/refs_public/llama_gqa %t/fp8b %t/fp8b-dequantized 64x32
+# RUN: %python %s check mnemoc %mnemo_run %t/fp8b %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=EXACT
+# RUN: mnemoc %t/fp8b -o %t/fp8b-gen.mnemo
+# RUN: %mnemo_run %t/fp8b-gen.mnemo --generate 6 --input input_ids=%S/Inputs/refs_public/llama_gqa/input_ids.npy --output-dir %t/fp8b-gen
+# RUN: %python %S/Inputs/generation.py recompute %mnemo_run %t/fp8b-gen.mnemo %t/fp8b-gen %S/Inputs/refs_public/llama_gqa/input_ids.npy | FileCheck %s --check-prefix=RECOMPUTE
+# A NaN code (the decoding has none), a missing scale and a bad block size
+# are refused.
+# RUN: %python %S/Inputs/fp8_checkpoint.py %S/Inputs/refs_public/llama_gqa %t/fp8nan %t/fp8nan-dequantized 128 --nan=model.layers.1.self_attn.k_proj.weight
+# RUN: not mnemoc %t/fp8nan -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=FP8NAN
+# FP8NAN: error: {{.*}}model.safetensors: tensor 'model.layers.1.self_attn.k_proj.weight' holds an FP8 NaN at element 0
+# RUN: cp -r %t/fp8 %t/fp8noscale && %python %S/Inputs/make_prequantized.py edit %t/fp8noscale model.layers.0.mlp.up_proj.weight_scale_inv
+# RUN: not mnemoc %t/fp8noscale -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=FP8SCALE
+# FP8SCALE: error: {{.*}}model.safetensors: tensor 'model.layers.0.mlp.up_proj.weight' has dtype F8_E4M3, expected F32, F16 or BF16
+# RUN: cp -r %t/fp8 %t/fp8block && %python %S/Inputs/make_prequantized.py edit %t/fp8block 'weight_block_size=[128]'
+# RUN: not mnemoc %t/fp8block -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=FP8BLOCK
+# FP8BLOCK: error: {{.*}}config.json: key 'quantization_config.weight_block_size': expected two positive integers [rows, columns]
+#
 # What mnemo.dequantize cannot hold, and damaged checkpoints, are refused
 # in one line naming the file and the key or tensor.
 # RUN: %python %S/Inputs/make_prequantized.py %S/Inputs/refs_public/llama_gqa %t/act gptq 4 32 act-order
@@ -54,7 +81,7 @@
 # ACT: error: {{.*}}model.safetensors: 'model.layers.{{[0-9]}}.{{.*}}_proj': g_idx[{{[0-9]+}}] is {{[0-9]+}}, not {{[0-9]+}}: act-order (desc_act) groups are not supported
 # RUN: cp -r %t/gptq4 %t/hqq && %python %S/Inputs/make_prequantized.py edit %t/hqq 'quant_method="hqq"'
 # RUN: not mnemoc %t/hqq -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=HQQ
-# HQQ: error: {{.*}}config.json: key 'quantization_config.quant_method': checkpoints quantized with 'hqq' are not supported (expected gptq, awq or bitsandbytes; or an unquantized checkpoint and mnemoc --dtype)
+# HQQ: error: {{.*}}config.json: key 'quantization_config.quant_method': checkpoints quantized with 'hqq' are not supported (expected gptq, awq, bitsandbytes or fp8; or an unquantized checkpoint and mnemoc --dtype)
 # RUN: cp -r %t/bnb32 %t/fp4 && %python %S/Inputs/make_prequantized.py edit %t/fp4 'bnb_4bit_quant_type="fp4"'
 # RUN: not mnemoc %t/fp4 -o %t/x.mnemo 2>&1 | FileCheck %s --check-prefix=FP4
 # FP4: error: {{.*}}config.json: key 'quantization_config.bnb_4bit_quant_type': 'fp4' is not supported (expected nf4)

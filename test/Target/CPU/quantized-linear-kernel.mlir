@@ -57,6 +57,28 @@ func.func @int8_zero_points(%x: tensor<3x64xf32>) -> tensor<3x24xf32> {
 
 // -----
 
+// fp8_e4m3: one byte a code, packed as int8's; each K step's 32 bytes are
+// decoded to f32 with integer ops, then the group's scales.
+// CHECK-LABEL: func.func @fp8
+// CHECK-NOT: mnemo.dequantize
+// CHECK-DAG: tensor<1x160x32xi8>
+// CHECK-DAG: tensor<1x2x32xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<1x160x32xi8>, vector<32xi8>
+// CHECK: arith.extui {{.*}} : vector<32xi8> to vector<32xi32>
+// CHECK: arith.bitcast {{.*}} : vector<32xi32> to vector<32xf32>
+// CHECK: arith.select
+// CHECK: arith.mulf {{.*}} : vector<32xf32>
+// CHECK: vector.fma
+func.func @fp8(%x: tensor<3x160xf32>) -> tensor<3x24xf32> {
+  %c = arith.constant dense<56> : tensor<24x160xi8>
+  %s = arith.constant dense<0.25> : tensor<24x2xf32>
+  %w = mnemo.dequantize %c, %s format(fp8_e4m3) group(128) : tensor<24x160xi8>, tensor<24x2xf32> -> tensor<24x160xf32>
+  %y = mnemo.linear %x, %w layout(out_in) : tensor<3x160xf32>, tensor<24x160xf32> -> tensor<3x24xf32>
+  return %y : tensor<3x24xf32>
+}
+
+// -----
+
 // nf4: the index's four bits select among the table's 16 values (15
 // selects), then the scale.
 // CHECK-LABEL: func.func @nf4

@@ -31,11 +31,12 @@ namespace mlir::mnemo {
 /// Storage type of a compiled checkpoint's weight matrices (linear layers
 /// and embedding tables). Activations, norms and accumulation stay f32; a
 /// matrix element is widened where it is read.
-enum class WeightDType { F32, BF16, F16, Int8, Int4, NF4 };
+enum class WeightDType { F32, BF16, F16, Int8, Int4, NF4, FP8 };
 
 /// How weight matrices are stored: a float type, or integer codes with a
 /// scale (and, asymmetric, a zero point) per group of `groupSize` input
-/// features (`mnemo.dequantize`).
+/// features (`mnemo.dequantize`); FP8 E4M3 values with a scale per block of
+/// `groupSize` x `groupSize` (128 unless given).
 struct WeightOptions {
   WeightDType dtype = WeightDType::F32;
   int64_t groupSize = 32;
@@ -54,7 +55,7 @@ struct WeightOptions {
   WeightOptions(WeightDType dtype) : dtype(dtype) {}
   bool quantized() const {
     return dtype == WeightDType::Int8 || dtype == WeightDType::Int4 ||
-           dtype == WeightDType::NF4;
+           dtype == WeightDType::NF4 || dtype == WeightDType::FP8;
   }
 };
 

@@ -25,7 +25,19 @@
 namespace mlir::mnemo {
 
 /// The element types of the safetensors format.
-enum class SafetensorsDType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
+enum class SafetensorsDType {
+  F64,
+  F32,
+  F16,
+  BF16,
+  I64,
+  I32,
+  I16,
+  I8,
+  U8,
+  Bool,
+  F8_E4M3, // OCP FP8 E4M3 (DeepSeek-V3's weights)
+};
 
 /// Size in bytes of one element of `dtype`.
 unsigned getDTypeSize(SafetensorsDType dtype);

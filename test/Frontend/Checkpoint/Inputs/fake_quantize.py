@@ -11,6 +11,9 @@ bf16 instead, to nearest even; a tied embedding is the head):
     zero = round(-min / scale), q = round(w / scale) + zero in [0, levels];
   nf4: scale = absmax, q = the nearest NormalFloat4 value (the lowest
     index on a tie);
+  fp8: per block of GROUP x GROUP (rows and columns; DeepSeek-V3's
+    128 x 128), scale = absmax / 448 in f32, q = the E4M3 value nearest
+    to w / scale (ties to even);
 
 per group of GROUP columns of a row (the last one partial), rounding half
 away from zero, in f32. Scales are rounded to f16 when every scale of the
@@ -26,7 +29,31 @@ import numpy as np
 from quant_reference import NF4, round_away
 from safetensors_io import read as read_safetensors, write as write_safetensors
 
+def e4m3(x):
+    """f32 `x` (|x| <= 448 up to rounding) rounded to the nearest OCP E4M3
+    value, ties to even: a binade's 8 steps, the subnormals' step 2^-9."""
+    a = np.abs(x).astype(np.float64)
+    e = np.maximum(np.floor(np.log2(np.where(a > 0, a, 1.0))), -6)
+    step = 2.0 ** (e - 3)
+    r = np.minimum(np.round(a / step) * step, 448.0)
+    return (np.sign(x) * r).astype(np.float32)
+
+
+def fake_quantize_fp8(w, block):
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float32)
+    out = np.empty_like(rows)
+    for r in range(0, rows.shape[0], block):
+        for c in range(0, rows.shape[1], block):
+            g = rows[r:r + block, c:c + block]
+            scale = np.float32(np.abs(g).max()) / np.float32(448)
+            x = g / scale if scale > 0 else np.zeros_like(g)
+            out[r:r + block, c:c + block] = e4m3(x.astype(np.float32)) * scale
+    return out.reshape(w.shape)
+
+
 def fake_quantize(w, fmt, group, asymmetric):
+    if fmt == "fp8":
+        return fake_quantize_fp8(w, group)
     rows = w.reshape(-1, w.shape[-1]).astype(np.float32)
     levels = 255 if fmt == "int8" else 15
     half = 127 if fmt == "int8" else 7

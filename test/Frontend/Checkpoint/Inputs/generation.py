@@ -7,7 +7,7 @@ forward over the prompt and the tokens so far).
         REF_DIR/ragged/input_ids.npy's prompt padded with zeros to the same
         width; prints the prompt lengths as "L0,L1"
     generation.py compare OUT_DIR REF_DIR [--ragged] [--teacher]
-                  [--max-abs TOL | --rel-l2 TOL]
+                  [--max-abs TOL | --rel-l2 TOL] [--margin M]
         compares OUT_DIR/tokens.npy and step_logits.npy with REF_DIR's
         references (with --ragged, row 1 with REF_DIR/ragged's row 0), row by
         row and step by step. Greedy runs: the tokens must match up to the
@@ -18,7 +18,9 @@ forward over the prompt and the tokens so far).
         --rel-l2 bounds ||d|| / ||ref|| of each row instead; with
         --flips N it bounds each step's instead, but for at most N steps
         (a sparse model's top-k selection may flip where a lossy cache
-        moves a near-tie: those steps are listed, not hidden).
+        moves a near-tie: those steps are listed, not hidden). --margin
+        moves the greedy cut to the first margin below M (lossy weights,
+        whose logits move by more than 1e-3).
 
     generation.py recompute MNEMO_RUN ARTIFACT OUT_DIR IDS.npy [TOL]
         checks OUT_DIR's generation of IDS.npy (every row a whole prompt)
@@ -52,7 +54,8 @@ def references(ref_dir, ragged):
             rows("greedy_margin.npy", margin))
 
 
-def compare(out_dir, ref_dir, ragged, teacher, max_abs, rel_l2, flips=None):
+def compare(out_dir, ref_dir, ragged, teacher, max_abs, rel_l2, flips=None,
+            cut=MARGIN):
     tokens = np.load(os.path.join(out_dir, "tokens.npy"))
     logits = np.load(os.path.join(out_dir, "step_logits.npy"))
     ref_tokens, ref_logits, margin = references(ref_dir, ragged)
@@ -66,7 +69,7 @@ def compare(out_dir, ref_dir, ragged, teacher, max_abs, rel_l2, flips=None):
         if teacher:
             upto = steps
         else:
-            low = np.nonzero(margin[r] < MARGIN)[0]
+            low = np.nonzero(margin[r] < cut)[0]
             upto = int(low[0]) + 1 if len(low) else steps
         got, want = logits[r, :upto], ref_logits[r, :upto]
         if not np.isfinite(got).all():
@@ -76,10 +79,10 @@ def compare(out_dir, ref_dir, ragged, teacher, max_abs, rel_l2, flips=None):
         line = f"row {r}: "
         if not teacher:
             # The token of the margin-cut step itself may differ.
-            n = upto - 1 if upto < steps or margin[r, -1] < MARGIN else steps
+            n = upto - 1 if upto < steps or margin[r, -1] < cut else steps
             same = int((tokens[r, :n] == ref_tokens[r, :n]).sum())
             line += f"tokens {same}/{n} match"
-            line += f" (cut at step {upto - 1}: margin below {MARGIN:g})" \
+            line += f" (cut at step {upto - 1}: margin below {cut:g})" \
                 if n < steps else ""
             ok &= same == n
             line += ", "
@@ -150,7 +153,7 @@ def main(argv):
         return 0
     if len(argv) >= 4 and argv[1] == "compare":
         flags = argv[4:]
-        max_abs, rel_l2, flips = 1e-4, None, None
+        max_abs, rel_l2, flips, cut = 1e-4, None, None, MARGIN
         for i, f in enumerate(flags):
             if f == "--max-abs":
                 max_abs = float(flags[i + 1])
@@ -158,8 +161,10 @@ def main(argv):
                 rel_l2 = float(flags[i + 1])
             if f == "--flips":
                 flips = int(flags[i + 1])
+            if f == "--margin":
+                cut = float(flags[i + 1])
         return compare(argv[2], argv[3], "--ragged" in flags,
-                       "--teacher" in flags, max_abs, rel_l2, flips)
+                       "--teacher" in flags, max_abs, rel_l2, flips, cut)
     print(__doc__)
     return 2
 

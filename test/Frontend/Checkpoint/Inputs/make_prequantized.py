@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-from safetensors_io import read as read_safetensors, write as write_safetensors
+from safetensors_io import dtypes as safetensors_dtypes, read as read_safetensors, write as write_safetensors
 
 LAYERS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
           "down_proj")
@@ -187,6 +187,10 @@ def edit(directory, changes):
     with open(path) as f:
         config = json.load(f)
     tensors = read_safetensors(os.path.join(directory, "model.safetensors"))
+    # FP8 codes are read as bytes: written back as F8_E4M3.
+    fp8 = {name: t for name, t in
+           safetensors_dtypes(os.path.join(directory, "model.safetensors")).items()
+           if t == "F8_E4M3"}
     for change in changes:
         key, _, value = change.partition("=")
         if value:
@@ -195,7 +199,7 @@ def edit(directory, changes):
             del tensors[key]
     with open(path, "w") as f:
         json.dump(config, f, indent=1)
-    write_safetensors(os.path.join(directory, "model.safetensors"), tensors)
+    write_safetensors(os.path.join(directory, "model.safetensors"), tensors, fp8)
 
 
 def main():
