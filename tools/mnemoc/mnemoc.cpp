@@ -270,7 +270,7 @@ static cl::opt<bool> gpuDecodeTma(
     cl::desc("GPU: the decode kernel copies FP8 pages by TMA boxes (pages "
              "of 8 or a multiple of 16 keys) instead of cp.async pieces "
              "(sm_90a; off: not yet validated on a GPU)"),
-    cl::init(false), cl::cat(mnemocOptions));
+    cl::init(false), cl::Hidden, cl::cat(mnemocOptions));
 enum class GpuBinary { Auto, On, Off };
 static cl::opt<GpuBinary> gpuBinary(
     "gpu-binary",
