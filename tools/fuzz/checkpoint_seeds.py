@@ -8,6 +8,8 @@ Usage: checkpoint_seeds.py OUT_DIR [--with-exports]
     (test/Frontend/Checkpoint/Inputs/make_checkpoints.py: a Llama;
     make_deepseek_checkpoints.py: DeepSeek-V3 with MLA and experts), each
     with its config also recast as the other Llama-family model types;
+  - the Llama ones' projections also in DeepSeek-V3's FP8 layout (F8_E4M3
+    weights, weight_scale_inv per 16 x 16 block; Inputs/fp8_checkpoint.py);
   - with --with-exports, the reference checkpoints (Llama, Mistral, Qwen3,
     DeepSeek-V3, V3.2 and V4; 0.4 to 1.8 MiB each), for long runs.
 """
@@ -15,6 +17,7 @@ Usage: checkpoint_seeds.py OUT_DIR [--with-exports]
 import argparse
 import hashlib
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -23,6 +26,26 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 INPUTS = ROOT / "test" / "Frontend" / "Checkpoint" / "Inputs"
 LIMIT = 256 * 1024
+
+
+def fp8_variant(directory, tmp):
+    """`directory`'s checkpoint with its projections in FP8, or None when
+    it is not a Llama with f32 projections."""
+    try:
+        config = json.loads((directory / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    weights = directory / "model.safetensors"
+    if not isinstance(config, dict) or config.get("model_type") != "llama" or \
+            not weights.exists():
+        return None
+    out = pathlib.Path(tmp) / ("fp8-" + directory.name)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        str(p) for p in (INPUTS, ROOT / "scripts" / "lib", ROOT / "test" / "Numerics")))
+    r = subprocess.run([sys.executable, str(INPUTS / "fp8_checkpoint.py"), str(directory),
+                        str(out), str(out) + "-decoded", "16"],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return pack(out) if r.returncode == 0 else None
 
 
 def pack(directory):
@@ -67,6 +90,9 @@ def main():
                 if packed and len(packed) <= LIMIT:
                     seeds.append(packed)
                     seeds.extend(recast(packed))
+                    fp8 = fp8_variant(d, tmp)
+                    if fp8 and len(fp8) <= LIMIT:
+                        seeds.append(fp8)
     if args.with_exports:
         for group in ("refs_public", "refs_sparse_public"):
             for d in sorted((INPUTS / group).iterdir()):
