@@ -59,19 +59,19 @@ func.func @lower_embedding(%c: tensor<11x19xi8>, %s: tensor<11x3xf16>, %ids: ten
 // -----
 
 // fp8_e4m3: one E4M3 byte a value (no packing), decoded with integer ops:
-// exponent and mantissa moved into f32's fields, subnormals as mantissa x
-// 2^-9, the sign to bit 31; times the group's f32 scale.
+// sign-extended, shifted and masked, exponent and mantissa under f32's
+// fields and the sign at bit 31 (the value times 2^-120), then times 2^120
+// and the group's f32 scale.
 // CHECK-LABEL: func.func @fp8
 // CHECK: mnemo.dequantize %{{.*}}, %{{.*}} format(fp8_e4m3) group(128) : tensor<130x200xi8>, tensor<130x2xf32> -> tensor<130x200xf32>
 // LOWER-LABEL: func.func @fp8
 // LOWER: linalg.generic
 // LOWER: tensor.extract %{{.*}} : tensor<130x200xi8>
-// LOWER: arith.extui {{.*}} : i8 to i32
-// LOWER: arith.shrui
+// LOWER: arith.extsi {{.*}} : i8 to i32
+// LOWER: arith.shli
+// LOWER: arith.andi
 // LOWER: arith.bitcast {{.*}} : i32 to f32
-// LOWER: arith.sitofp
-// LOWER: arith.select
-// LOWER: arith.ori
+// LOWER: arith.mulf {{.*}}, %cst
 // LOWER: tensor.extract %{{.*}} : tensor<130x2xf32>
 // LOWER: arith.mulf
 func.func @fp8(%c: tensor<130x200xi8>, %s: tensor<130x2xf32>) -> tensor<130x200xf32> {

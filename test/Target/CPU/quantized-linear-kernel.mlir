@@ -64,9 +64,10 @@ func.func @int8_zero_points(%x: tensor<3x64xf32>) -> tensor<3x24xf32> {
 // CHECK-DAG: tensor<1x160x32xi8>
 // CHECK-DAG: tensor<1x2x32xf32>
 // CHECK: vector.transfer_read {{.*}} : tensor<1x160x32xi8>, vector<32xi8>
-// CHECK: arith.extui {{.*}} : vector<32xi8> to vector<32xi32>
+// CHECK: arith.extsi {{.*}} : vector<32xi8> to vector<32xi32>
+// CHECK-NOT: arith.select
 // CHECK: arith.bitcast {{.*}} : vector<32xi32> to vector<32xf32>
-// CHECK: arith.select
+// CHECK: arith.mulf {{.*}} : vector<32xf32>
 // CHECK: arith.mulf {{.*}} : vector<32xf32>
 // CHECK: vector.fma
 func.func @fp8(%x: tensor<3x160xf32>) -> tensor<3x24xf32> {
