@@ -343,8 +343,10 @@ KernelEmitter::DecodeTile KernelEmitter::decodeRead(Value slot) {
   int64_t pieces = p.d / (4 * perPiece);
   bool swap =
       p.decodeTma && pieces == 2 && Problem::tmaSwizzle(p.d * eb) == 128;
-  Value odd =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ne, rem(rowA, 2), idx(0));
+  Value odd;
+  if (swap)
+    odd = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, rem(rowA, 2),
+                                idx(0));
   for (int64_t j = 0; j < 2; ++j) {
     Value key = add(rowA, idx(8 * j));
     Value row = add(rows, mul(key, p.d));
