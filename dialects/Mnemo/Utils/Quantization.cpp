@@ -51,7 +51,7 @@ QuantizedMatrix quant::quantize(ArrayRef<float> values, int64_t rows,
                                 int64_t cols, QuantFormat format,
                                 int64_t group, bool asymmetric,
                                 llvm::function_ref<float(float)> roundScale) {
-  bool packed = format != QuantFormat::Int8;
+  bool packed = quant::isPacked(format);
   int64_t perRow = packed ? (cols + 1) / 2 : cols;
   int64_t groups = (cols + group - 1) / group;
   QuantizedMatrix m;
@@ -151,7 +151,7 @@ float quant::dequantizedValue(const QuantizedMatrix &m, int64_t cols,
   if (format == QuantFormat::FP8E4M3)
     return decodeE4M3Value(uint8_t(m.codes[row * cols + col])) *
            m.scales[row * groups + col / group];
-  bool packed = format != QuantFormat::Int8;
+  bool packed = quant::isPacked(format);
   bool asymmetric = !m.zeros.empty();
   int64_t perRow = packed ? (cols + 1) / 2 : cols;
   uint8_t byte = uint8_t(m.codes[row * perRow + (packed ? col / 2 : col)]);

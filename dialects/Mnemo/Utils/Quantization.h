@@ -26,6 +26,12 @@ namespace mlir::mnemo::quant {
 /// QLoRA's NormalFloat4 values, index 0 to 15 (bitsandbytes' table).
 ArrayRef<float> nf4Values();
 
+/// Whether `format` packs two codes a byte (int4, nf4; as
+/// DequantizeOp::isPacked).
+inline bool isPacked(QuantFormat format) {
+  return format == QuantFormat::Int4 || format == QuantFormat::NF4;
+}
+
 /// A row-major matrix [rows, cols] quantized in groups of `group` columns.
 struct QuantizedMatrix {
   std::vector<int8_t> codes;    // [rows, cols] or [rows, ceil(cols / 2)]

@@ -322,8 +322,7 @@ Value DecoderBuilder::dequantizeOp(ArrayRef<int64_t> shape, QuantFormat format,
   };
   int64_t cols = shape.back();
   SmallVector<int64_t> codeShape(shape);
-  bool packed = format == QuantFormat::Int4 || format == QuantFormat::NF4;
-  codeShape.back() = packed ? llvm::divideCeil(cols, 2) : cols;
+  codeShape.back() = quant::isPacked(format) ? llvm::divideCeil(cols, 2) : cols;
   Value codeValues = bytes(codeShape, codes);
   Value scaleValues = arith::ConstantOp::create(b, loc, scales);
   Value zeroValues;
