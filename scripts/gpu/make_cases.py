@@ -488,6 +488,70 @@ def grouped_linear_skips(out):
                           flags=["--precision=3xtf32"], groups=[2, -1, 4, 0, 3], out=out)
 
 
+def e4m3_values(codes):
+    """The f32 values of E4M3 bytes (mnemo.dequantize's fp8_e4m3), decoded
+    from their fields."""
+    u = codes.view(np.uint8).astype(np.int64)
+    e, m = (u >> 3) & 15, u & 7
+    v = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1.0 + m / 8.0) * 2.0 ** (e - 7))
+    return np.where(u & 0x80, -v, v)
+
+
+def quantized_linear(out, name, rows, k, n, fmt, group, bias=False, rel=1e-5, flags=()):
+    """A mnemo.linear of f32 rows through a mnemo.dequantize (int8 codes or
+    E4M3 bytes, f32 scales in groups of `group` along K) against float64
+    (codes decoded by e4m3_values, independent of the compiler's): decode
+    rows read the codes in the tile, more rows the weight decoded whole."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    groups = -(-k // group)
+    x = rng.standard_normal((*rows, k)).astype(np.float32)
+    if fmt == "fp8_e4m3":  # every byte but the NaN codes 0x7f and 0xff
+        codes = rng.integers(0, 255, size=(n, k)).astype(np.uint8)
+        codes[(codes & 0x7F) == 0x7F] = 0x7E
+        codes = codes.view(np.int8)
+        values = e4m3_values(codes)
+    else:
+        codes = rng.integers(-128, 128, size=(n, k)).astype(np.int8)
+        values = codes.astype(np.float64)
+    scales = (rng.random((n, groups)) * 0.02 + 1e-3).astype(np.float32)
+    w = values * np.repeat(scales.astype(np.float64), group, axis=1)[:, :k]
+    ref = x.astype(np.float64) @ w.T
+    ins = {"x": x, "c": codes, "s": scales}
+    attr, extra = "", ""
+    if bias:
+        ins["b"] = rng.standard_normal(n).astype(np.float32)
+        ref = ref + ins["b"]
+        attr, extra = f" bias(%b : {ttype((n,))})", f", %b: {ttype((n,))}"
+    np.save(os.path.join(out, f"{name}.reference.npy"), ref)
+    inputs = []
+    for key, v in ins.items():
+        np.save(os.path.join(out, f"{name}.{key}.npy"), v)
+        inputs.append({"name": key, "shape": v.shape, "file": f"{name}.{key}.npy"})
+    xt, ct, st = ttype(x.shape), ttype((n, k), "i8"), ttype((n, groups))
+    yt, wt = ttype((*rows, n)), ttype((n, k))
+    mlir = (f"func.func @main(%x: {xt}, %c: {ct}, %s: {st}{extra}) -> {yt} {{\n"
+            f"  %w = mnemo.dequantize %c, %s format({fmt}) group({group}) : {ct}, {st} -> {wt}\n"
+            f"  %r = mnemo.linear %x, %w layout(out_in){attr} : {xt}, {wt} -> {yt}\n"
+            f"  return %r : {yt}\n}}\n")
+    return name, mlir, inputs, {"op": "stored", "file": f"{name}.reference.npy", "rel": rel}, \
+        None, list(flags)
+
+
+def quantized_linear_cases(out):
+    # Decode rows reading E4M3 or int8 codes and their scales in the tile
+    # (3xTF32: rows within 1e-5 of float64): K off the 32-code steps and
+    # the groups (a partial last group), N off the tiles, split-K, a bias;
+    # one TF32 product; and 100 rows, whose GEMM reads the weight decoded
+    # whole.
+    yield quantized_linear(out, "lin_fp8w_f32in_splitk_3x1x1040_to_264", (3, 1), 1040, 264,
+                           "fp8_e4m3", 128)
+    yield quantized_linear(out, "lin_int8w_f32in_bias_5x208_to_136", (5,), 208, 136, "int8", 32,
+                           bias=True)
+    yield quantized_linear(out, "lin_fp8w_tf32_2x1040_to_264", (2,), 1040, 264, "fp8_e4m3", 128,
+                           rel=5e-3, flags=["--precision=tf32"])
+    yield quantized_linear(out, "lin_int8w_f32in_100x208_to_136", (100,), 208, 136, "int8", 64)
+
+
 def tiny_decoder(out):
     """The tiny decoder at the prompt's length, its constants as inputs."""
     src = open(os.path.join(ROOT, "examples/tiny-decoder/model.mlir")).read()
@@ -564,13 +628,15 @@ def main():
                    "at the same place relative to the artifact where the cases run)")
     p.add_argument("--models-only", action="store_true",
                    help="only the --models cases (no attention, layer or tiny-decoder case)")
+    p.add_argument("--only", help="only the cases whose name this regular expression finds")
     a = p.parse_args()
     mnemo_run = a.mnemo_run or default_mnemo_run(a.mnemoc)
     os.makedirs(a.out, exist_ok=True)
     cases = [] if a.models_only else [
         c if len(c) == 6 else c + ([],)
         for c in list(attention_cases()) + list(linear_cases())
-        + list(layer_cases()) + [grouped_linear_skips(a.out), tiny_decoder(a.out)]]
+        + list(layer_cases()) + list(quantized_linear_cases(a.out))
+        + [grouped_linear_skips(a.out), tiny_decoder(a.out)]]
     cases += [reference_model(a.out, m) for m in a.models]
     if a.model_dtype:
         cases += [reference_model(a.out, m, a.model_dtype) for m in a.models if os.path.isdir(m)]
@@ -580,6 +646,8 @@ def main():
     if a.weights_reference:
         cases = [c[:-1] + (c[-1] + ["--weights=reference"],)
                  if "\n" not in c[1] and os.path.isdir(c[1]) else c for c in cases]
+    if a.only:
+        cases = [c for c in cases if re.search(a.only, c[0])]
     manifest = []
     for name, source, inputs, ref, tol, flags in cases:
         if "\n" not in source:  # a model file or directory

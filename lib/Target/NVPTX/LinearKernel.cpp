@@ -31,6 +31,7 @@
 #include "TensorCoreBuilder.h"
 
 #include "dialects/Mnemo/IR/MnemoOps.h"
+#include "dialects/Mnemo/Utils/Quantization.h"
 #include "mnemo/Target/NVPTX/Chips.h"
 
 #include "mlir/IR/Dominance.h"
@@ -167,7 +168,21 @@ struct Gemm {
   int64_t rawOffset() const {
     return (rowScaleOffset() + (rmsNorm ? 4 * blockM : 0) + 15) / 16 * 16;
   }
-  int64_t sharedBytes() const { return rawOffset() + stages * rawStageBytes(); }
+  /// Quantized weight (a decode tile's TF32 layer whose weight is a
+  /// mnemo.dequantize of byte codes): per stage, the step's codes [blockN,
+  /// 32] as stored and their scales (f32 [blockN]), copied by cp.async and
+  /// decoded into the W tile when the step comes.
+  std::optional<mnemo::QuantFormat> quant;
+  int64_t quantGroup = 0;
+  bool quantized() const { return quant.has_value(); }
+  int64_t codeBytes() const { return quantized() ? blockN * kBlockK / 2 : 0; }
+  int64_t codeScaleBytes() const { return quantized() ? 4 * blockN : 0; }
+  int64_t quantOffset() const {
+    return (rawOffset() + stages * rawStageBytes() + 15) / 16 * 16;
+  }
+  int64_t sharedBytes() const {
+    return quantOffset() + stages * (codeBytes() + codeScaleBytes());
+  }
 };
 
 bool isSixteenBit(Type t) { return t.isBF16() || t.isF16(); }
@@ -183,11 +198,36 @@ struct Fusion {
 struct LinearView {
   Operation *op = nullptr;
   Value input, weight, bias, groups;
+  /// The weight's mnemo.dequantize when the kernel can read its codes
+  /// (quantizedWeightOf), else null.
+  mnemo::DequantizeOp dequantize;
   int64_t groupRows = 0;
   bool outIn = true;
   int64_t k = 0, n = 0;
   Value result() const { return op->getResult(0); }
 };
+
+/// The mnemo.dequantize producing `weight` when a decode tile can read its
+/// codes in place of the decoded f32 weight: byte codes (int8 without zero
+/// points, fp8_e4m3) [N, K] with f32 scales in groups of a multiple of 32
+/// (one scale a row and K step of 32), K a multiple of 16 (16-byte rows of
+/// codes). The codes are exact TF32 values: the kernel multiplies them as
+/// they are and scales each step's sums.
+mnemo::DequantizeOp quantizedWeightOf(Value weight) {
+  auto dq = weight.getDefiningOp<mnemo::DequantizeOp>();
+  if (!dq || dq.getZeroPoints() || dq.getGroupSize() % 32 ||
+      (dq.getFormat() != mnemo::QuantFormat::Int8 &&
+       dq.getFormat() != mnemo::QuantFormat::FP8E4M3))
+    return {};
+  auto codes = cast<RankedTensorType>(dq.getCodes().getType());
+  auto scales = cast<RankedTensorType>(dq.getScales().getType());
+  auto result = cast<RankedTensorType>(dq.getResult().getType());
+  if (codes.getRank() != 2 || !codes.hasStaticShape() ||
+      !scales.getElementType().isF32() || !result.getElementType().isF32() ||
+      codes.getDimSize(1) % 16)
+    return {};
+  return dq;
+}
 
 /// `op`'s view when it is one of the two ops.
 std::optional<LinearView> viewOf(Operation *op) {
@@ -200,6 +240,8 @@ std::optional<LinearView> viewOf(Operation *op) {
     v.outIn = linear.getLayout() == mnemo::WeightLayout::OutIn;
     v.k = linear.getInFeatures();
     v.n = linear.getOutFeatures();
+    if (v.outIn)
+      v.dequantize = quantizedWeightOf(v.weight);
     return v;
   }
   if (auto grouped = dyn_cast<mnemo::GroupedLinearOp>(op)) {
@@ -246,6 +288,10 @@ LogicalResult describe(const LinearView &op, const Fusion &fusion,
       return why = "f32 weight [K, N] (TF32 reads W [N, K])", failure();
     g.singleTf32 = precision == F32Precision::tf32;
     g.tileElem = BFloat16Type::get(w.getContext());
+    if (mnemo::DequantizeOp dq = op.dequantize) {
+      g.quant = dq.getFormat();
+      g.quantGroup = dq.getGroupSize();
+    }
   } else if (!isSixteenBit(g.elem)) {
     return why = "weight is not bf16, f16 or f32", failure();
   }
@@ -300,7 +346,8 @@ LogicalResult describe(const LinearView &op, const Fusion &fusion,
   // cores' warp reductions, and exactly: on an H100, 1.16x to 1.38x the
   // 3xTF32 split-K tile at K 4096 (docs/GPU.md). At two rows that holds
   // for N 4096 only; from four rows TF32 is 2.5x faster and more.
-  if (g.tf32() && !g.dynamicM && !g.grouped() && g.m == 1)
+  // (A quantized weight's codes are read by the tile only.)
+  if (g.tf32() && !g.quantized() && !g.dynamicM && !g.grouped() && g.m == 1)
     return why = "one f32 row (the CUDA cores' GEMV is faster)", failure();
   // Rows are staged in 16-byte chunks of 8 elements, whole or not at all.
   if (g.k % 8 || g.n % 8)
@@ -438,6 +485,14 @@ FailureOr<Gemm> analyze(const LinearView &op, const Fusion &fusion, bool wgmma,
   if (failed(describe(op, fusion, maxBatch, precision, g, why)))
     return failure();
   chooseTiling(g, wgmma, tma, smCount, sharedLimit);
+  // Codes are read in place by decode tiles only: a prefill's GEMM reads
+  // the weight decoded once per call, which its rows amortize.
+  if (g.quantized() && !isDecodeTile(g)) {
+    LinearView decoded = op;
+    decoded.dequantize = nullptr;
+    return analyze(decoded, fusion, wgmma, tma, smCount, splitK, maxBatch,
+                   sharedLimit, precision, why);
+  }
   // Dynamic rows: the input's tensor map takes its row count when the
   // plan runs. Split-K is chosen for the planned rows when they are the
   // batch's bound (the partials and the reduction follow the real count);
@@ -502,6 +557,9 @@ public:
   /// grouped: the group of each block of rows ([G] i32 or i64); `w` is
   /// then the groups' weights as [E N, K].
   Value groups;
+  /// Quantized weight: `w` is the codes [N, K] (i8) and `codeScales` their
+  /// scales [N, ceil(K / group)] (f32).
+  Value codeScales;
 
 private:
   /// The rows of `x` and `y`.
@@ -550,6 +608,18 @@ private:
   /// forEachChunk deals them; the rms_norm weight's 64 elements by the
   /// first threads); zero fills past the matrix.
   void stageRaw(Value step, Value stage);
+  /// Quantized weight: starts the cp.async copies of K step `step`'s codes
+  /// (16 bytes a copy) and of each row's scale into stage number `stage`;
+  /// zero fills past the matrix.
+  void stageCodes(Value step, Value stage);
+  /// Quantized weight: the codes of stage number `stage` decoded (exact
+  /// f32 values, no scale) into the W tile at element `tile`, by the
+  /// threads that copied them; the caller then waits for the block.
+  void decodeCodes(Value stage, Value tile);
+  /// Quantized weight: acc += part x the scale of each accumulator's
+  /// column, read from stage number `stage`.
+  void addScaled(Value stage, ArrayRef<Accumulator> part,
+                 SmallVectorImpl<Accumulator> &acc);
   /// rawStaged: the chunks of stage number `stage` in loadInput's form,
   /// read back from shared memory once its copies have landed.
   SmallVector<Value> readRaw(Value stage);
@@ -608,6 +678,8 @@ private:
   Value rowScales; // rms_norm: f32 [blockM] in shared memory
   /// rawStaged: the raw x, up (SwiGLU) and rms_norm weight of every stage.
   Value rawX, rawUp, rawNorm;
+  /// Quantized weight: every stage's codes (i8) and scales (f32).
+  Value rawCodes, rawCodeScales;
 };
 
 void GemmEmitter::forEachChunk(int64_t rows, int64_t width,
@@ -643,6 +715,8 @@ void GemmEmitter::stageAsync(Value step, Value stage) {
   };
   if (!g.viaRegisters())
     copy(aTile(stage), x, m0, rowCount(), k0, g.kUnits());
+  if (g.quantized())
+    return;
   if (g.outIn)
     copy(wTile(stage), w, add(wRow0, n0), add(wRow0, idx(g.n)), k0, g.kUnits());
   else
@@ -706,6 +780,78 @@ void GemmEmitter::stageRaw(Value step, Value stage) {
     copy(rawNorm, add(mul(stage, kBlockK), col), normWeight,
          {select(valid, gc, idx(0))}, normPer, valid);
   });
+}
+
+void GemmEmitter::stageCodes(Value step, Value stage) {
+  // The step's K elements start at e0 (kBlockK units of TF32: 32 codes a
+  // row, two 16-byte copies); its scales are those of group e0 / group.
+  Value e0 = mul(step, kBlockK / 2);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // Chunk `col` (0 or 8) of a row holds codes 2 col .. 2 col + 15.
+  forEachChunk(g.blockN, 16, [&](Value row, Value col) {
+    Value gr = add(n0, row), gc = add(e0, mul(col, 2));
+    Value valid = both(lt(gr, idx(g.n)), lt(gc, idx(g.k)));
+    Value at =
+        add(mul(stage, g.codeBytes()), add(mul(row, kBlockK / 2), mul(col, 2)));
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, rawCodes, ValueRange{at}, w,
+        ValueRange{select(valid, gr, idx(0)), select(valid, gc, idx(0))},
+        b.getIndexAttr(16), select(valid, idx(16), idx(0)), b.getUnitAttr());
+  });
+  // (4-byte copies go through L1: cp.async.ca.)
+  forEachChunk(g.blockN, 8, [&](Value row, Value) {
+    Value gr = add(n0, row);
+    Value valid = lt(gr, idx(g.n));
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, rawCodeScales, ValueRange{add(mul(stage, g.blockN), row)},
+        codeScales,
+        ValueRange{select(valid, gr, idx(0)), div(e0, g.quantGroup)},
+        b.getIndexAttr(1), select(valid, idx(1), idx(0)), UnitAttr());
+  });
+}
+
+void GemmEmitter::decodeCodes(Value stage, Value tile) {
+  auto bytesType = VectorType::get({16}, b.getI8Type());
+  forEachChunk(g.blockN, 16, [&](Value row, Value col) {
+    Value at =
+        add(mul(stage, g.codeBytes()), add(mul(row, kBlockK / 2), mul(col, 2)));
+    Value bytes =
+        vector::LoadOp::create(b, bytesType, rawCodes, ValueRange{at},
+                               /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value values = mnemo::quant::decodeCodes(b, b.getLoc(), *g.quant,
+                                             /*unsignedCodes=*/false, bytes,
+                                             /*high=*/false);
+    // Code c of the row is unit column 2 c of the W tile: the chunk's 16
+    // values are four 16-byte pieces from unit 4 col.
+    for (int64_t q = 0; q < 4; ++q) {
+      Value piece = vector::ShuffleOp::create(
+          b, values, values,
+          ArrayRef<int64_t>{4 * q, 4 * q + 1, 4 * q + 2, 4 * q + 3});
+      Value unit = add(mul(col, 4), idx(8 * q));
+      vector::StoreOp::create(
+          b, piece, wideTiles,
+          ValueRange{div(offset(wTile(tile), row, unit), 2)},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+  });
+}
+
+void GemmEmitter::addScaled(Value stage, ArrayRef<Accumulator> part,
+                            SmallVectorImpl<Accumulator> &acc) {
+  int64_t tm = g.warpTilesM(), tn = g.warpTilesN();
+  for (int64_t j = 0; j < tn; ++j)
+    for (int64_t c = 0; c < 2; ++c) {
+      // Element c (and c + 2, row g + 8) of block j is column
+      // warpCol + 8 j + 2 quadCol + c.
+      Value col = add(warpCol, add(idx(8 * j), add(mul(quadCol, 2), idx(c))));
+      Value scale = memref::LoadOp::create(
+          b, rawCodeScales, ValueRange{add(mul(stage, g.blockN), col)});
+      for (int64_t i = 0; i < tm; ++i)
+        for (int64_t e : {c, c + 2}) {
+          Value &a = acc[i * tn + j][e];
+          a = fadd(a, fmul(part[i * tn + j][e], scale));
+        }
+    }
 }
 
 SmallVector<Value> GemmEmitter::readRaw(Value stage) {
@@ -887,13 +1033,17 @@ void GemmEmitter::multiplyTf32(ArrayRef<Fragment> aHi, ArrayRef<Fragment> aLo,
                                SmallVectorImpl<Accumulator> &acc, int64_t jp) {
   int64_t tn = g.warpTilesN();
   Fragment bHi, bLo;
-  splitFragment(f, bHi, bLo, /*withRest=*/!g.singleTf32);
+  // Decoded codes are TF32 values already: no rounding, no rest.
+  if (g.quantized())
+    bHi.assign(f.begin(), f.end());
+  else
+    splitFragment(f, bHi, bLo, /*withRest=*/!g.singleTf32);
   for (int64_t i = 0; i < int64_t(aHi.size()); ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Accumulator &c = acc[i * tn + 2 * jp + h];
       c = mmaSplit(aHi[i], aLo[i], ArrayRef<Value>(bHi).slice(2 * h, 2),
-                   g.singleTf32 ? ArrayRef<Value>()
-                                : ArrayRef<Value>(bLo).slice(2 * h, 2),
+                   bLo.empty() ? ArrayRef<Value>()
+                               : ArrayRef<Value>(bLo).slice(2 * h, 2),
                    c);
     }
 }
@@ -1083,6 +1233,19 @@ void GemmEmitter::setUp(gpu::LaunchOp launch) {
       rawNorm = view(g.normElem, g.rawNormBytes());
   }
 
+  if (g.quantized()) {
+    rawCodes = memref::ViewOp::create(
+        b,
+        MemRefType::get({g.stages * g.codeBytes()}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        raw, idx(g.quantOffset()), ValueRange{});
+    rawCodeScales = memref::ViewOp::create(
+        b,
+        MemRefType::get({g.stages * g.blockN}, f32, MemRefLayoutAttrInterface(),
+                        workgroup),
+        raw, idx(g.quantOffset() + g.stages * g.codeBytes()), ValueRange{});
+  }
+
   tid = launch.getThreadIds().x;
   lane = rem(tid, 32);
   warp = div(tid, 32);
@@ -1164,6 +1327,8 @@ SmallVector<Value> GemmEmitter::prologue() {
       stageAsync(step, stage);
       if (g.rawStaged)
         stageRaw(step, idx(i));
+      if (g.quantized())
+        stageCodes(step, idx(i));
     });
     commit({});
     if (!convert || g.rawStaged)
@@ -1217,6 +1382,10 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
              [&] { stageTma(next, nxt, barrierOf(s)); });
     } else {
       waitAll(/*asyncProxy=*/g.wgmma, /*pending=*/ahead() - 1);
+      if (g.quantized()) {
+        decodeCodes(rem(rel, g.stages), cur);
+        gpu::BarrierOp::create(b);
+      }
       if (g.rawStaged) {
         // This step's input has landed: computed and rounded into its A
         // tile, which the warps read after the barrier.
@@ -1230,6 +1399,8 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
         stageAsync(next, nxt);
         if (g.rawStaged)
           stageRaw(next, rem(add(rel, idx(ahead())), g.stages));
+        if (g.quantized())
+          stageCodes(next, rem(add(rel, idx(ahead())), g.stages));
       });
       commit({});
     }
@@ -1242,14 +1413,18 @@ SmallVector<Value> GemmEmitter::kLoop(ArrayRef<Value> sums) {
       for (int64_t i = 0; i < blocks; ++i)
         for (int64_t e = 0; e < 4; ++e)
           acc[i].push_back(loop.getRegionIterArgs()[4 * i + e]);
-      if (g.promotes()) {
+      if (g.promotes() || g.quantized()) {
         // Each step's products summed from zero by the MMAs, then added to
-        // the running sums here.
+        // the running sums here (a quantized weight's times their
+        // columns' scales).
         SmallVector<Accumulator> part(blocks, Accumulator(4, cf(0.0)));
         multiply(cur, part);
-        for (int64_t i = 0; i < blocks; ++i)
-          for (int64_t e = 0; e < 4; ++e)
-            acc[i][e] = fadd(acc[i][e], part[i][e]);
+        if (g.quantized())
+          addScaled(rem(rel, g.stages), part, acc);
+        else
+          for (int64_t i = 0; i < blocks; ++i)
+            for (int64_t e = 0; e < 4; ++e)
+              acc[i][e] = fadd(acc[i][e], part[i][e]);
       } else {
         multiply(cur, acc);
       }
@@ -1386,7 +1561,11 @@ void rewrite(const LinearView &op, const Gemm &g, Fusion fusion,
   Value up = fusion.swiglu ? rows(buffer(fusion.swiglu.getUp())) : nullptr;
   Value normWeight =
       fusion.rmsNorm ? buffer(fusion.rmsNorm.getWeight()) : nullptr;
-  Value w = buffer(op.weight), bias = buffer(op.bias);
+  // A quantized weight: its codes and scales.
+  mnemo::DequantizeOp dequantize = g.quantized() ? op.dequantize : nullptr;
+  Value w = buffer(dequantize ? dequantize.getCodes() : op.weight);
+  Value codeScales = dequantize ? buffer(dequantize.getScales()) : nullptr;
+  Value bias = buffer(op.bias);
   // A grouped weight [E, N, K] as [E N, K].
   if (g.grouped())
     w = memref::CollapseShapeOp::create(
@@ -1451,6 +1630,7 @@ void rewrite(const LinearView &op, const Gemm &g, Fusion fusion,
     emitter.residual = residualRows;
     if (g.grouped())
       emitter.groups = buffer(op.groups);
+    emitter.codeScales = codeScales;
     if (partials)
       emitter.emit(launch, x, w, nullptr, partials);
     else
@@ -1466,8 +1646,9 @@ void rewrite(const LinearView &op, const Gemm &g, Fusion fusion,
   }
   op.op->replaceAllUsesWith(ValueRange{result});
   op.op->erase();
-  for (Operation *fused : {fusion.swiglu.getOperation(),
-                           fusion.rmsNorm.getOperation()})
+  for (Operation *fused :
+       {fusion.swiglu.getOperation(), fusion.rmsNorm.getOperation(),
+        dequantize.getOperation()})
     if (fused && fused->use_empty())
       fused->erase();
 }

@@ -257,10 +257,11 @@ Accumulator TensorCoreBuilder::mmaSplit(ArrayRef<Value> aHi,
                                         ArrayRef<Value> aLo,
                                         ArrayRef<Value> bHi,
                                         ArrayRef<Value> bLo, Accumulator c) {
-  if (!aLo.empty() && !bLo.empty()) {
+  // (B without a rest: a TF32 value already, as decoded weight codes.)
+  if (!aLo.empty())
     c = mma(aLo, bHi, c, f32);
+  if (!bLo.empty())
     c = mma(aHi, bLo, c, f32);
-  }
   return mma(aHi, bHi, c, f32);
 }
 

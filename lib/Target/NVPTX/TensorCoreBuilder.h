@@ -158,7 +158,9 @@ protected:
   void splitFragment(ArrayRef<Value> f, Fragment &hi, Fragment &lo,
                      bool withRest);
   /// c + A B over TF32 m16n8k8 from split fragments: with rests (3xTF32)
-  /// the small products lo hi and hi lo first, then hi hi.
+  /// the small products lo hi and hi lo first, then hi hi; an operand
+  /// without a rest (empty: B of TF32 values, as decoded weight codes)
+  /// drops its product.
   Accumulator mmaSplit(ArrayRef<Value> aHi, ArrayRef<Value> aLo,
                        ArrayRef<Value> bHi, ArrayRef<Value> bLo, Accumulator c);
   /// Two f32 values rounded to a 16-bit pair of `type` (null: elem) in
