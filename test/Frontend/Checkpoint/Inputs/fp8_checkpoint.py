@@ -5,7 +5,8 @@ checkpoint SRC, writes NATIVE, a checkpoint in DeepSeek-V3's FP8 layout
 quantization_config {"quant_method": "fp8", "fmt": "e4m3",
 "weight_block_size": [R, C]}; RxC may be one number, R = C), and DECODED, the f32
 checkpoint holding the values those codes decode to (code x scale, in
-f32). The other tensors (embedding, head, norms) stay f32 in both. A model
+f32; DECODED `-`: not written). The other tensors (embedding, head,
+norms) stay f32 in both. A model
 compiled from NATIVE computes what the same model compiled from DECODED
 computes, up to f32 rounding. The quantization is fake_quantize.py's fp8
 (a block's absmax / 448, the nearest E4M3 value, ties to even). --nan
@@ -53,7 +54,7 @@ def quantize(w, rows, cols):
 
 def main(src, native, decoded_dir, block, nan=None):
     rows, cols = (int(x) for x in (block.split("x") * 2)[:2])
-    for dst in (native, decoded_dir):
+    for dst in (native, decoded_dir)[:1 if decoded_dir == "-" else 2]:
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.safetensors", "*.onnx*"))
     with open(os.path.join(src, "config.json")) as f:
@@ -80,7 +81,8 @@ def main(src, native, decoded_dir, block, nan=None):
             else:
                 nat[key] = dec[key] = a
         write_safetensors(os.path.join(native, name), nat, types)
-        write_safetensors(os.path.join(decoded_dir, name), dec)
+        if decoded_dir != "-":
+            write_safetensors(os.path.join(decoded_dir, name), dec)
 
 
 if __name__ == "__main__":
