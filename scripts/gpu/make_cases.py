@@ -498,8 +498,9 @@ def e4m3_values(codes):
 
 
 def quantized_linear(out, name, rows, k, n, fmt, group, bias=False, rel=1e-5, flags=()):
-    """A mnemo.linear of f32 rows through a mnemo.dequantize (int8 codes or
-    E4M3 bytes, f32 scales in groups of `group` along K) against float64
+    """A mnemo.linear of f32 rows through a mnemo.dequantize (int8 codes,
+    E4M3 bytes or int4 codes two a byte, the even column in the low nibble;
+    f32 scales in groups of `group` along K) against float64
     (codes decoded by e4m3_values, independent of the compiler's): decode
     rows read the codes in the tile, more rows the weight decoded whole."""
     rng = np.random.default_rng(sum(map(ord, name)))
@@ -510,6 +511,10 @@ def quantized_linear(out, name, rows, k, n, fmt, group, bias=False, rel=1e-5, fl
         codes[(codes & 0x7F) == 0x7F] = 0x7E
         codes = codes.view(np.int8)
         values = e4m3_values(codes)
+    elif fmt == "int4":
+        values = rng.integers(-8, 8, size=(n, k)).astype(np.float64)
+        nib = values.astype(np.int64) & 15
+        codes = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8).view(np.int8)
     else:
         codes = rng.integers(-128, 128, size=(n, k)).astype(np.int8)
         values = codes.astype(np.float64)
@@ -527,7 +532,7 @@ def quantized_linear(out, name, rows, k, n, fmt, group, bias=False, rel=1e-5, fl
     for key, v in ins.items():
         np.save(os.path.join(out, f"{name}.{key}.npy"), v)
         inputs.append({"name": key, "shape": v.shape, "file": f"{name}.{key}.npy"})
-    xt, ct, st = ttype(x.shape), ttype((n, k), "i8"), ttype((n, groups))
+    xt, ct, st = ttype(x.shape), ttype(codes.shape, "i8"), ttype((n, groups))
     yt, wt = ttype((*rows, n)), ttype((n, k))
     mlir = (f"func.func @main(%x: {xt}, %c: {ct}, %s: {st}{extra}) -> {yt} {{\n"
             f"  %w = mnemo.dequantize %c, %s format({fmt}) group({group}) : {ct}, {st} -> {wt}\n"
@@ -539,7 +544,8 @@ def quantized_linear(out, name, rows, k, n, fmt, group, bias=False, rel=1e-5, fl
 
 def quantized_linear_cases(out):
     # Decode rows reading E4M3 or int8 codes and their scales in the tile
-    # (3xTF32: rows within 1e-5 of float64): K off the 32-code steps and
+    # (3xTF32: rows within 1e-5 of float64), or int4 codes two a byte:
+    # K off the 32-code steps and
     # the groups (a partial last group), N off the tiles, split-K, a bias;
     # one TF32 product; and 100 rows, whose GEMM reads the weight decoded
     # whole.
@@ -549,6 +555,8 @@ def quantized_linear_cases(out):
                            bias=True)
     yield quantized_linear(out, "lin_fp8w_tf32_2x1040_to_264", (2,), 1040, 264, "fp8_e4m3", 128,
                            rel=5e-3, flags=["--precision=tf32"])
+    yield quantized_linear(out, "lin_int4w_f32in_splitk_2x1x256_to_136", (2, 1), 256, 136, "int4",
+                           64)
     yield quantized_linear(out, "lin_int8w_f32in_100x208_to_136", (100,), 208, 136, "int8", 64)
 
 

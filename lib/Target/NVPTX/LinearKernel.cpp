@@ -169,13 +169,20 @@ struct Gemm {
     return (rowScaleOffset() + (rmsNorm ? 4 * blockM : 0) + 15) / 16 * 16;
   }
   /// Quantized weight (a decode tile's TF32 layer whose weight is a
-  /// mnemo.dequantize of byte codes): per stage, the step's codes [blockN,
-  /// 32] as stored and their scales (f32 [blockN]), copied by cp.async and
-  /// decoded into the W tile when the step comes.
+  /// mnemo.dequantize of int8, E4M3 or int4 codes): per stage, the step's
+  /// 32 codes of each row as stored (32 bytes, or 16 packed two a byte)
+  /// and the rows' scales (f32 [blockN]), copied by cp.async and decoded
+  /// into the W tile when the step comes.
   std::optional<mnemo::QuantFormat> quant;
   int64_t quantGroup = 0;
   bool quantized() const { return quant.has_value(); }
-  int64_t codeBytes() const { return quantized() ? blockN * kBlockK / 2 : 0; }
+  /// Bytes of a row's codes in a step.
+  int64_t codeRowBytes() const {
+    return mnemo::quant::isPacked(*quant) ? kBlockK / 4 : kBlockK / 2;
+  }
+  int64_t codeBytes() const {
+    return quantized() ? blockN * codeRowBytes() : 0;
+  }
   int64_t codeScaleBytes() const { return quantized() ? 4 * blockN : 0; }
   int64_t quantOffset() const {
     return (rawOffset() + stages * rawStageBytes() + 15) / 16 * 16;
@@ -208,16 +215,16 @@ struct LinearView {
 };
 
 /// The mnemo.dequantize producing `weight` when a decode tile can read its
-/// codes in place of the decoded f32 weight: byte codes (int8 without zero
-/// points, fp8_e4m3) [N, K] with f32 scales in groups of a multiple of 32
-/// (one scale a row and K step of 32), K a multiple of 16 (16-byte rows of
-/// codes). The codes are exact TF32 values: the kernel multiplies them as
+/// codes in place of the decoded f32 weight: int8 (without zero points),
+/// fp8_e4m3 or int4 (symmetric) codes of [N, K] with f32 scales in groups
+/// of a multiple of 32 (one scale a row and K step of 32), the codes' rows
+/// a multiple of 16 bytes (16-byte copies: K a multiple of 16, or of 32 for
+/// int4). The codes are exact TF32 values: the kernel multiplies them as
 /// they are and scales each step's sums.
 mnemo::DequantizeOp quantizedWeightOf(Value weight) {
   auto dq = weight.getDefiningOp<mnemo::DequantizeOp>();
   if (!dq || dq.getZeroPoints() || dq.getGroupSize() % 32 ||
-      (dq.getFormat() != mnemo::QuantFormat::Int8 &&
-       dq.getFormat() != mnemo::QuantFormat::FP8E4M3))
+      dq.getFormat() == mnemo::QuantFormat::NF4)
     return {};
   auto codes = cast<RankedTensorType>(dq.getCodes().getType());
   auto scales = cast<RankedTensorType>(dq.getScales().getType());
@@ -784,15 +791,20 @@ void GemmEmitter::stageRaw(Value step, Value stage) {
 
 void GemmEmitter::stageCodes(Value step, Value stage) {
   // The step's K elements start at e0 (kBlockK units of TF32: 32 codes a
-  // row, two 16-byte copies); its scales are those of group e0 / group.
+  // row, in two 16-byte copies, or one of 4-bit codes); its scales are
+  // those of group e0 / group.
   Value e0 = mul(step, kBlockK / 2);
+  int64_t rowBytes = g.codeRowBytes();
+  bool packed = rowBytes == 16;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  // Chunk `col` (0 or 8) of a row holds codes 2 col .. 2 col + 15.
-  forEachChunk(g.blockN, 16, [&](Value row, Value col) {
-    Value gr = add(n0, row), gc = add(e0, mul(col, 2));
-    Value valid = both(lt(gr, idx(g.n)), lt(gc, idx(g.k)));
+  // Chunk `col` (0, or 8 of byte codes) of a row holds its bytes 2 col ..
+  // 2 col + 15.
+  forEachChunk(g.blockN, rowBytes / 2, [&](Value row, Value col) {
+    Value gr = add(n0, row);
+    Value gc = add(packed ? div(e0, 2) : e0, mul(col, 2));
+    Value valid = both(lt(gr, idx(g.n)), lt(gc, idx(packed ? g.k / 2 : g.k)));
     Value at =
-        add(mul(stage, g.codeBytes()), add(mul(row, kBlockK / 2), mul(col, 2)));
+        add(mul(stage, g.codeBytes()), add(mul(row, rowBytes), mul(col, 2)));
     nvgpu::DeviceAsyncCopyOp::create(
         b, tokenType, rawCodes, ValueRange{at}, w,
         ValueRange{select(valid, gr, idx(0)), select(valid, gc, idx(0))},
@@ -812,18 +824,30 @@ void GemmEmitter::stageCodes(Value step, Value stage) {
 
 void GemmEmitter::decodeCodes(Value stage, Value tile) {
   auto bytesType = VectorType::get({16}, b.getI8Type());
-  forEachChunk(g.blockN, 16, [&](Value row, Value col) {
+  int64_t rowBytes = g.codeRowBytes();
+  bool packed = rowBytes == 16;
+  forEachChunk(g.blockN, rowBytes / 2, [&](Value row, Value col) {
     Value at =
-        add(mul(stage, g.codeBytes()), add(mul(row, kBlockK / 2), mul(col, 2)));
+        add(mul(stage, g.codeBytes()), add(mul(row, rowBytes), mul(col, 2)));
     Value bytes =
         vector::LoadOp::create(b, bytesType, rawCodes, ValueRange{at},
                                /*nontemporal=*/false, llvm::MaybeAlign(16));
-    Value values = mnemo::quant::decodeCodes(b, b.getLoc(), *g.quant,
-                                             /*unsignedCodes=*/false, bytes,
-                                             /*high=*/false);
+    auto decode = [&](bool high) {
+      return mnemo::quant::decodeCodes(b, b.getLoc(), *g.quant,
+                                       /*unsignedCodes=*/false, bytes, high);
+    };
+    Value values = decode(/*high=*/false);
+    if (packed) {
+      // Byte i holds codes 2 i (low nibble) and 2 i + 1 (high).
+      SmallVector<int64_t> order;
+      for (int64_t i = 0; i < 16; ++i)
+        order.append({i, 16 + i});
+      values =
+          vector::ShuffleOp::create(b, values, decode(/*high=*/true), order);
+    }
     // Code c of the row is unit column 2 c of the W tile: the chunk's 16
-    // values are four 16-byte pieces from unit 4 col.
-    for (int64_t q = 0; q < 4; ++q) {
+    // (or 32) values are 16-byte pieces from unit 4 col.
+    for (int64_t q = 0; q < (packed ? 8 : 4); ++q) {
       Value piece = vector::ShuffleOp::create(
           b, values, values,
           ArrayRef<int64_t>{4 * q, 4 * q + 1, 4 * q + 2, 4 * q + 3});

@@ -1,7 +1,7 @@
 // Quantized weights in the decode tile: a mnemo.linear whose weight is a
-// mnemo.dequantize of byte codes (E4M3, int8 without zero points) and f32
-// scales in groups of a multiple of 32 reads the codes and scales in the
-// tile (cp.async of 16-byte code rows and 4-byte scales), decodes them into
+// mnemo.dequantize of E4M3, int8 (without zero points) or int4 codes and
+// f32 scales in groups of a multiple of 32 reads the codes and scales in
+// the tile (cp.async of 16-byte code rows and 4-byte scales), decodes them into
 // its f32 W tile as exact TF32 values, multiplies them with the input's
 // two TF32 parts (two mma.sync m16n8k8 a term: the codes have no rest) and
 // adds each K step's sums times the columns' scales. No kernel decodes the
@@ -26,6 +26,10 @@
 // The prefill: the whole weight decoded, then the GEMM reads it.
 // CHECK: mnemo.launch prefill_int8_kernel
 // CHECK-NEXT: mnemo.launch linear_mma_1
+// int4: 16 bytes a row and step (5 stages, one more than a split's K steps,
+// of 10240 + 1024 + 256 bytes).
+// CHECK-NOT: mnemo.launch decode_int4
+// CHECK: mnemo.launch linear_mma_2 grid 3 1 2 block 128 1 1 shared 57600 args buffer:0 buffer:1 buffer:2 buffer:3
 
 // CHECK-LABEL: .entry linear_mma(
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
@@ -65,4 +69,10 @@ func.func @prefill_int8(%x: tensor<100x208xf32>, %c: tensor<136x208xi8>, %s: ten
   %w = mnemo.dequantize %c, %s format(int8) group(32) : tensor<136x208xi8>, tensor<136x7xf32> -> tensor<136x208xf32>
   %r = mnemo.linear %x, %w layout(out_in) : tensor<100x208xf32>, tensor<136x208xf32> -> tensor<100x136xf32>
   return %r : tensor<100x136xf32>
+}
+// int4 codes two a byte (the even column in the low nibble), split-K.
+func.func @decode_int4(%x: tensor<2x1x256xf32>, %c: tensor<136x128xi8>, %s: tensor<136x4xf32>) -> tensor<2x1x136xf32> {
+  %w = mnemo.dequantize %c, %s format(int4) group(64) : tensor<136x128xi8>, tensor<136x4xf32> -> tensor<136x256xf32>
+  %r = mnemo.linear %x, %w layout(out_in) : tensor<2x1x256xf32>, tensor<136x256xf32> -> tensor<2x1x136xf32>
+  return %r : tensor<2x1x136xf32>
 }
