@@ -371,10 +371,7 @@ void KernelEmitter::rotate(const SharedTile &t, const RopeOnLoad &rope,
 
 void KernelEmitter::publish() {
   if (p.wgmma)
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncShared();
   gpu::BarrierOp::create(b);
 }
 

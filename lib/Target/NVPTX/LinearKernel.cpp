@@ -1097,10 +1097,7 @@ Value GemmEmitter::splitStage(Value stage, Value buffer) {
                             ValueRange{add(div(rests, 2), at)});
   }
   // The writes (generic proxy) before the wgmma reads (async proxy).
-  NVVM::FenceProxyOp::create(
-      b, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  fenceAsyncShared();
   gpu::BarrierOp::create(b);
   return rests;
 }

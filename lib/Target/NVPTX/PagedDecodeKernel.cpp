@@ -297,10 +297,7 @@ void KernelEmitter::decodeClearPast(Value kw0, Value slot) {
     });
     // TMA writes this stage again later: the generic proxy's writes are
     // ordered before the async proxy's.
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncShared();
     NVVM::SyncWarpOp::create(b, i32c(-1));
   });
 }

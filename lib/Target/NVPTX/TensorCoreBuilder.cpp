@@ -176,6 +176,13 @@ void TensorCoreBuilder::commit(ArrayRef<Value> tokens) {
       b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
+void TensorCoreBuilder::fenceAsyncShared() {
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 void TensorCoreBuilder::waitAll(bool asyncProxy, int64_t pending) {
   // cp.async.wait_group N waits until at most N groups are in flight; the
   // token it takes only orders it in the IR, so an empty group stands in
@@ -187,10 +194,7 @@ void TensorCoreBuilder::waitAll(bool asyncProxy, int64_t pending) {
   // wgmma reads shared memory through the async proxy: the copies (made
   // through the generic proxy) must be fenced before the barrier.
   if (asyncProxy)
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncShared();
   gpu::BarrierOp::create(b);
 }
 

@@ -132,6 +132,10 @@ protected:
                   ArrayRef<Value> rowIndices, Value srcCol, Value valid);
   /// Commits the copies of `tokens` as one cp.async group.
   void commit(ArrayRef<Value> tokens);
+  /// Orders the thread's shared-memory accesses through the generic proxy
+  /// (stores, cp.async) before later ones of the async proxy (wgmma reads,
+  /// TMA writes): fence.proxy.async.shared::cta.
+  void fenceAsyncShared();
   /// Waits until at most `pending` of the committed copy groups (the
   /// newest) are in flight; with `asyncProxy` fences the landed copies for
   /// the async proxy (wgmma reads); then waits for the block.
