@@ -623,6 +623,20 @@ private:
   /// f32 values, no scale) into the W tile at element `tile`, by the
   /// threads that copied them; the caller then waits for the block.
   void decodeCodes(Value stage, Value tile);
+  /// Quantized weight: calls `body(row, col, at)` for this thread's 16-byte
+  /// chunks of a step's codes (`col` 0, or 8 for byte codes: the chunk
+  /// holds the row's step bytes 2 col .. 2 col + 15) at byte `at` of stage
+  /// number `stage`; stageCodes and decodeCodes deal them alike, so that a
+  /// thread decodes the codes it copied.
+  void forEachCodeChunk(Value stage,
+                        function_ref<void(Value, Value, Value)> body) {
+    int64_t rowBytes = g.codeRowBytes();
+    forEachChunk(g.blockN, rowBytes / 2, [&](Value row, Value col) {
+      body(
+          row, col,
+          add(mul(stage, g.codeBytes()), add(mul(row, rowBytes), mul(col, 2))));
+    });
+  }
   /// Quantized weight: acc += part x the scale of each accumulator's
   /// column, read from stage number `stage`.
   void addScaled(Value stage, ArrayRef<Accumulator> part,
@@ -794,17 +808,12 @@ void GemmEmitter::stageCodes(Value step, Value stage) {
   // row, in two 16-byte copies, or one of 4-bit codes); its scales are
   // those of group e0 / group.
   Value e0 = mul(step, kBlockK / 2);
-  int64_t rowBytes = g.codeRowBytes();
-  bool packed = rowBytes == 16;
+  bool packed = mnemo::quant::isPacked(*g.quant);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  // Chunk `col` (0, or 8 of byte codes) of a row holds its bytes 2 col ..
-  // 2 col + 15.
-  forEachChunk(g.blockN, rowBytes / 2, [&](Value row, Value col) {
+  forEachCodeChunk(stage, [&](Value row, Value col, Value at) {
     Value gr = add(n0, row);
     Value gc = add(packed ? div(e0, 2) : e0, mul(col, 2));
     Value valid = both(lt(gr, idx(g.n)), lt(gc, idx(packed ? g.k / 2 : g.k)));
-    Value at =
-        add(mul(stage, g.codeBytes()), add(mul(row, rowBytes), mul(col, 2)));
     nvgpu::DeviceAsyncCopyOp::create(
         b, tokenType, rawCodes, ValueRange{at}, w,
         ValueRange{select(valid, gr, idx(0)), select(valid, gc, idx(0))},
@@ -824,11 +833,8 @@ void GemmEmitter::stageCodes(Value step, Value stage) {
 
 void GemmEmitter::decodeCodes(Value stage, Value tile) {
   auto bytesType = VectorType::get({16}, b.getI8Type());
-  int64_t rowBytes = g.codeRowBytes();
-  bool packed = rowBytes == 16;
-  forEachChunk(g.blockN, rowBytes / 2, [&](Value row, Value col) {
-    Value at =
-        add(mul(stage, g.codeBytes()), add(mul(row, rowBytes), mul(col, 2)));
+  bool packed = mnemo::quant::isPacked(*g.quant);
+  forEachCodeChunk(stage, [&](Value row, Value col, Value at) {
     Value bytes =
         vector::LoadOp::create(b, bytesType, rawCodes, ValueRange{at},
                                /*nontemporal=*/false, llvm::MaybeAlign(16));
